@@ -1,0 +1,62 @@
+/**
+ * @file The primitives and predicates as user functions, on numbers and traced reals.
+ *
+ * On numbers they are the plain kernels (full speed outside differentiation); on a
+ * traced real they record the primitive in its trace.
+ */
+import type { BinaryName, PredicateName, UnaryName } from "@wengert/ops";
+import { CODE } from "../trace/opcodes.js";
+import { applyBinary, applyUnary, decide, type Scalar } from "../trace/tracer.js";
+
+export type Unary = { (x: number): number; (x: Scalar): Scalar };
+export type Binary = { (a: number, b: number): number; (a: Scalar, b: Scalar): Scalar };
+export type Pred = (a: Scalar, b: Scalar) => boolean;
+
+const unary = (name: UnaryName): Unary => {
+  const code = CODE[name];
+  return ((x: Scalar) => applyUnary(code, x)) as Unary;
+};
+const binary = (name: BinaryName): Binary => {
+  const code = CODE[name];
+  return ((a: Scalar, b: Scalar) => applyBinary(code, a, b)) as Binary;
+};
+const predicate =
+  (name: PredicateName): Pred =>
+  (a, b) =>
+    decide(name, a, b);
+
+export const neg = unary("neg");
+export const exp = unary("exp");
+export const log = unary("log");
+export const sin = unary("sin");
+export const cos = unary("cos");
+export const tan = unary("tan");
+export const tanh = unary("tanh");
+export const sinh = unary("sinh");
+export const cosh = unary("cosh");
+export const asin = unary("asin");
+export const acos = unary("acos");
+export const atan = unary("atan");
+export const sqrt = unary("sqrt");
+export const square = unary("square");
+export const log1p = unary("log1p");
+export const expm1 = unary("expm1");
+export const sigmoid = unary("sigmoid");
+export const softplus = unary("softplus");
+export const abs = unary("abs");
+export const sign = unary("sign");
+
+export const add = binary("add");
+export const sub = binary("sub");
+export const mul = binary("mul");
+export const div = binary("div");
+export const atan2 = binary("atan2");
+export const pow = binary("pow");
+export const xlogy = binary("xlogy");
+
+export const lt = predicate("lt");
+export const le = predicate("le");
+export const gt = predicate("gt");
+export const ge = predicate("ge");
+export const eq = predicate("eq");
+export const ne = predicate("ne");

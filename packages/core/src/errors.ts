@@ -1,0 +1,35 @@
+/**
+ * @file Every error wengert raises on a user's mistake: what, where, and the fix.
+ */
+
+export class WengertError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** An input `x` (or a seed) holds something that is not a number, `[]`, array or plain object. */
+export class InputTypeError extends WengertError {}
+
+/** The seed's structure differs from the structure of `f(x)`. */
+export class SeedMismatchError extends WengertError {}
+
+/** `f` returned something that is not a real, `[]`, array or plain object of them. */
+export class OutputTypeError extends WengertError {}
+
+/** A traced value was used after the `rd` call that traced it had returned. */
+export class ClosedTraceError extends WengertError {}
+
+/** A JavaScript operator (`*`, `<`, `+`…) was applied to a traced value. */
+export class TracedOperatorError extends WengertError {}
+
+/**
+ * A predicate was decided at a tie, or a kinked primitive evaluated at its kink,
+ * with `options.ties = "error"`: the derivative is not defined there (the paper's
+ * divergence, made visible).
+ */
+export class TieError extends WengertError {}
+
+/** A trace term could not be evaluated (a missing input, a free variable). */
+export class EvaluationError extends WengertError {}

@@ -1,0 +1,167 @@
+/**
+ * @file Structures of values: the paper's types `real`, `unit`, `T × U`, plus records.
+ *
+ * A value at the API boundary is a number, `[]` (unit), an array (tuple) or a plain
+ * object (record) of values, nested freely. It is handled as a `Shape` (the type) and
+ * its leaves in depth-first order. Recursion here follows the nesting of the user's
+ * data, never the length of a trace.
+ */
+import { InputTypeError } from "./errors.js";
+
+export type Shape =
+  | { readonly kind: "real" }
+  | { readonly kind: "tuple"; readonly items: readonly Shape[] }
+  | { readonly kind: "record"; readonly keys: readonly string[]; readonly fields: readonly Shape[] };
+
+export const REAL: Shape = { kind: "real" };
+
+export interface Flat<L> {
+  readonly shape: Shape;
+  readonly leaves: L[];
+}
+
+/** `x[1].w`: where a part of a value is, for messages. */
+export function childPath(path: string, key: string | number): string {
+  if (typeof key === "number") return `${path}[${key}]`;
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+}
+
+export function describe(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "string") return `a string (${JSON.stringify(v.length > 20 ? v.slice(0, 20) + "…" : v)})`;
+  if (typeof v === "object") return `an object of class ${(v as object).constructor?.name ?? "(none)"}`;
+  return `${typeof v === "undefined" ? "undefined" : `a ${typeof v}`}`;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== "object" || v === null) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Split a value into its shape and its leaves. `isLeaf` says what a leaf is (numbers,
+ * and traced reals where those are allowed); `what` names the role of the value in
+ * messages ("an input", "an output").
+ */
+export function flatten<L>(
+  value: unknown,
+  root: string,
+  isLeaf: (v: unknown) => v is L,
+  what: string,
+  fail: (message: string) => Error = (m) => new InputTypeError(m),
+): Flat<L> {
+  const leaves: L[] = [];
+  const walk = (v: unknown, path: string): Shape => {
+    if (isLeaf(v)) {
+      leaves.push(v);
+      return REAL;
+    }
+    if (Array.isArray(v)) return { kind: "tuple", items: v.map((item, i) => walk(item, childPath(path, i))) };
+    if (isPlainObject(v)) {
+      const keys = Object.keys(v);
+      return { kind: "record", keys, fields: keys.map((k) => walk(v[k], childPath(path, k))) };
+    }
+    throw fail(`${path} is ${describe(v)}; ${what} must be a number, [] (unit), an array or a plain object of them.`);
+  };
+  return { shape: walk(value, root), leaves };
+}
+
+/** Rebuild a value of `shape` from its leaves (depth-first order). */
+export function unflatten<L>(shape: Shape, leaves: readonly L[]): unknown {
+  let next = 0;
+  const build = (s: Shape): unknown => {
+    switch (s.kind) {
+      case "real":
+        return leaves[next++];
+      case "tuple":
+        return s.items.map(build);
+      case "record": {
+        const out: Record<string, unknown> = {};
+        s.keys.forEach((k, i) => (out[k] = build(s.fields[i])));
+        return out;
+      }
+      default:
+        return assertNever(s);
+    }
+  };
+  return build(shape);
+}
+
+export function countLeaves(shape: Shape): number {
+  switch (shape.kind) {
+    case "real":
+      return 1;
+    case "tuple":
+      return shape.items.reduce((n, s) => n + countLeaves(s), 0);
+    case "record":
+      return shape.fields.reduce((n, s) => n + countLeaves(s), 0);
+    default:
+      return assertNever(shape);
+  }
+}
+
+/** The type in the paper's notation: `real`, `unit`, `real × (real × real)`, `{w: real}`. */
+export function typeString(shape: Shape): string {
+  switch (shape.kind) {
+    case "real":
+      return "real";
+    case "tuple":
+      if (shape.items.length === 0) return "unit";
+      return shape.items.map((s) => (s.kind === "tuple" && s.items.length > 1 ? `(${typeString(s)})` : typeString(s))).join(" × ");
+    case "record":
+      return `{${shape.keys.map((k, i) => `${k}: ${typeString(shape.fields[i])}`).join(", ")}}`;
+    default:
+      return assertNever(shape);
+  }
+}
+
+/**
+ * The leaves of `value` in the order of `expected` (records may list their keys in
+ * any order). Throws `mismatch(path, expected, actualType)` at the first place where
+ * the value does not have the expected structure.
+ */
+export function flattenLike<L>(
+  expected: Shape,
+  value: unknown,
+  root: string,
+  isLeaf: (v: unknown) => v is L,
+  mismatch: (path: string, expected: Shape, actual: string) => Error,
+): L[] {
+  const leaves: L[] = [];
+  const typeOf = (v: unknown): string => {
+    try {
+      return typeString(flatten(v, "", isLeaf, "").shape);
+    } catch {
+      return describe(v);
+    }
+  };
+  const walk = (e: Shape, v: unknown, path: string): void => {
+    switch (e.kind) {
+      case "real":
+        if (!isLeaf(v)) throw mismatch(path, e, typeOf(v));
+        leaves.push(v);
+        return;
+      case "tuple":
+        if (!Array.isArray(v) || v.length !== e.items.length) throw mismatch(path, e, typeOf(v));
+        e.items.forEach((item, i) => walk(item, v[i], childPath(path, i)));
+        return;
+      case "record": {
+        if (!isPlainObject(v)) throw mismatch(path, e, typeOf(v));
+        const keys = Object.keys(v);
+        if (keys.length !== e.keys.length || e.keys.some((k) => !(k in v))) throw mismatch(path, e, typeOf(v));
+        e.keys.forEach((k, i) => walk(e.fields[i], v[k], childPath(path, k)));
+        return;
+      }
+      default:
+        return assertNever(e);
+    }
+  };
+  walk(expected, value, root);
+  return leaves;
+}
+
+export function assertNever(x: never): never {
+  throw new Error(`unexpected case: ${JSON.stringify(x)}`);
+}

@@ -1,0 +1,66 @@
+/**
+ * @file A finished trace term: its tape, its parameters, its output structure.
+ *
+ * `traceOf` gives the term `C` of `x:T. C`; `derivativeOf` gives `W.R_V(x:T. C)` with
+ * the point and the seed as parameters `x` and `W`, so one term serves any point in
+ * the region where the control flow is the same, and any seed.
+ */
+import { run } from "../eval/evaluate.js";
+import { flattenLike, typeString, unflatten, type Shape } from "../structure.js";
+import { InputTypeError } from "../errors.js";
+import { printTerm } from "./print.js";
+import type { Tape } from "./tape.js";
+
+export interface Param {
+  readonly name: string;
+  readonly shape: Shape;
+  /** The `input` variables of its leaves, depth-first. */
+  readonly atoms: readonly number[];
+}
+
+export interface Output {
+  readonly shape: Shape;
+  readonly atoms: readonly number[];
+}
+
+const isNumber = (v: unknown): v is number => typeof v === "number";
+
+export class TraceTerm {
+  constructor(
+    readonly tape: Tape,
+    readonly params: readonly Param[],
+    readonly output: Output,
+  ) {}
+
+  /** Number of instructions (variables) in the term. */
+  get length(): number {
+    return this.tape.length;
+  }
+
+  /** Number of primitive instructions: the work of evaluating the term. */
+  get primitives(): number {
+    return this.tape.countPrimitives();
+  }
+
+  toString(): string {
+    return printTerm(this);
+  }
+
+  /** Evaluate the term at new values of its parameters (in order: `x`, then `W`). */
+  evaluate(...args: unknown[]): unknown {
+    if (args.length !== this.params.length) {
+      throw new InputTypeError(`evaluate: this term takes ${this.params.length} argument(s) (${this.params.map((p) => p.name).join(", ")}), got ${args.length}.`);
+    }
+    const inputs: number[] = [];
+    this.params.forEach((p, i) => {
+      inputs.push(
+        ...flattenLike(p.shape, args[i], p.name, isNumber, (path, expected, actual) =>
+          new InputTypeError(`evaluate: ${path} is ${actual}, expected ${typeString(expected)}.`),
+        ),
+      );
+    });
+    const vals = new Float64Array(this.tape.length);
+    run(this.tape, vals, 0, inputs);
+    return unflatten(this.output.shape, this.output.atoms.map((v) => vals[v]));
+  }
+}
