@@ -140,7 +140,7 @@ export function rdWithValue(caller: string, f: (x: never) => unknown, x: unknown
  * `W.rd_V(x:T. N)`: the reverse derivative of `f` at `x`, applied to `seed` (shaped
  * like `f(x)`). The result is shaped like `x`.
  */
-export function rd<X>(f: (x: Traced<X>) => unknown, x: X, seed: unknown, options?: RdOptions): Traced<X> {
+export function rd<const X>(f: (x: Traced<X>) => unknown, x: X, seed: unknown, options?: RdOptions): Traced<X> {
   return rdWithValue("rd", f as (x: never) => unknown, x, () => seed, options)[1] as Traced<X>;
 }
 
@@ -155,12 +155,12 @@ const realSeed = (caller: string) => (out: Shape) => {
 };
 
 /** The gradient `1.rd_x(x. f(x))` of a real-valued `f`. */
-export function grad<X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): Traced<X> {
+export function grad<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): Traced<X> {
   return rdWithValue("grad", f as (x: never) => unknown, x, realSeed("grad"), options)[1] as Traced<X>;
 }
 
 /** `[f(x), grad(f, x)]` from one trace. */
-export function valueAndGrad<X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): [Scalar, Traced<X>] {
+export function valueAndGrad<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): [Scalar, Traced<X>] {
   return rdWithValue("valueAndGrad", f as (x: never) => unknown, x, realSeed("valueAndGrad"), options) as [Scalar, Traced<X>];
 }
 
@@ -169,19 +169,19 @@ export function valueAndGrad<X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdO
  * Christianson): `v.fd_x(x. N) = v.rd_0(u. u.rd_x(x. N))`. The inner `rd` is linear in
  * its seed `u`; differentiating it with respect to `u` transposes it back.
  */
-export function fd<X>(f: (x: Traced<X>) => unknown, x: X, v: X | Traced<X>, options?: RdOptions): unknown {
+export function fd<const X>(f: (x: Traced<X>) => unknown, x: X, v: X | Traced<X>, options?: RdOptions): unknown {
   const out = flatten(f(x as Traced<X>), "f(x)", isScalar, "the output of f", (m) => new OutputTypeError(`fd: ${m}`));
   const zero = unflatten(out.shape, out.leaves.map(() => 0));
   return rdWithValue("fd", (u: unknown) => rdWithValue("fd", f as (x: never) => unknown, x, () => u, options)[1], zero, () => v, options)[1];
 }
 
 /** The trace term `C` of `f` at `x` (printable with `String(term)`, evaluable at other points). */
-export function traceOf<X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOptions): TraceTerm {
+export function traceOf<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOptions): TraceTerm {
   return trace("traceOf", f as (x: never) => unknown, x, options ?? {}).term;
 }
 
 /** The derivative term `W.R_V(x. C)`, with `x` and `W` as its parameters. */
-export function derivativeOf<X>(f: (x: Traced<X>) => unknown, x: X, seed: unknown, options?: RdOptions): TraceTerm {
+export function derivativeOf<const X>(f: (x: Traced<X>) => unknown, x: X, seed: unknown, options?: RdOptions): TraceTerm {
   const { term } = trace("derivativeOf", f as (x: never) => unknown, x, options ?? {});
   return derivativeTerm(term, seedLeaves("derivativeOf", term, seed).map(primal)).term;
 }
