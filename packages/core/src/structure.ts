@@ -68,25 +68,35 @@ export function flatten<L>(
   return { shape: walk(value, root), leaves };
 }
 
-/** Rebuild a value of `shape` from its leaves (depth-first order). */
-export function unflatten<L>(shape: Shape, leaves: readonly L[]): unknown {
+/**
+ * Rebuild something of `shape` from its leaves (depth-first order): `tuple` and
+ * `record` say how parts are put together (they also get the parts' shapes).
+ */
+export function assemble<R>(
+  shape: Shape,
+  leaves: readonly R[],
+  tuple: (items: R[], shapes: readonly Shape[]) => R,
+  record: (keys: readonly string[], fields: R[], shapes: readonly Shape[]) => R,
+): R {
   let next = 0;
-  const build = (s: Shape): unknown => {
+  const build = (s: Shape): R => {
     switch (s.kind) {
       case "real":
         return leaves[next++];
       case "tuple":
-        return s.items.map(build);
-      case "record": {
-        const out: Record<string, unknown> = {};
-        s.keys.forEach((k, i) => (out[k] = build(s.fields[i])));
-        return out;
-      }
+        return tuple(s.items.map(build), s.items);
+      case "record":
+        return record(s.keys, s.fields.map(build), s.fields);
       default:
         return assertNever(s);
     }
   };
   return build(shape);
+}
+
+/** Rebuild a value (arrays and plain objects) of `shape` from its leaves. */
+export function unflatten<L>(shape: Shape, leaves: readonly L[]): unknown {
+  return assemble<unknown>(shape, leaves, (items) => items, (keys, fields) => Object.fromEntries(keys.map((k, i) => [k, fields[i]])));
 }
 
 export function countLeaves(shape: Shape): number {

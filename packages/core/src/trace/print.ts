@@ -10,7 +10,7 @@
  * Literals are written in place; `+` is the paper's infix addition. Iterative in the
  * length of the term.
  */
-import { assertNever, typeString, type Shape } from "../structure.js";
+import { assemble, typeString, type Shape } from "../structure.js";
 import { CODE, CONST, FREE, INPUT, primitiveOf } from "./opcodes.js";
 import type { TraceTerm } from "./term.js";
 
@@ -21,20 +21,12 @@ function atom(term: TraceTerm, v: number): string {
 
 /** A structure of atoms: `v3`, `⟨v3, v4⟩`, `*`, `{w: v3, b: v4}`. */
 function structure(shape: Shape, names: readonly string[]): string {
-  let next = 0;
-  const walk = (s: Shape): string => {
-    switch (s.kind) {
-      case "real":
-        return names[next++];
-      case "tuple":
-        return s.items.length === 0 ? "*" : `⟨${s.items.map(walk).join(", ")}⟩`;
-      case "record":
-        return `{${s.keys.map((k, i) => `${k}: ${walk(s.fields[i])}`).join(", ")}}`;
-      default:
-        return assertNever(s);
-    }
-  };
-  return walk(shape);
+  return assemble(
+    shape,
+    names,
+    (items) => (items.length === 0 ? "*" : `⟨${items.join(", ")}⟩`),
+    (keys, fields) => `{${keys.map((k, i) => `${k}: ${fields[i]}`).join(", ")}}`,
+  );
 }
 
 export function printTerm(term: TraceTerm): string {

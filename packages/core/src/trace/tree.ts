@@ -11,7 +11,7 @@
  * production path (the tape is).
  */
 import { binaryOps, unaryOps, type BinaryName, type Emitter, type OpName, type UnaryName } from "@wengert/ops";
-import { assertNever, type Shape } from "../structure.js";
+import { assemble, assertNever, type Shape } from "../structure.js";
 import { CODE, CONST, FREE, INPUT, primitiveOf } from "./opcodes.js";
 import type { TraceTerm } from "./term.js";
 
@@ -93,29 +93,18 @@ function projections(shape: Shape, base: Tree): Tree[] {
 
 /** Build a structure-typed term from its leaves (inverse of `projections`). */
 function construct(shape: Shape, leaves: Tree[]): Tree {
-  let next = 0;
-  const build = (s: Shape): Tree => {
-    switch (s.kind) {
-      case "real":
-        return leaves[next++];
-      case "tuple":
-      case "record": {
-        const items = s.kind === "tuple" ? s.items : s.fields;
-        if (items.length === 0) return { kind: "unit" };
-        let acc = build(items[0]);
-        let accType = typeOfShape(items[0]);
-        for (const item of items.slice(1)) {
-          const t = typeOfShape(item);
-          acc = pair(acc, build(item), [accType, t]);
-          accType = prod(accType, t);
-        }
-        return acc;
-      }
-      default:
-        return assertNever(s);
+  const tuple = (items: Tree[], shapes: readonly Shape[]): Tree => {
+    if (items.length === 0) return { kind: "unit" };
+    let acc = items[0];
+    let accType = typeOfShape(shapes[0]);
+    for (let i = 1; i < items.length; i++) {
+      const t = typeOfShape(shapes[i]);
+      acc = pair(acc, items[i], [accType, t]);
+      accType = prod(accType, t);
     }
+    return acc;
   };
-  return build(shape);
+  return assemble(shape, leaves, tuple, (_keys, fields, shapes) => tuple(fields, shapes));
 }
 
 /** A structure of numbers as a closed value of its type. */
