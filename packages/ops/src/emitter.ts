@@ -12,7 +12,7 @@
 export const UNARY_NAMES = [
   "neg", "exp", "log", "sin", "cos", "tan", "tanh", "sinh", "cosh",
   "asin", "acos", "atan", "sqrt", "square", "log1p", "expm1",
-  "sigmoid", "softplus", "abs", "sign",
+  "sigmoid", "softplus", "abs", "sign", "safeLog", "safeRecip",
 ] as const;
 
 /** Scalar primitives of two arguments. */

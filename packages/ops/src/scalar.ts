@@ -71,6 +71,12 @@ export const unaryOps: { readonly [K in UnaryName]: UnaryOp } = {
     kink: (x) => x === 0,
     atKink: "sign'(0) = 0",
   },
+  // safeLog(x) = log x, and 0 at x = 0; safeRecip(x) = 1/x, and 0 at x = 0. They serve
+  // rules where a factor that vanishes at 0 multiplies log x (d(aᵇ)/db = aᵇ log a): with
+  // them every order of the product is 0·0 there, never 0·∞. Closed under
+  // differentiation: d safeLog = safeRecip dx, d safeRecip = −safeRecip² dx.
+  safeLog: unary((x) => (x === 0 ? 0 : Math.log(x)), (e, x, _y, ct) => e.mul(ct, e.safeRecip(x))),
+  safeRecip: unary((x) => (x === 0 ? 0 : 1 / x), (e, _x, y, ct) => e.neg(e.mul(ct, e.square(y)))),
 };
 
 const binary = (forward: (a: number, b: number) => number, reverse: BinaryOp["reverse"]): BinaryOp => ({
@@ -93,11 +99,11 @@ export const binaryOps: { readonly [K in BinaryName]: BinaryOp } = {
     (e, a, b, _y, ct) => e.div(e.mul(ct, b), e.add(e.square(a), e.square(b))),
     (e, a, b, _y, ct) => e.neg(e.div(e.mul(ct, a), e.add(e.square(a), e.square(b)))),
   ]),
-  // d(aᵇ) = b aᵇ⁻¹ da + aᵇ log a db; the second term uses xlogy so that it is 0, not
-  // NaN, at a = 0 (where aᵇ = 0 for every b > 0).
+  // d(aᵇ) = b aᵇ⁻¹ da + aᵇ log a db; the second term uses safeLog so that it is 0, not
+  // NaN, at a = 0 (where aᵇ = 0 for every b > 0), and so are its derivatives.
   pow: binary(Math.pow, [
     (e, a, b, _y, ct) => e.mul(ct, e.mul(b, e.pow(a, e.sub(b, e.lit(1))))),
-    (e, a, _b, y, ct) => e.mul(ct, e.xlogy(y, a)),
+    (e, a, _b, y, ct) => e.mul(ct, e.mul(y, e.safeLog(a))),
   ]),
   // xlogy(a, b) = a log b, and 0 where a = 0. d = log b da + (a / b) db
   xlogy: binary((a, b) => (a === 0 ? 0 : a * Math.log(b)), [

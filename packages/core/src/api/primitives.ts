@@ -45,6 +45,8 @@ export const sigmoid = unary("sigmoid");
 export const softplus = unary("softplus");
 export const abs = unary("abs");
 export const sign = unary("sign");
+export const safeLog = unary("safeLog");
+export const safeRecip = unary("safeRecip");
 
 export const add = binary("add");
 export const sub = binary("sub");
