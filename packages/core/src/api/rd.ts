@@ -72,7 +72,7 @@ function trace(caller: string, f: (x: never) => unknown, x: unknown, options: Rd
     const more = t.ties.length > 1 ? ` (and ${t.ties.length - 1} more)` : "";
     console.warn(
       `wengert: ${caller}: ${t.ties[0]}${more}. The derivative is not defined there; the result uses wengert's convention. ` +
-        `Pass { ties: "error" } to stop instead, or { ties: "ignore" } to silence this.`,
+        `Set ties to "error" to stop instead, or "ignore" to silence this (option ties, CLI --ties).`,
     );
   }
   return { trace: t, term, point: leaves };
@@ -112,8 +112,18 @@ function enclosing(traced: Traced1, seed: readonly Scalar[]): Trace | null {
   return target;
 }
 
+/** Called at an outermost `rd` with its trace term and derivative term (for the CLI's --trace). */
+export type Inspect = (trace: TraceTerm, derivative: TraceTerm) => void;
+
 /** `rd` with the primal value as well; the seed is chosen once the output type is known. */
-export function rdWithValue(caller: string, f: (x: never) => unknown, x: unknown, seedFor: (out: Shape) => unknown, options: RdOptions = {}): [unknown, unknown] {
+export function rdWithValue(
+  caller: string,
+  f: (x: never) => unknown,
+  x: unknown,
+  seedFor: (out: Shape) => unknown,
+  options: RdOptions = {},
+  inspect?: Inspect,
+): [unknown, unknown] {
   const traced = trace(caller, f, x, options);
   const { term } = traced;
   const seed = seedLeaves(caller, term, seedFor(term.output.shape));
@@ -122,8 +132,9 @@ export function rdWithValue(caller: string, f: (x: never) => unknown, x: unknown
   const target = enclosing(traced, seed);
   if (target === null) {
     // Outermost: evaluate the derivative term on the buffer that already holds C's values.
-    const { tape, d } = derivativeTerm(term, seed.map(primal));
+    const { tape, d, term: dterm } = derivativeTerm(term, seed.map(primal));
     run(tape, tape.val, term.tape.length);
+    inspect?.(term, dterm);
     return [unflatten(term.output.shape, d.outputs.map((v) => tape.val[v])), unflatten(xShape, d.cotangents.map((v) => tape.val[v]))];
   }
   // Nested: the derivative term becomes part of the enclosing trace.

@@ -103,7 +103,7 @@ export class Trace {
     if (this.tieMode === "error") {
       throw new TieError(
         `${this.caller}: ${what}. The derivative is not defined there (the program is not differentiable at this point). ` +
-          `Pass { ties: "warn" } or { ties: "ignore" } to accept wengert's convention at ties.`,
+          `Set ties to "warn" or "ignore" (option ties, CLI --ties) to accept wengert's convention at ties.`,
       );
     }
     this.ties.push(what);

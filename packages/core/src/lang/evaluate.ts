@@ -1,0 +1,222 @@
+/**
+ * @file Ordinary and symbolic evaluation of the language (Figs. 2–5).
+ *
+ * One interpreter serves both, because wengert's tracer is the symbolic evaluator: run
+ * on numbers, `eval` is ordinary evaluation (Fig. 2); run inside `rd`, where the
+ * differentiation variable is a traced real, conditionals and calls are decided on
+ * concrete values and every primitive is recorded, which is symbolic evaluation
+ * (Fig. 4) producing the trace term C. `M.rd_L(x:T. N)` evaluates L, then M, then hands
+ * `x ↦ N` to the same `rd` as the TypeScript API: trace, differentiate (Fig. 6),
+ * evaluate, or, inside an enclosing `rd`, contribute the derivative term to its trace.
+ *
+ * Evaluation order is the paper's (its evaluation contexts: left to right, the point of
+ * `rd` before its seed). The interpreter runs on a trampoline with proper tail calls,
+ * so recursion depth is bounded by memory, not the JavaScript stack, and a step limit
+ * turns divergence into an error.
+ */
+import { rdWithValue, type Inspect } from "../api/rd.js";
+import { WengertError } from "../errors.js";
+import { assertNever } from "../structure.js";
+import { CODE } from "../trace/opcodes.js";
+import { applyBinary, applyUnary, decide, type Scalar, type TieMode } from "../trace/tracer.js";
+import type { Type } from "../trace/tree.js";
+import type { PredicateName } from "@wengert/ops";
+import type { Checked } from "./check.js";
+import type { BoolTerm, Pos, Term } from "./syntax.js";
+import { call, tail, trampoline, type Rec } from "./trampoline.js";
+
+/** Values: reals, `[]` for `*`, `[V, W]` for `⟨V, W⟩` (the API's own representation). */
+export type Value = Scalar | readonly [] | readonly [Value, Value];
+
+export class StepLimitError extends WengertError {}
+
+export interface EvalOptions {
+  readonly file?: string;
+  /** Evaluation steps allowed before a StepLimitError (default 10^7). */
+  readonly maxSteps?: number;
+  readonly ties?: TieMode;
+  /** Values of the program's free variables (ρ). */
+  readonly env?: Readonly<Record<string, Value>>;
+  /** Called at each outermost `rd` with its trace term and derivative term. */
+  readonly onRd?: (pos: Pos, ...terms: Parameters<Inspect>) => void;
+}
+
+/** ρ: a persistent list, so that bodies are tail calls and nothing needs unbinding. */
+interface Env {
+  readonly name: string;
+  readonly value: Value;
+  readonly next: Env | null;
+}
+
+/** `clo_φ(f(x:T):U. M)`. `fns` includes the closure itself for `letrec`. */
+interface Closure {
+  readonly name: string;
+  readonly param: string;
+  readonly body: Term;
+  fns: Fns;
+}
+type Fns = ReadonlyMap<string, Closure>;
+
+const lookup = (env: Env | null, name: string): Value => {
+  for (let e = env; e !== null; e = e.next) if (e.name === name) return e.value;
+  throw new WengertError(`internal: unbound variable ${name} (the program was not type-checked?)`);
+};
+
+/** The n components of an iterated product value. */
+function split(v: Value, n: number): Value[] {
+  if (n === 0) return [];
+  if (n === 1) return [v];
+  const [init, last] = v as readonly [Value, Value];
+  return [...split(init, n - 1), last];
+}
+
+/** `0_T` as a value. */
+function zeroOf(T: Type): Value {
+  return T.kind === "real" ? 0 : T.kind === "unit" ? [] : [zeroOf(T.fst), zeroOf(T.snd)];
+}
+
+export function evaluate(program: Term, checked: Checked, options: EvalOptions = {}): Value {
+  const file = options.file ?? "<input>";
+  const maxSteps = options.maxSteps ?? 10_000_000;
+  const rdOptions = { ties: options.ties ?? "warn" };
+  let steps = 0;
+  let here: { pos: Pos; fn: string } = { pos: program.pos, fn: "the program" };
+  let depth = 0; // rd nesting, to tell outermost rd calls
+  const onStep = (): void => {
+    if (++steps > maxSteps) {
+      throw new StepLimitError(
+        `${file}:${here.pos.line}:${here.pos.col}: evaluation did not finish within ${maxSteps} steps (last in ${here.fn}); ` +
+          `the program may not terminate. Raise the limit with maxSteps (CLI: --max-steps N).`,
+      );
+    }
+  };
+
+  /** Run `sub` to completion on a trampoline of its own (the body of an rd). */
+  const run = <R>(sub: Rec<R>): R => trampoline(sub, onStep);
+
+  /** `W.rd_V(x. N)` by the API's rd, `body` being `x ↦ N`. */
+  const differentiate = (pos: Pos, body: (x: unknown) => Value, V: Value, seed: () => unknown): Value => {
+    const outermost = depth === 0;
+    depth++;
+    try {
+      const inspect: Inspect | undefined = outermost && options.onRd ? (t, d) => options.onRd!(pos, t, d) : undefined;
+      const caller = `rd at ${file}:${pos.line}:${pos.col}`;
+      return rdWithValue(caller, body as (x: never) => unknown, V, seed, rdOptions, inspect)[1] as Value;
+    } finally {
+      depth--;
+    }
+  };
+
+  /** `x ↦ N` in ρ, φ: the body of an rd, run on a trampoline of its own. */
+  const lambda = (x: string, N: Term, env: Env | null, fns: Fns, fn: string) => (v: unknown): Value =>
+    run(ev(N, { name: x, value: v as Value, next: env }, fns, fn));
+
+  function* bool(B: BoolTerm, env: Env | null, fns: Fns, fn: string): Rec<boolean> {
+    switch (B.kind) {
+      case "true":
+        return true;
+      case "false":
+        return false;
+      case "pred": {
+        const [a, b] = (yield* call(ev(B.arg, env, fns, fn))) as readonly [Scalar, Scalar];
+        return decide(B.pred as PredicateName, a, b);
+      }
+      default:
+        return assertNever(B);
+    }
+  }
+
+  function* ev(M: Term, env: Env | null, fns: Fns, fn: string): Rec<Value> {
+    here = { pos: M.pos, fn };
+    switch (M.kind) {
+      case "var":
+        return lookup(env, M.name);
+      case "num":
+        return M.value;
+      case "add": {
+        const a = (yield* call(ev(M.left, env, fns, fn))) as Scalar;
+        const b = (yield* call(ev(M.right, env, fns, fn))) as Scalar;
+        return applyBinary(CODE.add, a, b);
+      }
+      case "op": {
+        const v = yield* call(ev(M.arg, env, fns, fn));
+        const code = CODE[M.op as keyof typeof CODE];
+        if (Array.isArray(v)) return applyBinary(code, v[0], v[1]);
+        return applyUnary(code, v);
+      }
+      case "let": {
+        const v = yield* call(ev(M.bound, env, fns, fn));
+        return yield* tail(ev(M.body, { name: M.binder.name, value: v, next: env }, fns, fn));
+      }
+      case "letTuple": {
+        const parts = split(yield* call(ev(M.bound, env, fns, fn)), M.binders.length);
+        let inner = env;
+        M.binders.forEach((b, i) => (inner = { name: b.name, value: parts[i], next: inner }));
+        return yield* tail(ev(M.body, inner, fns, fn));
+      }
+      case "unit":
+        return [];
+      case "pair": {
+        const a = yield* call(ev(M.fst, env, fns, fn));
+        const b = yield* call(ev(M.snd, env, fns, fn));
+        return [a, b];
+      }
+      case "fst":
+      case "snd": {
+        const p = (yield* call(ev(M.arg, env, fns, fn))) as readonly [Value, Value];
+        return M.kind === "fst" ? p[0] : p[1];
+      }
+      case "if": {
+        const c = yield* call(bool(M.cond, env, fns, fn));
+        return yield* tail(ev(c ? M.then : M.else, env, fns, fn));
+      }
+      case "letrec": {
+        const clo: Closure = { name: M.name, param: M.param.name, body: M.fnBody, fns };
+        const inner = new Map(fns).set(M.name, clo);
+        if (M.recursive) clo.fns = inner;
+        return yield* tail(ev(M.body, env, inner, fn));
+      }
+      case "call": {
+        const v = yield* call(ev(M.arg, env, fns, fn));
+        const clo = fns.get(M.fn)!;
+        // φ'[φ(f)/f] | {x ↦ V'} ⊢ M: the body sees its parameter only
+        return yield* tail(ev(clo.body, { name: clo.param, value: v, next: null }, clo.fns, clo.name));
+      }
+      case "rd": {
+        const V = yield* call(ev(M.point, env, fns, fn));
+        const W = yield* call(ev(M.seed, env, fns, fn));
+        return differentiate(M.pos, lambda(M.param.name, M.body, env, fns, fn), V, () => W);
+      }
+      case "grad": {
+        const V = yield* call(ev(M.point, env, fns, fn));
+        return differentiate(M.pos, lambda(M.param.name, M.body, env, fns, fn), V, () => 1);
+      }
+      case "fd": {
+        // M.fd_{U,L}(x:T. N) = M.rd_{0_U}(y:U. y.rd_L(x:T. N))
+        const V = yield* call(ev(M.point, env, fns, fn));
+        const v = yield* call(ev(M.direction, env, fns, fn));
+        const inner = lambda(M.param.name, M.body, env, fns, fn);
+        const U = checked.types.get(M.body)!;
+        return differentiate(M.pos, (y) => differentiate(M.pos, inner, V, () => y), zeroOf(U), () => v);
+      }
+      default:
+        return assertNever(M);
+    }
+  }
+
+  try {
+    return run(ev(program, envOf(options.env), new Map(), "the program"));
+  } catch (e) {
+    // errors raised by primitives and rd (ties, bad arguments) get the program position
+    if (e instanceof WengertError && !(e instanceof StepLimitError) && !e.message.startsWith(`${file}:`)) {
+      e.message = `${file}:${here.pos.line}:${here.pos.col}: ${e.message}`;
+    }
+    throw e;
+  }
+}
+
+function envOf(bindings: Readonly<Record<string, Value>> | undefined): Env | null {
+  let env: Env | null = null;
+  for (const [name, value] of Object.entries(bindings ?? {})) env = { name, value, next: env };
+  return env;
+}

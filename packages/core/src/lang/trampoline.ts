@@ -1,0 +1,51 @@
+/**
+ * @file Deep recursion without the JavaScript stack.
+ *
+ * The type checker and the evaluators are written as the paper writes its rules:
+ * recursively, one case per construct. Each is a generator that, instead of calling
+ * itself, yields the sub-computation it needs (`const T = yield sub(M)`); `trampoline`
+ * runs them with an explicit stack on the heap. A program's run can then be as deep
+ * as memory allows (10^6 nested calls), never limited by the host's stack.
+ */
+
+/** A computation of an `R` that may ask for sub-computations. */
+export type Rec<R> = Generator<Rec<unknown>, R, unknown>;
+
+export function trampoline<R>(root: Rec<R>, onStep?: () => void): R {
+  const stack: Rec<unknown>[] = [root];
+  let input: unknown = undefined;
+  for (;;) {
+    onStep?.();
+    const top = stack[stack.length - 1];
+    const r = top.next(input);
+    input = undefined;
+    if (r.done) {
+      stack.pop();
+      if (stack.length === 0) return r.value as R;
+      input = r.value;
+    } else if (r.value instanceof TailCall) {
+      // the current computation ends with `sub`: it takes its place on the stack
+      stack[stack.length - 1] = r.value.sub;
+    } else {
+      stack.push(r.value);
+    }
+  }
+}
+
+class TailCall {
+  constructor(readonly sub: Rec<unknown>) {}
+}
+
+/**
+ * `return yield* tail(sub)`: the computation's result is `sub`'s, and it needs nothing
+ * after it, so `sub` replaces it (a proper tail call: loops written as tail recursion
+ * run in constant stack).
+ */
+export function* tail<R>(sub: Rec<R>): Generator<Rec<unknown>, R, unknown> {
+  return (yield new TailCall(sub) as unknown as Rec<unknown>) as R;
+}
+
+/** `const v = yield* call(sub)`: ask the trampoline to run `sub`, typed. */
+export function* call<R>(sub: Rec<R>): Generator<Rec<unknown>, R, unknown> {
+  return (yield sub) as R;
+}
