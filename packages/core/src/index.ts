@@ -18,3 +18,6 @@ export {
   TieError,
   EvaluationError,
 } from "./errors.js";
+// The paper's language (docs/language.md).
+export { runProgram, parse, check, evaluate, showValue, showType, ParseError, TypeCheckError, StepLimitError } from "./lang/index.js";
+export type { Value, EvalOptions, RunResult } from "./lang/index.js";

@@ -1,6 +1,8 @@
 /**
  * @file `pnpm demo`: the paper's examples and a small gradient-descent run.
  */
+import { readdirSync, readFileSync } from "node:fs";
+import { runProgram, showValue } from "../lang/index.js";
 import {
   add, derivativeOf, fd, grad, lt, eq, mul, rd, sin, square, sub, tanh, traceOf, valueAndGrad, primal, type Scalar,
 } from "../index.js";
@@ -71,3 +73,14 @@ for (let i = 0; i <= 300; i++) {
 const mean = (k: number) => data.reduce((s, r) => s + r[k], 0) / data.length;
 const wls = data.reduce((s, [x, y]) => s + (x - mean(0)) * (y - mean(1)), 0) / data.reduce((s, [x]) => s + (x - mean(0)) ** 2, 0);
 show("least squares in closed form: {w, b}", { w: +wls.toFixed(4), b: +(mean(1) - wls * mean(0)).toFixed(4) });
+
+section("The paper's language: examples/*.wg");
+const examples = new URL("../../../../examples/", import.meta.url);
+for (const name of readdirSync(examples).filter((f) => f.endsWith(".wg")).sort()) {
+  const source = readFileSync(new URL(name, examples), "utf8");
+  const title = source.split("\n")[0].replace(/^#\s*/, "");
+  console.log(`  ${name}: ${title}`);
+  const { value, type } = runProgram(source, { file: `examples/${name}`, ties: "ignore" });
+  console.log(`    ⇒ ${showValue(value)} : ${type}`);
+}
+console.log("  (run one with: npx --yes pnpm@10.34.8 wengert run examples/relu.wg --trace)");

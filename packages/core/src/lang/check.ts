@@ -25,14 +25,22 @@ export class TypeCheckError extends WengertError {
   }
 }
 
-/** A type in the language's own syntax: `real`, `unit`, `real * (real * real)`. */
+/**
+ * A type in the language's own syntax: `real`, `unit`, `real * (real * real)`. `*` is
+ * left-associative, so an iterated product of reals prints as `real * real * real`;
+ * other nested products are parenthesised for the reader.
+ */
 export function showType(t: Type): string {
+  const chain = (u: Type): boolean => u.kind === "real" || (u.kind === "prod" && u.snd.kind === "real" && chain(u.fst));
   switch (t.kind) {
     case "real":
     case "unit":
       return t.kind;
-    case "prod":
-      return `${showType(t.fst)} * ${t.snd.kind === "prod" ? `(${showType(t.snd)})` : showType(t.snd)}`;
+    case "prod": {
+      const left = t.fst.kind === "prod" && !chain(t.fst) ? `(${showType(t.fst)})` : showType(t.fst);
+      const right = t.snd.kind === "prod" ? `(${showType(t.snd)})` : showType(t.snd);
+      return `${left} * ${right}`;
+    }
     default:
       return assertNever(t);
   }
@@ -88,8 +96,8 @@ interface FnType {
   readonly result: Type;
 }
 
-/** Check a closed program: `⊢ M : T`. */
-export function check(program: Term, file = "<input>"): Checked {
+/** Check a program: `Γ ⊢ M : T`, with Γ the types of its free variables (none by default). */
+export function check(program: Term, file = "<input>", env: Readonly<Record<string, Type>> = {}): Checked {
   const types = new Map<Term, Type>();
   const fail = (pos: Pos, what: string): never => {
     throw new TypeCheckError(file, pos.line, pos.col, what);
@@ -101,6 +109,7 @@ export function check(program: Term, file = "<input>"): Checked {
   const bind = <V>(env: Map<string, V[]>, name: string, v: V) => (env.get(name) ?? env.set(name, []).get(name)!).push(v);
   const unbind = <V>(env: Map<string, V[]>, name: string) => env.get(name)!.pop();
   const lookup = <V>(env: Map<string, V[]>, name: string): V | undefined => env.get(name)?.at(-1);
+  for (const [name, T] of Object.entries(env)) bind(gamma, name, T);
 
   const expect = (pos: Pos, got: Type, want: Type, what: string): void => {
     if (!sameType(got, want)) fail(pos, `${what} has type ${showType(got)}, expected ${showType(want)}`);

@@ -1,7 +1,6 @@
 /**
  * @file The language as a library: parse, check, run.
  */
-import { WengertError } from "../errors.js";
 import type { TieMode } from "../trace/tracer.js";
 import { check, showType } from "./check.js";
 import { evaluate, type EvalOptions, type Value } from "./evaluate.js";
@@ -32,5 +31,3 @@ export function runProgram(source: string, options: EvalOptions & { ties?: TieMo
   const checked = check(program, file);
   return { value: evaluate(program, checked, options), type: showType(checked.type) };
 }
-
-export { WengertError };
