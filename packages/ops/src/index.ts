@@ -8,3 +8,5 @@ export { unaryOps, binaryOps } from "./scalar.js";
 export { PREDICATE_NAMES, predicates } from "./predicates.js";
 export type { Predicate, PredicateName } from "./predicates.js";
 export { numeric } from "./numeric.js";
+export { seriesEmitter } from "./series.js";
+export type { Series } from "./series.js";

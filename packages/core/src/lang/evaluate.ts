@@ -14,7 +14,8 @@
  * so recursion depth is bounded by memory, not the JavaScript stack, and a step limit
  * turns divergence into an error.
  */
-import { rdWithValue, type Inspect } from "../api/rd.js";
+import { rdWithValue } from "../api/rd.js";
+import type { Inspect } from "../api/transform.js";
 import { WengertError } from "../errors.js";
 import { assertNever } from "../structure.js";
 import { CODE } from "../trace/opcodes.js";

@@ -60,7 +60,6 @@ export function isScalar(v: unknown): v is Scalar {
 
 /** One open (or finished) trace: the tape being recorded and what `rd` asked for. */
 export class Trace {
-  readonly tape = new Tape(true);
   closed = false;
   /** Ties met while tracing (descriptions), for `ties: "warn"`. */
   readonly ties: string[] = [];
@@ -71,6 +70,7 @@ export class Trace {
     readonly tieMode: TieMode,
     /** The API call that opened it, for messages ("rd", "grad"…). */
     readonly caller: string,
+    readonly tape: Tape = new Tape(true),
   ) {}
 
   /** The variable standing for `x` in this trace: a literal, a variable, or a free one. */
@@ -118,8 +118,22 @@ export function openTrace(tieMode: TieMode, caller: string): Trace {
   return t;
 }
 
+/**
+ * A trace that is not on the stack, to emit a derivative term into at the outermost
+ * level: it extends `tape` (the finished trace term C, whose variables and values it
+ * reuses) and evaluates what is emitted at once. Rules of user primitives, written with
+ * the public functions, run on its traced reals. Close it when done.
+ */
+export function sinkFor(tape: Tape, caller: string): Trace {
+  return new Trace(stack.length, "ignore", caller, tape.extend(true));
+}
+
 export function closeTrace(t: Trace): void {
   if (t.closed) return;
+  if (!stack.includes(t)) {
+    t.closed = true;
+    return;
+  }
   if (stack[stack.length - 1] !== t) {
     throw new WengertError(`${t.caller}: traces closed out of order; was f asynchronous? rd needs f to return its result synchronously.`);
   }
@@ -191,7 +205,7 @@ export function primal(x: Scalar): number {
  * Primitives as methods emitting into a sink (a trace, or a tape being built): the
  * emitter that reverse rules run against when derivatives are built symbolically.
  */
-export function emitterFor(sink: { apply(code: number, a: number, b?: number): number; constant(c: number): number }): Emitter<number> {
+export function emitterFor(sink: Trace): Emitter<number> {
   const e: Record<string, unknown> = { lit: (c: number) => sink.constant(c) };
   for (const p of PRIMITIVES) {
     const code = CODE[p.name];

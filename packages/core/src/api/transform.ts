@@ -1,0 +1,153 @@
+/**
+ * @file From a user's function to a transformed trace term: what rd, jvp and vjp share.
+ *
+ * `trace` is symbolic evaluation of `f` at `x` (the trace term C of `x:T. C`).
+ * `apply` emits a transformation of C (the reverse sweep for `rd`, the forward sweep for
+ * `jvp`) with its extra inputs (a seed, a tangent) where it belongs: at the outermost
+ * level into a trace extending C, evaluated at once on C's buffer; inside an enclosing
+ * `rd` into that enclosing trace (Fig. 4's `W.rd_V(x:T.N) ⇝ W.R_V(x:T.C)`), so the
+ * enclosing `rd` differentiates it in turn.
+ */
+import type { Transform } from "../diff/place.js";
+import { OutputTypeError, SeedMismatchError, WengertError } from "../errors.js";
+import { flatten, flattenLike, typeString, unflatten, type Shape } from "../structure.js";
+import { TraceTerm } from "../trace/term.js";
+import { closeTrace, isScalar, live, openTrace, primal, Real, sinkFor, TIE_MODES, type Scalar, type Trace, type TieMode } from "../trace/tracer.js";
+
+export interface RdOptions {
+  /**
+   * What to do when a predicate is decided at a tie or a kinked primitive is evaluated
+   * at its kink while tracing (where the derivative is not defined): warn once per
+   * call (default), throw a TieError, or say nothing.
+   */
+  readonly ties?: TieMode;
+}
+
+/** A value as `f` receives it: numbers become scalars that may be traced. */
+export type Traced<X> = X extends number
+  ? Scalar
+  : X extends Scalar
+    ? Scalar
+    : X extends readonly unknown[]
+      ? { -readonly [K in keyof X]: Traced<X[K]> }
+      : X extends object
+        ? { -readonly [K in keyof X]: Traced<X[K]> }
+        : never;
+
+export type Fn = (x: never) => unknown;
+
+export interface TracedFn {
+  readonly trace: Trace;
+  readonly term: TraceTerm;
+  /** The leaves of `x` as given (numbers, or traced reals of enclosing traces). */
+  readonly point: Scalar[];
+}
+
+function checkOptions(caller: string, options: RdOptions): TieMode {
+  const ties = options.ties ?? "warn";
+  if (!TIE_MODES.includes(ties)) {
+    throw new WengertError(`${caller}: options.ties is ${JSON.stringify(ties)}; expected one of ${TIE_MODES.map((m) => `"${m}"`).join(", ")}.`);
+  }
+  return ties;
+}
+
+/** Symbolic evaluation of `f` at `x`: the trace term `C` of `x:T. C`. */
+export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}): TracedFn {
+  if (typeof f !== "function") throw new WengertError(`${caller}: f is ${typeof f}; expected the function to differentiate.`);
+  const tieMode = checkOptions(caller, options);
+  const { shape, leaves } = flatten(x, "x", isScalar, `${caller}'s input`);
+  for (const leaf of leaves) if (leaf instanceof Real) live(leaf, caller);
+  const t = openTrace(tieMode, caller);
+  let term: TraceTerm;
+  try {
+    const inputs = leaves.map((leaf, k) => new Real(t, t.tape.input(k, primal(leaf))));
+    const y = f(unflatten(shape, inputs) as never);
+    const out = flatten(y, "f(x)", isScalar, "the output of f", (m) => new OutputTypeError(`${caller}: ${m}`));
+    const outAtoms = out.leaves.map((leaf) => t.atomOf(leaf));
+    term = new TraceTerm(t.tape, [{ name: "x", shape, atoms: inputs.map((r) => r.atom) }], { shape: out.shape, atoms: outAtoms });
+  } finally {
+    closeTrace(t);
+  }
+  if (t.ties.length > 0 && tieMode === "warn") {
+    const more = t.ties.length > 1 ? ` (and ${t.ties.length - 1} more)` : "";
+    console.warn(
+      `wengert: ${caller}: ${t.ties[0]}${more}. The derivative is not defined there; the result uses wengert's convention. ` +
+        `Set ties to "error" to stop instead, or "ignore" to silence this (option ties, CLI --ties).`,
+    );
+  }
+  return { trace: t, term, point: leaves };
+}
+
+/** The leaves of a value that must have the structure `shape` (a seed, a tangent). */
+export function leavesLike(caller: string, name: string, shape: Shape, value: unknown, of: string): Scalar[] {
+  const leaves = flattenLike(shape, value, name, isScalar, (path, expected, actual) =>
+    new SeedMismatchError(
+      `${caller}: ${path} has type ${actual}, expected ${typeString(expected)}` +
+        (path === name ? "" : ` (${of} has type ${typeString(shape)})`) +
+        `. Pass a ${name} shaped like ${of}.`,
+    ),
+  );
+  for (const s of leaves) if (s instanceof Real) live(s, caller);
+  return leaves;
+}
+
+/** The innermost live trace that a transformation of the term depends on, or null. */
+function enclosing(traced: TracedFn, extras: readonly Scalar[]): Trace | null {
+  let target: Trace | null = null;
+  const consider = (v: unknown): void => {
+    if (v instanceof Real && !v.trace.closed && (target === null || v.trace.level > target.level)) target = v.trace;
+  };
+  traced.term.tape.frees.forEach(consider);
+  traced.point.forEach(consider);
+  extras.forEach(consider);
+  return target;
+}
+
+/** Called at an outermost transformation with the trace term and the transformed term. */
+export type Inspect = (trace: TraceTerm, transformed: TraceTerm) => void;
+
+export interface Applied {
+  /** f(x)'s leaves: numbers, or traced reals of the enclosing trace. */
+  readonly outputs: Scalar[];
+  /** The transformation's results (cotangents of x, tangents of f(x)…). */
+  readonly results: Scalar[];
+  /** At the outermost level, the emitted term with parameters `x` and the extra input. */
+  readonly term: TraceTerm | null;
+}
+
+/**
+ * Emit `transform` of the traced term with extra inputs `extras` (named `name`, shaped
+ * `extraShape`), whose results have the structure `resultShape`.
+ */
+export function apply(
+  traced: TracedFn,
+  transform: Transform,
+  extra: { readonly name: string; readonly shape: Shape; readonly leaves: readonly Scalar[] },
+  resultShape: Shape,
+  inspect?: Inspect,
+  outermost = false,
+): Applied {
+  const { term } = traced;
+  const target = outermost ? null : enclosing(traced, extra.leaves);
+  if (target === null) {
+    const sink = sinkFor(term.tape, traced.trace.caller);
+    const nx = term.params[0].atoms.length;
+    const extras = extra.leaves.map((s, j) => sink.tape.input(nx + j, primal(s)));
+    const d = transform(term, sink, extras, null);
+    closeTrace(sink);
+    const emitted = new TraceTerm(sink.tape, [term.params[0], { name: extra.name, shape: extra.shape, atoms: extras }], {
+      shape: resultShape,
+      atoms: d.results,
+    });
+    inspect?.(term, emitted);
+    const value = (v: number): number => sink.tape.val[v];
+    return { outputs: d.outputs.map(value), results: d.results.map(value), term: emitted };
+  }
+  const t: Trace = target;
+  const d = transform(term, t, extra.leaves.map((s) => t.atomOf(s)), {
+    inputs: traced.point.map((p) => t.atomOf(p)),
+    free: (v) => t.atomOf(v as Real),
+  });
+  const wrap = (v: number): Real => new Real(t, v);
+  return { outputs: d.outputs.map(wrap), results: d.results.map(wrap), term: null };
+}

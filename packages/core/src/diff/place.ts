@@ -1,0 +1,53 @@
+/**
+ * @file Where a trace term's variables stand in the sink a transformation emits into.
+ *
+ * At the outermost level the sink extends the term's own tape, so every variable is
+ * itself. Inside an enclosing trace the term is replayed there first (the paper's
+ * `let x:T = V in C` in front of each derivative term): its inputs become the point,
+ * its free variables the enclosing trace's values, its instructions new instructions.
+ */
+import { CONST, FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
+import type { TraceTerm } from "../trace/term.js";
+import type { Trace } from "../trace/tracer.js";
+
+/** How to replay a term in a sink that does not extend it. */
+export interface Placement {
+  /** The sink's variables for the term's inputs (the point V), by input index. */
+  readonly inputs: readonly number[];
+  /** The sink's variable for a value the term mentions free (an outer traced value). */
+  free(value: unknown): number;
+}
+
+/** The result of a transformation: the term's outputs and the transformed values, as sink variables. */
+export interface Emitted {
+  readonly outputs: number[];
+  readonly results: number[];
+}
+
+/** A transformation of a trace term emitted into a sink (reverse sweep, forward sweep…). */
+export type Transform = (term: TraceTerm, sink: Trace, extras: readonly number[], placement: Placement | null) => Emitted;
+
+/** `at[i]`: the sink variable standing for the term's variable i. */
+export function place(term: TraceTerm, sink: Trace, placement: Placement | null): Int32Array {
+  const { op, a, b, val, frees, length: n } = term.tape;
+  const at = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    if (placement === null) at[i] = i;
+    else if (op[i] >= FIRST_PRIMITIVE) at[i] = sink.apply(op[i], at[a[i]], at[b[i]]);
+    else if (op[i] === INPUT) at[i] = placement.inputs[a[i]];
+    else if (op[i] === CONST) at[i] = sink.constant(val[i]);
+    else at[i] = placement.free(frees[a[i]]);
+  }
+  return at;
+}
+
+/** Which variables depend on the term's inputs: only those carry derivatives. */
+export function activity(term: TraceTerm, arity: (code: number) => number): Uint8Array {
+  const { op, a, b, length: n } = term.tape;
+  const active = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    if (op[i] >= FIRST_PRIMITIVE) active[i] = active[a[i]] | (arity(op[i]) === 2 ? active[b[i]] : 0);
+    else active[i] = op[i] === INPUT ? 1 : 0;
+  }
+  return active;
+}
