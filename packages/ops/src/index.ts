@@ -3,7 +3,7 @@
  */
 export { UNARY_NAMES, BINARY_NAMES } from "./emitter.js";
 export type { Emitter, UnaryName, BinaryName, OpName } from "./emitter.js";
-export type { UnaryOp, BinaryOp, ScalarOp, UnaryRule, BinaryRule } from "./rules.js";
+export type { UnaryOp, BinaryOp, ScalarOp, UnaryRule, BinaryRule, TangentRule } from "./rules.js";
 export { unaryOps, binaryOps } from "./scalar.js";
 export { PREDICATE_NAMES, predicates } from "./predicates.js";
 export type { Predicate, PredicateName } from "./predicates.js";

@@ -13,8 +13,17 @@ import type { Emitter } from "./emitter.js";
 export type UnaryRule = <A>(e: Emitter<A>, x: A, y: A, ct: A) => A | null;
 export type BinaryRule = <A>(e: Emitter<A>, a: A, b: A, y: A, ct: A) => A | null;
 
+/**
+ * The tangent rule: the output's tangent from the arguments' tangents (null: zero).
+ * Optional for scalar primitives: a scalar op's reverse rule is linear in `ct` and
+ * equals ∂f/∂arg · ct, so with `ct` set to an argument's tangent it gives that
+ * argument's contribution ∂f/∂arg · ẋ (the 1×1 Jacobian is its own transpose).
+ */
+export type TangentRule = <A>(e: Emitter<A>, args: readonly A[], y: A, tangents: readonly (A | null)[]) => A | null;
+
 export interface UnaryOp {
   readonly arity: 1;
+  readonly tangent?: TangentRule;
   /** The kernel on numbers: the paper's `ev(op, V)`. */
   readonly forward: (x: number) => number;
   readonly reverse: UnaryRule;
@@ -29,6 +38,7 @@ export interface UnaryOp {
 
 export interface BinaryOp {
   readonly arity: 2;
+  readonly tangent?: TangentRule;
   readonly forward: (a: number, b: number) => number;
   readonly reverse: readonly [BinaryRule, BinaryRule];
 }

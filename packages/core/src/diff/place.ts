@@ -51,3 +51,9 @@ export function activity(term: TraceTerm, arity: (code: number) => number): Uint
   }
   return active;
 }
+
+/** The identity transformation: the term placed in the sink, for its outputs alone. */
+export const replay: Transform = (term, sink, _extras, placement) => {
+  const at = place(term, sink, placement);
+  return { outputs: term.output.atoms.map((v) => at[v]), results: [] };
+};

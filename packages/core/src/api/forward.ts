@@ -1,0 +1,72 @@
+/**
+ * @file Forward mode and Taylor mode on the trace term.
+ */
+import { seriesEmitter, type Emitter, type Series } from "@wengert/ops";
+import { pushforward } from "../diff/pushforward.js";
+import { WengertError } from "../errors.js";
+import { unflatten } from "../structure.js";
+import { CONST, FIRST_PRIMITIVE, FREE, INPUT, primitiveOf } from "../trace/opcodes.js";
+import { primal, Real } from "../trace/tracer.js";
+import { apply, leavesLike, trace, type Fn, type RdOptions, type Traced } from "./transform.js";
+
+/**
+ * `[f(x), J·v]` by one forward sweep over the trace of `f` at `x`. `v` is shaped like
+ * `x`; `J·v` like `f(x)`. Nests with `rd` in both directions (hvp is `jvp` of `grad`).
+ */
+export function jvp<const X>(f: (x: Traced<X>) => unknown, x: X, v: unknown, options?: RdOptions): [unknown, unknown] {
+  const traced = trace("jvp", f as Fn, x, options);
+  const xs = traced.term.params[0].shape;
+  const out = traced.term.output.shape;
+  const tangents = leavesLike("jvp", "v", xs, v, "x");
+  const { outputs, results } = apply(traced, pushforward, { name: "v", shape: xs, leaves: tangents }, out);
+  return [unflatten(out, outputs), unflatten(out, results)];
+}
+
+/**
+ * The derivatives of `t ↦ f(x + t·v)` at 0 up to order `k`: `[f(x), d1, …, dk]`, each
+ * shaped like `f(x)`. One pass over the trace with truncated Taylor series in place of
+ * numbers (univariate Taylor arithmetic, papers/002), O(k²) work per primitive.
+ */
+export function taylor<const X>(f: (x: Traced<X>) => unknown, x: X, v: unknown, k: number, options?: RdOptions): unknown[] {
+  if (!Number.isInteger(k) || k < 0) throw new WengertError(`taylor: the order k is ${k}; expected a non-negative integer.`);
+  const traced = trace("taylor", f as Fn, x, options);
+  const { term } = traced;
+  const tangents = leavesLike("taylor", "v", term.params[0].shape, v, "x");
+  const outer = [...traced.point, ...tangents, ...term.tape.frees].find((s) => s instanceof Real && !s.trace.closed);
+  if (outer) {
+    throw new WengertError(
+      "taylor: x, v or a value f uses is traced by an enclosing rd; taylor computes numbers and cannot be differentiated. " +
+        "Use nested jvp or rd inside rd for derivatives of derivatives.",
+    );
+  }
+  const K = k + 1;
+  const e = seriesEmitter(K) as Emitter<Series> & Record<string, (a: Series, b: Series) => Series>;
+  const { op, a, b, val, length: n } = term.tape;
+  const s: Series[] = new Array(n);
+  const constant = (c: number): Series => {
+    const out = new Float64Array(K);
+    out[0] = c;
+    return out;
+  };
+  for (let i = 0; i < n; i++) {
+    if (op[i] === INPUT) {
+      s[i] = constant(val[i]);
+      if (K > 1) s[i][1] = primal(tangents[a[i]]);
+    } else if (op[i] === CONST || op[i] === FREE) {
+      s[i] = constant(val[i]);
+    } else if (op[i] >= FIRST_PRIMITIVE) {
+      const name = primitiveOf(op[i]).name;
+      const rule = e[name];
+      if (!rule) throw new WengertError(`taylor: the primitive ${name} has no Taylor rule (user primitives: give one in defineOp's spec).`);
+      s[i] = rule(s[a[i]], s[b[i]]);
+    }
+  }
+  const out = term.output;
+  const derivatives: unknown[] = [];
+  let factorial = 1;
+  for (let j = 0; j < K; j++) {
+    if (j > 0) factorial *= j;
+    derivatives.push(unflatten(out.shape, out.atoms.map((v) => s[v][j] * factorial)));
+  }
+  return derivatives;
+}

@@ -1,0 +1,54 @@
+/**
+ * @file Forward mode on trace terms: `J·v` by one forward sweep.
+ *
+ * Each variable gets a tangent (a sink variable, or the symbolic zero), computed from
+ * its arguments' tangents by the primitive's tangent rule, written with primitives like
+ * the reverse rules, so forward mode nests under `rd` and `rd` under it. Scalar
+ * primitives need no rule of their own: their reverse rule with the cotangent set to an
+ * argument's tangent is that argument's contribution (see TangentRule in @wengert/ops).
+ */
+import { CODE, FIRST_PRIMITIVE, INPUT, primitiveOf } from "../trace/opcodes.js";
+import { emitterFor, type Trace } from "../trace/tracer.js";
+import type { TraceTerm } from "../trace/term.js";
+import { activity, place, type Emitted, type Placement } from "./place.js";
+
+const ADD = CODE.add;
+const arity = (code: number): number => primitiveOf(code).spec.arity;
+
+/** Emit the tangents of C's outputs given `tangents` of its inputs (by input index). */
+export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly number[], placement: Placement | null): Emitted {
+  const { op, a, b, length: n } = term.tape;
+  const e = emitterFor(sink);
+  const at = place(term, sink, placement);
+  const active = activity(term, arity);
+
+  // dt[i]: the sink variable holding v_i's tangent; -1 is the symbolic zero.
+  const dt = new Int32Array(n).fill(-1);
+  const sum = (x: number | null, y: number | null): number => (x === null || x < 0 ? (y ?? -1) : y === null || y < 0 ? x : sink.apply(ADD, x, y));
+  for (let i = 0; i < n; i++) {
+    if (op[i] === INPUT) {
+      dt[i] = tangents[a[i]];
+      continue;
+    }
+    if (op[i] < FIRST_PRIMITIVE || !active[i]) continue;
+    const spec = primitiveOf(op[i]).spec;
+    const ta = dt[a[i]] < 0 ? null : dt[a[i]];
+    if (spec.arity === 1) {
+      if (ta === null) continue;
+      dt[i] = (spec.tangent ? spec.tangent(e, [at[a[i]]], at[i], [ta]) : spec.reverse(e, at[a[i]], at[i], ta)) ?? -1;
+    } else {
+      const tb = dt[b[i]] < 0 ? null : dt[b[i]];
+      if (ta === null && tb === null) continue;
+      if (spec.tangent) dt[i] = spec.tangent(e, [at[a[i]], at[b[i]]], at[i], [ta, tb]) ?? -1;
+      else {
+        const da = ta === null ? null : spec.reverse[0](e, at[a[i]], at[b[i]], at[i], ta);
+        const db = tb === null ? null : spec.reverse[1](e, at[a[i]], at[b[i]], at[i], tb);
+        dt[i] = sum(da, db);
+      }
+    }
+  }
+  return {
+    outputs: term.output.atoms.map((v) => at[v]),
+    results: term.output.atoms.map((v) => (dt[v] < 0 ? sink.constant(0) : dt[v])),
+  };
+}
