@@ -33,3 +33,15 @@ export class TieError extends WengertError {}
 
 /** A trace term could not be evaluated (a missing input, a free variable). */
 export class EvaluationError extends WengertError {}
+
+/** With options.checkNaN: a primitive's result (forward, or in a rule) is NaN or infinite. */
+export class NaNError extends WengertError {}
+
+/** The trace grew beyond options.maxTraceLength. */
+export class TraceLengthError extends WengertError {}
+
+/** A user primitive's spec (defineOp) is malformed, or its rule returned the wrong thing. */
+export class DefineOpError extends WengertError {}
+
+/** checkGrad found a derivative that disagrees with finite differences or with forward mode. */
+export class GradientCheckError extends WengertError {}

@@ -24,3 +24,9 @@ export type { Value, EvalOptions, RunResult } from "./lang/index.js";
 // Forward mode, Taylor mode, pullbacks, Jacobians, Hessians.
 export { jvp, taylor } from "./api/forward.js";
 export { vjp, jacobian, jacrev, jacfwd, hessian, hvp } from "./api/jacobian.js";
+// User primitives and checking.
+export { defineOp } from "./api/defineOp.js";
+export type { OpSpec } from "./api/defineOp.js";
+export { checkGrad } from "./api/checkGrad.js";
+export type { CheckGradOptions, GradCheck, GradCheckReport } from "./api/checkGrad.js";
+export { NaNError, TraceLengthError, DefineOpError, GradientCheckError } from "./errors.js";

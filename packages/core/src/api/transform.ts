@@ -12,7 +12,7 @@ import type { Transform } from "../diff/place.js";
 import { OutputTypeError, SeedMismatchError, WengertError } from "../errors.js";
 import { flatten, flattenLike, typeString, unflatten, type Shape } from "../structure.js";
 import { TraceTerm } from "../trace/term.js";
-import { closeTrace, isScalar, live, openTrace, primal, Real, sinkFor, TIE_MODES, type Scalar, type Trace, type TieMode } from "../trace/tracer.js";
+import { closeTrace, isScalar, live, openTrace, primal, Real, sinkFor, TIE_MODES, type Scalar, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
 
 export interface RdOptions {
   /**
@@ -21,6 +21,13 @@ export interface RdOptions {
    * call (default), throw a TieError, or say nothing.
    */
   readonly ties?: TieMode;
+  /**
+   * Throw a NaNError naming the first primitive whose result is NaN or infinite, in
+   * f or in the derivative computation (default false).
+   */
+  readonly checkNaN?: boolean;
+  /** Throw a TraceLengthError when the trace of f grows beyond this many instructions. */
+  readonly maxTraceLength?: number;
 }
 
 /** A value as `f` receives it: numbers become scalars that may be traced. */
@@ -43,21 +50,24 @@ export interface TracedFn {
   readonly point: Scalar[];
 }
 
-function checkOptions(caller: string, options: RdOptions): TieMode {
+function checkOptions(caller: string, options: RdOptions): TraceSettings {
   const ties = options.ties ?? "warn";
   if (!TIE_MODES.includes(ties)) {
     throw new WengertError(`${caller}: options.ties is ${JSON.stringify(ties)}; expected one of ${TIE_MODES.map((m) => `"${m}"`).join(", ")}.`);
   }
-  return ties;
+  const maxLength = options.maxTraceLength ?? Infinity;
+  if (!(maxLength > 0)) throw new WengertError(`${caller}: options.maxTraceLength is ${maxLength}; expected a positive number.`);
+  return { ties, checkNaN: options.checkNaN === true, maxLength };
 }
 
 /** Symbolic evaluation of `f` at `x`: the trace term `C` of `x:T. C`. */
 export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}): TracedFn {
   if (typeof f !== "function") throw new WengertError(`${caller}: f is ${typeof f}; expected the function to differentiate.`);
-  const tieMode = checkOptions(caller, options);
+  const settings = checkOptions(caller, options);
+  const tieMode = settings.ties;
   const { shape, leaves } = flatten(x, "x", isScalar, `${caller}'s input`);
   for (const leaf of leaves) if (leaf instanceof Real) live(leaf, caller);
-  const t = openTrace(tieMode, caller);
+  const t = openTrace(settings, caller);
   let term: TraceTerm;
   try {
     const inputs = leaves.map((leaf, k) => new Real(t, t.tape.input(k, primal(leaf))));
@@ -130,7 +140,7 @@ export function apply(
   const { term } = traced;
   const target = outermost ? null : enclosing(traced, extra.leaves);
   if (target === null) {
-    const sink = sinkFor(term.tape, traced.trace.caller);
+    const sink = sinkFor(term.tape, traced.trace.caller, traced.trace.settings.checkNaN);
     const nx = term.params[0].atoms.length;
     const extras = extra.leaves.map((s, j) => sink.tape.input(nx + j, primal(s)));
     const d = transform(term, sink, extras, null);

@@ -44,6 +44,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
     const c = ct[i];
     if (c < 0 || op[i] < FIRST_PRIMITIVE) continue;
     const spec = primitiveOf(op[i]).spec;
+    if (sink.settings.checkNaN) sink.context = `the reverse rule of ${primitiveOf(op[i]).name} (for v${i})`;
     if (spec.arity === 1) {
       accumulate(a[i], spec.reverse(e, at[a[i]], at[i], c));
     } else {
@@ -52,6 +53,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
     }
   }
 
+  sink.context = "";
   const results: number[] = [];
   for (let i = 0; i < n; i++) if (op[i] === INPUT) results[a[i]] = ct[i] < 0 ? sink.constant(0) : ct[i];
   return { outputs: term.output.atoms.map((v) => at[v]), results };

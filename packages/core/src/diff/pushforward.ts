@@ -32,6 +32,7 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
     }
     if (op[i] < FIRST_PRIMITIVE || !active[i]) continue;
     const spec = primitiveOf(op[i]).spec;
+    if (sink.settings.checkNaN) sink.context = `the tangent rule of ${primitiveOf(op[i]).name} (for v${i})`;
     const ta = dt[a[i]] < 0 ? null : dt[a[i]];
     if (spec.arity === 1) {
       if (ta === null) continue;
@@ -47,6 +48,7 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
       }
     }
   }
+  sink.context = "";
   return {
     outputs: term.output.atoms.map((v) => at[v]),
     results: term.output.atoms.map((v) => (dt[v] < 0 ? sink.constant(0) : dt[v])),

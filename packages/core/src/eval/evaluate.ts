@@ -4,13 +4,9 @@
  *
  * One slot per variable; a single forward loop, no recursion, no allocation.
  */
-import { PRIMITIVES, CONST, FREE, INPUT, FIRST_PRIMITIVE } from "../trace/opcodes.js";
+import { CONST, FREE, INPUT, FIRST_PRIMITIVE, KERNELS } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
 import { EvaluationError } from "../errors.js";
-
-type Kernel = (a: number, b: number) => number;
-const KERNELS: Kernel[] = [];
-PRIMITIVES.forEach((p, i) => (KERNELS[FIRST_PRIMITIVE + i] = p.spec.forward as Kernel));
 
 /**
  * Compute `vals[i]` for the instructions `from …` of `tape`. Inputs come from `inputs`

@@ -7,7 +7,8 @@
  * types from the result. Function definitions see no outer ordinary variables
  * (Fig. 1's letrec rule checks the body in `x : T` alone).
  */
-import { BINARY_NAMES, PREDICATE_NAMES, UNARY_NAMES } from "@wengert/ops";
+import { PREDICATE_NAMES } from "@wengert/ops";
+import { codeOf, primitiveOf } from "../trace/opcodes.js";
 import { WengertError } from "../errors.js";
 import { assertNever } from "../structure.js";
 import { prod, REAL_T, UNIT_T, type Type } from "../trace/tree.js";
@@ -79,10 +80,12 @@ export function components(t: Type, n: number): Type[] | null {
   return init && [...init, t.snd];
 }
 
-const OP_ARITY = new Map<string, Type>([
-  ...UNARY_NAMES.map((n) => [n, REAL_T] as const),
-  ...BINARY_NAMES.map((n) => [n, prod(REAL_T, REAL_T)] as const),
-]);
+/** `op : real → real` or `op : real × real → real`, for built-in and user primitives. */
+function opArity(name: string): Type | undefined {
+  const code = codeOf(name);
+  if (code === undefined) return undefined;
+  return primitiveOf(code).spec.arity === 1 ? REAL_T : prod(REAL_T, REAL_T);
+}
 const PRED_ARITY = new Map<string, Type>(PREDICATE_NAMES.map((n) => [n, prod(REAL_T, REAL_T)] as const));
 
 /** What the checker found: the type of every term node (the evaluators read some). */
@@ -180,7 +183,7 @@ export function check(program: Term, file = "<input>", env: Readonly<Record<stri
         expect(M.right.pos, yield* call(term(M.right)), REAL_T, "the right operand of +");
         return REAL_T;
       case "op": {
-        const want = OP_ARITY.get(M.op) ?? fail(M.pos, `unknown operation ${M.op}`);
+        const want = opArity(M.op) ?? fail(M.pos, `unknown operation ${M.op}`);
         expect(M.arg.pos, yield* call(term(M.arg)), want, `the argument of ${M.op}`);
         return REAL_T;
       }

@@ -18,7 +18,7 @@ import { rdWithValue } from "../api/rd.js";
 import type { Inspect } from "../api/transform.js";
 import { WengertError } from "../errors.js";
 import { assertNever } from "../structure.js";
-import { CODE } from "../trace/opcodes.js";
+import { CODE, codeOf } from "../trace/opcodes.js";
 import { applyBinary, applyUnary, decide, type Scalar, type TieMode } from "../trace/tracer.js";
 import type { Type } from "../trace/tree.js";
 import type { PredicateName } from "@wengert/ops";
@@ -141,7 +141,7 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
       }
       case "op": {
         const v = yield* call(ev(M.arg, env, fns, fn));
-        const code = CODE[M.op as keyof typeof CODE];
+        const code = codeOf(M.op)!;
         if (Array.isArray(v)) return applyBinary(code, v[0], v[1]);
         return applyUnary(code, v);
       }

@@ -20,13 +20,15 @@
  * `(x) < 0`), and `fd_{(` (a result type or a term); terms are memoised by position so
  * that backtracking never re-parses one.
  */
-import { BINARY_NAMES, PREDICATE_NAMES, UNARY_NAMES } from "@wengert/ops";
+import { PREDICATE_NAMES } from "@wengert/ops";
+import { codeOf } from "../trace/opcodes.js";
 import { describe, KEYWORDS, Lexer, ParseError, type Token, type TokenType } from "./lexer.js";
 import type { Binder, BoolTerm, Pos, Term, TypeExpr } from "./syntax.js";
 
 export { ParseError } from "./lexer.js";
 
-const OP_NAMES: ReadonlySet<string> = new Set<string>([...UNARY_NAMES, ...BINARY_NAMES]);
+/** Primitives by name, built-in or defined with defineOp before parsing. */
+const OP_NAMES = { has: (name: string): boolean => codeOf(name) !== undefined };
 const PRED_NAMES: ReadonlySet<string> = new Set<string>(PREDICATE_NAMES);
 const KEYWORD_SET: ReadonlySet<string> = new Set<string>(KEYWORDS);
 const MAX_POWER = 1_000_000;

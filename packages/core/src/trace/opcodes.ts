@@ -17,20 +17,43 @@ export const FREE = 2;
 export const FIRST_PRIMITIVE = 3;
 
 export interface PrimitiveInfo {
-  readonly name: OpName;
+  readonly name: string;
   readonly spec: ScalarOp;
+  /** Defined by the user with defineOp (its rules run on traced reals). */
+  readonly user: boolean;
 }
 
-/** Every primitive, indexed by `code - FIRST_PRIMITIVE`. */
-export const PRIMITIVES: readonly PrimitiveInfo[] = [
-  ...UNARY_NAMES.map((name) => ({ name, spec: unaryOps[name] as ScalarOp })),
-  ...BINARY_NAMES.map((name) => ({ name, spec: binaryOps[name] as ScalarOp })),
+const registry: PrimitiveInfo[] = [
+  ...UNARY_NAMES.map((name) => ({ name, spec: unaryOps[name] as ScalarOp, user: false })),
+  ...BINARY_NAMES.map((name) => ({ name, spec: binaryOps[name] as ScalarOp, user: false })),
 ];
 
-export const CODE: { readonly [K in OpName]: number } = Object.fromEntries(
-  PRIMITIVES.map((p, i) => [p.name, FIRST_PRIMITIVE + i]),
-) as { [K in OpName]: number };
+/** Every primitive, indexed by `code - FIRST_PRIMITIVE`: the built-in ones, then the user's. */
+export const PRIMITIVES: readonly PrimitiveInfo[] = registry;
+
+const codes = new Map<string, number>(registry.map((p, i) => [p.name, FIRST_PRIMITIVE + i]));
+
+/** The built-in primitives' codes, by name. */
+export const CODE = Object.fromEntries(codes) as { readonly [K in OpName]: number };
+
+/** Kernels by code, for the evaluator's loop. */
+export const KERNELS: ((a: number, b: number) => number)[] = [];
+registry.forEach((p, i) => (KERNELS[FIRST_PRIMITIVE + i] = p.spec.forward as (a: number, b: number) => number));
+
+/** The code of a primitive by name (built-in or user-defined), or undefined. */
+export function codeOf(name: string): number | undefined {
+  return codes.get(name);
+}
+
+/** Add a user primitive (defineOp); its code follows the others'. */
+export function registerPrimitive(name: string, spec: ScalarOp): number {
+  const code = FIRST_PRIMITIVE + registry.length;
+  registry.push({ name, spec, user: true });
+  codes.set(name, code);
+  KERNELS[code] = spec.forward as (a: number, b: number) => number;
+  return code;
+}
 
 export function primitiveOf(code: number): PrimitiveInfo {
-  return PRIMITIVES[code - FIRST_PRIMITIVE];
+  return registry[code - FIRST_PRIMITIVE];
 }

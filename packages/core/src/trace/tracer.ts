@@ -13,9 +13,9 @@
  * inner trace term of the paper's nested examples (end of Sec. 3).
  */
 import { predicates, type Emitter, type PredicateName } from "@wengert/ops";
-import { ClosedTraceError, TieError, TracedOperatorError, WengertError } from "../errors.js";
+import { ClosedTraceError, NaNError, TieError, TraceLengthError, TracedOperatorError, WengertError } from "../errors.js";
 import { describe } from "../structure.js";
-import { CODE, CONST, PRIMITIVES, primitiveOf } from "./opcodes.js";
+import { CONST, FIRST_PRIMITIVE, PRIMITIVES, primitiveOf } from "./opcodes.js";
 import { Tape } from "./tape.js";
 
 export type TieMode = "warn" | "error" | "ignore";
@@ -59,19 +59,36 @@ export function isScalar(v: unknown): v is Scalar {
 }
 
 /** One open (or finished) trace: the tape being recorded and what `rd` asked for. */
+/** What an rd call asked of its trace (RdOptions, checked). */
+export interface TraceSettings {
+  readonly ties: TieMode;
+  /** Throw at the first primitive whose result is NaN or infinite. */
+  readonly checkNaN: boolean;
+  /** Throw when the trace grows beyond this many instructions. */
+  readonly maxLength: number;
+}
+
+export const DEFAULT_SETTINGS: TraceSettings = { ties: "warn", checkNaN: false, maxLength: Infinity };
+
 export class Trace {
   closed = false;
+  /** While a reverse or tangent rule is being emitted: which one, for checkNaN's message. */
+  context = "";
   /** Ties met while tracing (descriptions), for `ties: "warn"`. */
   readonly ties: string[] = [];
   private readonly lifted = new Map<Real, number>();
 
   constructor(
     readonly level: number,
-    readonly tieMode: TieMode,
+    readonly settings: TraceSettings,
     /** The API call that opened it, for messages ("rd", "grad"…). */
     readonly caller: string,
     readonly tape: Tape = new Tape(true),
   ) {}
+
+  get tieMode(): TieMode {
+    return this.settings.ties;
+  }
 
   /** The variable standing for `x` in this trace: a literal, a variable, or a free one. */
   atomOf(x: Scalar): number {
@@ -95,7 +112,25 @@ export class Trace {
     if (spec.arity === 1 && spec.kink && this.tape.op[a] !== CONST && spec.kink(this.tape.val[a])) {
       this.tie(`${primitiveOf(code).name}(${this.tape.val[a]}) was evaluated at its kink; wengert uses ${spec.atKink}`);
     }
-    return this.tape.apply(code, a, b);
+    const v = this.tape.apply(code, a, b);
+    if (this.settings.checkNaN && !Number.isFinite(this.tape.val[v])) this.reportNaN(code, a, b, v);
+    if (this.tape.length > this.settings.maxLength) {
+      throw new TraceLengthError(
+        `${this.caller}: the trace reached ${this.tape.length} instructions, over options.maxTraceLength = ${this.settings.maxLength}; ` +
+          `f may not terminate (a loop whose condition never changes?). Raise the limit if the trace is meant to be this long.`,
+      );
+    }
+    return v;
+  }
+
+  private reportNaN(code: number, a: number, b: number, v: number): never {
+    const p = primitiveOf(code);
+    const args = (p.spec.arity === 1 ? [a] : [a, b]).map((x) => this.tape.val[x]);
+    const where = this.context ? `in ${this.context}` : "in the forward pass (f itself)";
+    throw new NaNError(
+      `${this.caller}: checkNaN: ${p.name}(${args.join(", ")}) = ${this.tape.val[v]} ${where}; ` +
+        `its inputs: ${args.map(() => "real").join(", ")}.`,
+    );
   }
 
   tie(what: string): void {
@@ -112,8 +147,8 @@ export class Trace {
 
 const stack: Trace[] = [];
 
-export function openTrace(tieMode: TieMode, caller: string): Trace {
-  const t = new Trace(stack.length, tieMode, caller);
+export function openTrace(settings: TraceSettings, caller: string): Trace {
+  const t = new Trace(stack.length, settings, caller);
   stack.push(t);
   return t;
 }
@@ -124,8 +159,8 @@ export function openTrace(tieMode: TieMode, caller: string): Trace {
  * reuses) and evaluates what is emitted at once. Rules of user primitives, written with
  * the public functions, run on its traced reals. Close it when done.
  */
-export function sinkFor(tape: Tape, caller: string): Trace {
-  return new Trace(stack.length, "ignore", caller, tape.extend(true));
+export function sinkFor(tape: Tape, caller: string, checkNaN: boolean): Trace {
+  return new Trace(stack.length, { ties: "ignore", checkNaN, maxLength: Infinity }, caller, tape.extend(true));
 }
 
 export function closeTrace(t: Trace): void {
@@ -207,9 +242,11 @@ export function primal(x: Scalar): number {
  */
 export function emitterFor(sink: Trace): Emitter<number> {
   const e: Record<string, unknown> = { lit: (c: number) => sink.constant(c) };
-  for (const p of PRIMITIVES) {
-    const code = CODE[p.name];
+  PRIMITIVES.forEach((p, i) => {
+    const code = FIRST_PRIMITIVE + i;
     e[p.name] = p.spec.arity === 1 ? (x: number) => sink.apply(code, x) : (a: number, b: number) => sink.apply(code, a, b);
-  }
+  });
+  // user primitives' rules are written with the public functions: they need the trace
+  Object.defineProperty(e, "sink", { value: sink });
   return e as Emitter<number>;
 }

@@ -141,8 +141,9 @@ export function toTree(term: TraceTerm): { C: Tree; T: Type; U: Type } {
     else if (code === CODE.add) bound = { kind: "add", left: v(`v${tape.a[i]}`), right: v(`v${tape.b[i]}`) };
     else {
       const p = primitiveOf(code);
+      if (p.user) throw new Error(`toTree: ${p.name} is a user primitive; the Fig. 6 reference covers the built-in ones`);
       const arg = p.spec.arity === 1 ? v(`v${tape.a[i]}`) : pair(v(`v${tape.a[i]}`), v(`v${tape.b[i]}`), [REAL_T, REAL_T]);
-      bound = { kind: "op", op: p.name, arg };
+      bound = { kind: "op", op: p.name as OpName, arg };
     }
     body = letIn(`v${i}`, REAL_T, bound, body);
   }

@@ -1,0 +1,103 @@
+/**
+ * @file `checkGrad`: test a function's derivatives (and so its primitives' rules).
+ *
+ * Along random directions u, with random output weights w, three numbers must agree:
+ * the reverse derivative ⟨rd(f, x, w), u⟩, the forward one ⟨w, jvp(f, x, u)⟩ (the
+ * dot-product test ⟨J u, w⟩ = ⟨u, Jᵀ w⟩, exact up to rounding), and central finite
+ * differences of ⟨w, f(x + h u)⟩ (up to truncation error).
+ */
+import { GradientCheckError, WengertError } from "../errors.js";
+import { flatten, unflatten } from "../structure.js";
+import { isScalar } from "../trace/tracer.js";
+import { jvp } from "./forward.js";
+import { rd } from "./rd.js";
+import type { RdOptions, Traced } from "./transform.js";
+
+export interface CheckGradOptions extends RdOptions {
+  /** How many random directions (default 4). */
+  readonly directions?: number;
+  /** Finite-difference step, relative to the size of x (default 1e-6). */
+  readonly eps?: number;
+  /** Tolerance of reverse against finite differences, relative (default 1e-5) and absolute (default 1e-8). */
+  readonly rtol?: number;
+  readonly atol?: number;
+  /** Tolerance of forward against reverse, relative (default 1e-10). */
+  readonly dotTol?: number;
+  /** Seed of the random directions (default 1): the same seed checks the same directions. */
+  readonly seed?: number;
+}
+
+export interface GradCheck {
+  readonly direction: number;
+  readonly test: "reverse vs finite differences" | "forward vs reverse";
+  readonly expected: number;
+  readonly got: number;
+  readonly error: number;
+  readonly ok: boolean;
+}
+
+export interface GradCheckReport {
+  readonly ok: boolean;
+  readonly checks: readonly GradCheck[];
+}
+
+/** A small seeded generator (mulberry32), for reproducible directions. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const isNumber = (v: unknown): v is number => typeof v === "number";
+const dot = (a: readonly number[], b: readonly number[]): number => a.reduce((s, x, i) => s + x * b[i], 0);
+
+/**
+ * Check `f`'s derivatives at `x` (numbers only). Returns the report; throws a
+ * GradientCheckError naming the worst disagreement if any check fails.
+ */
+export function checkGrad<const X>(f: (x: Traced<X>) => unknown, x: X, options: CheckGradOptions = {}): GradCheckReport {
+  const { directions = 4, eps = 1e-6, rtol = 1e-5, atol = 1e-8, dotTol = 1e-10, seed = 1 } = options;
+  const xs = flatten(x, "x", isNumber, "checkGrad's input");
+  const leaves = (v: unknown, what: string): number[] => {
+    const flat = flatten(v, what, isScalar, "a value");
+    if (!flat.leaves.every(isNumber)) throw new WengertError("checkGrad: works on numbers; call it outside rd.");
+    return flat.leaves as number[];
+  };
+  const apply = (p: number[]): number[] => leaves(f(unflatten(xs.shape, p) as Traced<X>), "f(x)");
+  const outShape = flatten(f(x as Traced<X>), "f(x)", isScalar, "the output of f").shape;
+  const rand = random(seed);
+  const h = eps * Math.max(1, ...xs.leaves.map(Math.abs));
+  const checks: GradCheck[] = [];
+  for (let d = 0; d < directions; d++) {
+    const u = xs.leaves.map(() => 2 * rand() - 1);
+    const y = apply(xs.leaves);
+    const w = y.map(() => 2 * rand() - 1);
+    const reverse = dot(leaves(rd(f, x, unflatten(outShape, w), options), "rd"), u);
+    const forward = dot(w, leaves(jvp(f, x, unflatten(xs.shape, u), options)[1], "jvp"));
+    const plus = apply(xs.leaves.map((v, i) => v + h * u[i]));
+    const minus = apply(xs.leaves.map((v, i) => v - h * u[i]));
+    const fdiff = (dot(w, plus) - dot(w, minus)) / (2 * h);
+    const e1 = Math.abs(reverse - fdiff);
+    checks.push({ direction: d, test: "reverse vs finite differences", expected: fdiff, got: reverse, error: e1, ok: e1 <= atol + rtol * Math.max(Math.abs(reverse), Math.abs(fdiff)) });
+    const e2 = Math.abs(forward - reverse);
+    checks.push({ direction: d, test: "forward vs reverse", expected: reverse, got: forward, error: e2, ok: e2 <= dotTol * Math.max(1, Math.abs(reverse)) });
+  }
+  const report = { ok: checks.every((c) => c.ok), checks };
+  if (!report.ok) {
+    const worst = checks.filter((c) => !c.ok).sort((p, q) => q.error - p.error)[0];
+    throw Object.assign(
+      new GradientCheckError(
+        `checkGrad: ${worst.test} disagree along direction ${worst.direction}: expected ${worst.expected}, got ${worst.got} ` +
+          `(error ${worst.error.toExponential(2)}); ${checks.filter((c) => !c.ok).length} of ${checks.length} checks failed. ` +
+          `The report is on this error's .report.`,
+      ),
+      { report },
+    );
+  }
+  return report;
+}

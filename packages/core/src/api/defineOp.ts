@@ -1,0 +1,106 @@
+/**
+ * @file `defineOp`: a user primitive that works everywhere a built-in one does.
+ *
+ * The user writes the reverse rule (and optionally the tangent rule) with wengert's
+ * public functions, as `([x], y, ct) => [mul(ct, cos(x))]`. When a derivative is
+ * emitted, the rule runs on traced reals of the trace being emitted into, so what it
+ * computes is recorded there like any other instruction: the user primitive is
+ * differentiable to any order, prints by its name, and the term language calls it by
+ * its name.
+ */
+import type { BinaryOp, Emitter, ScalarOp, TangentRule, UnaryOp } from "@wengert/ops";
+import { PREDICATE_NAMES } from "@wengert/ops";
+import { DefineOpError } from "../errors.js";
+import type { Binary, Unary } from "./primitives.js";
+import { describe } from "../structure.js";
+import { codeOf, registerPrimitive } from "../trace/opcodes.js";
+import { applyBinary, applyUnary, isScalar, Real, type Scalar, type Trace } from "../trace/tracer.js";
+
+export interface OpSpec {
+  /** The name it prints with and is called by in the term language. */
+  readonly name: string;
+  /** The kernel on numbers; its number of parameters (1 or 2) is the primitive's arity. */
+  readonly forward: ((x: number) => number) | ((a: number, b: number) => number);
+  /** Cotangents of the arguments, from the arguments, the output y and its cotangent. */
+  readonly reverse: (args: Scalar[], y: Scalar, ct: Scalar) => Scalar[];
+  /** The output's tangent from the arguments' tangents (optional: derived from `reverse`). */
+  readonly tangent?: (args: Scalar[], tangents: Scalar[], y: Scalar) => Scalar;
+}
+
+
+const KEYWORDS = new Set(["let", "letrec", "in", "if", "then", "else", "true", "false", "real", "unit", "fst", "snd", "grad"]);
+
+function validate(spec: OpSpec): 1 | 2 {
+  const fail = (what: string): never => {
+    throw new DefineOpError(`defineOp${typeof spec?.name === "string" ? ` ${spec.name}` : ""}: ${what}`);
+  };
+  if (typeof spec !== "object" || spec === null) fail(`the spec is ${describe(spec)}; expected { name, forward, reverse }.`);
+  if (typeof spec.name !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(spec.name)) {
+    fail(`name is ${describe(spec.name)}; expected an identifier such as "cube" (it is how the term language calls it).`);
+  }
+  if (KEYWORDS.has(spec.name) || (PREDICATE_NAMES as readonly string[]).includes(spec.name) || /^(rd|fd|grad)_/.test(spec.name)) {
+    fail(`${spec.name} is a keyword or predicate of the term language; choose another name.`);
+  }
+  if (codeOf(spec.name) !== undefined) fail(`a primitive named ${spec.name} exists already.`);
+  if (typeof spec.forward !== "function") fail("forward is missing: the kernel on numbers, e.g. forward: (x) => x * x * x.");
+  if (spec.forward.length !== 1 && spec.forward.length !== 2) {
+    fail(`forward takes ${spec.forward.length} parameters; a primitive takes 1 or 2 reals.`);
+  }
+  if (typeof spec.reverse !== "function") {
+    fail("reverse is missing: the reverse rule ([x], y, ct) => [cotangent of x], written with wengert's functions (mul, cos, …).");
+  }
+  if (spec.tangent !== undefined && typeof spec.tangent !== "function") fail(`tangent is ${describe(spec.tangent)}; expected a function or nothing.`);
+  return spec.forward.length as 1 | 2;
+}
+
+/** The trace a symbolic emitter emits into (see emitterFor). */
+function traceOf<A>(e: Emitter<A>, name: string): Trace {
+  const sink = (e as unknown as { sink?: Trace }).sink;
+  if (!sink) throw new DefineOpError(`${name}: a user primitive's rules run under rd, jvp and their relatives only (not in taylor or the Fig. 6 reference).`);
+  return sink;
+}
+
+/** Run a user rule on traced reals of the sink; check and return its results as atoms. */
+function runRule(name: string, which: string, t: Trace, results: unknown, count: number): number[] {
+  if (!Array.isArray(results) || results.length !== count) {
+    throw new DefineOpError(`${name}: the ${which} rule returned ${describe(results)}; expected an array of ${count} cotangent(s), one per argument.`);
+  }
+  return results.map((r, i) => {
+    if (!isScalar(r)) throw new DefineOpError(`${name}: the ${which} rule's result ${i} is ${describe(r)}; expected a number or a traced real.`);
+    return t.atomOf(r);
+  });
+}
+
+/** Define a primitive; returns the function that applies it to numbers and traced reals. */
+export function defineOp(spec: OpSpec & { forward: (x: number) => number }): Unary;
+export function defineOp(spec: OpSpec & { forward: (a: number, b: number) => number }): Binary;
+export function defineOp(spec: OpSpec): Unary | Binary {
+  const arity = validate(spec);
+  const { name } = spec;
+  const reverseAll = <A>(e: Emitter<A>, args: A[], y: A, ct: A): A[] => {
+    const t = traceOf(e, name);
+    const wrap = (v: A) => new Real(t, v as unknown as number);
+    return runRule(name, "reverse", t, spec.reverse(args.map(wrap), wrap(y), wrap(ct)), arity) as unknown as A[];
+  };
+  const tangent: TangentRule | undefined = spec.tangent
+    ? <A>(e: Emitter<A>, args: readonly A[], y: A, tangents: readonly (A | null)[]): A | null => {
+        const t = traceOf(e, name);
+        const wrap = (v: A) => new Real(t, v as unknown as number);
+        const r = spec.tangent!(args.map(wrap), tangents.map((d) => (d === null ? 0 : wrap(d))), wrap(y));
+        return runRule(name, "tangent", t, [r], 1)[0] as unknown as A;
+      }
+    : undefined;
+  const op: ScalarOp =
+    arity === 1
+      ? ({ arity: 1, forward: spec.forward as (x: number) => number, reverse: (e, x, y, ct) => reverseAll(e, [x], y, ct)[0], tangent } satisfies UnaryOp)
+      : ({
+          arity: 2,
+          forward: spec.forward as (a: number, b: number) => number,
+          reverse: [(e, a, b, y, ct) => reverseAll(e, [a, b], y, ct)[0], (e, a, b, y, ct) => reverseAll(e, [a, b], y, ct)[1]],
+          tangent,
+        } satisfies BinaryOp);
+  const code = registerPrimitive(name, op);
+  const fn = arity === 1 ? (x: Scalar) => applyUnary(code, x) : (a: Scalar, b: Scalar) => applyBinary(code, a, b);
+  Object.defineProperty(fn, "name", { value: name });
+  return fn as Unary | Binary;
+}
