@@ -88,7 +88,7 @@ try {
   process.exitCode = main(process.argv.slice(2));
 } catch (e) {
   if (e instanceof WengertError) {
-    console.error(`wengert: ${e.message}`);
+    console.error(`wengert: ${e.message}${e instanceof UsageError && !e.message.includes("usage:") ? " (wengert --help for usage)" : ""}`);
     process.exitCode = e instanceof UsageError ? 2 : 1;
   } else if (e instanceof RangeError && /call stack/.test(e.message)) {
     console.error(`wengert: internal error: the JavaScript stack overflowed (${e.message}); please report this program.`);

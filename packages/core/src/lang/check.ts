@@ -27,24 +27,22 @@ export class TypeCheckError extends WengertError {
 }
 
 /**
- * A type in the language's own syntax: `real`, `unit`, `real * (real * real)`. `*` is
- * left-associative, so an iterated product of reals prints as `real * real * real`;
- * other nested products are parenthesised for the reader.
+ * A type in the language's own syntax: `real`, `unit`, `real * real * (real * real)`.
+ * `*` is left-associative, so the left spine of a product (an iterated product, as
+ * wide as the program's tuples) prints without parentheses, by a loop.
  */
 export function showType(t: Type): string {
-  const chain = (u: Type): boolean => u.kind === "real" || (u.kind === "prod" && u.snd.kind === "real" && chain(u.fst));
-  switch (t.kind) {
-    case "real":
-    case "unit":
-      return t.kind;
-    case "prod": {
-      const left = t.fst.kind === "prod" && !chain(t.fst) ? `(${showType(t.fst)})` : showType(t.fst);
-      const right = t.snd.kind === "prod" ? `(${showType(t.snd)})` : showType(t.snd);
-      return `${left} * ${right}`;
-    }
-    default:
-      return assertNever(t);
+  const parts: Type[] = [];
+  let left = t;
+  while (left.kind === "prod") {
+    parts.push(left.snd);
+    left = left.fst;
   }
+  parts.push(left);
+  return parts
+    .reverse()
+    .map((p, i) => (i > 0 && p.kind === "prod" ? `(${showType(p)})` : p.kind === "prod" ? showType(p) : p.kind))
+    .join(" * ");
 }
 
 export function sameType(a: Type, b: Type): boolean {
@@ -74,10 +72,14 @@ export function iterated(types: readonly Type[]): Type {
 /** The components of an iterated product of n types, or null if `t` is not one. */
 export function components(t: Type, n: number): Type[] | null {
   if (n === 0) return t.kind === "unit" ? [] : null;
-  if (n === 1) return [t];
-  if (t.kind !== "prod") return null;
-  const init = components(t.fst, n - 1);
-  return init && [...init, t.snd];
+  const parts: Type[] = [];
+  for (let k = n; k > 1; k--) {
+    if (t.kind !== "prod") return null;
+    parts.push(t.snd);
+    t = t.fst;
+  }
+  parts.push(t);
+  return parts.reverse();
 }
 
 /** `op : real → real` or `op : real × real → real`, for built-in and user primitives. */
@@ -170,9 +172,9 @@ export function check(program: Term, file = "<input>", env: Readonly<Record<stri
         const T = lookup(gamma, M.name);
         if (T) return T;
         if (lookup(phi, M.name)) return fail(M.pos, `${M.name} is a function; call it as ${M.name}(…)`);
-        const h = hidden.at(-1);
-        if (h?.names.has(M.name)) {
-          return fail(M.pos, `the body of ${h.fn} uses ${M.name}, a variable bound outside it; function definitions have no free variables (Fig. 1): pass ${M.name} as a parameter`);
+        const inner = hidden.at(-1);
+        if (inner && hidden.some((h) => h.names.has(M.name))) {
+          return fail(M.pos, `the body of ${inner.fn} uses ${M.name}, a variable bound outside it; function definitions have no free variables (Fig. 1): pass ${M.name} as a parameter`);
         }
         return fail(M.pos, `unbound variable ${M.name}`);
       }

@@ -66,9 +66,14 @@ const lookup = (env: Env | null, name: string): Value => {
 /** The n components of an iterated product value. */
 function split(v: Value, n: number): Value[] {
   if (n === 0) return [];
-  if (n === 1) return [v];
-  const [init, last] = v as readonly [Value, Value];
-  return [...split(init, n - 1), last];
+  const parts: Value[] = [];
+  for (let k = n; k > 1; k--) {
+    const [init, last] = v as readonly [Value, Value];
+    parts.push(last);
+    v = init;
+  }
+  parts.push(v);
+  return parts.reverse();
 }
 
 /** `0_T` as a value. */

@@ -13,10 +13,17 @@ export type { Value, EvalOptions } from "./evaluate.js";
 
 /** A value in the language's syntax: `1.5`, `*`, `<1, <2, 3>>`. */
 export function showValue(v: Value): string {
-  if (typeof v === "number") return String(v);
-  if (!Array.isArray(v)) return String(v);
-  if (v.length === 0) return "*";
-  return `<${showValue(v[0] as Value)}, ${showValue(v[1] as Value)}>`;
+  // iterative: tuples as wide as memory allows are deeply nested pairs
+  const out: string[] = [];
+  const todo: (Value | { text: string })[] = [v];
+  while (todo.length > 0) {
+    const x = todo.pop()!;
+    if (typeof x === "object" && x !== null && "text" in x) out.push(x.text);
+    else if (typeof x === "number" || !Array.isArray(x)) out.push(String(x));
+    else if (x.length === 0) out.push("*");
+    else todo.push({ text: ">" }, x[1] as Value, { text: ", " }, x[0] as Value, { text: "<" });
+  }
+  return out.join("");
 }
 
 export interface RunResult {

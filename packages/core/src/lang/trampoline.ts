@@ -5,7 +5,8 @@
  * recursively, one case per construct. Each is a generator that, instead of calling
  * itself, yields the sub-computation it needs (`const T = yield sub(M)`); `trampoline`
  * runs them with an explicit stack on the heap. A program's run can then be as deep
- * as memory allows (10^6 nested calls), never limited by the host's stack.
+ * as memory allows (tests run 10^6 nested calls, with the step limit raised to match),
+ * never limited by the host's stack.
  */
 
 /** A computation of an `R` that may ask for sub-computations. */
