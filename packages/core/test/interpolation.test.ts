@@ -19,7 +19,8 @@ import {
 } from "../src/index.js";
 import { check, evaluate, parse, runProgram, type Value } from "../src/lang/index.js";
 import type { Term } from "../src/lang/syntax.js";
-import { bump, centralDiff4, expectClose } from "./helpers/check.js";
+import { bump, expectClose } from "./helpers/check.js";
+import { decided, MAX, recorded, reliableDiff, smoothAround } from "./helpers/branches.js";
 
 const UNARY = { sin, cos, tanh, square, expTanh: (a: Scalar) => exp(tanh(a)) } satisfies Record<string, (a: Scalar) => Scalar>;
 const BINARY = { "+": add, "-": sub, "*": mul } satisfies Record<string, (a: Scalar, b: Scalar) => Scalar>;
@@ -104,12 +105,6 @@ const lit = (x: number) => `(${x})`;
 
 const IGNORE: RdOptions = { ties: "ignore" };
 
-/** What a run decided: the branches taken and the smallest |l − r| of a comparison. */
-interface Decisions {
-  branches: string;
-  margin: number;
-}
-let decisions: Decisions = { branches: "", margin: Infinity };
 
 function repTs(v: Scalar, n: number): Scalar {
   return n < 0.5 ? v : add(sin(repTs(v, n - 1)), mul(0.5, v));
@@ -137,9 +132,8 @@ function interp(p: Program, e: Expr, env: readonly Scalar[]): Scalar {
     case "if": {
       const l = go(e.l);
       const r = go(e.r);
-      decisions.margin = Math.min(decisions.margin, Math.abs(primal(l) - primal(r)));
       const taken = PREDS[e.pred](l, r);
-      decisions.branches += taken ? "T" : "F";
+      decided(primal(l), primal(r), taken);
       return go(taken ? e.t : e.e);
     }
     case "call":
@@ -159,16 +153,6 @@ function interp(p: Program, e: Expr, env: readonly Scalar[]): Scalar {
   }
 }
 
-/** Run `g` and return its result with the decisions taken while it ran. */
-function recorded<T>(g: () => T): [T, Decisions] {
-  const saved = decisions;
-  decisions = { branches: "", margin: Infinity };
-  try {
-    return [g(), decisions];
-  } finally {
-    decisions = saved;
-  }
-}
 const onNumbers = (p: Program) => (x: readonly number[]): number => interp(p, p.main, x) as number;
 
 // ---- the language ----
@@ -239,30 +223,8 @@ const programs: fc.Arbitrary<Program> = fc.record({ h: expressions(false), main:
 const points = fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 3, maxLength: 3 });
 const directions = fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: 3, maxLength: 3 });
 
-const MAX = 1e4;
 const PARAMS = { numRuns: 200, seed: 20250714, endOnFailure: true };
-const H = 1e-3;
-const STENCIL = [-2, -1, 1, 2].map((k) => k * H);
 const describeAt = (p: Program, x: readonly number[]) => `${prelude(p)}${show(p.main, MAIN_SCOPE)}\n  at [${x.join(", ")}]`;
-
-/** No comparison near a tie, and every branch the same on the finite-difference stencil. */
-function smoothAround(p: Program, x: number[], atX: Decisions, value: number): boolean {
-  if (!Number.isFinite(value) || Math.abs(value) > MAX || atX.margin < 1e-3) return false;
-  for (let i = 0; i < x.length; i++) {
-    for (const d of [...STENCIL, ...STENCIL.map((s) => s / 2)]) {
-      const [v, dec] = recorded(() => onNumbers(p)(bump(x, i, d)));
-      if (dec.branches !== atX.branches || !Number.isFinite(v)) return false;
-    }
-  }
-  return true;
-}
-
-/** A derivative by fourth-order differences at steps H and H/2; null when they disagree. */
-function reliableDiff(g: (t: number) => number, xi: number): number | null {
-  const coarse = centralDiff4(g, xi, H);
-  const fine = centralDiff4(g, xi, H / 2);
-  return Math.abs(coarse - fine) <= 1e-7 * (1 + Math.abs(fine)) ? fine : null;
-}
 
 describe("random programs of the language", () => {
   it("the generator's programs are well typed and some use every construct", () => {
@@ -316,7 +278,7 @@ describe("random programs of the language", () => {
         const inLanguage = [g0, g1, g2];
         const withApi = grad((xs: Scalar[]) => interp(p, p.main, xs), x, IGNORE) as number[];
         expectClose(inLanguage, withApi, 1e-10, 1e-10, `grad in the language vs the API, ${where}`);
-        if (!smoothAround(p, x, atX, value)) return;
+        if (!smoothAround(onNumbers(p), x, atX, value)) return;
         for (let i = 0; i < 3; i++) {
           const fdi = reliableDiff((t) => onNumbers(p)(bump(x, i, t - x[i])), x[i]);
           if (fdi === null) continue;

@@ -11,7 +11,8 @@ import {
   add, atan, cos, derivativeOf, div, exp, grad, log, lt, mul, primal, rd, sigmoid, sin, softplus, sqrt, square, sub, tanh,
   traceOf, type RdOptions, type Scalar,
 } from "../src/index.js";
-import { bump, centralDiff4, expectClose } from "./helpers/check.js";
+import { bump, expectClose } from "./helpers/check.js";
+import { decided, MAX, recorded, reliableDiff, smoothAround } from "./helpers/branches.js";
 
 // Unary operations that are smooth and finite on all of R.
 const UNARY = {
@@ -72,12 +73,6 @@ function show(e: Expr, names: string[]): string {
 
 const IGNORE: RdOptions = { ties: "ignore" };
 
-/** What a run decided: the branches taken and the smallest |l − r| of a comparison. */
-interface Decisions {
-  branches: string;
-  margin: number;
-}
-let decisions: Decisions = { branches: "", margin: Infinity };
 
 function interp(e: Expr, env: readonly Scalar[]): Scalar {
   switch (e.k) {
@@ -92,9 +87,8 @@ function interp(e: Expr, env: readonly Scalar[]): Scalar {
     case "if": {
       const l = interp(e.l, env);
       const r = interp(e.r, env);
-      decisions.margin = Math.min(decisions.margin, Math.abs(primal(l) - primal(r)));
       const taken = lt(l, r);
-      decisions.branches += taken ? "T" : "F";
+      decided(primal(l), primal(r), taken);
       return interp(taken ? e.t : e.e, env);
     }
     case "for": {
@@ -110,16 +104,6 @@ function interp(e: Expr, env: readonly Scalar[]): Scalar {
   }
 }
 
-/** Run `g` and return its result with the decisions taken while it ran. */
-function recorded<T>(g: () => T): [T, Decisions] {
-  const saved = decisions;
-  decisions = { branches: "", margin: Infinity };
-  try {
-    return [g(), decisions];
-  } finally {
-    decisions = saved;
-  }
-}
 
 const program = (e: Expr) => (x: Scalar[]): Scalar => interp(e, x);
 const onNumbers = (e: Expr) => (x: number[]): number => program(e)(x) as number;
@@ -144,43 +128,14 @@ const { node: programs } = fc.letrec<{ expr: Expr; node: Expr; leaf: Expr }>((ti
 const point = fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 1, maxLength: 3 });
 
 /** Programs whose values stay moderate (loops of mul can overflow FD's accuracy). */
-const MAX = 1e4;
 const PARAMS = { numRuns: 150, seed: 20240611, endOnFailure: true };
-const H = 1e-3;
-const STENCIL = [-2, -1, 1, 2].map((k) => k * H);
-
-/**
- * Reject points where finite differences mean nothing: a comparison within 1e-3 of a
- * tie, or any branch decided differently somewhere on the stencil around x (either
- * step size), or values too large to difference accurately.
- */
-function smoothAround(e: Expr, x: number[], atX: Decisions, value: number): boolean {
-  if (!Number.isFinite(value) || Math.abs(value) > MAX || atX.margin < 1e-3) return false;
-  for (let i = 0; i < x.length; i++) {
-    for (const d of [...STENCIL, ...STENCIL.map((s) => s / 2)]) {
-      const [v, dec] = recorded(() => onNumbers(e)(bump(x, i, d)));
-      if (dec.branches !== atX.branches || !Number.isFinite(v)) return false;
-    }
-  }
-  return true;
-}
-
-/**
- * A derivative of `g` at `xi` by fourth-order differences at steps H and H/2; null
- * when the two disagree (the estimate itself is unreliable there).
- */
-function reliableDiff(g: (t: number) => number, xi: number): number | null {
-  const coarse = centralDiff4(g, xi, H);
-  const fine = centralDiff4(g, xi, H / 2);
-  return Math.abs(coarse - fine) <= 1e-7 * (1 + Math.abs(fine)) ? fine : null;
-}
 
 describe("random programs with branches, loops and nested rd", () => {
   it("(a) grad equals finite differences of the program run on numbers", () => {
     fc.assert(
       fc.property(programs, point, (e, x) => {
         const [value, atX] = recorded(() => onNumbers(e)(x));
-        fc.pre(smoothAround(e, x, atX, value));
+        fc.pre(smoothAround(onNumbers(e), x, atX, value));
         const g = gradient(e, x);
         const names = x.map((_, i) => `x${i}`);
         for (let i = 0; i < x.length; i++) {
@@ -220,7 +175,7 @@ describe("random programs with branches, loops and nested rd", () => {
     fc.assert(
       fc.property(programs, point, (e, x) => {
         const [value, atX] = recorded(() => onNumbers(e)(x));
-        fc.pre(smoothAround(e, x, atX, value));
+        fc.pre(smoothAround(onNumbers(e), x, atX, value));
         const names = x.map((_, i) => `x${i}`);
         for (let i = 0; i < x.length; i++) {
           const hii = grad((y: Scalar[]) => (grad(program(e), y, IGNORE) as Scalar[])[i], x, IGNORE)[i];
