@@ -9,7 +9,7 @@
  * its name.
  */
 import type { BinaryOp, Emitter, ScalarOp, TangentRule, UnaryOp } from "@wengert/ops";
-import { PREDICATE_NAMES } from "@wengert/ops";
+import { numeric, PREDICATE_NAMES } from "@wengert/ops";
 import { DefineOpError } from "../errors.js";
 import type { Binary, Unary } from "./primitives.js";
 import { describe } from "../structure.js";
@@ -60,15 +60,20 @@ function traceOf<A>(e: Emitter<A>, name: string): Trace {
   return sink;
 }
 
-/** Run a user rule on traced reals of the sink; check and return its results as atoms. */
-function runRule(name: string, which: string, t: Trace, results: unknown, count: number): number[] {
+/** Check a user rule's results: `count` scalars. */
+function checkResults(name: string, which: string, results: unknown, count: number): Scalar[] {
   if (!Array.isArray(results) || results.length !== count) {
     throw new DefineOpError(`${name}: the ${which} rule returned ${describe(results)}; expected an array of ${count} cotangent(s), one per argument.`);
   }
-  return results.map((r, i) => {
+  results.forEach((r, i) => {
     if (!isScalar(r)) throw new DefineOpError(`${name}: the ${which} rule's result ${i} is ${describe(r)}; expected a number or a traced real.`);
-    return t.atomOf(r);
   });
+  return results as Scalar[];
+}
+
+/** Run a user rule on traced reals of the sink; check and return its results as atoms. */
+function runRule(name: string, which: string, t: Trace, results: unknown, count: number): number[] {
+  return checkResults(name, which, results, count).map((r) => t.atomOf(r));
 }
 
 /** Define a primitive; returns the function that applies it to numbers and traced reals. */
@@ -78,6 +83,10 @@ export function defineOp(spec: OpSpec): Unary | Binary {
   const arity = validate(spec);
   const { name } = spec;
   const reverseAll = <A>(e: Emitter<A>, args: A[], y: A, ct: A): A[] => {
+    if (e === (numeric as unknown)) {
+      // on numbers (the reverse sweep of an outermost rd) the rule computes numbers
+      return checkResults(name, "reverse", spec.reverse(args as number[], y as number, ct as number), arity) as A[];
+    }
     const t = traceOf(e, name);
     const wrap = (v: A) => new Real(t, v as unknown as number);
     return runRule(name, "reverse", t, spec.reverse(args.map(wrap), wrap(y), wrap(ct)), arity) as unknown as A[];

@@ -11,7 +11,9 @@ import { OutputTypeError } from "../errors.js";
 import { flatten, typeString, unflatten, type Shape } from "../structure.js";
 import type { TraceTerm } from "../trace/term.js";
 import { isScalar, type Scalar } from "../trace/tracer.js";
-import { apply, leavesLike, trace, type Fn, type Inspect, type RdOptions, type Traced } from "./transform.js";
+import { reverseSweep } from "../diff/sweep.js";
+import { primal } from "../trace/tracer.js";
+import { apply, isOutermost, leavesLike, trace, type Fn, type Inspect, type RdOptions, type Traced } from "./transform.js";
 
 export type { RdOptions, Traced } from "./transform.js";
 
@@ -25,8 +27,14 @@ export function rdWithValue(
   inspect?: Inspect,
 ): [unknown, unknown] {
   const traced = trace(caller, f, x, options);
-  const out = traced.term.output.shape;
+  const { term } = traced;
+  const out = term.output.shape;
   const seed = leavesLike(caller, "seed", out, seedFor(out), "f(x)");
+  if (inspect === undefined && isOutermost(traced, seed)) {
+    // nothing will look at the derivative term: evaluate it without building it
+    const cotangents = reverseSweep(term, seed.map(primal), traced.trace.settings.checkNaN ? { caller } : null);
+    return [unflatten(out, term.output.atoms.map((v) => term.tape.val[v])), unflatten(term.params[0].shape, cotangents)];
+  }
   const { outputs, results } = apply(traced, differentiate, { name: "W", shape: out, leaves: seed }, traced.term.params[0].shape, inspect);
   return [unflatten(out, outputs), unflatten(traced.term.params[0].shape, results)];
 }

@@ -113,6 +113,11 @@ function enclosing(traced: TracedFn, extras: readonly Scalar[]): Trace | null {
   return target;
 }
 
+/** True when nothing the transformation depends on is traced by an enclosing rd. */
+export function isOutermost(traced: TracedFn, extras: readonly Scalar[]): boolean {
+  return enclosing(traced, extras) === null;
+}
+
 /** Called at an outermost transformation with the trace term and the transformed term. */
 export type Inspect = (trace: TraceTerm, transformed: TraceTerm) => void;
 
