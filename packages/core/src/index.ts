@@ -26,7 +26,7 @@ export { jvp, taylor } from "./api/forward.js";
 export { vjp, jacobian, jacrev, jacfwd, hessian, hvp } from "./api/jacobian.js";
 // User primitives and checking.
 export { defineOp } from "./api/defineOp.js";
-export type { OpSpec } from "./api/defineOp.js";
+export type { OpSpec, UserOp } from "./api/defineOp.js";
 export { checkGrad } from "./api/checkGrad.js";
 export type { CheckGradOptions, GradCheck, GradCheckReport } from "./api/checkGrad.js";
 export { NaNError, TraceLengthError, DefineOpError, GradientCheckError } from "./errors.js";

@@ -11,7 +11,6 @@
 import type { BinaryOp, Emitter, ScalarOp, TangentRule, UnaryOp } from "@wengert/ops";
 import { numeric, PREDICATE_NAMES } from "@wengert/ops";
 import { DefineOpError } from "../errors.js";
-import type { Binary, Unary } from "./primitives.js";
 import { describe } from "../structure.js";
 import { codeOf, registerPrimitive } from "../trace/opcodes.js";
 import { applyBinary, applyUnary, isScalar, Real, type Scalar, type Trace } from "../trace/tracer.js";
@@ -20,7 +19,7 @@ export interface OpSpec {
   /** The name it prints with and is called by in the term language. */
   readonly name: string;
   /** The kernel on numbers; its number of parameters (1 or 2) is the primitive's arity. */
-  readonly forward: ((x: number) => number) | ((a: number, b: number) => number);
+  readonly forward: (...args: number[]) => number;
   /** Cotangents of the arguments, from the arguments, the output y and its cotangent. */
   readonly reverse: (args: Scalar[], y: Scalar, ct: Scalar) => Scalar[];
   /** The output's tangent from the arguments' tangents (optional: derived from `reverse`). */
@@ -76,10 +75,11 @@ function runRule(name: string, which: string, t: Trace, results: unknown, count:
   return checkResults(name, which, results, count).map((r) => t.atomOf(r));
 }
 
+/** A user primitive as a function: of one or two arguments, as its `forward`. */
+export type UserOp = { (a: number, b?: number): number; (a: Scalar, b?: Scalar): Scalar };
+
 /** Define a primitive; returns the function that applies it to numbers and traced reals. */
-export function defineOp(spec: OpSpec & { forward: (x: number) => number }): Unary;
-export function defineOp(spec: OpSpec & { forward: (a: number, b: number) => number }): Binary;
-export function defineOp(spec: OpSpec): Unary | Binary {
+export function defineOp(spec: OpSpec): UserOp {
   const arity = validate(spec);
   const { name } = spec;
   const reverseAll = <A>(e: Emitter<A>, args: A[], y: A, ct: A): A[] => {
@@ -111,5 +111,5 @@ export function defineOp(spec: OpSpec): Unary | Binary {
   const code = registerPrimitive(name, op);
   const fn = arity === 1 ? (x: Scalar) => applyUnary(code, x) : (a: Scalar, b: Scalar) => applyBinary(code, a, b);
   Object.defineProperty(fn, "name", { value: name });
-  return fn as Unary | Binary;
+  return fn as UserOp;
 }
