@@ -1,6 +1,7 @@
 /**
  * @file Every error wengert raises on a user's mistake: what, where, and the fix.
  */
+import type { GradCheckReport } from "./api/checkGrad.js";
 
 export class WengertError extends Error {
   constructor(message: string) {
@@ -44,4 +45,12 @@ export class TraceLengthError extends WengertError {}
 export class DefineOpError extends WengertError {}
 
 /** checkGrad found a derivative that disagrees with finite differences or with forward mode. */
-export class GradientCheckError extends WengertError {}
+export class GradientCheckError extends WengertError {
+  constructor(
+    message: string,
+    /** Every check made, failed or not. */
+    readonly report: GradCheckReport,
+  ) {
+    super(message);
+  }
+}

@@ -28,7 +28,7 @@ export function childPath(path: string, key: string | number): string {
 
 export function describe(v: unknown): string {
   if (v === null) return "null";
-  if (Array.isArray(v)) return "an array";
+  if (Array.isArray(v)) return `an array of length ${v.length}`;
   if (typeof v === "string") return `a string (${JSON.stringify(v.length > 20 ? v.slice(0, 20) + "…" : v)})`;
   if (typeof v === "object") return `an object of class ${(v as object).constructor?.name ?? "(none)"}`;
   return `${typeof v === "undefined" ? "undefined" : `a ${typeof v}`}`;
@@ -119,6 +119,8 @@ export function typeString(shape: Shape): string {
       return "real";
     case "tuple":
       if (shape.items.length === 0) return "unit";
+      // a one-element array is no product in the paper; ⟨T⟩ keeps it apart from T
+      if (shape.items.length === 1) return `⟨${typeString(shape.items[0])}⟩`;
       return shape.items.map((s) => (s.kind === "tuple" && s.items.length > 1 ? `(${typeString(s)})` : typeString(s))).join(" × ");
     case "record":
       return `{${shape.keys.map((k, i) => `${k}: ${typeString(shape.fields[i])}`).join(", ")}}`;

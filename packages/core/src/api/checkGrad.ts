@@ -11,7 +11,7 @@ import { flatten, unflatten } from "../structure.js";
 import { isScalar } from "../trace/tracer.js";
 import { jvp } from "./forward.js";
 import { rd } from "./rd.js";
-import type { RdOptions, Traced } from "./transform.js";
+import { trace, type Fn, type RdOptions, type Traced } from "./transform.js";
 
 export interface CheckGradOptions extends RdOptions {
   /** How many random directions (default 4). */
@@ -68,8 +68,12 @@ export function checkGrad<const X>(f: (x: Traced<X>) => unknown, x: X, options: 
     if (!flat.leaves.every(isNumber)) throw new WengertError("checkGrad: works on numbers; call it outside rd.");
     return flat.leaves as number[];
   };
-  const apply = (p: number[]): number[] => leaves(f(unflatten(xs.shape, p) as Traced<X>), "f(x)");
-  const outShape = flatten(f(x as Traced<X>), "f(x)", isScalar, "the output of f").shape;
+  // f runs traced, so that options such as maxTraceLength apply to every evaluation
+  const apply = (p: number[]): number[] => {
+    const { term } = trace("checkGrad", f as Fn, unflatten(xs.shape, p), options);
+    return term.output.atoms.map((v) => term.tape.val[v]);
+  };
+  const outShape = trace("checkGrad", f as Fn, x, options).term.output.shape;
   const rand = random(seed);
   const h = eps * Math.max(1, ...xs.leaves.map(Math.abs));
   const checks: GradCheck[] = [];
@@ -90,13 +94,11 @@ export function checkGrad<const X>(f: (x: Traced<X>) => unknown, x: X, options: 
   const report = { ok: checks.every((c) => c.ok), checks };
   if (!report.ok) {
     const worst = checks.filter((c) => !c.ok).sort((p, q) => q.error - p.error)[0];
-    throw Object.assign(
-      new GradientCheckError(
-        `checkGrad: ${worst.test} disagree along direction ${worst.direction}: expected ${worst.expected}, got ${worst.got} ` +
-          `(error ${worst.error.toExponential(2)}); ${checks.filter((c) => !c.ok).length} of ${checks.length} checks failed. ` +
-          `The report is on this error's .report.`,
-      ),
-      { report },
+    throw new GradientCheckError(
+      `checkGrad: ${worst.test} disagree along direction ${worst.direction}: expected ${worst.expected}, got ${worst.got} ` +
+        `(error ${worst.error.toExponential(2)}); ${checks.filter((c) => !c.ok).length} of ${checks.length} checks failed. ` +
+        `The report is on this error's .report.`,
+      report,
     );
   }
   return report;

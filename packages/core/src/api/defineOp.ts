@@ -10,7 +10,7 @@
  */
 import type { BinaryOp, Emitter, ScalarOp, TangentRule, UnaryOp } from "@wengert/ops";
 import { numeric, PREDICATE_NAMES } from "@wengert/ops";
-import { DefineOpError } from "../errors.js";
+import { DefineOpError, NaNError } from "../errors.js";
 import { describe } from "../structure.js";
 import { codeOf, registerPrimitive } from "../trace/opcodes.js";
 import { applyBinary, applyUnary, isScalar, Real, type Scalar, type Trace } from "../trace/tracer.js";
@@ -31,7 +31,7 @@ const KEYWORDS = new Set(["let", "letrec", "in", "if", "then", "else", "true", "
 
 function validate(spec: OpSpec): 1 | 2 {
   const fail = (what: string): never => {
-    throw new DefineOpError(`defineOp${typeof spec?.name === "string" ? ` ${spec.name}` : ""}: ${what}`);
+    throw new DefineOpError(`defineOp${typeof spec?.name === "string" && spec.name !== "" ? ` ${spec.name}` : ""}: ${what}`);
   };
   if (typeof spec !== "object" || spec === null) fail(`the spec is ${describe(spec)}; expected { name, forward, reverse }.`);
   if (typeof spec.name !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(spec.name)) {
@@ -41,13 +41,15 @@ function validate(spec: OpSpec): 1 | 2 {
     fail(`${spec.name} is a keyword or predicate of the term language; choose another name.`);
   }
   if (codeOf(spec.name) !== undefined) fail(`a primitive named ${spec.name} exists already.`);
-  if (typeof spec.forward !== "function") fail("forward is missing: the kernel on numbers, e.g. forward: (x) => x * x * x.");
+  if (spec.forward === undefined) fail("forward is missing: the kernel on numbers, e.g. forward: (x) => x * x * x.");
+  if (typeof spec.forward !== "function") fail(`forward is ${describe(spec.forward)}; expected the kernel on numbers, e.g. forward: (x) => x * x * x.`);
   if (spec.forward.length !== 1 && spec.forward.length !== 2) {
     fail(`forward takes ${spec.forward.length} parameters; a primitive takes 1 or 2 reals.`);
   }
-  if (typeof spec.reverse !== "function") {
+  if (spec.reverse === undefined) {
     fail("reverse is missing: the reverse rule ([x], y, ct) => [cotangent of x], written with wengert's functions (mul, cos, …).");
   }
+  if (typeof spec.reverse !== "function") fail(`reverse is ${describe(spec.reverse)}; expected the reverse rule ([x], y, ct) => [cotangent of x].`);
   if (spec.tangent !== undefined && typeof spec.tangent !== "function") fail(`tangent is ${describe(spec.tangent)}; expected a function or nothing.`);
   return spec.forward.length as 1 | 2;
 }
@@ -59,10 +61,33 @@ function traceOf<A>(e: Emitter<A>, name: string): Trace {
   return sink;
 }
 
+/**
+ * Run a user rule with the trace's NaN checks held: a rule computes every argument's
+ * result, and those not needed (a constant argument's) may be infinite harmlessly.
+ */
+function quietly<R>(t: Trace, run: () => R): R {
+  t.quiet++;
+  try {
+    return run();
+  } finally {
+    t.quiet--;
+  }
+}
+
+/** With checkNaN, a needed result of a user rule must be finite. */
+function checkFinite(t: Trace, atom: number, what: string): void {
+  const v = t.tape.val[atom];
+  if (t.checksNaN() && !Number.isFinite(v)) {
+    throw new NaNError(`${t.nanCaller ?? t.caller}: checkNaN: ${what} gave ${v}.`);
+  }
+}
+
 /** Check a user rule's results: `count` scalars. */
 function checkResults(name: string, which: string, results: unknown, count: number): Scalar[] {
   if (!Array.isArray(results) || results.length !== count) {
-    throw new DefineOpError(`${name}: the ${which} rule returned ${describe(results)}; expected an array of ${count} cotangent(s), one per argument.`);
+    throw new DefineOpError(
+      `${name}: the ${which} rule returned ${describe(results)}; expected an array of ${count} ${which === "tangent" ? "tangent" : "cotangent(s), one per argument"}.`,
+    );
   }
   results.forEach((r, i) => {
     if (!isScalar(r)) throw new DefineOpError(`${name}: the ${which} rule's result ${i} is ${describe(r)}; expected a number or a traced real.`);
@@ -82,30 +107,46 @@ export type UserOp = { (a: number, b?: number): number; (a: Scalar, b?: Scalar):
 export function defineOp(spec: OpSpec): UserOp {
   const arity = validate(spec);
   const { name } = spec;
+  // The rule gives every argument's cotangent at once; the sweep asks per argument, so
+  // the last call's results are kept for the next argument of the same instruction.
+  let memo: { e: unknown; key: unknown[]; results: unknown[] } | null = null;
   const reverseAll = <A>(e: Emitter<A>, args: A[], y: A, ct: A): A[] => {
+    const key = [...args, y, ct];
+    if (memo && memo.e === e && memo.key.every((v, i) => v === key[i])) return memo.results as A[];
+    let results: A[];
     if (e === (numeric as unknown)) {
       // on numbers (the reverse sweep of an outermost rd) the rule computes numbers
-      return checkResults(name, "reverse", spec.reverse(args as number[], y as number, ct as number), arity) as A[];
+      results = checkResults(name, "reverse", spec.reverse(args as number[], y as number, ct as number), arity) as A[];
+    } else {
+      const t = traceOf(e, name);
+      const wrap = (v: A) => new Real(t, v as unknown as number);
+      results = quietly(t, () => runRule(name, "reverse", t, spec.reverse(args.map(wrap), wrap(y), wrap(ct)), arity)) as unknown as A[];
     }
-    const t = traceOf(e, name);
-    const wrap = (v: A) => new Real(t, v as unknown as number);
-    return runRule(name, "reverse", t, spec.reverse(args.map(wrap), wrap(y), wrap(ct)), arity) as unknown as A[];
+    memo = { e, key, results };
+    return results;
+  };
+  /** The cotangent of argument k, checked when the trace checks for NaN. */
+  const reverseOf = <A>(e: Emitter<A>, k: number, args: A[], y: A, ct: A): A => {
+    const r = reverseAll(e, args, y, ct)[k];
+    if (e !== (numeric as unknown)) checkFinite(traceOf(e, name), r as unknown as number, `the reverse rule of ${name} for its argument ${k + 1}`);
+    return r;
   };
   const tangent: TangentRule | undefined = spec.tangent
     ? <A>(e: Emitter<A>, args: readonly A[], y: A, tangents: readonly (A | null)[]): A | null => {
         const t = traceOf(e, name);
         const wrap = (v: A) => new Real(t, v as unknown as number);
-        const r = spec.tangent!(args.map(wrap), tangents.map((d) => (d === null ? 0 : wrap(d))), wrap(y));
-        return runRule(name, "tangent", t, [r], 1)[0] as unknown as A;
+        const r = quietly(t, () => runRule(name, "tangent", t, [spec.tangent!(args.map(wrap), tangents.map((d) => (d === null ? 0 : wrap(d))), wrap(y))], 1)[0]);
+        checkFinite(t, r, `the tangent rule of ${name}`);
+        return r as unknown as A;
       }
     : undefined;
   const op: ScalarOp =
     arity === 1
-      ? ({ arity: 1, forward: spec.forward as (x: number) => number, reverse: (e, x, y, ct) => reverseAll(e, [x], y, ct)[0], tangent } satisfies UnaryOp)
+      ? ({ arity: 1, forward: spec.forward as (x: number) => number, reverse: (e, x, y, ct) => reverseOf(e, 0, [x], y, ct), tangent } satisfies UnaryOp)
       : ({
           arity: 2,
           forward: spec.forward as (a: number, b: number) => number,
-          reverse: [(e, a, b, y, ct) => reverseAll(e, [a, b], y, ct)[0], (e, a, b, y, ct) => reverseAll(e, [a, b], y, ct)[1]],
+          reverse: [(e, a, b, y, ct) => reverseOf(e, 0, [a, b], y, ct), (e, a, b, y, ct) => reverseOf(e, 1, [a, b], y, ct)],
           tangent,
         } satisfies BinaryOp);
   const code = registerPrimitive(name, op);

@@ -57,8 +57,9 @@ export function taylor<const X>(f: (x: Traced<X>) => unknown, x: X, v: unknown, 
     } else if (op[i] >= FIRST_PRIMITIVE) {
       const name = primitiveOf(op[i]).name;
       const rule = e[name];
-      if (!rule) throw new WengertError(`taylor: the primitive ${name} has no Taylor rule (user primitives: give one in defineOp's spec).`);
-      s[i] = rule(s[a[i]], s[b[i]]);
+      if (!rule && K > 1) throw new WengertError(`taylor: the primitive ${name} has no Taylor rule: user primitives (defineOp) do not have Taylor rules yet; use nested jvp or rd for their derivatives.`);
+      // order 0 is the value, already recorded
+      s[i] = K === 1 ? constant(val[i]) : rule(s[a[i]], s[b[i]]);
     }
   }
   const out = term.output;

@@ -8,7 +8,7 @@
  * `rd` into that enclosing trace (Fig. 4's `W.rd_V(x:T.N) ⇝ W.R_V(x:T.C)`), so the
  * enclosing `rd` differentiates it in turn.
  */
-import type { Transform } from "../diff/place.js";
+import type { Emitted, Transform } from "../diff/place.js";
 import { OutputTypeError, SeedMismatchError, WengertError } from "../errors.js";
 import { flatten, flattenLike, typeString, unflatten, type Shape } from "../structure.js";
 import { TraceTerm } from "../trace/term.js";
@@ -159,10 +159,18 @@ export function apply(
     return { outputs: d.outputs.map(value), results: d.results.map(value), term: emitted };
   }
   const t: Trace = target;
-  const d = transform(term, t, extra.leaves.map((s) => t.atomOf(s)), {
-    inputs: traced.point.map((p) => t.atomOf(p)),
-    free: (v) => t.atomOf(v as Real),
-  });
+  // an inner call's checkNaN covers its derivative, emitted here
+  const saved = t.nanCaller;
+  if (traced.trace.settings.checkNaN && !t.settings.checkNaN) t.nanCaller = traced.trace.caller;
+  let d: Emitted;
+  try {
+    d = transform(term, t, extra.leaves.map((s) => t.atomOf(s)), {
+      inputs: traced.point.map((p) => t.atomOf(p)),
+      free: (v) => t.atomOf(v as Real),
+    });
+  } finally {
+    t.nanCaller = saved;
+  }
   const wrap = (v: number): Real => new Real(t, v);
   return { outputs: d.outputs.map(wrap), results: d.results.map(wrap), term: null };
 }

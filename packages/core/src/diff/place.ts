@@ -52,6 +52,22 @@ export function activity(term: TraceTerm, arity: (code: number) => number): Uint
   return active;
 }
 
+/**
+ * Which variables the outputs depend on. A nested rd leaves dead code behind (its
+ * replayed primal, results a user rule computed but nobody needs); forward sweeps skip it.
+ */
+export function liveness(term: TraceTerm, arity: (code: number) => number): Uint8Array {
+  const { op, a, b, length: n } = term.tape;
+  const live = new Uint8Array(n);
+  for (const v of term.output.atoms) live[v] = 1;
+  for (let i = n - 1; i >= 0; i--) {
+    if (!live[i] || op[i] < FIRST_PRIMITIVE) continue;
+    live[a[i]] = 1;
+    if (arity(op[i]) === 2) live[b[i]] = 1;
+  }
+  return live;
+}
+
 /** The identity transformation: the term placed in the sink, for its outputs alone. */
 export const replay: Transform = (term, sink, _extras, placement) => {
   const at = place(term, sink, placement);

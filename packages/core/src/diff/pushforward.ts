@@ -10,7 +10,7 @@
 import { CODE, FIRST_PRIMITIVE, INPUT, primitiveOf } from "../trace/opcodes.js";
 import { emitterFor, type Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
-import { activity, place, type Emitted, type Placement } from "./place.js";
+import { activity, liveness, place, type Emitted, type Placement } from "./place.js";
 
 const ADD = CODE.add;
 const arity = (code: number): number => primitiveOf(code).spec.arity;
@@ -21,6 +21,7 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
   const e = emitterFor(sink);
   const at = place(term, sink, placement);
   const active = activity(term, arity);
+  const live = liveness(term, arity);
 
   // dt[i]: the sink variable holding v_i's tangent; -1 is the symbolic zero.
   const dt = new Int32Array(n).fill(-1);
@@ -30,7 +31,7 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
       dt[i] = tangents[a[i]];
       continue;
     }
-    if (op[i] < FIRST_PRIMITIVE || !active[i]) continue;
+    if (op[i] < FIRST_PRIMITIVE || !active[i] || !live[i]) continue;
     const spec = primitiveOf(op[i]).spec;
     if (sink.settings.checkNaN) sink.context = `the tangent rule of ${primitiveOf(op[i]).name} (for v${i})`;
     const ta = dt[a[i]] < 0 ? null : dt[a[i]];

@@ -74,6 +74,10 @@ export class Trace {
   closed = false;
   /** While a reverse or tangent rule is being emitted: which one, for checkNaN's message. */
   context = "";
+  /** An inner rd with checkNaN emitting its derivative here: its name (it asks for checks). */
+  nanCaller: string | null = null;
+  /** > 0 while a user rule computes results of which only some are needed (checked after). */
+  quiet = 0;
   /** Ties met while tracing (descriptions), for `ties: "warn"`. */
   readonly ties: string[] = [];
   private readonly lifted = new Map<Real, number>();
@@ -113,7 +117,7 @@ export class Trace {
       this.tie(`${primitiveOf(code).name}(${this.tape.val[a]}) was evaluated at its kink; wengert uses ${spec.atKink}`);
     }
     const v = this.tape.apply(code, a, b);
-    if (this.settings.checkNaN && !Number.isFinite(this.tape.val[v])) this.reportNaN(code, a, b, v);
+    if (this.checksNaN() && !Number.isFinite(this.tape.val[v])) this.reportNaN(code, a, b, v);
     if (this.tape.length > this.settings.maxLength) {
       throw new TraceLengthError(
         `${this.caller}: the trace reached ${this.tape.length} instructions, over options.maxTraceLength = ${this.settings.maxLength}; ` +
@@ -123,12 +127,16 @@ export class Trace {
     return v;
   }
 
+  checksNaN(): boolean {
+    return (this.settings.checkNaN || this.nanCaller !== null) && this.quiet === 0;
+  }
+
   private reportNaN(code: number, a: number, b: number, v: number): never {
     const p = primitiveOf(code);
     const args = (p.spec.arity === 1 ? [a] : [a, b]).map((x) => this.tape.val[x]);
     const where = this.context ? `in ${this.context}` : "in the forward pass (f itself)";
     throw new NaNError(
-      `${this.caller}: checkNaN: ${p.name}(${args.join(", ")}) = ${this.tape.val[v]} ${where}; ` +
+      `${this.nanCaller ?? this.caller}: checkNaN: ${p.name}(${args.join(", ")}) = ${this.tape.val[v]} ${where}; ` +
         `its inputs: ${args.map(() => "real").join(", ")}.`,
     );
   }
