@@ -14,10 +14,15 @@ import { apply, leavesLike, trace, type Fn, type RdOptions, type Traced } from "
  * `x`; `J·v` like `f(x)`. Nests with `rd` in both directions (hvp is `jvp` of `grad`).
  */
 export function jvp<const X>(f: (x: Traced<X>) => unknown, x: X, v: unknown, options?: RdOptions): [unknown, unknown] {
-  const traced = trace("jvp", f as Fn, x, options);
+  return jvpAs("jvp", f as Fn, x, v, options);
+}
+
+/** jvp, named `caller` in messages (hvp is one). */
+export function jvpAs(caller: string, f: Fn, x: unknown, v: unknown, options?: RdOptions): [unknown, unknown] {
+  const traced = trace(caller, f, x, options);
   const xs = traced.term.params[0].shape;
   const out = traced.term.output.shape;
-  const tangents = leavesLike("jvp", "v", xs, v, "x");
+  const tangents = leavesLike(caller, "v", xs, v, "x");
   const { outputs, results } = apply(traced, pushforward, { name: "v", shape: xs, leaves: tangents }, out);
   return [unflatten(out, outputs), unflatten(out, results)];
 }

@@ -14,7 +14,7 @@ import type { Tape } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";
 import { primal, Real, type Scalar } from "../trace/tracer.js";
 import { grad } from "./rd.js";
-import { jvp } from "./forward.js";
+import { jvpAs } from "./forward.js";
 import { apply, leavesLike, trace, type Fn, type RdOptions, type TracedFn, type Traced } from "./transform.js";
 
 const caller = (traced: TracedFn): string => traced.trace.caller;
@@ -99,10 +99,10 @@ export function jacobian<const X>(f: (x: Traced<X>) => unknown, x: X, options?: 
 
 /** The Hessian of a real-valued `f`, forward over reverse: the Jacobian of `grad f` by jvps. */
 export function hessian<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): unknown {
-  return jacfwd((y: Traced<X>) => grad(f, y as X, options), x, options);
+  return byForward(trace("hessian", ((y: Traced<X>) => grad(f, y as X, options)) as Fn, x, options));
 }
 
 /** The Hessian-vector product `H·v`, forward over reverse: `jvp` of `grad f` along `v`. */
 export function hvp<const X>(f: (x: Traced<X>) => Scalar, x: X, v: unknown, options?: RdOptions): Traced<X> {
-  return jvp((y: Traced<X>) => grad(f, y as X, options), x, v, options)[1] as Traced<X>;
+  return jvpAs("hvp", ((y: Traced<X>) => grad(f, y as X, options)) as Fn, x, v, options)[1] as Traced<X>;
 }
