@@ -4,7 +4,7 @@
  * On numbers they are the plain kernels (full speed outside differentiation); on a
  * traced real they record the primitive in its trace.
  */
-import type { BinaryName, PredicateName, UnaryName } from "@wengert/ops";
+import { binaryOps, unaryOps, type BinaryName, type PredicateName, type UnaryName } from "@wengert/ops";
 import { CODE } from "../trace/opcodes.js";
 import { applyBinary, applyUnary, decide, type Scalar } from "../trace/tracer.js";
 
@@ -14,11 +14,13 @@ export type Pred = (a: Scalar, b: Scalar) => boolean;
 
 const unary = (name: UnaryName): Unary => {
   const code = CODE[name];
-  return ((x: Scalar) => applyUnary(code, x)) as Unary;
+  const kernel = unaryOps[name].forward;
+  return ((x: Scalar) => (typeof x === "number" ? kernel(x) : applyUnary(code, x))) as Unary;
 };
 const binary = (name: BinaryName): Binary => {
   const code = CODE[name];
-  return ((a: Scalar, b: Scalar) => applyBinary(code, a, b)) as Binary;
+  const kernel = binaryOps[name].forward;
+  return ((a: Scalar, b: Scalar) => (typeof a === "number" && typeof b === "number" ? kernel(a, b) : applyBinary(code, a, b))) as Binary;
 };
 const predicate =
   (name: PredicateName): Pred =>
