@@ -1,0 +1,74 @@
+/**
+ * @file Memory probe: what a recorded instruction costs, and that nothing outlives `rd`.
+ *
+ * 1. Bytes per recorded scalar instruction: the growth of the V8 heap plus array
+ *    buffers (the tape's typed columns) while the trace term of a W5 chain of 10^6
+ *    steps is alive, divided by its number of instructions; after a full gc either side.
+ * 2. Retention: the same measure after every tenth of 10^4 calls of `grad` on W1
+ *    (n = 100). If each call kept its trace, the heap would grow by one trace per call;
+ *    it should stay flat.
+ */
+import { grad, traceOf } from "@wengert/core";
+import type { MemoryResult } from "./results.js";
+import { chainW, X0 } from "./workloads/w5-chain.js";
+import { rosenbrockInput, rosenbrockW } from "./workloads/w1-rosenbrock.js";
+
+export interface MemoryOptions {
+  readonly steps?: number;
+  readonly calls?: number;
+  readonly gc: () => void;
+  readonly gcKind: MemoryResult["gc"];
+}
+
+export function memoryProbe({ steps = 1_000_000, calls = 10_000, gc, gcKind }: MemoryOptions): MemoryResult {
+  const measure = (): number => {
+    gc();
+    gc();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
+  };
+
+  // 1. One long trace.
+  const f = chainW(steps);
+  const before = measure();
+  const t0 = performance.now();
+  const term = traceOf(f, X0);
+  const ms = performance.now() - t0;
+  const after = measure();
+  const instructions = term.length;
+  const primitives = term.primitives;
+  const bytes = after - before;
+
+  // 2. Many calls.
+  const x = Array.from(rosenbrockInput(100));
+  const small = traceOf(rosenbrockW, x);
+  const smallBefore = measure();
+  const keep = traceOf(rosenbrockW, x);
+  const traceBytesEstimate = Math.max(0, measure() - smallBefore);
+  void keep.length;
+  void small.length;
+  for (let i = 0; i < 200; i++) grad(rosenbrockW, x); // warm up (compiled code, caches)
+  const base = measure();
+  const heap: { calls: number; bytes: number }[] = [{ calls: 0, bytes: 0 }];
+  const every = Math.max(1, Math.floor(calls / 10));
+  for (let i = 1; i <= calls; i++) {
+    grad(rosenbrockW, x);
+    if (i % every === 0) heap.push({ calls: i, bytes: measure() - base });
+  }
+  const growthBytes = heap[heap.length - 1].bytes;
+  const bytesPerCall = growthBytes / calls;
+  return {
+    trace: { steps, instructions, primitives, bytes, bytesPerInstruction: bytes / instructions, ms },
+    retention: {
+      calls,
+      fn: "grad(rosenbrockW, x) with n = 100 (W1)",
+      traceBytesEstimate,
+      heap,
+      growthBytes,
+      bytesPerCall,
+      // Flat: the growth over all calls is below 1% of what keeping each trace would cost.
+      flat: growthBytes < 0.01 * calls * Math.max(traceBytesEstimate, 1000),
+    },
+    gc: gcKind,
+  };
+}

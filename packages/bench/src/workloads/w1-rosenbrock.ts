@@ -1,0 +1,111 @@
+/**
+ * @file W1 rosenbrock(n): scalar-op heavy.
+ *
+ * x_i = 0.5 cos(i);  f(x) = Σ_{i=0}^{n-2} 100 (x_{i+1} − x_i²)² + (1 − x_i)².
+ * Trace-based (wengert): scalar ops in a loop, as a user would write. Tensor
+ * libraries: the vectorised form.
+ */
+import type { Array as JaxArray } from "@jax-js/jax";
+import type { Tensor } from "@tensorflow/tfjs-core";
+import { add, grad, mul, square, sub, type Scalar } from "@wengert/core";
+import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
+
+export function rosenbrockInput(n: number): Float64Array {
+  const x = new Float64Array(n);
+  for (let i = 0; i < n; i++) x[i] = 0.5 * Math.cos(i);
+  return x;
+}
+
+/** The primal on numbers. */
+export function rosenbrock(x: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < x.length - 1; i++) {
+    const xi = x[i];
+    const t = x[i + 1] - xi * xi;
+    const u = 1 - xi;
+    s += 100 * t * t + u * u;
+  }
+  return s;
+}
+
+/** Hand-written gradient: ∂/∂x_i of term i is −400 x_i t_i − 2(1 − x_i); of term i−1, 200 t_{i−1}. */
+export function rosenbrockGrad(x: ArrayLike<number>, out: Float64Array = new Float64Array(x.length)): Float64Array {
+  out.fill(0);
+  for (let i = 0; i < x.length - 1; i++) {
+    const xi = x[i];
+    const t = x[i + 1] - xi * xi;
+    out[i] += -400 * xi * t - 2 * (1 - xi);
+    out[i + 1] += 200 * t;
+  }
+  return out;
+}
+
+/** The same function written with wengert's primitives (JS operators on traced reals throw). */
+export function rosenbrockW(x: readonly Scalar[]): Scalar {
+  let s: Scalar = 0;
+  for (let i = 0; i < x.length - 1; i++) {
+    const t = sub(x[i + 1], square(x[i]));
+    s = add(s, add(mul(100, square(t)), square(sub(1, x[i]))));
+  }
+  return s;
+}
+
+export const rosenbrockWengertGrad = (x: readonly number[]): number[] => grad(rosenbrockW, x) as number[];
+
+/** TF.js, vectorised: slices of x. */
+export const tfjsRosenbrockLoss = (tf: Tf) => (x: Tensor) => {
+  const n = x.shape[0];
+  const head = tf.slice(x, 0, n - 1);
+  const tail = tf.slice(x, 1, n - 1);
+  const t = tf.sub(tail, tf.square(head));
+  return tf.sum(tf.add(tf.mul(100, tf.square(t)), tf.square(tf.sub(1, head))));
+};
+
+export const tfjsRosenbrock: Builder<Tf> = (tf, n) => {
+  const x = tf.tensor1d(new Float32Array(rosenbrockInput(n)));
+  const g = tf.grad(tfjsRosenbrockLoss(tf));
+  return () => {
+    const r = tf.tidy(() => g(x));
+    const d = r.dataSync();
+    r.dispose();
+    return d;
+  };
+};
+
+/** jax-js, vectorised (reference-counted: every second use of an array needs .ref). */
+export const jaxRosenbrockLoss = (jax: Jax) => (x: JaxArray) => {
+  const np = jax.numpy;
+  const n = x.shape[0];
+  const tail = x.ref.slice([1, n]);
+  const head = x.slice([0, n - 1]);
+  const t = tail.sub(head.ref.mul(head.ref));
+  const u = np.subtract(1, head);
+  return np.sum(t.ref.mul(t).mul(100).add(u.ref.mul(u)));
+};
+
+const jaxRosenbrock =
+  (jit: boolean): Builder<Jax> =>
+  (jax, n) => {
+    const x = jax.numpy.array(new Float32Array(rosenbrockInput(n)));
+    const g0 = jax.grad(jaxRosenbrockLoss(jax));
+    const g = jit ? jax.jit(g0) : g0;
+    return () => g(x.ref).dataSync();
+  };
+
+export function w1(n: number): Workload {
+  const x = rosenbrockInput(n);
+  const xs = Array.from(x);
+  const out = new Float64Array(n);
+  return {
+    id: `W1-${n}`,
+    family: "W1",
+    title: `W1 rosenbrock n=${n}`,
+    what: "gradient",
+    size: n,
+    sizeName: "n",
+    primal: () => rosenbrock(x),
+    hand: () => rosenbrockGrad(x, out),
+    wengert: (): Vec => rosenbrockWengertGrad(xs),
+    peers: [{ label: "", tfjs: tfjsRosenbrock, jaxEager: jaxRosenbrock(false), jaxJit: jaxRosenbrock(true) }],
+  };
+}
