@@ -20,7 +20,6 @@ import type { TraceTerm } from "../trace/term.js";
 import { activity, place, type Emitted, type Placement } from "./place.js";
 
 const ADD = CODE.add;
-const arity = (code: number): number => primitiveOf(code).spec.arity;
 
 /**
  * Emit `W.R_V(x. C)` into `sink`. `seeds` are the sink's variables for the leaves of W
@@ -30,7 +29,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
   const { op, a, b, length: n } = term.tape;
   const e = emitterFor(sink);
   const at = place(term, sink, placement);
-  const active = activity(term, arity);
+  const active = activity(term);
 
   // ct[i]: the sink variable holding v_i's cotangent so far; -1 is the symbolic zero.
   const ct = new Int32Array(n).fill(-1);

@@ -6,7 +6,7 @@
  * `let x:T = V in C` in front of each derivative term): its inputs become the point,
  * its free variables the enclosing trace's values, its instructions new instructions.
  */
-import { CONST, FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
+import { ARITY, CONST, FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Trace } from "../trace/tracer.js";
 
@@ -42,11 +42,11 @@ export function place(term: TraceTerm, sink: Trace, placement: Placement | null)
 }
 
 /** Which variables depend on the term's inputs: only those carry derivatives. */
-export function activity(term: TraceTerm, arity: (code: number) => number): Uint8Array {
+export function activity(term: TraceTerm): Uint8Array {
   const { op, a, b, length: n } = term.tape;
   const active = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
-    if (op[i] >= FIRST_PRIMITIVE) active[i] = active[a[i]] | (arity(op[i]) === 2 ? active[b[i]] : 0);
+    if (op[i] >= FIRST_PRIMITIVE) active[i] = active[a[i]] | (ARITY[op[i]] === 2 ? active[b[i]] : 0);
     else active[i] = op[i] === INPUT ? 1 : 0;
   }
   return active;
@@ -56,14 +56,14 @@ export function activity(term: TraceTerm, arity: (code: number) => number): Uint
  * Which variables the outputs depend on. A nested rd leaves dead code behind (its
  * replayed primal, results a user rule computed but nobody needs); forward sweeps skip it.
  */
-export function liveness(term: TraceTerm, arity: (code: number) => number): Uint8Array {
+export function liveness(term: TraceTerm): Uint8Array {
   const { op, a, b, length: n } = term.tape;
   const live = new Uint8Array(n);
   for (const v of term.output.atoms) live[v] = 1;
   for (let i = n - 1; i >= 0; i--) {
     if (!live[i] || op[i] < FIRST_PRIMITIVE) continue;
     live[a[i]] = 1;
-    if (arity(op[i]) === 2) live[b[i]] = 1;
+    if (ARITY[op[i]] === 2) live[b[i]] = 1;
   }
   return live;
 }

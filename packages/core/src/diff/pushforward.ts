@@ -13,15 +13,14 @@ import type { TraceTerm } from "../trace/term.js";
 import { activity, liveness, place, type Emitted, type Placement } from "./place.js";
 
 const ADD = CODE.add;
-const arity = (code: number): number => primitiveOf(code).spec.arity;
 
 /** Emit the tangents of C's outputs given `tangents` of its inputs (by input index). */
 export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly number[], placement: Placement | null): Emitted {
   const { op, a, b, length: n } = term.tape;
   const e = emitterFor(sink);
   const at = place(term, sink, placement);
-  const active = activity(term, arity);
-  const live = liveness(term, arity);
+  const active = activity(term);
+  const live = liveness(term);
 
   // dt[i]: the sink variable holding v_i's tangent; -1 is the symbolic zero.
   const dt = new Int32Array(n).fill(-1);

@@ -9,11 +9,10 @@
  */
 import { numeric } from "@wengert/ops";
 import { NaNError } from "../errors.js";
-import { FIRST_PRIMITIVE, INPUT, primitiveOf } from "../trace/opcodes.js";
+import { ARITY, FIRST_PRIMITIVE, INPUT, primitiveOf } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity } from "./place.js";
 
-const arity = (code: number): number => primitiveOf(code).spec.arity;
 
 /**
  * The cotangents of C's inputs for output cotangents `seeds`, as numbers. With
@@ -21,7 +20,7 @@ const arity = (code: number): number => primitiveOf(code).spec.arity;
  */
 export function reverseSweep(term: TraceTerm, seeds: readonly number[], checkNaN: { caller: string } | null): number[] {
   const { op, a, b, val, length: n } = term.tape;
-  const active = activity(term, arity);
+  const active = activity(term);
   const ct = new Float64Array(n);
   const has = new Uint8Array(n);
   const accumulate = (v: number, c: number | null, i: number): void => {
@@ -29,7 +28,7 @@ export function reverseSweep(term: TraceTerm, seeds: readonly number[], checkNaN
     if (checkNaN && !Number.isFinite(c)) {
       throw new NaNError(
         `${checkNaN.caller}: checkNaN: the reverse rule of ${primitiveOf(op[i]).name} (for v${i}) gave ${c} for its argument v${v} ` +
-          `(argument values ${[val[a[i]], val[b[i]]].slice(0, arity(op[i])).join(", ")}; inputs: real).`,
+          `(argument values ${[val[a[i]], val[b[i]]].slice(0, ARITY[op[i]]).join(", ")}; inputs: real).`,
       );
     }
     if (has[v]) ct[v] += c;

@@ -36,9 +36,16 @@ const codes = new Map<string, number>(registry.map((p, i) => [p.name, FIRST_PRIM
 /** The built-in primitives' codes, by name. */
 export const CODE = Object.fromEntries(codes) as { readonly [K in OpName]: number };
 
-/** Kernels by code, for the evaluator's loop. */
+/** Kernels, arities and kink tests by code, for the hot loops (no object per lookup). */
 export const KERNELS: ((a: number, b: number) => number)[] = [];
-registry.forEach((p, i) => (KERNELS[FIRST_PRIMITIVE + i] = p.spec.forward as (a: number, b: number) => number));
+export const ARITY: number[] = [];
+export const KINKS: (((x: number) => boolean) | undefined)[] = [];
+const index = (p: PrimitiveInfo, code: number): void => {
+  KERNELS[code] = p.spec.forward as (a: number, b: number) => number;
+  ARITY[code] = p.spec.arity;
+  KINKS[code] = p.spec.arity === 1 ? p.spec.kink : undefined;
+};
+registry.forEach((p, i) => index(p, FIRST_PRIMITIVE + i));
 
 /** The code of a primitive by name (built-in or user-defined), or undefined. */
 export function codeOf(name: string): number | undefined {
@@ -50,7 +57,7 @@ export function registerPrimitive(name: string, spec: ScalarOp): number {
   const code = FIRST_PRIMITIVE + registry.length;
   registry.push({ name, spec, user: true });
   codes.set(name, code);
-  KERNELS[code] = spec.forward as (a: number, b: number) => number;
+  index(registry[registry.length - 1], code);
   return code;
 }
 

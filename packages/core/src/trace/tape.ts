@@ -8,7 +8,7 @@
  * filled as instructions are appended when the tape is being traced (`eager`), or by
  * the evaluator later.
  */
-import { CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, primitiveOf } from "./opcodes.js";
+import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, KERNELS } from "./opcodes.js";
 
 const ADD = CODE.add;
 const MUL = CODE.mul;
@@ -72,12 +72,13 @@ export class Tape {
    * on literals are computed now, and `x + 0`, `x * 1` are `x`.
    */
   apply(code: number, a: number, b = 0): number {
-    const spec = primitiveOf(code).spec;
-    if (spec.arity === 1) {
-      if (this.op[a] === CONST) return this.constant(spec.forward(this.val[a]));
-      return this.push(code, a, 0, this.eager ? spec.forward(this.val[a]) : 0);
+    const kernel = KERNELS[code];
+    const op = this.op;
+    if (ARITY[code] === 1) {
+      if (op[a] === CONST) return this.constant(kernel(this.val[a], 0));
+      return this.push(code, a, 0, this.eager ? kernel(this.val[a], 0) : 0);
     }
-    if (this.op[a] === CONST && this.op[b] === CONST) return this.constant(spec.forward(this.val[a], this.val[b]));
+    if (op[a] === CONST && op[b] === CONST) return this.constant(kernel(this.val[a], this.val[b]));
     if (code === ADD) {
       if (this.isConstant(b, 0)) return a;
       if (this.isConstant(a, 0)) return b;
@@ -85,7 +86,7 @@ export class Tape {
       if (this.isConstant(b, 1)) return a;
       if (this.isConstant(a, 1)) return b;
     }
-    return this.push(code, a, b, this.eager ? spec.forward(this.val[a], this.val[b]) : 0);
+    return this.push(code, a, b, this.eager ? kernel(this.val[a], this.val[b]) : 0);
   }
 
   /** Number of primitive instructions (what the work of evaluating the tape is). */

@@ -12,10 +12,10 @@
  * inner derivative, exactly as the outer differentiation variable is free in the
  * inner trace term of the paper's nested examples (end of Sec. 3).
  */
-import { predicates, type Emitter, type PredicateName } from "@wengert/ops";
+import { predicates, type Emitter, type PredicateName, type UnaryOp } from "@wengert/ops";
 import { ClosedTraceError, NaNError, TieError, TraceLengthError, TracedOperatorError, WengertError } from "../errors.js";
 import { describe } from "../structure.js";
-import { CONST, FIRST_PRIMITIVE, PRIMITIVES, primitiveOf } from "./opcodes.js";
+import { CONST, FIRST_PRIMITIVE, KINKS, PRIMITIVES, primitiveOf } from "./opcodes.js";
 import { Tape } from "./tape.js";
 
 export type TieMode = "warn" | "error" | "ignore";
@@ -112,13 +112,15 @@ export class Trace {
 
   /** Record a primitive; kinked primitives evaluated at their kink are reported. */
   apply(code: number, a: number, b = 0): number {
-    const spec = primitiveOf(code).spec;
-    if (spec.arity === 1 && spec.kink && this.tape.op[a] !== CONST && spec.kink(this.tape.val[a])) {
-      this.tie(`${primitiveOf(code).name}(${this.tape.val[a]}) was evaluated at its kink; wengert uses ${spec.atKink}`);
+    const tape = this.tape;
+    const kink = KINKS[code];
+    if (kink !== undefined && tape.op[a] !== CONST && kink(tape.val[a])) {
+      const spec = primitiveOf(code).spec as UnaryOp;
+      this.tie(`${primitiveOf(code).name}(${tape.val[a]}) was evaluated at its kink; wengert uses ${spec.atKink}`);
     }
-    const v = this.tape.apply(code, a, b);
-    if (this.checksNaN() && !Number.isFinite(this.tape.val[v])) this.reportNaN(code, a, b, v);
-    if (this.tape.length > this.settings.maxLength) {
+    const v = tape.apply(code, a, b);
+    if ((this.settings.checkNaN || this.nanCaller !== null) && this.quiet === 0 && !Number.isFinite(tape.val[v])) this.reportNaN(code, a, b, v);
+    if (tape.length > this.settings.maxLength) {
       throw new TraceLengthError(
         `${this.caller}: the trace reached ${this.tape.length} instructions, over options.maxTraceLength = ${this.settings.maxLength}; ` +
           `f may not terminate (a loop whose condition never changes?). Raise the limit if the trace is meant to be this long.`,
