@@ -8,6 +8,7 @@
  */
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import type { Tensor } from "@tensorflow/tfjs-core";
 import type { Tf } from "../types.js";
 import { quietly } from "./quiet.js";
 
@@ -44,4 +45,12 @@ export async function loadTf(): Promise<TfLoaded> {
 /** Make `name` the current backend (tensors are created on the current backend). */
 export async function useTfBackend(tf: Tf, name: string): Promise<void> {
   if (tf.getBackend() !== name) await quietly(() => tf.setBackend(name));
+}
+
+/** Run `f` in a tidy scope and read its result back into a typed array, freeing the tensor. */
+export function readTf(tf: Tf, f: () => Tensor): Float32Array | Int32Array | Uint8Array {
+  const r = tf.tidy(f);
+  const d = r.dataSync();
+  r.dispose();
+  return d;
 }

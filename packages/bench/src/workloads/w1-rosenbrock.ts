@@ -9,6 +9,7 @@ import type { Array as JaxArray } from "@jax-js/jax";
 import type { Tensor } from "@tensorflow/tfjs-core";
 import { add, grad, mul, square, sub, type Scalar } from "@wengert/core";
 import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
+import { readTf } from "../peers/tfjs.js";
 
 export function rosenbrockInput(n: number): Float64Array {
   const x = new Float64Array(n);
@@ -64,12 +65,7 @@ export const tfjsRosenbrockLoss = (tf: Tf) => (x: Tensor) => {
 export const tfjsRosenbrock: Builder<Tf> = (tf, n) => {
   const x = tf.tensor1d(new Float32Array(rosenbrockInput(n)));
   const g = tf.grad(tfjsRosenbrockLoss(tf));
-  return () => {
-    const r = tf.tidy(() => g(x));
-    const d = r.dataSync();
-    r.dispose();
-    return d;
-  };
+  return () => readTf(tf, () => g(x));
 };
 
 /** jax-js, vectorised (reference-counted: every second use of an array needs .ref). */

@@ -18,6 +18,7 @@ import type { Array as JaxArray } from "@jax-js/jax";
 import type { Scalar as TfScalar, Tensor } from "@tensorflow/tfjs-core";
 import { add, div, grad, gt, lt, mul, sin, sub, type Scalar } from "@wengert/core";
 import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
+import { readTf } from "../peers/tfjs.js";
 
 export const MAX_ITERS = 50;
 export const EPS = 1e-12;
@@ -81,13 +82,6 @@ export function controlW(a: readonly Scalar[]): Scalar {
  * warn on every call; like the hand-written gradient it takes the branch the primal takes.
  */
 export const controlWengertGrad = (a: readonly number[]): number[] => grad(controlW, a, { ties: "ignore" }) as number[];
-
-const readTf = (tf: Tf, f: () => Tensor) => {
-  const r = tf.tidy(f);
-  const d = r.dataSync();
-  r.dispose();
-  return d;
-};
 
 /**
  * TF.js vectorised, stopping when no element is active. The masks are computed on

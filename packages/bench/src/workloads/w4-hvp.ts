@@ -9,6 +9,7 @@ import type { Array as JaxArray } from "@jax-js/jax";
 import type { Tensor } from "@tensorflow/tfjs-core";
 import { hvp } from "@wengert/core";
 import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
+import { readTf } from "../peers/tfjs.js";
 import { jaxRosenbrockLoss, rosenbrock, rosenbrockInput, rosenbrockW, tfjsRosenbrockLoss } from "./w1-rosenbrock.js";
 
 /**
@@ -33,12 +34,7 @@ export const tfjsHvp: Builder<Tf> = (tf, n) => {
   const v = tf.ones([n]);
   const g = tf.grad(tfjsRosenbrockLoss(tf));
   const hv = tf.grad((x: Tensor) => tf.sum(tf.mul(g(x), v)));
-  return () => {
-    const r = tf.tidy(() => hv(x));
-    const d = r.dataSync();
-    r.dispose();
-    return d;
-  };
+  return () => readTf(tf, () => hv(x));
 };
 
 const jaxHvp =

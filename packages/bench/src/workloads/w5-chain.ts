@@ -9,6 +9,7 @@ import type { Array as JaxArray } from "@jax-js/jax";
 import type { Tensor } from "@tensorflow/tfjs-core";
 import { add, grad, mul, sin, type Scalar } from "@wengert/core";
 import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
+import { readTf } from "../peers/tfjs.js";
 
 export const X0 = 0.3;
 
@@ -47,12 +48,7 @@ export const tfjsChain: Builder<Tf> = (tf, N) => {
     return y;
   };
   const g = tf.grad(f);
-  return () => {
-    const r = tf.tidy(() => g(x));
-    const d = r.dataSync();
-    r.dispose();
-    return d;
-  };
+  return () => readTf(tf, () => g(x));
 };
 
 const jaxChain =

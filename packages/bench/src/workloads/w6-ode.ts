@@ -13,6 +13,7 @@ import type { Array as JaxArray } from "@jax-js/jax";
 import type { Scalar as TfScalar, Tensor } from "@tensorflow/tfjs-core";
 import { add, grad, mul, sub, type Scalar } from "@wengert/core";
 import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
+import { readTf } from "../peers/tfjs.js";
 
 export const THETA: readonly [number, number, number, number] = [1.5, 1.0, 3.0, 1.0];
 export const U0 = 1;
@@ -231,12 +232,7 @@ export const tfjsOde: Builder<Tf> = (tf, steps) => {
     return tf.add(tf.square(u), tf.square(v));
   };
   const g = tf.grad(loss);
-  return () => {
-    const r = tf.tidy(() => g(theta));
-    const d = r.dataSync();
-    r.dispose();
-    return d;
-  };
+  return () => readTf(tf, () => g(theta));
 };
 
 const jaxOde =
