@@ -7,7 +7,7 @@
  * differences of ⟨w, f(x + h u)⟩ (up to truncation error).
  */
 import { GradientCheckError, WengertError } from "../errors.js";
-import { flatten, unflatten } from "../structure.js";
+import { countLeaves, flatten, unflatten } from "../structure.js";
 import { isScalar } from "../trace/tracer.js";
 import { jvp } from "./forward.js";
 import { rd } from "./rd.js";
@@ -74,13 +74,13 @@ export function checkGrad<const X>(f: (x: Traced<X>) => unknown, x: X, options: 
     return term.output.atoms.map((v) => term.tape.val[v]);
   };
   const outShape = trace("checkGrad", f as Fn, x, options).term.output.shape;
+  const m = countLeaves(outShape);
   const rand = random(seed);
   const h = eps * Math.max(1, ...xs.leaves.map(Math.abs));
   const checks: GradCheck[] = [];
   for (let d = 0; d < directions; d++) {
     const u = xs.leaves.map(() => 2 * rand() - 1);
-    const y = apply(xs.leaves);
-    const w = y.map(() => 2 * rand() - 1);
+    const w = Array.from({ length: m }, () => 2 * rand() - 1);
     const reverse = dot(leaves(rd(f, x, unflatten(outShape, w), options), "rd"), u);
     const forward = dot(w, leaves(jvp(f, x, unflatten(xs.shape, u), options)[1], "jvp"));
     const plus = apply(xs.leaves.map((v, i) => v + h * u[i]));

@@ -15,7 +15,7 @@ import type { TraceTerm } from "../trace/term.js";
 import { primal, Real, type Scalar } from "../trace/tracer.js";
 import { grad } from "./rd.js";
 import { jvpAs } from "./forward.js";
-import { apply, leavesLike, trace, type Fn, type RdOptions, type TracedFn, type Traced } from "./transform.js";
+import { apply, isOutermost, leavesLike, trace, type Fn, type RdOptions, type TracedFn, type Traced } from "./transform.js";
 
 const caller = (traced: TracedFn): string => traced.trace.caller;
 const oneHot = (shape: Shape, i: number): unknown => unflatten(shape, Array.from({ length: countLeaves(shape) }, (_, j) => (j === i ? 1 : 0)));
@@ -54,8 +54,11 @@ export function vjp<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOpt
     if (applied.term !== null && term.tape.frees.length === 0) built = applied.term;
     return unflatten(xs, applied.results) as Traced<X>;
   };
-  const value = apply(traced, replay, { name: "*", shape: { kind: "tuple", items: [] }, leaves: [] }, out);
-  return [unflatten(out, value.outputs), pullback];
+  // f(x): the recorded values at the outermost level, else replayed into the enclosing trace
+  const value = isOutermost(traced, [])
+    ? term.output.atoms.map((v) => term.tape.val[v])
+    : apply(traced, replay, { name: "*", shape: { kind: "tuple", items: [] }, leaves: [] }, out).outputs;
+  return [unflatten(out, value), pullback];
 }
 
 /** The Jacobian by reverse mode: one pullback per output leaf, one trace in all. */

@@ -4,9 +4,9 @@
  * Instruction K defines variable vK: `vK = op(vA, vB)`. Columns are typed arrays (no
  * object per instruction) because traces reach millions of instructions. Constants
  * are instructions too (`vK = 2.5`), so every atom is a variable index and evaluation
- * never branches on the kind of an atom. The value column holds each variable's value:
- * filled as instructions are appended when the tape is being traced (`eager`), or by
- * the evaluator later.
+ * never branches on the kind of an atom. The value column holds each variable's value,
+ * computed as each instruction is appended (tapes are built by tracing, or by emitting
+ * a derivative into a trace); the evaluator recomputes them at other inputs.
  */
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, KERNELS } from "./opcodes.js";
 
@@ -27,12 +27,9 @@ export class Tape {
   private readonly consts = new Map<number, number>();
   private negZero = -1;
 
-  /** @param eager compute each instruction's value when it is appended (tracing). */
-  constructor(readonly eager: boolean) {}
-
-  /** A copy to append to: same variables, same values, not eager unless asked. */
-  extend(eager = false): Tape {
-    const t = new Tape(eager);
+  /** A copy to append to: same variables, same values. */
+  extend(): Tape {
+    const t = new Tape();
     t.reserve(this.length * 2 + INITIAL_CAPACITY);
     t.op.set(this.op.subarray(0, this.length));
     t.a.set(this.a.subarray(0, this.length));
@@ -76,7 +73,7 @@ export class Tape {
     const op = this.op;
     if (ARITY[code] === 1) {
       if (op[a] === CONST) return this.constant(kernel(this.val[a], 0));
-      return this.push(code, a, 0, this.eager ? kernel(this.val[a], 0) : 0);
+      return this.push(code, a, 0, kernel(this.val[a], 0));
     }
     if (op[a] === CONST && op[b] === CONST) return this.constant(kernel(this.val[a], this.val[b]));
     if (code === ADD) {
@@ -86,7 +83,7 @@ export class Tape {
       if (this.isConstant(b, 1)) return a;
       if (this.isConstant(a, 1)) return b;
     }
-    return this.push(code, a, b, this.eager ? kernel(this.val[a], this.val[b]) : 0);
+    return this.push(code, a, b, kernel(this.val[a], this.val[b]));
   }
 
   /** Number of primitive instructions (what the work of evaluating the tape is). */

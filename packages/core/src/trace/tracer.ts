@@ -87,12 +87,8 @@ export class Trace {
     readonly settings: TraceSettings,
     /** The API call that opened it, for messages ("rd", "grad"…). */
     readonly caller: string,
-    readonly tape: Tape = new Tape(true),
+    readonly tape: Tape = new Tape(),
   ) {}
-
-  get tieMode(): TieMode {
-    return this.settings.ties;
-  }
 
   /** The variable standing for `x` in this trace: a literal, a variable, or a free one. */
   atomOf(x: Scalar): number {
@@ -144,8 +140,8 @@ export class Trace {
   }
 
   tie(what: string): void {
-    if (this.tieMode === "ignore") return;
-    if (this.tieMode === "error") {
+    if (this.settings.ties === "ignore") return;
+    if (this.settings.ties === "error") {
       throw new TieError(
         `${this.caller}: ${what}. The derivative is not defined there (the program is not differentiable at this point). ` +
           `Set ties to "warn" or "ignore" (option ties, CLI --ties) to accept wengert's convention at ties.`,
@@ -170,7 +166,7 @@ export function openTrace(settings: TraceSettings, caller: string): Trace {
  * the public functions, run on its traced reals. Close it when done.
  */
 export function sinkFor(tape: Tape, caller: string, checkNaN: boolean): Trace {
-  return new Trace(stack.length, { ties: "ignore", checkNaN, maxLength: Infinity }, caller, tape.extend(true));
+  return new Trace(stack.length, { ties: "ignore", checkNaN, maxLength: Infinity }, caller, tape.extend());
 }
 
 export function closeTrace(t: Trace): void {
