@@ -54,3 +54,10 @@ export class GradientCheckError extends WengertError {
     super(message);
   }
 }
+
+/**
+ * A tensor primitive was applied to arguments whose shapes do not fit (or with
+ * parameters that do not fit them). The message names the primitive, the shapes and
+ * the place it was called from.
+ */
+export class ShapeError extends WengertError {}

@@ -5,7 +5,15 @@ export { rd, grad, valueAndGrad, fd, traceOf, derivativeOf } from "./api/rd.js";
 export type { RdOptions, Traced } from "./api/transform.js";
 export * from "./api/primitives.js";
 export { Real, primal, isScalar } from "./trace/tracer.js";
-export type { Scalar, TieMode } from "./trace/tracer.js";
+export type { Scalar, TieMode, Operand } from "./trace/tracer.js";
+// Tensors (docs/tensors.md): ndarrays and Float64Arrays in, traced tensors inside f.
+export {
+  sum, mean, max, min, logsumexp, softmax, logSoftmax, reshape, transpose, broadcastTo, matmul, dot, outer,
+  slice, index, gather, scatterAdd, concat, stack, unstack, where, conv2d, shapeOf,
+} from "./api/tensor.js";
+export type { TensorArg, TensorResult, RealResult, Conv2dOptions } from "./api/tensor.js";
+export { Tensor } from "./trace/tensor.js";
+export type { NdArray, ConcreteTensor } from "./trace/tensor.js";
 export { TraceTerm } from "./trace/term.js";
 export type { Shape } from "./structure.js";
 export {
@@ -17,6 +25,7 @@ export {
   TracedOperatorError,
   TieError,
   EvaluationError,
+  ShapeError,
 } from "./errors.js";
 // The paper's language (docs/language.md).
 export { runProgram, parse, check, evaluate, showValue, showType, ParseError, TypeCheckError, StepLimitError } from "./lang/index.js";

@@ -6,10 +6,13 @@
  * its leaves in depth-first order. Recursion here follows the nesting of the user's
  * data, never the length of a trace.
  */
+import { sameDims, showDims, type Dims } from "@wengert/ops";
 import { InputTypeError } from "./errors.js";
 
 export type Shape =
   | { readonly kind: "real" }
+  /** A tensor leaf: its dims, and the container it came in (its cotangent goes back in one). */
+  | { readonly kind: "tensor"; readonly dims: Dims; readonly container: "ndarray" | "float64array" }
   | { readonly kind: "tuple"; readonly items: readonly Shape[] }
   | { readonly kind: "record"; readonly keys: readonly string[]; readonly fields: readonly Shape[] };
 
@@ -43,7 +46,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 /**
  * Split a value into its shape and its leaves. `isLeaf` says what a leaf is (numbers,
  * and traced reals where those are allowed); `what` names the role of the value in
- * messages ("an input", "an output").
+ * messages ("an input", "an output"); `leafShape` tells a tensor leaf from a real one.
  */
 export function flatten<L>(
   value: unknown,
@@ -51,19 +54,20 @@ export function flatten<L>(
   isLeaf: (v: unknown) => v is L,
   what: string,
   fail: (message: string) => Error = (m) => new InputTypeError(m),
+  leafShape: (leaf: L) => Shape = () => REAL,
 ): Flat<L> {
   const leaves: L[] = [];
   const walk = (v: unknown, path: string): Shape => {
     if (isLeaf(v)) {
       leaves.push(v);
-      return REAL;
+      return leafShape(v);
     }
     if (Array.isArray(v)) return { kind: "tuple", items: v.map((item, i) => walk(item, childPath(path, i))) };
     if (isPlainObject(v)) {
       const keys = Object.keys(v);
       return { kind: "record", keys, fields: keys.map((k) => walk(v[k], childPath(path, k))) };
     }
-    throw fail(`${path} is ${describe(v)}; ${what} must be a number, [] (unit), an array or a plain object of them.`);
+    throw fail(`${path} is ${describe(v)}; ${what} must be a number, a tensor (ndarray or Float64Array), [] (unit), an array or a plain object of them.`);
   };
   return { shape: walk(value, root), leaves };
 }
@@ -82,6 +86,7 @@ export function assemble<R>(
   const build = (s: Shape): R => {
     switch (s.kind) {
       case "real":
+      case "tensor":
         return leaves[next++];
       case "tuple":
         return tuple(s.items.map(build), s.items);
@@ -99,9 +104,22 @@ export function unflatten<L>(shape: Shape, leaves: readonly L[]): unknown {
   return assemble<unknown>(shape, leaves, (items) => items, (keys, fields) => Object.fromEntries(keys.map((k, i) => [k, fields[i]])));
 }
 
+/** The structures of the leaves, depth-first. */
+export function leafShapes(shape: Shape): Shape[] {
+  const out: Shape[] = [];
+  const walk = (s: Shape): void => {
+    if (s.kind === "tuple") s.items.forEach(walk);
+    else if (s.kind === "record") s.fields.forEach(walk);
+    else out.push(s);
+  };
+  walk(shape);
+  return out;
+}
+
 export function countLeaves(shape: Shape): number {
   switch (shape.kind) {
     case "real":
+    case "tensor":
       return 1;
     case "tuple":
       return shape.items.reduce((n, s) => n + countLeaves(s), 0);
@@ -117,6 +135,8 @@ export function typeString(shape: Shape): string {
   switch (shape.kind) {
     case "real":
       return "real";
+    case "tensor":
+      return `real${showDims(shape.dims)}`;
     case "tuple":
       if (shape.items.length === 0) return "unit";
       // a one-element array is no product in the paper; ⟨T⟩ keeps it apart from T
@@ -140,11 +160,12 @@ export function flattenLike<L>(
   root: string,
   isLeaf: (v: unknown) => v is L,
   mismatch: (path: string, expected: Shape, actual: string) => Error,
+  leafShape: (leaf: L) => Shape = () => REAL,
 ): L[] {
   const leaves: L[] = [];
   const typeOf = (v: unknown): string => {
     try {
-      return typeString(flatten(v, "", isLeaf, "").shape);
+      return typeString(flatten(v, "", isLeaf, "", undefined, leafShape).shape);
     } catch {
       return describe(v);
     }
@@ -152,9 +173,13 @@ export function flattenLike<L>(
   const walk = (e: Shape, v: unknown, path: string): void => {
     switch (e.kind) {
       case "real":
+      case "tensor": {
         if (!isLeaf(v)) throw mismatch(path, e, typeOf(v));
+        const s = leafShape(v);
+        if (s.kind !== e.kind || (s.kind === "tensor" && e.kind === "tensor" && !sameDims(s.dims, e.dims))) throw mismatch(path, e, typeOf(v));
         leaves.push(v);
         return;
+      }
       case "tuple":
         if (!Array.isArray(v) || v.length !== e.items.length) throw mismatch(path, e, typeOf(v));
         e.items.forEach((item, i) => walk(item, v[i], childPath(path, i)));

@@ -32,7 +32,7 @@ describe("inputs and outputs", () => {
   it("a non-numeric input names its path", () => {
     const x = [1, { w: "a", b: 2 }];
     expect(() => rd((v: unknown) => 0 as Scalar, x as never, 0)).toThrow(InputTypeError);
-    expect(() => rd(() => 0, x, 0)).toThrow('x[1].w is a string ("a"); rd\'s input must be a number, [] (unit), an array or a plain object of them.');
+    expect(() => rd(() => 0, x, 0)).toThrow('x[1].w is a string ("a"); rd\'s input must be a number, a tensor (ndarray or Float64Array), [] (unit), an array or a plain object of them.');
     expect(() => grad(() => 0, [1, null] as never)).toThrow("x[1] is null");
     expect(() => grad(() => 0, new Date() as never)).toThrow("x is an object of class Date");
   });
@@ -42,7 +42,7 @@ describe("inputs and outputs", () => {
     expect(() => rd(() => undefined, 1, 1)).toThrow("rd: f(x) is undefined");
   });
   it("a primitive given something else than a scalar says which argument", () => {
-    expect(() => grad((x: Scalar) => mul(x, "3" as never), 1)).toThrow('mul: argument 2 is a string ("3"); expected a number or a traced real.');
+    expect(() => grad((x: Scalar) => mul(x, "3" as never), 1)).toThrow('mul: argument 2 is a string ("3"); expected a number, a tensor (ndarray or Float64Array) or a traced value');
   });
   it("f must be a function and options must be known", () => {
     expect(() => rd(3 as never, 1, 1)).toThrow("rd: f is number");

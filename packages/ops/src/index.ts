@@ -10,3 +10,10 @@ export type { Predicate, PredicateName } from "./predicates.js";
 export { numeric } from "./numeric.js";
 export { seriesEmitter } from "./series.js";
 export type { Series } from "./series.js";
+// Tensors: dims, kernels, and the tensor primitives as data.
+export * from "./tensor/dims.js";
+export type { ConvParams, Reduction } from "./tensor/kernels.js";
+export * as kernels from "./tensor/kernels.js";
+export type { Buf, Contribution, TensorOp, TensorEmitter, ReduceParams, ConvDims } from "./tensor/op.js";
+export { tensorOps, TENSOR_OP_NAMES, sumTo, inversePerm } from "./tensor/ops.js";
+export type { TensorOpName, SliceParams, EmbedParams, GatherParams } from "./tensor/ops.js";

@@ -6,7 +6,7 @@ import { pushforward } from "../diff/pushforward.js";
 import { WengertError } from "../errors.js";
 import { unflatten } from "../structure.js";
 import { CONST, FIRST_PRIMITIVE, FREE, INPUT, primitiveOf } from "../trace/opcodes.js";
-import { primal, Real } from "../trace/tracer.js";
+import { primal, Real, type Scalar } from "../trace/tracer.js";
 import { apply, leavesLike, trace, type Fn, type RdOptions, type Traced } from "./transform.js";
 
 /**
@@ -36,7 +36,10 @@ export function taylor<const X>(f: (x: Traced<X>) => unknown, x: X, v: unknown, 
   if (!Number.isInteger(k) || k < 0) throw new WengertError(`taylor: the order k is ${k}; expected a non-negative integer.`);
   const traced = trace("taylor", f as Fn, x, options);
   const { term } = traced;
-  const tangents = leavesLike("taylor", "v", term.params[0].shape, v, "x");
+  if (term.tape.tensorCount > 0) {
+    throw new WengertError("taylor: f computes with tensors; Taylor mode covers reals only so far. Use nested jvp for higher directional derivatives of tensor programs.");
+  }
+  const tangents = leavesLike("taylor", "v", term.params[0].shape, v, "x") as Scalar[];
   const outer = [...traced.point, ...tangents, ...term.tape.frees].find((s) => s instanceof Real && !s.trace.closed);
   if (outer) {
     throw new WengertError(

@@ -8,8 +8,10 @@ import { differentiate } from "../diff/differentiate.js";
 import { replay } from "../diff/place.js";
 import { pushforward } from "../diff/pushforward.js";
 import { run } from "../eval/evaluate.js";
-import { ClosedTraceError } from "../errors.js";
-import { countLeaves, unflatten, type Shape } from "../structure.js";
+import { ClosedTraceError, WengertError } from "../errors.js";
+import { size, type Dims } from "@wengert/ops";
+import { countLeaves, leafShapes, unflatten, type Shape } from "../structure.js";
+import { fromDense, toDense, type ConcreteTensor } from "../trace/tensor.js";
 import type { Tape } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";
 import { primal, Real, type Scalar } from "../trace/tracer.js";
@@ -74,6 +76,9 @@ export function jacfwd<const X>(f: (x: Traced<X>) => unknown, x: X, options?: Rd
 function byReverse(traced: TracedFn): unknown {
   const out = traced.term.output.shape;
   const xs = traced.term.params[0].shape;
+  if (hasTensor(out) || hasTensor(xs)) {
+    return tensorBlocks(traced, out, xs, "reverse", (seed) => apply(traced, differentiate, { name: "W", shape: out, leaves: leavesLike(caller(traced), "seed", out, seed, "f(x)") }, xs).results);
+  }
   const rows = Array.from({ length: countLeaves(out) }, (_, j) => {
     const seed = leavesLike(caller(traced), "seed", out, oneHot(out, j), "f(x)");
     return unflatten(xs, apply(traced, differentiate, { name: "W", shape: out, leaves: seed }, xs).results);
@@ -84,7 +89,10 @@ function byReverse(traced: TracedFn): unknown {
 function byForward(traced: TracedFn): unknown {
   const out = traced.term.output.shape;
   const xs = traced.term.params[0].shape;
-  const columns: Scalar[][] = Array.from({ length: countLeaves(xs) }, (_, i) => {
+  if (hasTensor(out) || hasTensor(xs)) {
+    return tensorBlocks(traced, out, xs, "forward", (v) => apply(traced, pushforward, { name: "v", shape: xs, leaves: leavesLike(caller(traced), "v", xs, v, "x") }, out).results);
+  }
+  const columns: unknown[][] = Array.from({ length: countLeaves(xs) }, (_, i) => {
     const v = leavesLike(caller(traced), "v", xs, oneHot(xs, i), "x");
     return apply(traced, pushforward, { name: "v", shape: xs, leaves: v }, out).results;
   });
@@ -92,11 +100,70 @@ function byForward(traced: TracedFn): unknown {
   return unflatten(out, rows);
 }
 
+function hasTensor(shape: Shape): boolean {
+  return leafShapes(shape).some((s) => s.kind === "tensor");
+}
+
+/** Every scalar component of a structure: its leaf, and the flat index within the leaf. */
+function components(shape: Shape): { leaf: number; at: number }[] {
+  return leafShapes(shape).flatMap((s, leaf) => Array.from({ length: s.kind === "tensor" ? size(s.dims) : 1 }, (_, at) => ({ leaf, at })));
+}
+
+/** The structure `shape` with zeros everywhere but a 1 at one component. */
+function basis(shape: Shape, leaf: number, at: number): unknown {
+  const leaves = leafShapes(shape).map((s, j) => {
+    if (s.kind !== "tensor") return j === leaf ? 1 : 0;
+    const d = new Float64Array(size(s.dims));
+    if (j === leaf) d[at] = 1;
+    return fromDense({ dims: s.dims, data: d }, s.container);
+  });
+  return unflatten(shape, leaves);
+}
+
+const dimsOf = (s: Shape): Dims => (s.kind === "tensor" ? s.dims : []);
+
+/**
+ * A Jacobian with tensor leaves: for output leaf j (dims S) and input leaf i (dims D),
+ * the block ∂y_j/∂x_i of dims [...S, ...D] (a number when both are reals), as JAX and
+ * NumPy lay it out. One sweep per output component (reverse) or input component (forward).
+ */
+function tensorBlocks(traced: TracedFn, out: Shape, xs: Shape, mode: "reverse" | "forward", sweep: (basis: unknown) => unknown[]): unknown {
+  if (!isOutermost(traced, [])) {
+    throw new WengertError(`${caller(traced)}: Jacobians of functions of tensors are computed at the outermost level only; inside rd, use vjp or jvp per direction.`);
+  }
+  const outs = leafShapes(out);
+  const ins = leafShapes(xs);
+  const blocks = outs.map((o) => ins.map((i) => new Float64Array(size(dimsOf(o)) * size(dimsOf(i)))));
+  const read = (v: unknown, s: Shape): Float64Array => (s.kind === "tensor" ? toDense(v as ConcreteTensor, "a result").data : Float64Array.of(v as number));
+  const along = mode === "reverse" ? out : xs;
+  for (const { leaf, at } of components(along)) {
+    const results = sweep(basis(along, leaf, at));
+    (mode === "reverse" ? ins : outs).forEach((s, k) => {
+      const r = read(results[k], s);
+      const [j, i] = mode === "reverse" ? [leaf, k] : [k, leaf];
+      const block = blocks[j][i];
+      const nIn = size(dimsOf(ins[i]));
+      // block[e_out, e_in]: reverse fills a row (e_out = at), forward a column (e_in = at)
+      for (let e = 0; e < r.length; e++) block[mode === "reverse" ? at * nIn + e : e * nIn + at] = r[e];
+    });
+  }
+  const rows = outs.map((o, j) =>
+    unflatten(
+      xs,
+      ins.map((i, k) => {
+        const dims = [...dimsOf(o), ...dimsOf(i)];
+        return dims.length === 0 ? blocks[j][k][0] : fromDense({ dims, data: blocks[j][k] }, "ndarray");
+      }),
+    ),
+  );
+  return unflatten(out, rows);
+}
+
 /** The Jacobian, by whichever mode needs fewer sweeps (reverse when outputs ≤ inputs). */
 export function jacobian<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOptions): unknown {
   const traced = trace("jacobian", f as Fn, x, options);
-  const m = countLeaves(traced.term.output.shape);
-  const n = countLeaves(traced.term.params[0].shape);
+  const m = components(traced.term.output.shape).length;
+  const n = components(traced.term.params[0].shape).length;
   return m <= n ? byReverse(traced) : byForward(traced);
 }
 

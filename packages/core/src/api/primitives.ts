@@ -1,31 +1,50 @@
 /**
- * @file The primitives and predicates as user functions, on numbers and traced reals.
+ * @file The primitives and predicates as user functions, on numbers, tensors and
+ * traced values.
  *
  * On numbers they are the plain kernels (full speed outside differentiation); on a
- * traced real they record the primitive in its trace.
+ * traced real they record the primitive in its trace. On tensors they apply
+ * elementwise, with NumPy broadcasting between tensors and numbers.
  */
 import { binaryOps, unaryOps, type BinaryName, type PredicateName, type UnaryName } from "@wengert/ops";
 import { CODE } from "../trace/opcodes.js";
-import { applyBinary, applyUnary, decide, type Scalar } from "../trace/tracer.js";
+import { isTensorLike, type ConcreteTensor, type NdArray, type Tensor } from "../trace/tensor.js";
+import { applyBinary, applyUnary, decide, decideTensor, type Operand, type Scalar } from "../trace/tracer.js";
 
-export type Unary = { (x: number): number; (x: Scalar): Scalar };
-export type Binary = { (a: number, b: number): number; (a: Scalar, b: Scalar): Scalar };
-export type Pred = (a: Scalar, b: Scalar) => boolean;
+export type Unary = {
+  (x: number): number;
+  (x: Scalar): Scalar;
+  (x: Tensor): Tensor;
+  (x: ConcreteTensor): NdArray;
+  (x: Operand): Operand;
+};
+export type Binary = {
+  (a: number, b: number): number;
+  (a: Scalar, b: Scalar): Scalar;
+  (a: Tensor, b: Operand): Tensor;
+  (a: Operand, b: Tensor): Tensor;
+  (a: ConcreteTensor, b: number | ConcreteTensor): NdArray;
+  (a: number | ConcreteTensor, b: ConcreteTensor): NdArray;
+  (a: Operand, b: Operand): Operand;
+};
+/** On reals, a decision (boolean); on tensors, a 0/1 mask (an ndarray) for `where`. */
+export type Pred = {
+  (a: Scalar, b: Scalar): boolean;
+  (a: Operand, b: Operand): NdArray;
+};
 
 const unary = (name: UnaryName): Unary => {
   const code = CODE[name];
   const kernel = unaryOps[name].forward;
-  return ((x: Scalar) => (typeof x === "number" ? kernel(x) : applyUnary(code, x))) as Unary;
+  return ((x: Operand) => (typeof x === "number" ? kernel(x) : applyUnary(code, x))) as Unary;
 };
 const binary = (name: BinaryName): Binary => {
   const code = CODE[name];
   const kernel = binaryOps[name].forward;
-  return ((a: Scalar, b: Scalar) => (typeof a === "number" && typeof b === "number" ? kernel(a, b) : applyBinary(code, a, b))) as Binary;
+  return ((a: Operand, b: Operand) => (typeof a === "number" && typeof b === "number" ? kernel(a, b) : applyBinary(code, a, b))) as Binary;
 };
-const predicate =
-  (name: PredicateName): Pred =>
-  (a, b) =>
-    decide(name, a, b);
+const predicate = (name: PredicateName): Pred =>
+  ((a: unknown, b: unknown) => (isTensorLike(a) || isTensorLike(b) ? decideTensor(name, a, b) : decide(name, a, b))) as Pred;
 
 export const neg = unary("neg");
 export const exp = unary("exp");

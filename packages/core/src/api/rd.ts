@@ -30,9 +30,9 @@ export function rdWithValue(
   const { term } = traced;
   const out = term.output.shape;
   const seed = leavesLike(caller, "seed", out, seedFor(out), "f(x)");
-  if (inspect === undefined && isOutermost(traced, seed)) {
+  if (inspect === undefined && term.tape.tensorCount === 0 && isOutermost(traced, seed)) {
     // nothing will look at the derivative term: evaluate it without building it
-    const cotangents = reverseSweep(term, seed.map(primal), traced.trace.settings.checkNaN ? { caller } : null);
+    const cotangents = reverseSweep(term, (seed as Scalar[]).map(primal), traced.trace.settings.checkNaN ? { caller } : null);
     return [unflatten(out, term.output.atoms.map((v) => term.tape.val[v])), unflatten(term.params[0].shape, cotangents)];
   }
   const { outputs, results } = apply(traced, differentiate, { name: "W", shape: out, leaves: seed }, traced.term.params[0].shape, inspect);

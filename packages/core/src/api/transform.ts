@@ -10,9 +10,11 @@
  */
 import type { Emitted, Transform } from "../diff/place.js";
 import { OutputTypeError, SeedMismatchError, WengertError } from "../errors.js";
-import { flatten, flattenLike, typeString, unflatten, type Shape } from "../structure.js";
+import { flatten, flattenLike, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
+import type { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
-import { closeTrace, isScalar, live, openTrace, primal, Real, sinkFor, TIE_MODES, type Scalar, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
+import { fromDense, isNdArray, Tensor, toDense, type ConcreteTensor, type Dense, type NdArray } from "../trace/tensor.js";
+import { closeTrace, isOperand, live, openTrace, Real, sinkFor, TIE_MODES, wrap, type Operand, type Scalar, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
 
 export interface RdOptions {
   /**
@@ -30,12 +32,14 @@ export interface RdOptions {
   readonly maxTraceLength?: number;
 }
 
-/** A value as `f` receives it: numbers become scalars that may be traced. */
+/** A value as `f` receives it: numbers become scalars that may be traced, tensors traced tensors. */
 export type Traced<X> = X extends number
   ? Scalar
   : X extends Scalar
     ? Scalar
-    : X extends readonly unknown[]
+    : X extends Float64Array | NdArray | Tensor
+      ? Tensor
+      : X extends readonly unknown[]
       ? { -readonly [K in keyof X]: Traced<X[K]> }
       : X extends object
         ? { -readonly [K in keyof X]: Traced<X[K]> }
@@ -46,8 +50,8 @@ export type Fn = (x: never) => unknown;
 export interface TracedFn {
   readonly trace: Trace;
   readonly term: TraceTerm;
-  /** The leaves of `x` as given (numbers, or traced reals of enclosing traces). */
-  readonly point: Scalar[];
+  /** The leaves of `x` as given (numbers, tensors, or traced values of enclosing traces). */
+  readonly point: Operand[];
 }
 
 function checkOptions(caller: string, options: RdOptions): TraceSettings {
@@ -65,14 +69,17 @@ export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}
   if (typeof f !== "function") throw new WengertError(`${caller}: f is ${typeof f}; expected the function to differentiate.`);
   const settings = checkOptions(caller, options);
   const tieMode = settings.ties;
-  const { shape, leaves } = flatten(x, "x", isScalar, `${caller}'s input`);
-  for (const leaf of leaves) if (leaf instanceof Real) live(leaf, caller);
+  const { shape, leaves } = flatten(x, "x", isOperand, `${caller}'s input`, undefined, leafShape);
+  for (const leaf of leaves) if (leaf instanceof Real || leaf instanceof Tensor) live(leaf, caller);
   const t = openTrace(settings, caller);
   let term: TraceTerm;
   try {
-    const inputs = leaves.map((leaf, k) => new Real(t, t.tape.input(k, primal(leaf))));
+    const inputs = leaves.map((leaf, k) => {
+      const p = primalOf(leaf, `${caller}'s input`);
+      return typeof p === "number" ? new Real(t, t.tape.input(k, p)) : new Tensor(t, t.tape.tensorInput(k, { dims: p.dims, data: p.data.slice() }));
+    });
     const y = f(unflatten(shape, inputs) as never);
-    const out = flatten(y, "f(x)", isScalar, "the output of f", (m) => new OutputTypeError(`${caller}: ${m}`));
+    const out = flatten(y, "f(x)", isOperand, "the output of f", (m) => new OutputTypeError(`${caller}: ${m}`), leafShape);
     const outAtoms = out.leaves.map((leaf) => t.atomOf(leaf));
     term = new TraceTerm(t.tape, [{ name: "x", shape, atoms: inputs.map((r) => r.atom) }], { shape: out.shape, atoms: outAtoms });
   } finally {
@@ -88,24 +95,52 @@ export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}
   return { trace: t, term, point: leaves };
 }
 
+/** The structure of a leaf: a real, or a tensor with its dims and container. */
+export function leafShape(v: Operand): Shape {
+  if (typeof v === "number" || v instanceof Real) return REAL;
+  if (v instanceof Tensor) return { kind: "tensor", dims: v.trace.tape.dims(v.atom), container: "ndarray" };
+  if (v instanceof Float64Array) return { kind: "tensor", dims: [v.length], container: "float64array" };
+  return { kind: "tensor", dims: [...(v as NdArray).shape], container: "ndarray" };
+}
+
+/** The concrete value of a leaf: a number, or a tensor's dense data (read, not copied). */
+export function primalOf(v: Operand, where: string): number | Dense {
+  if (typeof v === "number") return v;
+  if (v instanceof Real) return v.value;
+  if (v instanceof Tensor) return { dims: v.trace.tape.dims(v.atom), data: v.trace.tape.buf(v.atom) };
+  return toDense(v as ConcreteTensor, where);
+}
+
+/** Variable v of a finished tape as the user gets it, by the leaf's structure. */
+export function userValue(tape: Tape, v: number, shape: Shape): unknown {
+  if (shape.kind !== "tensor") return tape.val[v];
+  return fromDense({ dims: tape.dims(v), data: tape.buf(v) }, shape.container);
+}
+
 /** The leaves of a value that must have the structure `shape` (a seed, a tangent). */
-export function leavesLike(caller: string, name: string, shape: Shape, value: unknown, of: string): Scalar[] {
-  const leaves = flattenLike(shape, value, name, isScalar, (path, expected, actual) =>
-    new SeedMismatchError(
-      `${caller}: ${path} has type ${actual}, expected ${typeString(expected)}` +
-        (path === name ? "" : ` (${of} has type ${typeString(shape)})`) +
-        `. Pass a ${name} shaped like ${of}.`,
-    ),
+export function leavesLike(caller: string, name: string, shape: Shape, value: unknown, of: string): Operand[] {
+  const leaves = flattenLike(
+    shape,
+    value,
+    name,
+    isOperand,
+    (path, expected, actual) =>
+      new SeedMismatchError(
+        `${caller}: ${path} has type ${actual}, expected ${typeString(expected)}` +
+          (path === name ? "" : ` (${of} has type ${typeString(shape)})`) +
+          `. Pass a ${name} shaped like ${of}.`,
+      ),
+    leafShape,
   );
-  for (const s of leaves) if (s instanceof Real) live(s, caller);
+  for (const s of leaves) if (s instanceof Real || s instanceof Tensor) live(s, caller);
   return leaves;
 }
 
 /** The innermost live trace that a transformation of the term depends on, or null. */
-function enclosing(traced: TracedFn, extras: readonly Scalar[]): Trace | null {
+function enclosing(traced: TracedFn, extras: readonly Operand[]): Trace | null {
   let target: Trace | null = null;
   const consider = (v: unknown): void => {
-    if (v instanceof Real && !v.trace.closed && (target === null || v.trace.level > target.level)) target = v.trace;
+    if ((v instanceof Real || v instanceof Tensor) && !v.trace.closed && (target === null || v.trace.level > target.level)) target = v.trace;
   };
   traced.term.tape.frees.forEach(consider);
   traced.point.forEach(consider);
@@ -114,7 +149,7 @@ function enclosing(traced: TracedFn, extras: readonly Scalar[]): Trace | null {
 }
 
 /** True when nothing the transformation depends on is traced by an enclosing rd. */
-export function isOutermost(traced: TracedFn, extras: readonly Scalar[]): boolean {
+export function isOutermost(traced: TracedFn, extras: readonly Operand[]): boolean {
   return enclosing(traced, extras) === null;
 }
 
@@ -122,10 +157,10 @@ export function isOutermost(traced: TracedFn, extras: readonly Scalar[]): boolea
 export type Inspect = (trace: TraceTerm, transformed: TraceTerm) => void;
 
 export interface Applied {
-  /** f(x)'s leaves: numbers, or traced reals of the enclosing trace. */
-  readonly outputs: Scalar[];
-  /** The transformation's results (cotangents of x, tangents of f(x)…). */
-  readonly results: Scalar[];
+  /** f(x)'s leaves: numbers and tensors, or traced values of the enclosing trace. */
+  readonly outputs: unknown[];
+  /** The transformation's results (cotangents of x, tangents of f(x)…), likewise. */
+  readonly results: unknown[];
   /** At the outermost level, the emitted term with parameters `x` and the extra input. */
   readonly term: TraceTerm | null;
 }
@@ -137,7 +172,7 @@ export interface Applied {
 export function apply(
   traced: TracedFn,
   transform: Transform,
-  extra: { readonly name: string; readonly shape: Shape; readonly leaves: readonly Scalar[] },
+  extra: { readonly name: string; readonly shape: Shape; readonly leaves: readonly Operand[] },
   resultShape: Shape,
   inspect?: Inspect,
   outermost = false,
@@ -147,7 +182,10 @@ export function apply(
   if (target === null) {
     const sink = sinkFor(term.tape, traced.trace.caller, traced.trace.settings.checkNaN);
     const nx = term.params[0].atoms.length;
-    const extras = extra.leaves.map((s, j) => sink.tape.input(nx + j, primal(s)));
+    const extras = extra.leaves.map((s, j) => {
+      const p = primalOf(s, extra.name);
+      return typeof p === "number" ? sink.tape.input(nx + j, p) : sink.tape.tensorInput(nx + j, { dims: p.dims, data: p.data.slice() });
+    });
     const d = transform(term, sink, extras, null);
     closeTrace(sink);
     const emitted = new TraceTerm(sink.tape, [term.params[0], { name: extra.name, shape: extra.shape, atoms: extras }], {
@@ -155,8 +193,13 @@ export function apply(
       atoms: d.results,
     });
     inspect?.(term, emitted);
-    const value = (v: number): number => sink.tape.val[v];
-    return { outputs: d.outputs.map(value), results: d.results.map(value), term: emitted };
+    const outShapes = leafShapes(term.output.shape);
+    const resultShapes = leafShapes(resultShape);
+    return {
+      outputs: d.outputs.map((v, j) => userValue(sink.tape, v, outShapes[j])),
+      results: d.results.map((v, j) => userValue(sink.tape, v, resultShapes[j])),
+      term: emitted,
+    };
   }
   const t: Trace = target;
   // an inner call's checkNaN covers its derivative, emitted here
@@ -166,11 +209,10 @@ export function apply(
   try {
     d = transform(term, t, extra.leaves.map((s) => t.atomOf(s)), {
       inputs: traced.point.map((p) => t.atomOf(p)),
-      free: (v) => t.atomOf(v as Real),
+      free: (v) => t.atomOf(v as Operand),
     });
   } finally {
     t.nanCaller = saved;
   }
-  const wrap = (v: number): Real => new Real(t, v);
-  return { outputs: d.outputs.map(wrap), results: d.results.map(wrap), term: null };
+  return { outputs: d.outputs.map((v) => wrap(t, v)), results: d.results.map((v) => wrap(t, v)), term: null };
 }

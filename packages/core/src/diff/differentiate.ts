@@ -13,47 +13,161 @@
  * outermost `rd`, where C's values are reused as they are, or the enclosing trace of a
  * nested `rd`, so that the outer differentiation differentiates the whole derivative
  * computation.
+ *
+ * Tensors add three things to the monoid of cotangents:
+ * - a contribution shaped like a broadcast result is summed back to its argument's
+ *   shape (`sumTo`, the adjoint of broadcasting);
+ * - `index` and `slice` contribute pieces (zero but for one element or box); a
+ *   variable's pieces are placed with one `embed` when its cotangent is needed, so n
+ *   element reads cost O(n), not n dense one-hot tensors;
+ * - a cotangent that `where` leaves zero outside its mask keeps that mask while it flows
+ *   back through elementwise rules, which are masked in turn: a NaN or ∞ of an
+ *   unselected branch (sqrt of a negative) times that exact zero is 0, as it should be.
  */
-import { CODE, FIRST_PRIMITIVE, INPUT, primitiveOf } from "../trace/opcodes.js";
+import { broadcastDims, kernels, sameDims, sumTo, type Contribution, type Dims } from "@wengert/ops";
+import { ARITY, CODE, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP, primitiveOf, scalarSpec, tensorSpec } from "../trace/opcodes.js";
 import { emitterFor, type Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity, place, type Emitted, type Placement } from "./place.js";
 
 const ADD = CODE.add;
+const WHERE = CODE.where;
+
+type Piece = { readonly piece: number; readonly start: readonly number[] };
+const isPiece = (c: Contribution<number>): c is Piece => c !== null && typeof c === "object";
+
+/** A mask that `where` leaves on a cotangent (1: may be nonzero), by the variable's dims. */
+type Mask = Float64Array;
 
 /**
  * Emit `W.R_V(x. C)` into `sink`. `seeds` are the sink's variables for the leaves of W
  * (in the order of C's outputs); the results are the cotangents of C's inputs.
  */
 export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly number[], placement: Placement | null): Emitted {
-  const { op, a, b, length: n } = term.tape;
+  const tape = term.tape;
+  const { op, a, b, x, length: n } = tape;
   const e = emitterFor(sink);
   const at = place(term, sink, placement);
   const active = activity(term);
+  const dimsIn = (v: number): Dims => sink.tape.dims(v);
 
   // ct[i]: the sink variable holding v_i's cotangent so far; -1 is the symbolic zero.
   const ct = new Int32Array(n).fill(-1);
-  const accumulate = (v: number, c: number | null): void => {
+  // for tensor variables only: pending pieces, and the mask of the cotangent (null: none)
+  const pieces = new Map<number, Piece[]>();
+  const masks = new Map<number, Mask | null>();
+  const maskAtoms = new Map<Mask, number>();
+  const maskAtom = (m: Mask, dims: Dims): number => {
+    let v = maskAtoms.get(m);
+    if (v === undefined) maskAtoms.set(m, (v = sink.tape.tensorConstant({ dims, data: m })));
+    return v;
+  };
+
+  const accumulate = (v: number, c: Contribution<number>, mask: Mask | null = null): void => {
     if (c === null || !active[v]) return;
+    if (isPiece(c)) {
+      let list = pieces.get(v);
+      if (list === undefined) pieces.set(v, (list = []));
+      list.push(c);
+      masks.set(v, null);
+      return;
+    }
+    if (x[v] !== 0 || sink.tape.x[c] !== 0) {
+      const want = tape.dims(v);
+      const got = dimsIn(c);
+      if (!sameDims(got, want)) {
+        // summed back where v was broadcast; repeated where the contribution is smaller
+        const grows = broadcastDims(got, want);
+        c = typeof grows !== "string" && sameDims(grows, want) ? e.broadcastTo(c, want) : sumTo(e, c, want);
+        mask = null;
+      }
+      const before = masks.get(v);
+      masks.set(v, ct[v] < 0 ? mask : before == null || mask === null ? null : union(before, mask));
+    }
     ct[v] = ct[v] < 0 ? c : sink.apply(ADD, ct[v], c);
+  };
+  // v_i's cotangent once every use has contributed: pieces placed by one embed
+  const settle = (i: number): number => {
+    const list = pieces.get(i);
+    if (list === undefined) return ct[i];
+    pieces.delete(i);
+    const placed = e.embed(tape.dims(i), list.map((p) => p.piece), list.map((p) => p.start));
+    return (ct[i] = ct[i] < 0 ? placed : sink.apply(ADD, ct[i], placed));
   };
   term.output.atoms.forEach((v, j) => accumulate(v, seeds[j]));
 
   for (let i = n - 1; i >= 0; i--) {
-    const c = ct[i];
-    if (c < 0 || op[i] < FIRST_PRIMITIVE) continue;
-    const spec = primitiveOf(op[i]).spec;
+    if (op[i] < FIRST_PRIMITIVE) continue;
+    const c = x[i] === 0 ? ct[i] : settle(i);
+    if (c < 0) continue;
     if (sink.settings.checkNaN) sink.context = `the reverse rule of ${primitiveOf(op[i]).name} (for v${i})`;
-    if (spec.arity === 1) {
-      accumulate(a[i], spec.reverse(e, at[a[i]], at[i], c));
-    } else {
-      if (active[a[i]]) accumulate(a[i], spec.reverse[0](e, at[a[i]], at[b[i]], at[i], c));
-      if (active[b[i]]) accumulate(b[i], spec.reverse[1](e, at[a[i]], at[b[i]], at[i], c));
+    if (x[i] === 0) {
+      // a real instruction: the common case, kept lean
+      const spec = scalarSpec(op[i]);
+      if (spec.arity === 1) {
+        accumulate(a[i], spec.reverse(e, at[a[i]], at[i], c));
+      } else {
+        if (active[a[i]]) accumulate(a[i], spec.reverse[0](e, at[a[i]], at[b[i]], at[i], c));
+        if (active[b[i]]) accumulate(b[i], spec.reverse[1](e, at[a[i]], at[b[i]], at[i], c));
+      }
+      continue;
+    }
+    const args = tape.args(i);
+    const ats = args.map((v) => at[v]);
+    const mask = masks.get(i) ?? null;
+    if (IS_TENSOR_OP[op[i]]) {
+      const spec = tensorSpec(op[i]);
+      const params = tape.params(i);
+      args.forEach((v, k) => {
+        if (!active[v] || spec.constantArgs?.includes(k)) return;
+        const contribution = spec.reverse(e, k, ats, at[i], c, params);
+        if (op[i] !== WHERE || contribution === null || isPiece(contribution)) return accumulate(v, contribution);
+        // where: what flows to a branch is zero off its side of the mask
+        const side = selectedMask(tape.buf(args[0]), tape.dims(args[0]), tape.dims(i), k === 1);
+        accumulate(v, contribution, mask === null ? side : intersect(mask, side));
+      });
+      continue;
+    }
+    // a real primitive applied elementwise to tensors
+    const spec = scalarSpec(op[i]);
+    const masked = (c2: number | null): number | null => {
+      if (c2 === null || mask === null) return c2;
+      return e.where(maskAtom(mask, tape.dims(i)), c2, e.lit(0));
+    };
+    if (ARITY[op[i]] === 1) {
+      if (spec.arity === 1) accumulate(a[i], masked(spec.reverse(e, at[a[i]], at[i], c)), mask);
+    } else if (spec.arity === 2) {
+      if (active[a[i]]) accumulate(a[i], masked(spec.reverse[0](e, at[a[i]], at[b[i]], at[i], c)), mask);
+      if (active[b[i]]) accumulate(b[i], masked(spec.reverse[1](e, at[a[i]], at[b[i]], at[i], c)), mask);
     }
   }
 
   sink.context = "";
   const results: number[] = [];
-  for (let i = 0; i < n; i++) if (op[i] === INPUT) results[a[i]] = ct[i] < 0 ? sink.constant(0) : ct[i];
+  for (let i = 0; i < n; i++) {
+    if (op[i] !== INPUT) continue;
+    const c = x[i] === 0 ? ct[i] : settle(i);
+    results[a[i]] = c >= 0 ? c : x[i] === 0 ? sink.constant(0) : e.zeros(tape.dims(i));
+  }
   return { outputs: term.output.atoms.map((v) => at[v]), results };
+}
+
+/** The where-mask (or its complement) read at the output's dims. */
+function selectedMask(m: Float64Array, md: Dims, out: Dims, selected: boolean): Mask {
+  const full = sameDims(md, out) ? m : kernels.broadcastTo(m, md, out);
+  const r = new Float64Array(full.length);
+  for (let i = 0; i < r.length; i++) r[i] = (full[i] !== 0) === selected ? 1 : 0;
+  return r;
+}
+
+function union(p: Mask, q: Mask): Mask {
+  const r = new Float64Array(p.length);
+  for (let i = 0; i < r.length; i++) r[i] = p[i] !== 0 || q[i] !== 0 ? 1 : 0;
+  return r;
+}
+
+function intersect(p: Mask, q: Mask): Mask {
+  const r = new Float64Array(p.length);
+  for (let i = 0; i < r.length; i++) r[i] = p[i] !== 0 && q[i] !== 0 ? 1 : 0;
+  return r;
 }

@@ -6,7 +6,7 @@
  * `let x:T = V in C` in front of each derivative term): its inputs become the point,
  * its free variables the enclosing trace's values, its instructions new instructions.
  */
-import { ARITY, CONST, FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
+import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Trace } from "../trace/tracer.js";
 
@@ -29,13 +29,15 @@ export type Transform = (term: TraceTerm, sink: Trace, extras: readonly number[]
 
 /** `at[i]`: the sink variable standing for the term's variable i. */
 export function place(term: TraceTerm, sink: Trace, placement: Placement | null): Int32Array {
-  const { op, a, b, val, frees, length: n } = term.tape;
+  const tape = term.tape;
+  const { op, a, b, x, val, frees, length: n } = tape;
   const at = new Int32Array(n);
   for (let i = 0; i < n; i++) {
     if (placement === null) at[i] = i;
-    else if (op[i] >= FIRST_PRIMITIVE) at[i] = sink.apply(op[i], at[a[i]], at[b[i]]);
-    else if (op[i] === INPUT) at[i] = placement.inputs[a[i]];
-    else if (op[i] === CONST) at[i] = sink.constant(val[i]);
+    else if (op[i] >= FIRST_PRIMITIVE) {
+      at[i] = IS_TENSOR_OP[op[i]] ? sink.applyOp(op[i], tape.args(i).map((v) => at[v]), tape.params(i)) : sink.apply(op[i], at[a[i]], at[b[i]]);
+    } else if (op[i] === INPUT) at[i] = placement.inputs[a[i]];
+    else if (op[i] === CONST) at[i] = x[i] === 0 ? sink.constant(val[i]) : sink.tape.tensorConstant({ dims: tape.dims(i), data: tape.buf(i) });
     else at[i] = placement.free(frees[a[i]]);
   }
   return at;
@@ -43,11 +45,13 @@ export function place(term: TraceTerm, sink: Trace, placement: Placement | null)
 
 /** Which variables depend on the term's inputs: only those carry derivatives. */
 export function activity(term: TraceTerm): Uint8Array {
-  const { op, a, b, length: n } = term.tape;
+  const tape = term.tape;
+  const { op, a, b, x, length: n } = tape;
   const active = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
-    if (op[i] >= FIRST_PRIMITIVE) active[i] = active[a[i]] | (ARITY[op[i]] === 2 ? active[b[i]] : 0);
-    else active[i] = op[i] === INPUT ? 1 : 0;
+    if (op[i] < FIRST_PRIMITIVE) active[i] = op[i] === INPUT ? 1 : 0;
+    else if (x[i] === 0) active[i] = active[a[i]] | (ARITY[op[i]] === 2 ? active[b[i]] : 0);
+    else for (const v of tape.args(i)) active[i] |= active[v];
   }
   return active;
 }
@@ -57,11 +61,15 @@ export function activity(term: TraceTerm): Uint8Array {
  * replayed primal, results a user rule computed but nobody needs); forward sweeps skip it.
  */
 export function liveness(term: TraceTerm): Uint8Array {
-  const { op, a, b, length: n } = term.tape;
+  const { op, a, b, x, length: n } = term.tape;
   const live = new Uint8Array(n);
   for (const v of term.output.atoms) live[v] = 1;
   for (let i = n - 1; i >= 0; i--) {
     if (!live[i] || op[i] < FIRST_PRIMITIVE) continue;
+    if (x[i] !== 0) {
+      for (const v of term.tape.args(i)) live[v] = 1;
+      continue;
+    }
     live[a[i]] = 1;
     if (ARITY[op[i]] === 2) live[b[i]] = 1;
   }

@@ -5,9 +5,12 @@
  * its arguments' tangents by the primitive's tangent rule, written with primitives like
  * the reverse rules, so forward mode nests under `rd` and `rd` under it. Scalar
  * primitives need no rule of their own: their reverse rule with the cotangent set to an
- * argument's tangent is that argument's contribution (see TangentRule in @wengert/ops).
+ * argument's tangent is that argument's contribution (see TangentRule in @wengert/ops);
+ * on tensors, elementwise, a contribution from a broadcast argument is broadcast to the
+ * output. Tensor primitives declare their tangent rules.
  */
-import { CODE, FIRST_PRIMITIVE, INPUT, primitiveOf } from "../trace/opcodes.js";
+import { broadcastDims, sameDims } from "@wengert/ops";
+import { CODE, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP, primitiveOf, scalarSpec, tensorSpec } from "../trace/opcodes.js";
 import { emitterFor, type Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity, liveness, place, type Emitted, type Placement } from "./place.js";
@@ -16,7 +19,8 @@ const ADD = CODE.add;
 
 /** Emit the tangents of C's outputs given `tangents` of its inputs (by input index). */
 export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly number[], placement: Placement | null): Emitted {
-  const { op, a, b, length: n } = term.tape;
+  const tape = term.tape;
+  const { op, a, b, x, length: n } = tape;
   const e = emitterFor(sink);
   const at = place(term, sink, placement);
   const active = activity(term);
@@ -31,8 +35,15 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
       continue;
     }
     if (op[i] < FIRST_PRIMITIVE || !active[i] || !live[i]) continue;
-    const spec = primitiveOf(op[i]).spec;
     if (sink.settings.checkNaN) sink.context = `the tangent rule of ${primitiveOf(op[i]).name} (for v${i})`;
+    if (IS_TENSOR_OP[op[i]]) {
+      const args = tape.args(i);
+      const ts = args.map((v) => (dt[v] < 0 ? null : dt[v]));
+      if (ts.every((t) => t === null)) continue;
+      dt[i] = tensorSpec(op[i]).tangent(e, args.map((v) => at[v]), at[i], ts, tape.params(i)) ?? -1;
+      continue;
+    }
+    const spec = scalarSpec(op[i]);
     const ta = dt[a[i]] < 0 ? null : dt[a[i]];
     if (spec.arity === 1) {
       if (ta === null) continue;
@@ -47,10 +58,19 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
         dt[i] = sum(da, db);
       }
     }
+    if (x[i] !== 0 && dt[i] >= 0) {
+      // elementwise on tensors: a broadcast argument's contribution has its own dims
+      const want = tape.dims(i);
+      const got = sink.tape.dims(dt[i]);
+      if (!sameDims(got, want)) {
+        const d = broadcastDims(got, want);
+        if (typeof d !== "string") dt[i] = e.broadcastTo(dt[i], want);
+      }
+    }
   }
   sink.context = "";
   return {
     outputs: term.output.atoms.map((v) => at[v]),
-    results: term.output.atoms.map((v) => (dt[v] < 0 ? sink.constant(0) : dt[v])),
+    results: term.output.atoms.map((v) => (dt[v] >= 0 ? dt[v] : x[v] === 0 ? sink.constant(0) : e.zeros(tape.dims(v)))),
   };
 }

@@ -6,10 +6,12 @@
  * order as differentiate.ts, with the numeric emitter (kernels on numbers) in place of
  * a symbolic one, over the values recorded while tracing: the derivative term's value,
  * with no instruction emitted. Tests hold it equal to evaluating the built term.
+ * For terms of reals only (`tape.tensorCount === 0`); tensors go through
+ * differentiate.ts, whose sink evaluates as it emits.
  */
 import { numeric } from "@wengert/ops";
 import { NaNError } from "../errors.js";
-import { ARITY, FIRST_PRIMITIVE, INPUT, primitiveOf } from "../trace/opcodes.js";
+import { ARITY, FIRST_PRIMITIVE, INPUT, primitiveOf, scalarSpec } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity } from "./place.js";
 
@@ -40,7 +42,7 @@ export function reverseSweep(term: TraceTerm, seeds: readonly number[], checkNaN
   term.output.atoms.forEach((v, j) => accumulate(v, seeds[j], v));
   for (let i = n - 1; i >= 0; i--) {
     if (!has[i] || op[i] < FIRST_PRIMITIVE) continue;
-    const spec = primitiveOf(op[i]).spec;
+    const spec = scalarSpec(op[i]);
     const c = ct[i];
     if (spec.arity === 1) {
       accumulate(a[i], spec.reverse(numeric, val[a[i]], val[i], c), i);

@@ -2,30 +2,59 @@
  * @file Ordinary evaluation of trace terms on a Float64Array buffer (the paper's
  * Fig. 2, restricted to trace terms: every construct left is a primitive or `+`).
  *
- * One slot per variable; a single forward loop, no recursion, no allocation.
+ * One slot per variable; a single forward loop, no recursion, no allocation for reals.
+ * Tensor variables keep their buffers in `bufs`, computed by the same kernels that
+ * tracing used.
  */
-import { CONST, FREE, INPUT, FIRST_PRIMITIVE, KERNELS } from "../trace/opcodes.js";
+import { kernels, type Buf } from "@wengert/ops";
+import { ARITY, CONST, FREE, INPUT, FIRST_PRIMITIVE, IS_TENSOR_OP, KERNELS, tensorSpec } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
+import type { Dense } from "../trace/tensor.js";
 import { EvaluationError } from "../errors.js";
 
 /**
  * Compute `vals[i]` for the instructions `from …` of `tape`. Inputs come from `inputs`
  * (by input index) or, when it is null, are taken as already in `vals`; literals and
- * free variables take the values the tape recorded.
+ * free variables take the values the tape recorded. Tensor values go to `bufs`.
  */
-export function run(tape: Tape, vals: Float64Array, from = 0, inputs: ArrayLike<number> | null = null): void {
-  const { op, a, b, length } = tape;
+export function run(
+  tape: Tape,
+  vals: Float64Array,
+  from = 0,
+  inputs: ArrayLike<number | Dense> | null = null,
+  bufs: Float64Array[] = [],
+): void {
+  const { op, a, b, x, length } = tape;
+  const value = (v: number): Buf => (x[v] !== 0 && tape.isTensor(v) ? (bufs[v] ?? tape.buf(v)) : vals[v]);
   for (let i = from; i < length; i++) {
     const code = op[i];
     if (code >= FIRST_PRIMITIVE) {
-      vals[i] = KERNELS[code](vals[a[i]], vals[b[i]]);
+      if (x[i] === 0) {
+        vals[i] = KERNELS[code](vals[a[i]], vals[b[i]]);
+        continue;
+      }
+      const args = tape.args(i);
+      const y: Buf = IS_TENSOR_OP[code]
+        ? tensorSpec(code).forward(args.map(value), args.map((v) => tape.dims(v)), tape.params(i), tape.dims(i))
+        : ARITY[code] === 1
+          ? elementwise1(code, value(args[0]))
+          : kernels.zip(value(args[0]), tape.dims(args[0]), value(args[1]), tape.dims(args[1]), tape.dims(i), KERNELS[code]);
+      if (typeof y === "number") vals[i] = y;
+      else bufs[i] = y;
     } else if (code === INPUT) {
       if (inputs !== null) {
         if (a[i] >= inputs.length) throw new EvaluationError(`evaluate: input #${a[i]} is missing (${inputs.length} given).`);
-        vals[i] = inputs[a[i]];
+        const v = inputs[a[i]];
+        if (typeof v === "number") vals[i] = v;
+        else bufs[i] = v.data;
       }
     } else if (code === CONST || code === FREE) {
       vals[i] = tape.val[i];
     }
   }
+}
+
+function elementwise1(code: number, x: Buf): Buf {
+  const k = KERNELS[code];
+  return typeof x === "number" ? k(x, 0) : kernels.map(x, (t) => k(t, 0));
 }

@@ -147,8 +147,9 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
       case "op": {
         const v = yield* call(ev(M.arg, env, fns, fn));
         const code = codeOf(M.op)!;
-        if (Array.isArray(v)) return applyBinary(code, v[0], v[1]);
-        return applyUnary(code, v);
+        // the checker (Fig. 1) has made sure these are reals
+        if (Array.isArray(v)) return applyBinary(code, v[0] as Scalar, v[1] as Scalar);
+        return applyUnary(code, v as Scalar);
       }
       case "let": {
         const v = yield* call(ev(M.bound, env, fns, fn));

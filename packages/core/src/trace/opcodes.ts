@@ -1,7 +1,7 @@
 /**
  * @file Instruction codes of the tape: three structural ones, then one per primitive.
  */
-import { BINARY_NAMES, UNARY_NAMES, binaryOps, unaryOps, type OpName, type ScalarOp } from "@wengert/ops";
+import { BINARY_NAMES, TENSOR_OP_NAMES, UNARY_NAMES, binaryOps, tensorOps, unaryOps, type OpName, type ScalarOp, type TensorOp, type TensorOpName } from "@wengert/ops";
 
 /** `vK = input #a`: a leaf of the differentiation variable `x` (or of a seed). */
 export const INPUT = 0;
@@ -16,9 +16,13 @@ export const FREE = 2;
 /** The first primitive's code. */
 export const FIRST_PRIMITIVE = 3;
 
+/** A tensor primitive's declaration, its parameters' type erased (they travel with the instruction). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTensorOp = TensorOp<any>;
+
 export interface PrimitiveInfo {
   readonly name: string;
-  readonly spec: ScalarOp;
+  readonly spec: ScalarOp | AnyTensorOp;
   /** Defined by the user with defineOp (its rules run on traced reals). */
   readonly user: boolean;
 }
@@ -26,6 +30,7 @@ export interface PrimitiveInfo {
 const registry: PrimitiveInfo[] = [
   ...UNARY_NAMES.map((name) => ({ name, spec: unaryOps[name] as ScalarOp, user: false })),
   ...BINARY_NAMES.map((name) => ({ name, spec: binaryOps[name] as ScalarOp, user: false })),
+  ...TENSOR_OP_NAMES.map((name) => ({ name, spec: tensorOps[name] as AnyTensorOp, user: false })),
 ];
 
 /** Every primitive, indexed by `code - FIRST_PRIMITIVE`: the built-in ones, then the user's. */
@@ -34,16 +39,24 @@ export const PRIMITIVES: readonly PrimitiveInfo[] = registry;
 const codes = new Map<string, number>(registry.map((p, i) => [p.name, FIRST_PRIMITIVE + i]));
 
 /** The built-in primitives' codes, by name. */
-export const CODE = Object.fromEntries(codes) as { readonly [K in OpName]: number };
+export const CODE = Object.fromEntries(codes) as { readonly [K in OpName | TensorOpName]: number };
 
 /** Kernels, arities and kink tests by code, for the hot loops (no object per lookup). */
 export const KERNELS: ((a: number, b: number) => number)[] = [];
 export const ARITY: number[] = [];
 export const KINKS: (((x: number) => boolean) | undefined)[] = [];
+/** True for tensor primitives (declared with a shape rule; see ops/tensor/op.ts). */
+export const IS_TENSOR_OP: boolean[] = [];
 const index = (p: PrimitiveInfo, code: number): void => {
-  KERNELS[code] = p.spec.forward as (a: number, b: number) => number;
-  ARITY[code] = p.spec.arity;
-  KINKS[code] = p.spec.arity === 1 ? p.spec.kink : undefined;
+  const spec = p.spec;
+  IS_TENSOR_OP[code] = "kind" in spec;
+  if ("kind" in spec) {
+    ARITY[code] = spec.arity;
+    return;
+  }
+  KERNELS[code] = spec.forward as (a: number, b: number) => number;
+  ARITY[code] = spec.arity;
+  KINKS[code] = spec.arity === 1 ? spec.kink : undefined;
 };
 registry.forEach((p, i) => index(p, FIRST_PRIMITIVE + i));
 
@@ -63,4 +76,13 @@ export function registerPrimitive(name: string, spec: ScalarOp): number {
 
 export function primitiveOf(code: number): PrimitiveInfo {
   return registry[code - FIRST_PRIMITIVE];
+}
+
+/** The declaration of a scalar primitive (elementwise on tensors). */
+export function scalarSpec(code: number): ScalarOp {
+  return registry[code - FIRST_PRIMITIVE].spec as ScalarOp;
+}
+
+export function tensorSpec(code: number): AnyTensorOp {
+  return registry[code - FIRST_PRIMITIVE].spec as AnyTensorOp;
 }

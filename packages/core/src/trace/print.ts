@@ -11,12 +11,25 @@
  * length of the term.
  */
 import { assemble, typeString, type Shape } from "../structure.js";
-import { CODE, CONST, FREE, INPUT, primitiveOf } from "./opcodes.js";
+import { showDims } from "@wengert/ops";
+import { CODE, CONST, FREE, INPUT, IS_TENSOR_OP, primitiveOf, tensorSpec } from "./opcodes.js";
 import type { TraceTerm } from "./term.js";
 
 function atom(term: TraceTerm, v: number): string {
   const t = term.tape;
-  return t.op[v] === CONST ? String(t.val[v]) : `v${v}`;
+  return t.op[v] === CONST && !t.isTensor(v) ? String(t.val[v]) : `v${v}`;
+}
+
+/** `real`, or `real[3, 4]` for a tensor. */
+function typeOf(term: TraceTerm, v: number): string {
+  const d = term.tape.dims(v);
+  return d.length === 0 ? "real" : `real${showDims(d)}`;
+}
+
+/** A tensor literal, abbreviated: `[1, 2, 3, …]`. */
+function literal(data: Float64Array): string {
+  const shown = [...data.subarray(0, 6)].join(", ");
+  return `[${shown}${data.length > 6 ? `, … (${data.length})` : ""}]`;
 }
 
 /** A structure of atoms: `v3`, `⟨v3, v4⟩`, `*`, `{w: v3, b: v4}`. */
@@ -34,21 +47,25 @@ export function printTerm(term: TraceTerm): string {
   const lines: string[] = [];
   for (const p of term.params) {
     lines.push(`${p.name} : ${typeString(p.shape)}.`);
-    const binders = p.atoms.map((v) => `v${v}:real`);
+    const binders = p.atoms.map((v) => `v${v}:${typeOf(term, v)}`);
     if (p.shape.kind === "real") lines.push(`let ${binders[0]} = ${p.name} in`);
     else if (binders.length > 0) lines.push(`let ${structure(p.shape, binders)} = ${p.name} in`);
   }
   for (let i = 0; i < t.length; i++) {
     const code = t.op[i];
-    if (code === INPUT || code === CONST) continue;
+    if (code === INPUT || (code === CONST && !t.isTensor(i))) continue;
     let rhs: string;
-    if (code === FREE) rhs = `free(${t.val[i]})`;
+    if (code === CONST) rhs = literal(t.buf(i));
+    else if (code === FREE) rhs = t.isTensor(i) ? `free(${literal(t.buf(i))})` : `free(${t.val[i]})`;
     else if (code === CODE.add) rhs = `${atom(term, t.a[i])} + ${atom(term, t.b[i])}`;
     else {
       const p = primitiveOf(code);
-      rhs = p.spec.arity === 1 ? `${p.name}(${atom(term, t.a[i])})` : `${p.name}(${atom(term, t.a[i])}, ${atom(term, t.b[i])})`;
+      const args = t.args(i).map((v) => atom(term, v));
+      const show = IS_TENSOR_OP[code] ? tensorSpec(code).show : undefined;
+      if (show !== undefined) args.push(show(t.params(i)));
+      rhs = `${p.name}(${args.join(", ")})`;
     }
-    lines.push(`let v${i}:real = ${rhs} in`);
+    lines.push(`let v${i}:${typeOf(term, i)} = ${rhs} in`);
   }
   lines.push(structure(term.output.shape, term.output.atoms.map((v) => atom(term, v))));
   return lines.join("\n");

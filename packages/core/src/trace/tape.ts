@@ -7,8 +7,27 @@
  * never branches on the kind of an atom. The value column holds each variable's value,
  * computed as each instruction is appended (tapes are built by tracing, or by emitting
  * a derivative into a trace); the evaluator recomputes them at other inputs.
+ *
+ * Tensors: an instruction whose value is a tensor, or that is a tensor primitive (with
+ * static parameters, any number of arguments), has an `Extra` record, found through the
+ * `x` column (index + 1; 0 for a plain scalar instruction, the fast common case).
  */
-import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, KERNELS } from "./opcodes.js";
+
+/** What a tensor instruction carries beside the columns. */
+export interface Extra {
+  readonly dims: Dims;
+  /** The value when `dims` is not `[]` (scalar results stay in the value column). */
+  readonly buf: Float64Array | null;
+  /** Its arguments (for tensor primitives of any arity; `a`, `b` hold the first two). */
+  readonly args: readonly number[];
+  /** The primitive's static parameters (axes, permutation, indices…). */
+  readonly params: unknown;
+}
+
+const SCALAR: Dims = [];
+import { kernels, sameDims, type Buf, type Dims } from "@wengert/ops";
+import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, KERNELS, tensorSpec } from "./opcodes.js";
+import type { Dense } from "./tensor.js";
 
 const ADD = CODE.add;
 const MUL = CODE.mul;
@@ -20,6 +39,9 @@ export class Tape {
   a = new Int32Array(INITIAL_CAPACITY);
   b = new Int32Array(INITIAL_CAPACITY);
   val = new Float64Array(INITIAL_CAPACITY);
+  /** Index + 1 into `extras`, or 0 for a plain scalar instruction. */
+  x = new Int32Array(INITIAL_CAPACITY);
+  readonly extras: Extra[] = [];
   length = 0;
   /** The values that `free` instructions stand for (traced values of outer traces). */
   readonly frees: unknown[] = [];
@@ -35,6 +57,8 @@ export class Tape {
     t.a.set(this.a.subarray(0, this.length));
     t.b.set(this.b.subarray(0, this.length));
     t.val.set(this.val.subarray(0, this.length));
+    t.x.set(this.x.subarray(0, this.length));
+    t.extras.push(...this.extras);
     t.length = this.length;
     t.frees.push(...this.frees);
     for (const [c, v] of this.consts) t.consts.set(c, v);
@@ -44,6 +68,95 @@ export class Tape {
 
   input(index: number, value: number): number {
     return this.push(INPUT, index, 0, value);
+  }
+
+  /** The dims of variable v (`[]` for a real). */
+  dims(v: number): Dims {
+    const x = this.x[v];
+    return x === 0 ? SCALAR : this.extras[x - 1].dims;
+  }
+
+  isTensor(v: number): boolean {
+    const x = this.x[v];
+    return x !== 0 && this.extras[x - 1].buf !== null;
+  }
+
+  /** The value of v as kernels take it: a number for a real, else its buffer. */
+  value(v: number): Buf {
+    const x = this.x[v];
+    return x === 0 ? this.val[v] : (this.extras[x - 1].buf ?? this.val[v]);
+  }
+
+  /** The buffer of a tensor variable (a one-element copy for a real). */
+  buf(v: number): Float64Array {
+    const b = this.value(v);
+    return typeof b === "number" ? Float64Array.of(b) : b;
+  }
+
+  /** The arguments of instruction v. */
+  args(v: number): readonly number[] {
+    const x = this.x[v];
+    if (x !== 0) return this.extras[x - 1].args;
+    return ARITY[this.op[v]] === 2 ? [this.a[v], this.b[v]] : [this.a[v]];
+  }
+
+  params(v: number): unknown {
+    const x = this.x[v];
+    return x === 0 ? undefined : this.extras[x - 1].params;
+  }
+
+  /** Number of instructions with an Extra: 0 for a tape of reals only. */
+  get tensorCount(): number {
+    return this.extras.length;
+  }
+
+  tensorInput(index: number, d: Dense): number {
+    return this.pushExtra(INPUT, index, 0, { dims: d.dims, buf: d.data, args: [], params: undefined });
+  }
+
+  tensorConstant(d: Dense): number {
+    if (d.dims.length === 0) return this.constant(d.data[0]);
+    return this.pushExtra(CONST, 0, 0, { dims: d.dims, buf: d.data, args: [], params: undefined });
+  }
+
+  freeTensor(value: unknown, current: Dense): number {
+    this.frees.push(value);
+    return this.pushExtra(FREE, this.frees.length - 1, 0, { dims: current.dims, buf: current.data, args: [], params: undefined });
+  }
+
+  /** Append a scalar primitive applied elementwise (dims: the broadcast result's, checked by the caller). */
+  applyElementwise(code: number, a: number, b: number, dims: Dims): number {
+    const kernel = KERNELS[code];
+    const unary = ARITY[code] === 1;
+    const constant = this.op[a] === CONST && (unary || this.op[b] === CONST);
+    if (dims.length === 0) {
+      const v = unary ? kernel(this.value(a) as number, 0) : kernel(this.value(a) as number, this.value(b) as number);
+      return constant ? this.constant(v) : this.pushExtra(code, a, unary ? 0 : b, { dims, buf: null, args: unary ? [a] : [a, b], params: undefined }, v);
+    }
+    if (!unary) {
+      if (code === ADD && this.isConstant(b, 0) && sameDims(this.dims(a), dims)) return a;
+      if (code === ADD && this.isConstant(a, 0) && sameDims(this.dims(b), dims)) return b;
+      if (code === MUL && this.isConstant(b, 1) && sameDims(this.dims(a), dims)) return a;
+      if (code === MUL && this.isConstant(a, 1) && sameDims(this.dims(b), dims)) return b;
+    }
+    const buf = unary ? kernels.map(this.buf(a), (t) => kernel(t, 0)) : kernels.zip(this.value(a), this.dims(a), this.value(b), this.dims(b), dims, kernel);
+    if (constant) return this.tensorConstant({ dims, data: buf });
+    return this.pushExtra(code, a, unary ? 0 : b, { dims, buf, args: unary ? [a] : [a, b], params: undefined });
+  }
+
+  /** Append a tensor primitive (dims: its output's, from its shape rule, checked by the caller). */
+  applyOp(code: number, args: readonly number[], params: unknown, dims: Dims): number {
+    const spec = tensorSpec(code);
+    const y = spec.forward(
+      args.map((v) => this.value(v)),
+      args.map((v) => this.dims(v)),
+      params,
+      dims,
+    );
+    const constant = args.every((v) => this.op[v] === CONST);
+    if (constant) return typeof y === "number" ? this.constant(y) : this.tensorConstant({ dims, data: y });
+    const extra: Extra = { dims, buf: typeof y === "number" ? null : y, args, params };
+    return this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, extra, typeof y === "number" ? y : 0);
   }
 
   constant(c: number): number {
@@ -93,6 +206,13 @@ export class Tape {
     return n;
   }
 
+  private pushExtra(op: number, a: number, b: number, extra: Extra, v = 0): number {
+    const k = this.push(op, a, b, v);
+    this.extras.push(extra);
+    this.x[k] = this.extras.length;
+    return k;
+  }
+
   private push(op: number, a: number, b: number, v: number): number {
     if (this.length === this.op.length) this.reserve(this.length * 2);
     const k = this.length++;
@@ -114,6 +234,7 @@ export class Tape {
     this.a = grow(this.a, (n) => new Int32Array(n));
     this.b = grow(this.b, (n) => new Int32Array(n));
     this.val = grow(this.val, (n) => new Float64Array(n));
+    this.x = grow(this.x, (n) => new Int32Array(n));
   }
 }
 

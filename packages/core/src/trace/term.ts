@@ -6,7 +6,8 @@
  * the region where the control flow is the same, and any seed.
  */
 import { run } from "../eval/evaluate.js";
-import { flattenLike, typeString, unflatten, type Shape } from "../structure.js";
+import { flattenLike, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
+import { fromDense, isConcreteTensor, toDense, type ConcreteTensor, type Dense } from "./tensor.js";
 import { InputTypeError } from "../errors.js";
 import { printTerm } from "./print.js";
 import type { Tape } from "./tape.js";
@@ -23,7 +24,10 @@ export interface Output {
   readonly atoms: readonly number[];
 }
 
-const isNumber = (v: unknown): v is number => typeof v === "number";
+
+const isUntraced = (v: unknown): v is number | ConcreteTensor => typeof v === "number" || isConcreteTensor(v);
+const untracedShape = (v: number | ConcreteTensor): Shape =>
+  typeof v === "number" ? REAL : { kind: "tensor", dims: v instanceof Float64Array ? [v.length] : [...v.shape], container: v instanceof Float64Array ? "float64array" : "ndarray" };
 
 export class TraceTerm {
   constructor(
@@ -51,16 +55,29 @@ export class TraceTerm {
     if (args.length !== this.params.length) {
       throw new InputTypeError(`evaluate: this term takes ${this.params.length} argument(s) (${this.params.map((p) => p.name).join(", ")}), got ${args.length}.`);
     }
-    const inputs: number[] = [];
+    const inputs: (number | Dense)[] = [];
     this.params.forEach((p, i) => {
-      inputs.push(
-        ...flattenLike(p.shape, args[i], p.name, isNumber, (path, expected, actual) =>
-          new InputTypeError(`evaluate: ${path} is ${actual}, expected ${typeString(expected)}.`),
-        ),
+      const leaves = flattenLike(
+        p.shape,
+        args[i],
+        p.name,
+        isUntraced,
+        (path, expected, actual) => new InputTypeError(`evaluate: ${path} is ${actual}, expected ${typeString(expected)}.`),
+        untracedShape,
       );
+      inputs.push(...leaves.map((v) => (typeof v === "number" ? v : toDense(v, `evaluate's ${p.name}`))));
     });
     const vals = new Float64Array(this.tape.length);
-    run(this.tape, vals, 0, inputs);
-    return unflatten(this.output.shape, this.output.atoms.map((v) => vals[v]));
+    const bufs: Float64Array[] = [];
+    run(this.tape, vals, 0, inputs, bufs);
+    const shapes = leafShapes(this.output.shape);
+    return unflatten(
+      this.output.shape,
+      this.output.atoms.map((v, j) => {
+        const s = shapes[j];
+        if (s.kind !== "tensor") return vals[v];
+        return fromDense({ dims: this.tape.dims(v), data: bufs[v] ?? this.tape.buf(v) }, s.container);
+      }),
+    );
   }
 }

@@ -12,11 +12,14 @@
  * inner derivative, exactly as the outer differentiation variable is free in the
  * inner trace term of the paper's nested examples (end of Sec. 3).
  */
-import { predicates, type Emitter, type PredicateName, type UnaryOp } from "@wengert/ops";
-import { ClosedTraceError, NaNError, TieError, TraceLengthError, TracedOperatorError, WengertError } from "../errors.js";
+import ndarray from "ndarray";
+import { broadcastDims, kernels, predicates, showDims, size, type Dims, type Emitter, type PredicateName, type TensorEmitter, type UnaryOp } from "@wengert/ops";
+import { ClosedTraceError, NaNError, ShapeError, TieError, TraceLengthError, TracedOperatorError, WengertError } from "../errors.js";
 import { describe } from "../structure.js";
-import { CONST, FIRST_PRIMITIVE, KINKS, PRIMITIVES, primitiveOf } from "./opcodes.js";
+import { atCallSite } from "./callsite.js";
+import { ARITY, CODE, CONST, FIRST_PRIMITIVE, IS_TENSOR_OP, KINKS, PRIMITIVES, primitiveOf, tensorSpec } from "./opcodes.js";
 import { Tape } from "./tape.js";
+import { isConcreteTensor, Tensor, toDense, type ConcreteTensor, type Dense } from "./tensor.js";
 
 export type TieMode = "warn" | "error" | "ignore";
 export const TIE_MODES: readonly TieMode[] = ["warn", "error", "ignore"];
@@ -58,6 +61,16 @@ export function isScalar(v: unknown): v is Scalar {
   return typeof v === "number" || v instanceof Real;
 }
 
+/** Anything a primitive takes: reals and tensors, traced or not. */
+export type Operand = Scalar | Tensor | ConcreteTensor;
+
+export function isOperand(v: unknown): v is Operand {
+  return typeof v === "number" || v instanceof Real || v instanceof Tensor || isConcreteTensor(v);
+}
+
+/** A traced value of either kind. */
+export type Traced = Real | Tensor;
+
 /** One open (or finished) trace: the tape being recorded and what `rd` asked for. */
 /** What an rd call asked of its trace (RdOptions, checked). */
 export interface TraceSettings {
@@ -80,7 +93,8 @@ export class Trace {
   quiet = 0;
   /** Ties met while tracing (descriptions), for `ties: "warn"`. */
   readonly ties: string[] = [];
-  private readonly lifted = new Map<Real, number>();
+  private readonly lifted = new Map<Traced, number>();
+  private readonly constants = new Map<object, number>();
 
   constructor(
     readonly level: number,
@@ -91,13 +105,24 @@ export class Trace {
   ) {}
 
   /** The variable standing for `x` in this trace: a literal, a variable, or a free one. */
-  atomOf(x: Scalar): number {
+  atomOf(x: Operand): number {
     if (typeof x === "number") return this.tape.constant(x);
-    if (x.trace === this) return x.atom;
-    let v = this.lifted.get(x);
+    if (x instanceof Real || x instanceof Tensor) {
+      if (x.trace === this) return x.atom;
+      let v = this.lifted.get(x);
+      if (v === undefined) {
+        const from = x.trace.tape;
+        v = x instanceof Real ? this.tape.free(x, x.value) : this.tape.freeTensor(x, { dims: from.dims(x.atom), data: from.buf(x.atom) });
+        this.lifted.set(x, v);
+      }
+      return v;
+    }
+    // a tensor the user holds (data, a closure's constant): a literal, copied once per trace
+    let v = this.constants.get(x);
     if (v === undefined) {
-      v = this.tape.free(x, x.value);
-      this.lifted.set(x, v);
+      const d = toDense(x, "a tensor argument");
+      v = this.tape.tensorConstant({ dims: d.dims, data: d.data.slice() });
+      this.constants.set(x, v);
     }
     return v;
   }
@@ -109,6 +134,7 @@ export class Trace {
   /** Record a primitive; kinked primitives evaluated at their kink are reported. */
   apply(code: number, a: number, b = 0): number {
     const tape = this.tape;
+    if (tape.x[a] !== 0 || (ARITY[code] === 2 && tape.x[b] !== 0)) return this.applyElementwise(code, a, b);
     const kink = KINKS[code];
     if (kink !== undefined && tape.op[a] !== CONST && kink(tape.val[a])) {
       const spec = primitiveOf(code).spec as UnaryOp;
@@ -116,13 +142,69 @@ export class Trace {
     }
     const v = tape.apply(code, a, b);
     if ((this.settings.checkNaN || this.nanCaller !== null) && this.quiet === 0 && !Number.isFinite(tape.val[v])) this.reportNaN(code, a, b, v);
+    this.checkLength();
+    return v;
+  }
+
+  /** A scalar primitive on tensors, elementwise with broadcasting. */
+  private applyElementwise(code: number, a: number, b: number): number {
+    const tape = this.tape;
+    const unary = ARITY[code] === 1;
+    let dims = tape.dims(a);
+    if (!unary) {
+      const d = broadcastDims(dims, tape.dims(b));
+      if (typeof d === "string") throw shapeError(primitiveOf(code).name, d);
+      dims = d;
+    }
+    const kink = KINKS[code];
+    if (kink !== undefined && tape.op[a] !== CONST) {
+      const at = tape.buf(a).findIndex((t) => kink(t));
+      if (at >= 0) this.tie(`${primitiveOf(code).name} was evaluated at its kink (element ${at} of a tensor ${showDims(tape.dims(a))} is ${tape.buf(a)[at]}); wengert uses ${(primitiveOf(code).spec as UnaryOp).atKink}`);
+    }
+    const v = tape.applyElementwise(code, a, b, dims);
+    this.checkResult(code, unary ? [a] : [a, b], v);
+    return v;
+  }
+
+  /** Record a tensor primitive with its static parameters; shapes are checked here. */
+  applyOp(code: number, args: readonly number[], params: unknown): number {
+    const tape = this.tape;
+    const spec = tensorSpec(code);
+    const dims = spec.shape(args.map((v) => tape.dims(v)), params);
+    if (typeof dims === "string") throw shapeError(primitiveOf(code).name, dims, args.map((v) => tape.dims(v)));
+    const v = tape.applyOp(code, args, params, dims);
+    if (spec.tie !== undefined && tape.op[v] !== CONST) {
+      const tie = spec.tie(args.map((u) => tape.value(u)), args.map((u) => tape.dims(u)), params, tape.value(v));
+      if (tie !== null) this.tie(tie);
+    }
+    this.checkResult(code, args, v);
+    return v;
+  }
+
+  private checkResult(code: number, args: readonly number[], v: number): void {
+    if (this.checksNaN()) {
+      const y = this.tape.value(v);
+      const bad = typeof y === "number" ? (Number.isFinite(y) ? -1 : 0) : y.findIndex((t) => !Number.isFinite(t));
+      if (bad >= 0) {
+        const where = this.context ? `in ${this.context}` : "in the forward pass (f itself)";
+        const show = (u: number): string => (this.tape.dims(u).length === 0 ? String(this.tape.val[u]) : `tensor ${showDims(this.tape.dims(u))}`);
+        throw new NaNError(
+          `${this.nanCaller ?? this.caller}: checkNaN: ${primitiveOf(code).name}(${args.map(show).join(", ")}) ` +
+            `has ${typeof y === "number" ? y : `${y[bad]} at element ${bad}`} ${where}.`,
+        );
+      }
+    }
+    this.checkLength();
+  }
+
+  private checkLength(): void {
+    const tape = this.tape;
     if (tape.length > this.settings.maxLength) {
       throw new TraceLengthError(
         `${this.caller}: the trace reached ${this.tape.length} instructions, over options.maxTraceLength = ${this.settings.maxLength}; ` +
           `f may not terminate (a loop whose condition never changes?). Raise the limit if the trace is meant to be this long.`,
       );
     }
-    return v;
   }
 
   checksNaN(): boolean {
@@ -182,10 +264,17 @@ export function closeTrace(t: Trace): void {
   t.closed = true;
 }
 
-export function live(r: Real, where: string): Trace {
+/** A ShapeError naming the primitive, the shapes, and the user's call. */
+export function shapeError(name: string, message: string, dims?: readonly Dims[]): ShapeError {
+  const shapes = dims === undefined ? "" : ` (argument shapes ${dims.map(showDims).join(", ")})`;
+  return new ShapeError(`${name}: ${message}${shapes}${atCallSite()}.`);
+}
+
+export function live(r: Real | Tensor, where: string): Trace {
   if (r.trace.closed) {
+    const what = r instanceof Real ? `value ${r.value}` : `dims ${showDims(r.trace.tape.dims(r.atom))}`;
     throw new ClosedTraceError(
-      `${where}: a traced value (v${r.atom}, value ${r.value}) was used after the ${r.trace.caller} call that traced it returned. ` +
+      `${where}: a traced value (v${r.atom}, ${what}) was used after the ${r.trace.caller} call that traced it returned. ` +
         `Traced values live only while their ${r.trace.caller} runs: return what you need from f instead of keeping it outside.`,
     );
   }
@@ -206,21 +295,85 @@ function innermost(name: string, a: Scalar, b: Scalar): Trace | null {
 }
 
 /** Apply the primitive `name` to scalars: a number if none is traced, else a traced real. */
-export function applyUnary(code: number, x: unknown): Scalar {
+export function applyUnary(code: number, x: Scalar): Scalar;
+export function applyUnary(code: number, x: unknown): Operand;
+export function applyUnary(code: number, x: unknown): Operand {
   const p = primitiveOf(code);
-  checkArg(x, p.name, 1);
   if (typeof x === "number") return (p.spec.forward as (x: number) => number)(x);
-  const t = live(x, p.name);
-  return new Real(t, t.apply(code, x.atom));
+  if (x instanceof Real) {
+    const t = live(x, p.name);
+    return new Real(t, t.apply(code, x.atom));
+  }
+  return applyGeneric(code, [x], undefined);
 }
 
-export function applyBinary(code: number, a: unknown, b: unknown): Scalar {
+export function applyBinary(code: number, a: Scalar, b: Scalar): Scalar;
+export function applyBinary(code: number, a: unknown, b: unknown): Operand;
+export function applyBinary(code: number, a: unknown, b: unknown): Operand {
   const p = primitiveOf(code);
-  checkArg(a, p.name, 1);
-  checkArg(b, p.name, 2);
-  const t = innermost(p.name, a, b);
-  if (t === null) return (p.spec.forward as (a: number, b: number) => number)(a as number, b as number);
-  return new Real(t, t.apply(code, t.atomOf(a), t.atomOf(b)));
+  if ((a instanceof Real || typeof a === "number") && (b instanceof Real || typeof b === "number")) {
+    const t = innermost(p.name, a, b);
+    if (t === null) return (p.spec.forward as (a: number, b: number) => number)(a as number, b as number);
+    return new Real(t, t.apply(code, t.atomOf(a), t.atomOf(b)));
+  }
+  return applyGeneric(code, [a, b], undefined);
+}
+
+/** A traced value of trace t for its variable v: a traced tensor, or a traced real. */
+export function wrap(t: Trace, v: number): Real | Tensor {
+  return t.tape.isTensor(v) ? new Tensor(t, v) : new Real(t, v);
+}
+
+/** A value computed outside any trace, as the user gets it: a number or an ndarray. */
+function concrete(y: number | Float64Array, dims: Dims): Operand {
+  return typeof y === "number" ? y : (ndarray(y, [...dims]) as ConcreteTensor);
+}
+
+/** The value of an untraced operand, for kernels. */
+function denseOf(v: Operand, where: string): Dense {
+  if (typeof v === "number") return { dims: [], data: Float64Array.of(v) };
+  return toDense(v as ConcreteTensor, where);
+}
+
+/**
+ * Apply any primitive (elementwise or tensor) to operands: recorded in the innermost
+ * trace among them, or computed at once when none is traced.
+ */
+export function applyGeneric(code: number, args: readonly unknown[], params: unknown): Operand {
+  const name = primitiveOf(code).name;
+  args.forEach((a, i) => {
+    if (!isOperand(a)) throw new WengertError(`${name}: argument ${i + 1} is ${describe(a)}; expected a number, a tensor (ndarray or Float64Array) or a traced value${atCallSite()}.`);
+  });
+  const t = innermostOf(name, args as Operand[]);
+  if (t !== null) {
+    const atoms = (args as Operand[]).map((a) => t.atomOf(a));
+    const v = IS_TENSOR_OP[code] ? t.applyOp(code, atoms, params) : t.apply(code, atoms[0], atoms[1] ?? 0);
+    return wrap(t, v);
+  }
+  const ds = (args as Operand[]).map((a, i) => denseOf(a, `${name}'s argument ${i + 1}`));
+  const value = (d: Dense): number | Float64Array => (d.dims.length === 0 ? d.data[0] : d.data);
+  if (IS_TENSOR_OP[code]) {
+    const spec = tensorSpec(code);
+    const dims = spec.shape(ds.map((d) => d.dims), params);
+    if (typeof dims === "string") throw shapeError(name, dims, ds.map((d) => d.dims));
+    return concrete(spec.forward(ds.map(value), ds.map((d) => d.dims), params, dims), dims);
+  }
+  const kernel = (primitiveOf(code).spec as { forward: (a: number, b: number) => number }).forward;
+  if (ds.length === 1) return concrete(kernels.map(ds[0].data, (x) => kernel(x, 0)), ds[0].dims);
+  const dims = broadcastDims(ds[0].dims, ds[1].dims);
+  if (typeof dims === "string") throw shapeError(name, dims);
+  return concrete(kernels.zip(value(ds[0]), ds[0].dims, value(ds[1]), ds[1].dims, dims, kernel), dims);
+}
+
+function innermostOf(name: string, args: readonly Operand[]): Trace | null {
+  let best: Trace | null = null;
+  for (const a of args) {
+    if (a instanceof Real || a instanceof Tensor) {
+      const t = live(a, name);
+      if (best === null || t.level > best.level) best = t;
+    }
+  }
+  return best;
 }
 
 /** Decide a predicate on concrete values, reporting a tie (equal arguments) to the trace. */
@@ -236,6 +389,31 @@ export function decide(name: PredicateName, a: unknown, b: unknown): boolean {
   return predicates[name].test(va, vb);
 }
 
+/**
+ * A 0/1 mask `pred(a, b)` elementwise (broadcasting) from concrete values: a decision,
+ * no derivative. A tie (equal elements) is reported to the innermost trace involved.
+ */
+export function decideTensor(name: PredicateName, a: unknown, b: unknown): ConcreteTensor {
+  for (const [v, i] of [[a, 1], [b, 2]] as const) {
+    if (!isOperand(v)) throw new WengertError(`${name}: argument ${i} is ${describe(v)}; expected a number, a tensor or a traced value${atCallSite()}.`);
+  }
+  const t = innermostOf(name, [a as Operand, b as Operand]);
+  const read = (v: Operand): Dense => (v instanceof Real ? { dims: [], data: Float64Array.of(v.value) } : v instanceof Tensor ? { dims: v.trace.tape.dims(v.atom), data: v.trace.tape.buf(v.atom) } : denseOf(v, name));
+  const da = read(a as Operand);
+  const db = read(b as Operand);
+  const dims = broadcastDims(da.dims, db.dims);
+  if (typeof dims === "string") throw shapeError(name, dims);
+  const test = predicates[name].test;
+  const va = da.dims.length === 0 ? da.data[0] : da.data;
+  const vb = db.dims.length === 0 ? db.data[0] : db.data;
+  if (t !== null && a !== b) {
+    const ties = kernels.zip(va, da.dims, vb, db.dims, dims, (x, y) => (x === y ? 1 : 0));
+    const at = ties.indexOf(1);
+    if (at >= 0) t.tie(`${name} was decided at a tie (element ${at} of the mask ${showDims(dims)}: both sides ${va instanceof Float64Array ? va[at % va.length] : va})`);
+  }
+  return ndarray(kernels.zip(va, da.dims, vb, db.dims, dims, (x, y) => (test(x, y) ? 1 : 0)), [...dims]) as ConcreteTensor;
+}
+
 /** The concrete value of a scalar (drops the derivative: use on purpose). */
 export function primal(x: Scalar): number {
   checkArg(x, "primal", 1);
@@ -246,13 +424,47 @@ export function primal(x: Scalar): number {
  * Primitives as methods emitting into a sink (a trace, or a tape being built): the
  * emitter that reverse rules run against when derivatives are built symbolically.
  */
-export function emitterFor(sink: Trace): Emitter<number> {
+export function emitterFor(sink: Trace): TensorEmitter<number> {
   const e: Record<string, unknown> = { lit: (c: number) => sink.constant(c) };
   PRIMITIVES.forEach((p, i) => {
     const code = FIRST_PRIMITIVE + i;
+    if (IS_TENSOR_OP[code]) return;
     e[p.name] = p.spec.arity === 1 ? (x: number) => sink.apply(code, x) : (a: number, b: number) => sink.apply(code, a, b);
   });
+  const tape = sink.tape;
+  const op = (name: keyof typeof CODE, args: readonly number[], params?: unknown): number => sink.applyOp(CODE[name], args, params);
+  const reduce = (name: "sum" | "max" | "min" | "logsumexp") => (x: number, axes: readonly number[], keepdims: boolean) => op(name, [x], { axes, keepdims });
+  const tensor: Omit<TensorEmitter<number>, keyof Emitter<number>> = {
+    dims: (x) => tape.dims(x),
+    zeros: (dims) => tape.tensorConstant({ dims, data: new Float64Array(size(dims)) }),
+    sum: reduce("sum"),
+    max: reduce("max"),
+    min: reduce("min"),
+    logsumexp: reduce("logsumexp"),
+    reshape: (x, dims) => op("reshape", [x], { dims }),
+    broadcastTo: (x, dims) => op("broadcastTo", [x], { dims }),
+    transpose: (x, perm) => op("transpose", [x], { perm }),
+    matmul: (a, b) => op("matmul", [a, b]),
+    slice: (x, starts, ends) => op("slice", [x], { starts, ends }),
+    index: (x, at) => op("index", [x], { at }),
+    embed: (dims, pieces, starts) => op("embed", pieces, { dims, starts }),
+    pack: (xs) => op("pack", xs),
+    gather: (x, indices, axis) => op("gather", [x], { indices, axis }),
+    scatterAdd: (t, indices, values, axis) => op("scatterAdd", [t, values], { indices, axis }),
+    concat: (xs, axis) => op("concat", xs, { axis }),
+    where: (m, a, b) => op("where", [m, a, b]),
+    decide: (pred, a, b) => {
+      const dims = broadcastDims(tape.dims(a), tape.dims(b));
+      if (typeof dims === "string") throw shapeError(pred, dims);
+      const test = predicates[pred].test;
+      return tape.tensorConstant({ dims, data: kernels.zip(tape.value(a), tape.dims(a), tape.value(b), tape.dims(b), dims, (x, y) => (test(x, y) ? 1 : 0)) });
+    },
+    conv2d: (x, w, p) => op("conv2d", [x, w], p),
+    conv2dInput: (g, w, p) => op("conv2dInput", [g, w], p),
+    conv2dFilter: (x, g, p) => op("conv2dFilter", [x, g], p),
+  };
+  Object.assign(e, tensor);
   // user primitives' rules are written with the public functions: they need the trace
   Object.defineProperty(e, "sink", { value: sink });
-  return e as Emitter<number>;
+  return e as TensorEmitter<number>;
 }

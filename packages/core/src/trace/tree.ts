@@ -12,6 +12,7 @@
  */
 import { binaryOps, unaryOps, type BinaryName, type Emitter, type OpName, type UnaryName } from "@wengert/ops";
 import { assemble, assertNever, type Shape } from "../structure.js";
+import { WengertError } from "../errors.js";
 import { CODE, CONST, FREE, INPUT, primitiveOf } from "./opcodes.js";
 import type { TraceTerm } from "./term.js";
 
@@ -61,6 +62,8 @@ export function typeOfShape(shape: Shape): Type {
   switch (shape.kind) {
     case "real":
       return REAL_T;
+    case "tensor":
+      throw new WengertError("the paper's language has no tensor types (they are its future work); tree trace terms are for reals");
     case "tuple":
     case "record": {
       const items = (shape.kind === "tuple" ? shape.items : shape.fields).map(typeOfShape);
@@ -77,6 +80,8 @@ function projections(shape: Shape, base: Tree): Tree[] {
   switch (shape.kind) {
     case "real":
       return [base];
+    case "tensor":
+      return [typeOfShape(shape) as never];
     case "tuple":
     case "record": {
       const items = shape.kind === "tuple" ? shape.items : shape.fields;
@@ -130,6 +135,7 @@ export function leavesOf(value: TreeValue): number[] {
  */
 export function toTree(term: TraceTerm): { C: Tree; T: Type; U: Type } {
   const tape = term.tape;
+  if (tape.tensorCount > 0) throw new WengertError("toTree: the term has tensor instructions; the paper's language has reals only");
   const param = term.params[0];
   const inputs = projections(param.shape, v("x"));
   let body = construct(term.output.shape, term.output.atoms.map((a) => v(`v${a}`)));

@@ -1,0 +1,118 @@
+/**
+ * @file Tensors as values: traced tensors, and the user's ndarrays and Float64Arrays.
+ *
+ * At the API boundary a tensor is an `ndarray` (the npm package; any strides, any
+ * offset) or a bare `Float64Array` (1-D). Inside, every tensor is a contiguous
+ * row-major Float64Array with its dims (`Dense`); strided views are copied in that
+ * order when they enter. A traced tensor, like a traced real, is its trace and its
+ * variable there; a tensor-valued primitive with dims `[]` gives a traced real instead.
+ */
+import ndarray from "ndarray";
+import type { NdArray } from "ndarray";
+import { showDims, size, type Dims } from "@wengert/ops";
+import { InputTypeError, TracedOperatorError } from "../errors.js";
+import type { Trace } from "./tracer.js";
+
+export type { NdArray };
+
+/** A tensor's value inside wengert: contiguous row-major data and its dims. */
+export interface Dense {
+  readonly dims: Dims;
+  readonly data: Float64Array;
+}
+
+/** A traced tensor: its trace and its variable there. */
+export class Tensor {
+  constructor(
+    readonly trace: Trace,
+    readonly atom: number,
+  ) {}
+
+  /** The dims of the tensor (fixed when it was traced). */
+  get shape(): number[] {
+    return [...this.trace.tape.dims(this.atom)];
+  }
+
+  /** Its concrete value, as an ndarray copy (what control flow may decide on). */
+  get value(): NdArray<Float64Array> {
+    return ndarray(this.trace.tape.buf(this.atom).slice(), [...this.trace.tape.dims(this.atom)]);
+  }
+
+  [Symbol.toPrimitive](hint: string): string {
+    if (hint === "string") return this.toString();
+    throw new TracedOperatorError(
+      `A traced tensor (dims ${showDims(this.trace.tape.dims(this.atom))}) was used with a JavaScript operator. ` +
+        `Use wengert's functions (add, mul, matmul, sum, …), which work on tensors, numbers and traced values alike.`,
+    );
+  }
+
+  toString(): string {
+    return `Tensor${showDims(this.trace.tape.dims(this.atom))}`;
+  }
+
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return this.toString();
+  }
+}
+
+/** Duck-typed ndarray check (ndarray's views are generated classes, one per dtype and rank). */
+export function isNdArray(v: unknown): v is NdArray {
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Partial<NdArray>;
+  return Array.isArray(o.shape) && Array.isArray(o.stride) && typeof o.offset === "number" && o.data !== undefined && typeof o.dtype === "string";
+}
+
+/** A tensor the user holds, not traced. */
+export type ConcreteTensor = NdArray | Float64Array;
+
+export function isConcreteTensor(v: unknown): v is ConcreteTensor {
+  return v instanceof Float64Array || isNdArray(v);
+}
+
+export function isTensorLike(v: unknown): v is Tensor | ConcreteTensor {
+  return v instanceof Tensor || isConcreteTensor(v);
+}
+
+/** Which kind of container a tensor came in (and its cotangent goes back in). */
+export type Container = "ndarray" | "float64array";
+
+export function containerOf(v: unknown): Container {
+  return v instanceof Float64Array ? "float64array" : "ndarray";
+}
+
+const NUMERIC = new Set(["float64", "float32", "int8", "int16", "int32", "uint8", "uint8_clamped", "uint16", "uint32", "array", "generic"]);
+
+/** The user's tensor as contiguous row-major float64 data (a copy for ndarrays). */
+export function toDense(v: ConcreteTensor, where: string): Dense {
+  if (v instanceof Float64Array) return { dims: [v.length], data: v };
+  if (!NUMERIC.has(v.dtype)) throw new InputTypeError(`${where} is an ndarray of dtype ${v.dtype}; wengert computes in float64 and reads numeric dtypes only.`);
+  const dims = [...v.shape];
+  const n = size(dims);
+  const data = new Float64Array(n);
+  const rank = dims.length;
+  if (rank === 0) {
+    data[0] = Number(v.get());
+    return { dims, data };
+  }
+  // walk the view by its strides, writing in row-major order
+  const src = v.data as ArrayLike<number> & { get?: (i: number) => number };
+  const read = typeof src.get === "function" && !(ArrayBuffer.isView(src) || Array.isArray(src)) ? (i: number) => src.get!(i) : (i: number) => src[i];
+  const idx = new Int32Array(rank);
+  let off = v.offset;
+  for (let o = 0; o < n; o++) {
+    data[o] = Number(read(off));
+    for (let ax = rank - 1; ax >= 0; ax--) {
+      idx[ax]++;
+      off += v.stride[ax];
+      if (idx[ax] < dims[ax]) break;
+      off -= v.stride[ax] * dims[ax];
+      idx[ax] = 0;
+    }
+  }
+  return { dims, data };
+}
+
+/** A value handed back to the user: an ndarray over a copy, or a Float64Array copy. */
+export function fromDense(d: Dense, container: Container): ConcreteTensor {
+  return container === "float64array" && d.dims.length === 1 ? d.data.slice() : ndarray(d.data.slice(), [...d.dims]);
+}

@@ -1,0 +1,332 @@
+/**
+ * @file Forward kernels on contiguous row-major Float64Array buffers.
+ *
+ * No allocation per element: each kernel allocates its output once and loops. General
+ * cases walk the output with an odometer (one counter per axis) and per-argument
+ * strides, 0 along broadcast axes; common cases (same shapes, a scalar operand, the
+ * last axis) have straight loops.
+ */
+import { broadcastStrides, size, strides, type Dims } from "./dims.js";
+
+/** `f` applied to every element. */
+export function map(x: Float64Array, f: (x: number) => number): Float64Array {
+  const out = new Float64Array(x.length);
+  for (let i = 0; i < x.length; i++) out[i] = f(x[i]);
+  return out;
+}
+
+/**
+ * Visit every index of `out` in row-major order, calling `body(o, offsets)` with the
+ * flat output index and each argument's flat index (broadcasting by stride 0).
+ */
+function odometer(out: Dims, args: readonly Dims[], body: (o: number, offs: Int32Array) => void): void {
+  const rank = out.length;
+  const n = size(out);
+  const st = args.map((d) => broadcastStrides(d, out));
+  const offs = new Int32Array(args.length);
+  const idx = new Int32Array(rank);
+  for (let o = 0; o < n; o++) {
+    body(o, offs);
+    for (let ax = rank - 1; ax >= 0; ax--) {
+      idx[ax]++;
+      for (let k = 0; k < st.length; k++) offs[k] += st[k][ax];
+      if (idx[ax] < out[ax]) break;
+      for (let k = 0; k < st.length; k++) offs[k] -= st[k][ax] * out[ax];
+      idx[ax] = 0;
+    }
+  }
+}
+
+/** `f(a, b)` elementwise with broadcasting; scalars are numbers. */
+export function zip(
+  a: number | Float64Array,
+  ad: Dims,
+  b: number | Float64Array,
+  bd: Dims,
+  out: Dims,
+  f: (a: number, b: number) => number,
+): Float64Array {
+  const r = new Float64Array(size(out));
+  const n = r.length;
+  if (typeof a === "number" || a.length === 1) {
+    const s = typeof a === "number" ? a : a[0];
+    if (typeof b === "number") r.fill(f(s, b));
+    else if (b.length === n) for (let i = 0; i < n; i++) r[i] = f(s, b[i]);
+    else odometer(out, [bd], (o, offs) => (r[o] = f(s, b[offs[0]])));
+    return r;
+  }
+  if (typeof b === "number" || b.length === 1) {
+    const s = typeof b === "number" ? b : b[0];
+    if (a.length === n) for (let i = 0; i < n; i++) r[i] = f(a[i], s);
+    else odometer(out, [ad], (o, offs) => (r[o] = f(a[offs[0]], s)));
+    return r;
+  }
+  if (a.length === n && b.length === n && ad.length === bd.length) {
+    for (let i = 0; i < n; i++) r[i] = f(a[i], b[i]);
+    return r;
+  }
+  odometer(out, [ad, bd], (o, offs) => (r[o] = f(a[offs[0]], b[offs[1]])));
+  return r;
+}
+
+/** `mask ? a : b` elementwise with broadcasting. */
+export function select(mask: Float64Array, md: Dims, a: number | Float64Array, ad: Dims, b: number | Float64Array, bd: Dims, out: Dims): Float64Array {
+  const r = new Float64Array(size(out));
+  const A = typeof a === "number" ? Float64Array.of(a) : a;
+  const B = typeof b === "number" ? Float64Array.of(b) : b;
+  odometer(out, [md, ad, bd], (o, offs) => (r[o] = mask[offs[0]] !== 0 ? A[offs[1]] : B[offs[2]]));
+  return r;
+}
+
+/** `x` repeated to dims `out` (it broadcasts to them). */
+export function broadcastTo(x: number | Float64Array, xd: Dims, out: Dims): Float64Array {
+  const r = new Float64Array(size(out));
+  if (typeof x === "number") return r.fill(x);
+  if (x.length === 1) return r.fill(x[0]);
+  odometer(out, [xd], (o, offs) => (r[o] = x[offs[0]]));
+  return r;
+}
+
+export type Reduction = "sum" | "max" | "min" | "logsumexp";
+
+/**
+ * Reduce `axes` (sorted) of `x`. The output has the kept axes in order; it is the same
+ * buffer whether or not the caller keeps reduced axes as 1.
+ */
+export function reduce(x: Float64Array, xd: Dims, axes: readonly number[], kind: Reduction): Float64Array {
+  const outDims = xd.map((d, i) => (axes.includes(i) ? 1 : d));
+  const n = size(outDims);
+  const out = new Float64Array(n);
+  const init = kind === "sum" ? 0 : kind === "min" ? Infinity : -Infinity;
+  out.fill(init);
+  const visit = (f: (o: number, i: number) => void): void => {
+    if (n === 1) for (let i = 0; i < x.length; i++) f(0, i);
+    else if (axes.length === 1 && axes[0] === xd.length - 1) {
+      const m = xd[xd.length - 1];
+      for (let o = 0, i = 0; o < n; o++) for (let j = 0; j < m; j++, i++) f(o, i);
+    } else odometer(xd, [outDims], (i, offs) => f(offs[0], i));
+  };
+  if (kind === "sum") visit((o, i) => (out[o] += x[i]));
+  else if (kind === "max" || kind === "logsumexp") visit((o, i) => (out[o] = x[i] > out[o] || Number.isNaN(x[i]) ? x[i] : out[o]));
+  else visit((o, i) => (out[o] = x[i] < out[o] || Number.isNaN(x[i]) ? x[i] : out[o]));
+  if (kind !== "logsumexp") return out;
+  // log Σ exp(x) = m + log Σ exp(x − m), with m the max (0 where m is ±∞)
+  const m = out.slice();
+  for (let o = 0; o < n; o++) if (!Number.isFinite(m[o])) m[o] = 0;
+  out.fill(0);
+  visit((o, i) => (out[o] += Math.exp(x[i] - m[o])));
+  for (let o = 0; o < n; o++) out[o] = m[o] + Math.log(out[o]);
+  return out;
+}
+
+/** How many elements of each reduced group equal the group's max (or min): > 1 is a tie. */
+export function countEqual(x: Float64Array, xd: Dims, axes: readonly number[], y: Float64Array): Float64Array {
+  const outDims = xd.map((d, i) => (axes.includes(i) ? 1 : d));
+  const count = new Float64Array(size(outDims));
+  odometer(xd, [outDims], (i, offs) => {
+    if (x[i] === y[offs[0]]) count[offs[0]]++;
+  });
+  return count;
+}
+
+/** Batched matrix product: [..., n, k] @ [..., k, m] → [..., n, m], batch axes broadcast. */
+export function matmul(a: Float64Array, ad: Dims, b: Float64Array, bd: Dims, out: Dims): Float64Array {
+  const n = ad[ad.length - 2];
+  const k = ad[ad.length - 1];
+  const m = bd[bd.length - 1];
+  const r = new Float64Array(size(out));
+  const batch = out.slice(0, -2);
+  const aBatch = ad.slice(0, -2);
+  const bBatch = bd.slice(0, -2);
+  const run = (ao: number, bo: number, ro: number): void => {
+    // i-k-j order: the inner loop runs along contiguous rows of b and r
+    for (let i = 0; i < n; i++) {
+      const ri = ro + i * m;
+      for (let p = 0; p < k; p++) {
+        const s = a[ao + i * k + p];
+        if (s === 0) continue;
+        const bp = bo + p * m;
+        for (let j = 0; j < m; j++) r[ri + j] += s * b[bp + j];
+      }
+    }
+  };
+  if (batch.length === 0) run(0, 0, 0);
+  else odometer(batch, [aBatch, bBatch], (o, offs) => run(offs[0] * n * k, offs[1] * k * m, o * n * m));
+  return r;
+}
+
+/** Axes permuted: result axis i is `x`'s axis perm[i]. */
+export function transpose(x: Float64Array, xd: Dims, perm: readonly number[]): Float64Array {
+  const out = perm.map((p) => xd[p]);
+  const xs = strides(xd);
+  const ps = perm.map((p) => xs[p]);
+  const r = new Float64Array(x.length);
+  const rank = out.length;
+  const idx = new Int32Array(rank);
+  let off = 0;
+  for (let o = 0; o < r.length; o++) {
+    r[o] = x[off];
+    for (let ax = rank - 1; ax >= 0; ax--) {
+      idx[ax]++;
+      off += ps[ax];
+      if (idx[ax] < out[ax]) break;
+      off -= ps[ax] * out[ax];
+      idx[ax] = 0;
+    }
+  }
+  return r;
+}
+
+/** Copy the box `starts ≤ index < ends` out of `x`. */
+export function slice(x: Float64Array, xd: Dims, starts: readonly number[], ends: readonly number[]): Float64Array {
+  const out = ends.map((e, i) => e - starts[i]);
+  const xs = strides(xd);
+  const base = starts.reduce((s, st, i) => s + st * xs[i], 0);
+  const r = new Float64Array(size(out));
+  let o = 0;
+  const rank = out.length;
+  if (rank === 0) return Float64Array.of(x[base]);
+  const idx = new Int32Array(rank);
+  const inner = out[rank - 1];
+  const rows = r.length / Math.max(inner, 1);
+  let off = base;
+  for (let row = 0; row < rows && inner > 0; row++) {
+    for (let j = 0; j < inner; j++) r[o++] = x[off + j];
+    for (let ax = rank - 2; ax >= 0; ax--) {
+      idx[ax]++;
+      off += xs[ax];
+      if (idx[ax] < out[ax]) break;
+      off -= xs[ax] * out[ax];
+      idx[ax] = 0;
+    }
+  }
+  return r;
+}
+
+/** Add `piece` (dims `pd`, same rank as `out`, or a scalar) into `r` at `starts`. */
+export function addAt(r: Float64Array, out: Dims, piece: number | Float64Array, pd: Dims, starts: readonly number[]): void {
+  const rs = strides(out);
+  const base = starts.reduce((s, st, i) => s + st * rs[i], 0);
+  if (typeof piece === "number") {
+    r[base] += piece;
+    return;
+  }
+  const rank = pd.length;
+  if (rank === 0) {
+    r[base] += piece[0];
+    return;
+  }
+  const idx = new Int32Array(rank);
+  const inner = pd[rank - 1];
+  const rows = piece.length / Math.max(inner, 1);
+  let off = base;
+  let p = 0;
+  for (let row = 0; row < rows && inner > 0; row++) {
+    for (let j = 0; j < inner; j++) r[off + j] += piece[p++];
+    for (let ax = rank - 2; ax >= 0; ax--) {
+      idx[ax]++;
+      off += rs[ax];
+      if (idx[ax] < pd[ax]) break;
+      off -= rs[ax] * pd[ax];
+      idx[ax] = 0;
+    }
+  }
+}
+
+/** `x` with axis `axis` replaced by the entries `indices` of it. */
+export function gather(x: Float64Array, xd: Dims, indices: ArrayLike<number>, axis: number): Float64Array {
+  const outer = size(xd.slice(0, axis));
+  const inner = size(xd.slice(axis + 1));
+  const len = xd[axis];
+  const r = new Float64Array(outer * indices.length * inner);
+  let o = 0;
+  for (let p = 0; p < outer; p++) {
+    for (let q = 0; q < indices.length; q++) {
+      const src = (p * len + indices[q]) * inner;
+      for (let j = 0; j < inner; j++) r[o++] = x[src + j];
+    }
+  }
+  return r;
+}
+
+/** A copy of `t` with `values` (gathered shape) added at `indices` along `axis`. */
+export function scatterAdd(t: Float64Array, td: Dims, indices: ArrayLike<number>, values: Float64Array, axis: number): Float64Array {
+  const r = t.slice();
+  const outer = size(td.slice(0, axis));
+  const inner = size(td.slice(axis + 1));
+  const len = td[axis];
+  let v = 0;
+  for (let p = 0; p < outer; p++) {
+    for (let q = 0; q < indices.length; q++) {
+      const dst = (p * len + indices[q]) * inner;
+      for (let j = 0; j < inner; j++) r[dst + j] += values[v++];
+    }
+  }
+  return r;
+}
+
+/** Tensors joined along `axis` (all other dims equal). */
+export function concat(xs: readonly Float64Array[], dims: readonly Dims[], axis: number, out: Dims): Float64Array {
+  const r = new Float64Array(size(out));
+  const outer = size(out.slice(0, axis));
+  let o = 0;
+  for (let p = 0; p < outer; p++) {
+    for (let k = 0; k < xs.length; k++) {
+      const chunk = size(dims[k].slice(axis));
+      r.set(xs[k].subarray(p * chunk, (p + 1) * chunk), o);
+      o += chunk;
+    }
+  }
+  return r;
+}
+
+export interface ConvParams {
+  readonly stride: readonly [number, number];
+  readonly padding: readonly [number, number];
+}
+
+/**
+ * The one loop nest of 2-D convolution (NCHW input, OIHW weights), used three ways:
+ * `y += x ⋆ w` (forward), `x̄ += ȳ ⋆ᵀ w` (adjoint in x), `w̄ += x ⋆ᵀ ȳ` (adjoint in w).
+ * Each is bilinear, and each is the transpose of the others in one argument.
+ */
+export function convLoops(
+  mode: "forward" | "input" | "filter",
+  x: Float64Array,
+  xd: Dims,
+  w: Float64Array,
+  wd: Dims,
+  y: Float64Array,
+  yd: Dims,
+  p: ConvParams,
+): void {
+  const [N, C, H, W] = xd;
+  const [O, , KH, KW] = wd;
+  const [, , OH, OW] = yd;
+  const [sh, sw] = p.stride;
+  const [ph, pw] = p.padding;
+  for (let n = 0; n < N; n++) {
+    for (let o = 0; o < O; o++) {
+      for (let c = 0; c < C; c++) {
+        for (let kh = 0; kh < KH; kh++) {
+          for (let kw = 0; kw < KW; kw++) {
+            const wi = ((o * C + c) * KH + kh) * KW + kw;
+            for (let oh = 0; oh < OH; oh++) {
+              const h = oh * sh - ph + kh;
+              if (h < 0 || h >= H) continue;
+              const xrow = ((n * C + c) * H + h) * W;
+              const yrow = ((n * O + o) * OH + oh) * OW;
+              for (let ow = 0; ow < OW; ow++) {
+                const ww = ow * sw - pw + kw;
+                if (ww < 0 || ww >= W) continue;
+                if (mode === "forward") y[yrow + ow] += x[xrow + ww] * w[wi];
+                else if (mode === "input") x[xrow + ww] += y[yrow + ow] * w[wi];
+                else w[wi] += x[xrow + ww] * y[yrow + ow];
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}

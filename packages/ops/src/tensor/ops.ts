@@ -1,0 +1,367 @@
+/**
+ * @file Every tensor primitive, declared once: shape rule, kernel, reverse and tangent
+ * rules side by side. Rules use only primitives (the emitter's methods), so every
+ * derivative is again a program over primitives: differentiable to any order.
+ *
+ * Formulas are above each entry; `ȳ` is the output cotangent, `ẋ` a tangent.
+ */
+import { broadcastAxes, broadcastDims, sameDims, showDims, size, type Dims } from "./dims.js";
+import * as K from "./kernels.js";
+import type { Buf, ConvDims, ReduceParams, TensorEmitter, TensorOp } from "./op.js";
+
+const buf = (b: Buf): Float64Array => (typeof b === "number" ? Float64Array.of(b) : b);
+/** A kernel's result as a Buf: a number when the output is a scalar. */
+const out = (r: Float64Array, dims: Dims): Buf => (dims.length === 0 ? r[0] : r);
+
+/** `x` summed back to dims `to` it was broadcast from (the adjoint of broadcasting). */
+export function sumTo<A>(e: TensorEmitter<A>, x: A, to: Dims): A {
+  const from = e.dims(x);
+  if (sameDims(from, to)) return x;
+  const summed = e.sum(x, broadcastAxes(to, from), true);
+  return e.reshape(summed, to);
+}
+
+/** The reduced output read back at the input's rank (reduced axes kept as 1). */
+const kept = <A>(e: TensorEmitter<A>, y: A, x: A, p: ReduceParams): A =>
+  p.keepdims ? y : e.reshape(y, e.dims(x).map((d, i) => (p.axes.includes(i) ? 1 : d)));
+
+const reduceShape = (dims: readonly Dims[], p: ReduceParams): Dims =>
+  dims[0].flatMap((d, i) => (p.axes.includes(i) ? (p.keepdims ? [1] : []) : [d]));
+
+const showReduce = (p: ReduceParams): string => `axes=${showDims(p.axes)}${p.keepdims ? ", keepdims" : ""}`;
+
+/**
+ * max and min: ȳ goes to the maximal elements, split evenly among ties (the mean of
+ * the one-sided choices, as abs'(0) = 0); the weights are a decision on values.
+ */
+const extremum = (kind: "max" | "min"): TensorOp<ReduceParams> => ({
+  kind: "tensor",
+  arity: 1,
+  shape: reduceShape,
+  forward: ([x], [xd], p, o) => out(K.reduce(buf(x), xd, p.axes, kind), o),
+  reverse: (e, _k, [x], y, ct, p) => e.mul(kept(e, ct, x, p), weights(e, x, y, p)),
+  tangent: (e, [x], y, [dx], p) => (dx === null ? null : e.sum(e.mul(dx, weights(e, x, y, p)), p.axes, p.keepdims)),
+  tie: ([x], [xd], p, y) => {
+    const count = K.countEqual(buf(x), xd, p.axes, buf(y));
+    const i = count.findIndex((c) => c > 1);
+    return i < 0 ? null : `${kind} over ${showReduce(p)} met ${count[i]} equal ${kind === "max" ? "maximal" : "minimal"} elements (value ${buf(y)[i]})`;
+  },
+  show: showReduce,
+});
+
+function weights<A>(e: TensorEmitter<A>, x: A, y: A, p: ReduceParams): A {
+  const hit = e.decide("eq", x, kept(e, y, x, p));
+  return e.div(hit, e.sum(hit, p.axes, true));
+}
+
+const convShape = (x: Dims, w: Dims, p: { stride: readonly number[]; padding: readonly number[] }): Dims | string => {
+  if (x.length !== 4) return `the input must be NCHW (rank 4), got ${showDims(x)}`;
+  if (w.length !== 4) return `the weights must be OIHW (rank 4), got ${showDims(w)}`;
+  if (x[1] !== w[1]) return `the input has ${x[1]} channels but the weights expect ${w[1]} (input ${showDims(x)}, weights ${showDims(w)})`;
+  const oh = Math.floor((x[2] + 2 * p.padding[0] - w[2]) / p.stride[0]) + 1;
+  const ow = Math.floor((x[3] + 2 * p.padding[1] - w[3]) / p.stride[1]) + 1;
+  if (oh <= 0 || ow <= 0) return `the ${w[2]}×${w[3]} kernel does not fit the padded ${x[2]}×${x[3]} input`;
+  return [x[0], w[0], oh, ow];
+};
+
+const swapLast = <A>(e: TensorEmitter<A>, x: A): A => {
+  const r = e.dims(x).length;
+  return e.transpose(x, [...Array.from({ length: r - 2 }, (_, i) => i), r - 1, r - 2]);
+};
+
+const zerosFor = <A>(e: TensorEmitter<A>, args: readonly A[], tangents: readonly (A | null)[]): A[] =>
+  tangents.map((t, k) => t ?? e.zeros(e.dims(args[k])));
+
+export interface SliceParams {
+  readonly starts: readonly number[];
+  readonly ends: readonly number[];
+}
+export interface EmbedParams {
+  readonly dims: Dims;
+  readonly starts: readonly (readonly number[])[];
+}
+export interface GatherParams {
+  readonly indices: Int32Array;
+  readonly axis: number;
+}
+
+export const tensorOps = {
+  // y = Σ_axes x;  x̄ = ȳ broadcast back;  ẏ = Σ_axes ẋ
+  sum: {
+    kind: "tensor",
+    arity: 1,
+    shape: reduceShape,
+    forward: ([x], [xd], p, o) => out(K.reduce(buf(x), xd, p.axes, "sum"), o),
+    reverse: (e, _k, [x], _y, ct, p) => e.broadcastTo(kept(e, ct, x, p), e.dims(x)),
+    tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.sum(dx, p.axes, p.keepdims)),
+    show: showReduce,
+  } satisfies TensorOp<ReduceParams>,
+  max: extremum("max"),
+  min: extremum("min"),
+  // y = log Σ exp x;  x̄ = ȳ · exp(x − y) (the softmax);  ẏ = Σ ẋ · exp(x − y)
+  logsumexp: {
+    kind: "tensor",
+    arity: 1,
+    shape: reduceShape,
+    forward: ([x], [xd], p, o) => out(K.reduce(buf(x), xd, p.axes, "logsumexp"), o),
+    reverse: (e, _k, [x], y, ct, p) => e.mul(kept(e, ct, x, p), e.exp(e.sub(x, kept(e, y, x, p)))),
+    tangent: (e, [x], y, [dx], p) => (dx === null ? null : e.sum(e.mul(dx, e.exp(e.sub(x, kept(e, y, x, p)))), p.axes, p.keepdims)),
+    show: showReduce,
+  } satisfies TensorOp<ReduceParams>,
+  // the same buffer read with other dims; linear
+  reshape: {
+    kind: "tensor",
+    arity: 1,
+    shape: ([xd], p) => (size(xd) === size(p.dims) ? p.dims : `cannot reshape ${showDims(xd)} (${size(xd)} elements) to ${showDims(p.dims)} (${size(p.dims)} elements)`),
+    forward: ([x], _d, _p, o) => (o.length === 0 ? buf(x)[0] : typeof x === "number" ? Float64Array.of(x) : x.slice()),
+    reverse: (e, _k, [x], _y, ct) => e.reshape(ct, e.dims(x)),
+    tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.reshape(dx, p.dims)),
+    show: (p) => `dims=${showDims(p.dims)}`,
+  } satisfies TensorOp<{ readonly dims: Dims }>,
+  // x repeated along new or size-1 axes;  x̄ = ȳ summed over them
+  broadcastTo: {
+    kind: "tensor",
+    arity: 1,
+    shape: ([xd], p) => {
+      const r = broadcastDims(xd, p.dims);
+      return typeof r === "string" || !sameDims(r, p.dims) ? `cannot broadcast ${showDims(xd)} to ${showDims(p.dims)}` : p.dims;
+    },
+    forward: ([x], [xd], p) => K.broadcastTo(x, xd, p.dims),
+    reverse: (e, _k, [x], _y, ct) => sumTo(e, ct, e.dims(x)),
+    tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.broadcastTo(dx, p.dims)),
+    show: (p) => `dims=${showDims(p.dims)}`,
+  } satisfies TensorOp<{ readonly dims: Dims }>,
+  // axes permuted;  x̄ = ȳ permuted back
+  transpose: {
+    kind: "tensor",
+    arity: 1,
+    shape: ([xd], p) => p.perm.map((i) => xd[i]),
+    forward: ([x], [xd], p) => K.transpose(buf(x), xd, p.perm),
+    reverse: (e, _k, _a, _y, ct, p) => e.transpose(ct, inversePerm(p.perm)),
+    tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.transpose(dx, p.perm)),
+    show: (p) => `perm=${showDims(p.perm)}`,
+  } satisfies TensorOp<{ readonly perm: readonly number[] }>,
+  // C = AB (batched);  Ā = C̄ Bᵀ,  B̄ = Aᵀ C̄ (summed over broadcast batch axes);  Ċ = ȦB + AḂ
+  matmul: {
+    kind: "tensor",
+    arity: 2,
+    shape: ([ad, bd]) => {
+      if (ad.length < 2 || bd.length < 2) return `matmul needs rank ≥ 2 (got ${showDims(ad)} and ${showDims(bd)})`;
+      if (ad[ad.length - 1] !== bd[bd.length - 2]) return `inner dimensions differ: ${showDims(ad)} @ ${showDims(bd)} (${ad[ad.length - 1]} vs ${bd[bd.length - 2]})`;
+      const batch = broadcastDims(ad.slice(0, -2), bd.slice(0, -2));
+      if (typeof batch === "string") return `batch axes: ${batch}`;
+      return [...batch, ad[ad.length - 2], bd[bd.length - 1]];
+    },
+    forward: ([a, b], [ad, bd], _p, o) => K.matmul(buf(a), ad, buf(b), bd, o),
+    reverse: (e, k, [a, b], _y, ct) => (k === 0 ? e.matmul(ct, swapLast(e, b)) : e.matmul(swapLast(e, a), ct)),
+    tangent: (e, [a, b], _y, [da, db]) => {
+      const l = da === null ? null : e.matmul(da, b);
+      const r = db === null ? null : e.matmul(a, db);
+      return l === null ? r : r === null ? l : e.add(l, r);
+    },
+  } satisfies TensorOp<undefined>,
+  // the box starts ≤ i < ends;  x̄ = ȳ placed back in the box (a piece: see Contribution)
+  slice: {
+    kind: "tensor",
+    arity: 1,
+    shape: ([xd], p) => {
+      if (p.starts.length !== xd.length || p.ends.length !== xd.length) return `starts and ends need ${xd.length} entries for ${showDims(xd)}`;
+      for (let i = 0; i < xd.length; i++) {
+        if (!(0 <= p.starts[i] && p.starts[i] <= p.ends[i] && p.ends[i] <= xd[i])) {
+          return `the box ${showDims(p.starts)}…${showDims(p.ends)} is not inside ${showDims(xd)} (axis ${i})`;
+        }
+      }
+      return p.ends.map((end, i) => end - p.starts[i]);
+    },
+    forward: ([x], [xd], p) => K.slice(buf(x), xd, p.starts, p.ends),
+    reverse: (_e, _k, _a, _y, ct, p) => ({ piece: ct, start: p.starts }),
+    tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.slice(dx, p.starts, p.ends)),
+    show: (p) => `${showDims(p.starts)}…${showDims(p.ends)}`,
+  } satisfies TensorOp<SliceParams>,
+  // one element, a real;  x̄ = ȳ at that place (a piece)
+  index: {
+    kind: "tensor",
+    arity: 1,
+    shape: ([xd], p) => {
+      if (p.at.length !== xd.length) return `index ${showDims(p.at)} has ${p.at.length} entries for a tensor of rank ${xd.length} (${showDims(xd)})`;
+      for (let i = 0; i < xd.length; i++) {
+        if (!Number.isInteger(p.at[i]) || p.at[i] < 0 || p.at[i] >= xd[i]) return `index ${showDims(p.at)} is out of range for ${showDims(xd)} (axis ${i})`;
+      }
+      return [];
+    },
+    forward: ([x], [xd], p) => {
+      let flat = 0;
+      for (let i = 0; i < xd.length; i++) flat = flat * xd[i] + p.at[i];
+      return buf(x)[flat];
+    },
+    reverse: (_e, _k, _a, _y, ct, p) => ({ piece: ct, start: p.at }),
+    tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.index(dx, p.at)),
+    show: (p) => showDims(p.at),
+  } satisfies TensorOp<{ readonly at: readonly number[] }>,
+  // zeros of dims with each piece added at its start: the adjoint of slice and index
+  embed: {
+    kind: "tensor",
+    arity: -1,
+    shape: (dims, p) => (dims.every((d) => d.length === 0 || d.length === p.dims.length) ? p.dims : `pieces must be scalars or of rank ${p.dims.length}`),
+    forward: (args, dims, p) => {
+      const r = new Float64Array(size(p.dims));
+      args.forEach((piece, k) => K.addAt(r, p.dims, piece, dims[k], p.starts[k]));
+      return r;
+    },
+    reverse: (e, k, args, _y, ct, p) => {
+      const d = e.dims(args[k]);
+      return d.length === 0 ? e.index(ct, p.starts[k]) : e.slice(ct, p.starts[k], p.starts[k].map((s, i) => s + d[i]));
+    },
+    tangent: (e, args, _y, tangents, p) => e.embed(p.dims, zerosFor(e, args, tangents), p.starts),
+    show: (p) => `dims=${showDims(p.dims)}, at ${p.starts.map(showDims).join(" ")}`,
+  } satisfies TensorOp<EmbedParams>,
+  // reals gathered into a vector;  x̄_k = ȳ[k]
+  pack: {
+    kind: "tensor",
+    arity: -1,
+    shape: (dims) => (dims.every((d) => d.length === 0) ? [dims.length] : "pack takes reals"),
+    forward: (args) => Float64Array.from(args as number[]),
+    reverse: (e, k, _a, _y, ct) => e.index(ct, [k]),
+    tangent: (e, _args, _y, tangents) => e.pack(tangents.map((t) => t ?? e.lit(0))),
+  } satisfies TensorOp<undefined>,
+  // entries `indices` along `axis`;  x̄ = ȳ scattered (added) back
+  gather: {
+    kind: "tensor",
+    arity: 1,
+    shape: ([xd], p) => {
+      const bad = p.indices.findIndex((i) => i < 0 || i >= xd[p.axis]);
+      if (bad >= 0) return `index ${p.indices[bad]} (position ${bad}) is out of range for axis ${p.axis} of length ${xd[p.axis]}`;
+      return xd.map((d, i) => (i === p.axis ? p.indices.length : d));
+    },
+    forward: ([x], [xd], p) => K.gather(buf(x), xd, p.indices, p.axis),
+    reverse: (e, _k, [x], _y, ct, p) => e.scatterAdd(e.zeros(e.dims(x)), p.indices, ct, p.axis),
+    tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.gather(dx, p.indices, p.axis)),
+    show: (p) => `axis=${p.axis}, indices=[${[...p.indices.subarray(0, 8)].join(", ")}${p.indices.length > 8 ? ", …" : ""}]`,
+  } satisfies TensorOp<GatherParams>,
+  // t with values added at indices along axis;  t̄ = ȳ,  v̄ = ȳ gathered
+  scatterAdd: {
+    kind: "tensor",
+    arity: 2,
+    shape: ([td, vd], p) => {
+      const want = td.map((d, i) => (i === p.axis ? p.indices.length : d));
+      if (!sameDims(vd, want)) return `values have dims ${showDims(vd)}; ${p.indices.length} indices along axis ${p.axis} of ${showDims(td)} need ${showDims(want)}`;
+      const bad = p.indices.findIndex((i) => i < 0 || i >= td[p.axis]);
+      if (bad >= 0) return `index ${p.indices[bad]} (position ${bad}) is out of range for axis ${p.axis} of length ${td[p.axis]}`;
+      return td;
+    },
+    forward: ([t, v], [td], p) => K.scatterAdd(buf(t), td, p.indices, buf(v), p.axis),
+    reverse: (e, k, _a, _y, ct, p) => (k === 0 ? ct : e.gather(ct, p.indices, p.axis)),
+    tangent: (e, args, _y, tangents, p) => {
+      if (tangents[0] === null && tangents[1] === null) return null;
+      const [dt, dv] = zerosFor(e, args, tangents);
+      return e.scatterAdd(dt, p.indices, dv, p.axis);
+    },
+    show: (p) => `axis=${p.axis}`,
+  } satisfies TensorOp<GatherParams>,
+  // tensors joined along axis;  x̄_k = ȳ's part k
+  concat: {
+    kind: "tensor",
+    arity: -1,
+    shape: (dims, p) => {
+      const first = dims[0];
+      for (let k = 1; k < dims.length; k++) {
+        const d = dims[k];
+        if (d.length !== first.length || d.some((n, i) => i !== p.axis && n !== first[i])) {
+          return `tensor ${k} has dims ${showDims(d)}, which do not match ${showDims(first)} off axis ${p.axis}`;
+        }
+      }
+      return first.map((n, i) => (i === p.axis ? dims.reduce((s, d) => s + d[p.axis], 0) : n));
+    },
+    forward: (args, dims, p, o) => K.concat(args.map(buf), dims, p.axis, o),
+    reverse: (e, k, args, _y, ct, p) => {
+      let start = 0;
+      for (let j = 0; j < k; j++) start += e.dims(args[j])[p.axis];
+      const d = e.dims(args[k]);
+      const ends = e.dims(ct).map((n, i) => (i === p.axis ? start + d[p.axis] : n));
+      return e.slice(ct, ends.map((_, i) => (i === p.axis ? start : 0)), ends);
+    },
+    tangent: (e, args, _y, tangents, p) => e.concat(zerosFor(e, args, tangents), p.axis),
+    show: (p) => `axis=${p.axis}`,
+  } satisfies TensorOp<{ readonly axis: number }>,
+  // mask ? a : b;  ā = ȳ where the mask holds, b̄ = ȳ elsewhere (exact zeros in between:
+  // the sweep keeps the mask on what flows from them, so an unselected NaN stays out)
+  where: {
+    kind: "tensor",
+    arity: 3,
+    constantArgs: [0],
+    shape: ([md, ad, bd]) => {
+      const ab = broadcastDims(ad, bd);
+      if (typeof ab === "string") return ab;
+      return broadcastDims(md, ab);
+    },
+    forward: ([m, a, b], [md, ad, bd], _p, o) => out(K.select(buf(m), md, a, ad, b, bd, o), o),
+    reverse: (e, k, [m], _y, ct) => (k === 0 ? null : k === 1 ? e.where(m, ct, e.lit(0)) : e.where(m, e.lit(0), ct)),
+    tangent: (e, [m], _y, [, da, db]) => (da === null && db === null ? null : e.where(m, da ?? e.lit(0), db ?? e.lit(0))),
+  } satisfies TensorOp<undefined>,
+  // y = x ⋆ w;  x̄ = conv2dInput(ȳ, w),  w̄ = conv2dFilter(x, ȳ)
+  conv2d: {
+    kind: "tensor",
+    arity: 2,
+    shape: ([xd, wd], p) => convShape(xd, wd, p),
+    forward: ([x, w], [xd, wd], p, o) => {
+      const y = new Float64Array(size(o));
+      K.convLoops("forward", buf(x), xd, buf(w), wd, y, o, p);
+      return y;
+    },
+    reverse: (e, k, [x, w], _y, ct, p) =>
+      k === 0 ? e.conv2dInput(ct, w, { ...p, dims: e.dims(x) }) : e.conv2dFilter(x, ct, { ...p, dims: e.dims(w) }),
+    tangent: (e, [x, w], _y, [dx, dw], p) => {
+      const l = dx === null ? null : e.conv2d(dx, w, p);
+      const r = dw === null ? null : e.conv2d(x, dw, p);
+      return l === null ? r : r === null ? l : e.add(l, r);
+    },
+    show: (p) => `stride=${showDims(p.stride)}, padding=${showDims(p.padding)}`,
+  } satisfies TensorOp<K.ConvParams>,
+  // the adjoint of conv2d in its input: X = g ⋆ᵀ w;  ḡ = conv2d(X̄, w),  w̄ = conv2dFilter(X̄, g)
+  conv2dInput: {
+    kind: "tensor",
+    arity: 2,
+    shape: (_d, p) => p.dims,
+    forward: ([g, w], [gd, wd], p) => {
+      const x = new Float64Array(size(p.dims));
+      K.convLoops("input", x, p.dims, buf(w), wd, buf(g), gd, p);
+      return x;
+    },
+    reverse: (e, k, [g, w], _y, ct, p) =>
+      k === 0 ? e.conv2d(ct, w, p) : e.conv2dFilter(ct, g, { ...p, dims: e.dims(w) }),
+    tangent: (e, [g, w], _y, [dg, dw], p) => {
+      const l = dg === null ? null : e.conv2dInput(dg, w, p);
+      const r = dw === null ? null : e.conv2dInput(g, dw, p);
+      return l === null ? r : r === null ? l : e.add(l, r);
+    },
+    show: (p) => `stride=${showDims(p.stride)}, padding=${showDims(p.padding)}`,
+  } satisfies TensorOp<ConvDims>,
+  // the adjoint of conv2d in its weights: W = x ⋆ᵀ g;  x̄ = conv2dInput(g, W̄),  ḡ = conv2d(x, W̄)
+  conv2dFilter: {
+    kind: "tensor",
+    arity: 2,
+    shape: (_d, p) => p.dims,
+    forward: ([x, g], [xd, gd], p) => {
+      const w = new Float64Array(size(p.dims));
+      K.convLoops("filter", buf(x), xd, w, p.dims, buf(g), gd, p);
+      return w;
+    },
+    reverse: (e, k, [x, g], _y, ct, p) =>
+      k === 0 ? e.conv2dInput(g, ct, { ...p, dims: e.dims(x) }) : e.conv2d(x, ct, p),
+    tangent: (e, [x, g], _y, [dx, dg], p) => {
+      const l = dx === null ? null : e.conv2dFilter(dx, g, p);
+      const r = dg === null ? null : e.conv2dFilter(x, dg, p);
+      return l === null ? r : r === null ? l : e.add(l, r);
+    },
+    show: (p) => `stride=${showDims(p.stride)}, padding=${showDims(p.padding)}`,
+  } satisfies TensorOp<ConvDims>,
+};
+
+export type TensorOpName = keyof typeof tensorOps;
+export const TENSOR_OP_NAMES = Object.keys(tensorOps) as TensorOpName[];
+
+export function inversePerm(perm: readonly number[]): number[] {
+  const inv = new Array<number>(perm.length);
+  perm.forEach((p, i) => (inv[p] = i));
+  return inv;
+}
