@@ -2,7 +2,7 @@
  * @file @wengert/core: trace-based reverse-mode differentiation of TypeScript programs.
  */
 export { rd, grad, valueAndGrad, fd, traceOf, derivativeOf } from "./api/rd.js";
-export type { RdOptions, Traced } from "./api/transform.js";
+export type { RdOptions, Traced, Cotangent } from "./api/transform.js";
 export * from "./api/primitives.js";
 export { Real, primal, isScalar } from "./trace/tracer.js";
 export type { Scalar, TieMode, Operand } from "./trace/tracer.js";

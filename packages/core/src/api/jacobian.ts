@@ -17,7 +17,7 @@ import type { TraceTerm } from "../trace/term.js";
 import { primal, Real, type Scalar } from "../trace/tracer.js";
 import { grad } from "./rd.js";
 import { jvpAs } from "./forward.js";
-import { apply, isOutermost, leavesLike, trace, type Fn, type RdOptions, type TracedFn, type Traced } from "./transform.js";
+import { apply, isOutermost, leavesLike, trace, type Fn, type RdOptions, type TracedFn, type Traced, type Cotangent } from "./transform.js";
 
 const caller = (traced: TracedFn): string => traced.trace.caller;
 const oneHot = (shape: Shape, i: number): unknown => unflatten(shape, Array.from({ length: countLeaves(shape) }, (_, j) => (j === i ? 1 : 0)));
@@ -36,13 +36,13 @@ function checkLive(caller: string, traced: TracedFn): void {
  * without tracing `f` again. At the outermost level the derivative term is built once
  * and re-evaluated for each seed.
  */
-export function vjp<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOptions): [unknown, (seed: unknown) => Traced<X>] {
+export function vjp<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOptions): [unknown, (seed: unknown) => Cotangent<X>] {
   const traced = trace("vjp", f as Fn, x, options);
   const { term } = traced;
   const out = term.output.shape;
   const xs = term.params[0].shape;
   let built: TraceTerm | null = null;
-  const pullback = (seed: unknown): Traced<X> => {
+  const pullback = (seed: unknown): Cotangent<X> => {
     checkLive("vjp's pullback", traced);
     const leaves = leavesLike("vjp's pullback", "seed", out, seed, "f(x)");
     if (built !== null && leaves.every((s) => typeof s === "number") && traced.point.every((p) => typeof p === "number")) {
@@ -50,11 +50,11 @@ export function vjp<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOpt
       const tape: Tape = built.tape;
       const vals = tape.val.slice(0, tape.length);
       run(tape, vals, term.tape.length, [...traced.point.map(primal), ...(leaves as number[])]);
-      return unflatten(xs, built.output.atoms.map((v) => vals[v])) as Traced<X>;
+      return unflatten(xs, built.output.atoms.map((v) => vals[v])) as Cotangent<X>;
     }
     const applied = apply(traced, differentiate, { name: "W", shape: out, leaves }, xs);
     if (applied.term !== null && term.tape.frees.length === 0) built = applied.term;
-    return unflatten(xs, applied.results) as Traced<X>;
+    return unflatten(xs, applied.results) as Cotangent<X>;
   };
   // f(x): the recorded values at the outermost level, else replayed into the enclosing trace
   const value = isOutermost(traced, [])
@@ -173,6 +173,6 @@ export function hessian<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: Rd
 }
 
 /** The Hessian-vector product `H·v`, forward over reverse: `jvp` of `grad f` along `v`. */
-export function hvp<const X>(f: (x: Traced<X>) => Scalar, x: X, v: unknown, options?: RdOptions): Traced<X> {
-  return jvpAs("hvp", ((y: Traced<X>) => grad(f, y as X, options)) as Fn, x, v, options)[1] as Traced<X>;
+export function hvp<const X>(f: (x: Traced<X>) => Scalar, x: X, v: unknown, options?: RdOptions): Cotangent<X> {
+  return jvpAs("hvp", ((y: Traced<X>) => grad(f, y as X, options)) as Fn, x, v, options)[1] as Cotangent<X>;
 }

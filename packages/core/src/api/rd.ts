@@ -6,16 +6,17 @@
  * `x` to a trace term `C`, symbolically differentiate `C` (Fig. 6, differentiate.ts),
  * evaluate the result; inside an enclosing `rd`, contribute it to the enclosing trace.
  */
+import { size } from "@wengert/ops";
 import { differentiate } from "../diff/differentiate.js";
-import { OutputTypeError } from "../errors.js";
-import { flatten, typeString, unflatten, type Shape } from "../structure.js";
-import type { TraceTerm } from "../trace/term.js";
-import { isScalar, type Scalar } from "../trace/tracer.js";
 import { reverseSweep } from "../diff/sweep.js";
-import { primal } from "../trace/tracer.js";
-import { apply, isOutermost, leavesLike, trace, type Fn, type Inspect, type RdOptions, type Traced } from "./transform.js";
+import { OutputTypeError } from "../errors.js";
+import { flatten, leafShapes, typeString, unflatten, type Shape } from "../structure.js";
+import { fromDense } from "../trace/tensor.js";
+import type { TraceTerm } from "../trace/term.js";
+import { isOperand, primal, type Scalar } from "../trace/tracer.js";
+import { apply, isOutermost, leafShape, leavesLike, trace, type Fn, type Inspect, type RdOptions, type Traced, type Cotangent } from "./transform.js";
 
-export type { RdOptions, Traced } from "./transform.js";
+export type { RdOptions, Traced, Cotangent } from "./transform.js";
 
 /** `rd` with the primal value as well; the seed is chosen once the output type is known. */
 export function rdWithValue(
@@ -43,8 +44,8 @@ export function rdWithValue(
  * `W.rd_V(x:T. N)`: the reverse derivative of `f` at `x`, applied to `seed` (shaped
  * like `f(x)`). The result is shaped like `x`.
  */
-export function rd<const X>(f: (x: Traced<X>) => unknown, x: X, seed: unknown, options?: RdOptions): Traced<X> {
-  return rdWithValue("rd", f as Fn, x, () => seed, options)[1] as Traced<X>;
+export function rd<const X>(f: (x: Traced<X>) => unknown, x: X, seed: unknown, options?: RdOptions): Cotangent<X> {
+  return rdWithValue("rd", f as Fn, x, () => seed, options)[1] as Cotangent<X>;
 }
 
 export const realSeed = (caller: string) => (out: Shape) => {
@@ -58,13 +59,13 @@ export const realSeed = (caller: string) => (out: Shape) => {
 };
 
 /** The gradient `1.rd_x(x. f(x))` of a real-valued `f`. */
-export function grad<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): Traced<X> {
-  return rdWithValue("grad", f as Fn, x, realSeed("grad"), options)[1] as Traced<X>;
+export function grad<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): Cotangent<X> {
+  return rdWithValue("grad", f as Fn, x, realSeed("grad"), options)[1] as Cotangent<X>;
 }
 
 /** `[f(x), grad(f, x)]` from one trace. */
-export function valueAndGrad<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): [Scalar, Traced<X>] {
-  return rdWithValue("valueAndGrad", f as Fn, x, realSeed("valueAndGrad"), options) as [Scalar, Traced<X>];
+export function valueAndGrad<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): [Scalar, Cotangent<X>] {
+  return rdWithValue("valueAndGrad", f as Fn, x, realSeed("valueAndGrad"), options) as [Scalar, Cotangent<X>];
 }
 
 /**
@@ -73,8 +74,8 @@ export function valueAndGrad<const X>(f: (x: Traced<X>) => Scalar, x: X, options
  * its seed `u`; differentiating it with respect to `u` transposes it back.
  */
 export function fd<const X>(f: (x: Traced<X>) => unknown, x: X, v: X | Traced<X>, options?: RdOptions): unknown {
-  const out = flatten(f(x as Traced<X>), "f(x)", isScalar, "the output of f", (m) => new OutputTypeError(`fd: ${m}`));
-  const zero = unflatten(out.shape, out.leaves.map(() => 0));
+  const out = flatten(f(x as Traced<X>), "f(x)", isOperand, "the output of f", (m) => new OutputTypeError(`fd: ${m}`), leafShape);
+  const zero = unflatten(out.shape, leafShapes(out.shape).map((s) => (s.kind === "tensor" ? fromDense({ dims: s.dims, data: new Float64Array(size(s.dims)) }, s.container) : 0)));
   return rdWithValue("fd", (u: unknown) => rdWithValue("fd", f as Fn, x, () => u, options)[1], zero, () => v, options)[1];
 }
 

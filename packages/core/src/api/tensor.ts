@@ -49,9 +49,14 @@ function axisOf(name: string, rank: number, axis: number, dims: Dims): number {
   return r;
 }
 
+/**
+ * Reducing every axis (no `axis`) gives a real; reducing some gives a tensor, or a real
+ * when none is left (as NumPy's 0-d arrays).
+ */
 type Reduce = {
-  (t: TensorArg | Scalar, axis?: undefined, keepdims?: false): RealResult;
-  (t: TensorArg | Scalar, axis?: number | readonly number[], keepdims?: boolean): TensorResult | RealResult;
+  (t: Operand, axis?: undefined, keepdims?: false): RealResult;
+  (t: Tensor, axis: number | readonly number[] | undefined, keepdims?: boolean): Tensor | Real;
+  (t: Operand, axis: number | readonly number[] | undefined, keepdims?: boolean): Operand;
 };
 
 const reduction = (name: "sum" | "max" | "min" | "logsumexp"): Reduce =>
@@ -79,6 +84,8 @@ export const mean: Reduce = ((t: unknown, axis?: number | readonly number[], kee
 }) as Reduce;
 
 /** exp(t − logsumexp(t)) along `axis` (default the last). */
+export function softmax(t: Tensor, axis?: number): Tensor;
+export function softmax(t: TensorArg, axis?: number): TensorResult;
 export function softmax(t: TensorArg, axis = -1): TensorResult {
   const x = operand("softmax", t, "the tensor");
   const ax = axisOf("softmax", shapeOf(x).length, axis, shapeOf(x));
@@ -86,6 +93,8 @@ export function softmax(t: TensorArg, axis = -1): TensorResult {
 }
 
 /** t − logsumexp(t) along `axis` (default the last): log-probabilities, stably. */
+export function logSoftmax(t: Tensor, axis?: number): Tensor;
+export function logSoftmax(t: TensorArg, axis?: number): TensorResult;
 export function logSoftmax(t: TensorArg, axis = -1): TensorResult {
   const x = operand("logSoftmax", t, "the tensor");
   return logSoftmaxAt(x, axisOf("logSoftmax", shapeOf(x).length, axis, shapeOf(x))) as TensorResult;
@@ -126,14 +135,21 @@ export function broadcastTo(t: TensorArg | Scalar, shape: readonly number[]): Te
   return op("broadcastTo", [x], { dims: [...shape] }) as TensorResult;
 }
 
-/** Matrix product; batched over leading axes (broadcast); a 1-D argument is a vector, as in NumPy. */
-export function matmul(a: TensorArg, b: TensorArg): TensorResult | RealResult {
+/**
+ * Matrix product; batched over leading axes (broadcast); a 1-D argument is a vector, as
+ * in NumPy (the product of two vectors is `dot`).
+ */
+export function matmul(a: Tensor, b: TensorArg): Tensor;
+export function matmul(a: TensorArg, b: Tensor): Tensor;
+export function matmul(a: ConcreteTensor, b: ConcreteTensor): NdArray;
+export function matmul(a: TensorArg, b: TensorArg): TensorResult;
+export function matmul(a: TensorArg, b: TensorArg): TensorResult {
   const x = operand("matmul", a, "argument 1");
   const y = operand("matmul", b, "argument 2");
   const xd = shapeOf(x);
   const yd = shapeOf(y);
   if (xd.length === 0 || yd.length === 0) throw shapeError("matmul", `matmul takes tensors, not reals (shapes ${showDims(xd)}, ${showDims(yd)}); use mul`);
-  if (xd.length === 1 && yd.length === 1) return dot(x as TensorArg, y as TensorArg);
+  if (xd.length === 1 && yd.length === 1) throw shapeError("matmul", `both arguments are vectors (${showDims(xd)}, ${showDims(yd)}); their product is a real: use dot`);
   const k = xd[xd.length - 1];
   const kb = yd.length === 1 ? yd[0] : yd[yd.length - 2];
   if (k !== kb) throw shapeError("matmul", `inner dimensions differ: ${showDims(xd)} @ ${showDims(yd)} (${k} vs ${kb})`);
@@ -161,6 +177,7 @@ export function dot(a: TensorArg, b: TensorArg): TensorResult | RealResult {
   }
   return matmul(x as TensorArg, y as TensorArg);
 }
+
 
 /** The outer product a bᵀ of two vectors. */
 export function outer(a: TensorArg, b: TensorArg): TensorResult {

@@ -45,6 +45,22 @@ export type Traced<X> = X extends number
         ? { -readonly [K in keyof X]: Traced<X[K]> }
         : never;
 
+/**
+ * A value shaped like `X` as rd returns it: at the outermost level numbers and tensors
+ * in the containers of `x`; inside an enclosing rd, traced values of its trace.
+ */
+export type Cotangent<X> = X extends number
+  ? Scalar
+  : X extends Scalar
+    ? Scalar
+    : X extends Float64Array | NdArray | Tensor
+      ? X | Tensor
+      : X extends readonly unknown[]
+        ? { -readonly [K in keyof X]: Cotangent<X[K]> }
+        : X extends object
+          ? { -readonly [K in keyof X]: Cotangent<X[K]> }
+          : never;
+
 export type Fn = (x: never) => unknown;
 
 export interface TracedFn {

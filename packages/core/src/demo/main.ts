@@ -3,8 +3,10 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { runProgram, showValue } from "../lang/index.js";
+import ndarray from "ndarray";
 import {
   add, derivativeOf, fd, grad, lt, eq, mul, rd, sin, square, sub, tanh, traceOf, valueAndGrad, primal, type Scalar,
+  matmul, logSoftmax, mean as average, sum, type Tensor, type NdArray,
 } from "../index.js";
 
 const section = (title: string) => console.log(`\n== ${title} ${"=".repeat(Math.max(0, 66 - title.length))}`);
@@ -73,6 +75,45 @@ for (let i = 0; i <= 300; i++) {
 const mean = (k: number) => data.reduce((s, r) => s + r[k], 0) / data.length;
 const wls = data.reduce((s, [x, y]) => s + (x - mean(0)) * (y - mean(1)), 0) / data.reduce((s, [x]) => s + (x - mean(0)) ** 2, 0);
 show("least squares in closed form: {w, b}", { w: +wls.toFixed(4), b: +(mean(1) - wls * mean(0)).toFixed(4) });
+
+section("Tensors: a two-layer network trained on generated data");
+// Two interleaved half-moons in the plane, labelled 0 and 1: not linearly separable.
+let seed = 42;
+const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const n = 200;
+const X: NdArray = ndarray(new Float64Array(n * 2), [n, 2]);
+const labels = new Int32Array(n);
+for (let i = 0; i < n; i++) {
+  const c = i % 2;
+  const t = Math.PI * random();
+  X.set(i, 0, c === 0 ? Math.cos(t) : 1 - Math.cos(t) + 0.1 * (random() - 0.5));
+  X.set(i, 1, c === 0 ? Math.sin(t) : 0.5 - Math.sin(t) + 0.1 * (random() - 0.5));
+  labels[i] = c;
+}
+const init = (rows: number, cols: number, scale: number): NdArray => ndarray(Float64Array.from({ length: rows * cols }, () => scale * (random() * 2 - 1)), [rows, cols]);
+type Net = { W1: NdArray; b1: NdArray; W2: NdArray; b2: NdArray };
+let net: Net = { W1: init(2, 16, 1), b1: init(1, 16, 0), W2: init(16, 2, 0.5), b2: init(1, 2, 0) };
+// mean cross-entropy of softmax(tanh(X W1 + b1) W2 + b2) against the labels
+const crossEntropy = (p: { [K in keyof Net]: Tensor }): Scalar => {
+  const hidden = tanh(add(matmul(X, p.W1), p.b1));
+  const logp = logSoftmax(add(matmul(hidden, p.W2), p.b2), 1);
+  return mul(-1, average(sum(mul(logp, onehot), 1))); // −mean over examples of log p(label)
+};
+const onehot: NdArray = ndarray(new Float64Array(n * 2), [n, 2]);
+for (let i = 0; i < n; i++) onehot.set(i, labels[i], 1);
+const step = (p: Net, g: Net, rate: number): Net => {
+  const move = (a: NdArray, d: NdArray) => ndarray(a.data.map((v, i) => v - rate * d.data[i]), a.shape);
+  return { W1: move(p.W1, g.W1), b1: move(p.b1, g.b1), W2: move(p.W2, g.W2), b2: move(p.b2, g.b2) };
+};
+for (let i = 0; i <= 1500; i++) {
+  const [l, gnet] = valueAndGrad(crossEntropy, net) as [number, Net];
+  if (i % 300 === 0) show(`step ${i}: cross-entropy`, +l.toFixed(5));
+  net = step(net, gnet, 0.5);
+}
+const scores = add(matmul(tanh(add(matmul(X, net.W1), net.b1)), net.W2), net.b2) as NdArray;
+let correct = 0;
+for (let i = 0; i < n; i++) if ((scores.get(i, 1) > scores.get(i, 0) ? 1 : 0) === labels[i]) correct++;
+show("training accuracy", `${correct}/${n}`);
 
 section("The paper's language: examples/*.wg");
 const examples = new URL("../../../../examples/", import.meta.url);

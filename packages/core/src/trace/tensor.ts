@@ -8,12 +8,14 @@
  * variable there; a tensor-valued primitive with dims `[]` gives a traced real instead.
  */
 import ndarray from "ndarray";
-import type { NdArray } from "ndarray";
+import type { NdArray as AnyNdArray } from "ndarray";
 import { showDims, size, type Dims } from "@wengert/ops";
 import { InputTypeError, TracedOperatorError } from "../errors.js";
 import type { Trace } from "./tracer.js";
 
-export type { NdArray };
+/** An ndarray as wengert hands them back: float64 data. Any numeric ndarray is accepted. */
+export type NdArray = AnyNdArray<Float64Array>;
+export type { AnyNdArray };
 
 /** A tensor's value inside wengert: contiguous row-major data and its dims. */
 export interface Dense {
@@ -34,7 +36,7 @@ export class Tensor {
   }
 
   /** Its concrete value, as an ndarray copy (what control flow may decide on). */
-  get value(): NdArray<Float64Array> {
+  get value(): NdArray {
     return ndarray(this.trace.tape.buf(this.atom).slice(), [...this.trace.tape.dims(this.atom)]);
   }
 
@@ -56,14 +58,14 @@ export class Tensor {
 }
 
 /** Duck-typed ndarray check (ndarray's views are generated classes, one per dtype and rank). */
-export function isNdArray(v: unknown): v is NdArray {
+export function isNdArray(v: unknown): v is AnyNdArray {
   if (typeof v !== "object" || v === null) return false;
-  const o = v as Partial<NdArray>;
+  const o = v as Partial<AnyNdArray>;
   return Array.isArray(o.shape) && Array.isArray(o.stride) && typeof o.offset === "number" && o.data !== undefined && typeof o.dtype === "string";
 }
 
 /** A tensor the user holds, not traced. */
-export type ConcreteTensor = NdArray | Float64Array;
+export type ConcreteTensor = AnyNdArray | Float64Array;
 
 export function isConcreteTensor(v: unknown): v is ConcreteTensor {
   return v instanceof Float64Array || isNdArray(v);
