@@ -64,9 +64,11 @@ describe("W2 mlp", () => {
       expect(Math.abs(grad[i] - fd)).toBeLessThan(1e-8 * Math.max(1, Math.abs(fd)));
     }
   });
-  it("wengert's W2 is reported as not yet (needs tensors)", () => {
-    expect(isUnsupported(wengertW2)).toBe(true);
-    expect(isUnsupported(w2().wengert) && (w2().wengert as { unsupported: string }).unsupported).toBe("not yet: needs tensors (issue 4)");
+  it("wengert's W2 (tensor ops, float64) = the hand-written gradient", () => {
+    expect(isUnsupported(w2().wengert)).toBe(false);
+    const g = wengertW2()();
+    expect(g.length).toBe(mlpGradLength);
+    expect(relativeError(g, mlpGrad(p, data))).toBeLessThan(1e-12);
   });
 });
 

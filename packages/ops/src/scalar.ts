@@ -8,6 +8,7 @@
  */
 import type { BinaryName, UnaryName } from "./emitter.js";
 import type { BinaryOp, UnaryOp } from "./rules.js";
+import { ARITH } from "./tensor/kernels.js";
 
 const unary = (forward: (x: number) => number, reverse: UnaryOp["reverse"]): UnaryOp => ({ arity: 1, forward, reverse });
 
@@ -87,13 +88,13 @@ const binary = (forward: (a: number, b: number) => number, reverse: BinaryOp["re
 
 export const binaryOps: { readonly [K in BinaryName]: BinaryOp } = {
   // d(a + b) = da + db: the paper's `+`, the commutative monoid of cotangents
-  add: binary((a, b) => a + b, [(_e, _a, _b, _y, ct) => ct, (_e, _a, _b, _y, ct) => ct]),
+  add: binary(ARITH.add, [(_e, _a, _b, _y, ct) => ct, (_e, _a, _b, _y, ct) => ct]),
   // d(a − b) = da − db
-  sub: binary((a, b) => a - b, [(_e, _a, _b, _y, ct) => ct, (e, _a, _b, _y, ct) => e.neg(ct)]),
+  sub: binary(ARITH.sub, [(_e, _a, _b, _y, ct) => ct, (e, _a, _b, _y, ct) => e.neg(ct)]),
   // d(ab) = b da + a db
-  mul: binary((a, b) => a * b, [(e, _a, b, _y, ct) => e.mul(ct, b), (e, a, _b, _y, ct) => e.mul(ct, a)]),
+  mul: binary(ARITH.mul, [(e, _a, b, _y, ct) => e.mul(ct, b), (e, a, _b, _y, ct) => e.mul(ct, a)]),
   // d(a / b) = da / b − (a / b²) db = da / b − (y / b) db
-  div: binary((a, b) => a / b, [(e, _a, b, _y, ct) => e.div(ct, b), (e, _a, b, y, ct) => e.neg(e.div(e.mul(ct, y), b))]),
+  div: binary(ARITH.div, [(e, _a, b, _y, ct) => e.div(ct, b), (e, _a, b, y, ct) => e.neg(e.div(e.mul(ct, y), b))]),
   // d atan2(a, b) = (b da − a db) / (a² + b²)
   atan2: binary(Math.atan2, [
     (e, a, b, _y, ct) => e.div(e.mul(ct, b), e.add(e.square(a), e.square(b))),

@@ -5,12 +5,12 @@
  * W1[i][j] = 0.1 sin(i·H + j), b1[j] = 0.01 j, W2[i][j] = 0.1 cos(i·K + j), b2 = 0.
  * h = tanh(X W1 + b1); z = h W2 + b2; loss = mean_b [logsumexp_k z[b][k] − z[b][label b]].
  * Gradient w.r.t. (W1, b1, W2, b2), flattened in that order (row-major).
- *
- * wengert has no tensors yet (issue 4): `wengertW2` is the one place to add it.
  */
 import type { Array as JaxArray } from "@jax-js/jax";
+import ndarray from "ndarray";
+import { add, grad, logsumexp, matmul, mean, mul, sub, sum, tanh, type NdArray, type Tensor as WTensor } from "@wengert/core";
 import type { Tensor } from "@tensorflow/tfjs-core";
-import type { Builder, Jax, Tf, Unsupported, Vec, Workload } from "../types.js";
+import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
 
 export const B = 64;
 export const D = 64;
@@ -126,8 +126,24 @@ export function mlpGrad(p: MlpParams, data: MlpData, out: Float64Array = new Flo
   return out;
 }
 
-/** wengert's W2: not yet. Replace this value by a function `() => Vec` once wengert has tensors. */
-export const wengertW2: (() => Vec) | Unsupported = { unsupported: "not yet: needs tensors (issue 4)" };
+/** wengert's W2: the loss written with tensor operations, in float64. */
+export const wengertW2 = (): (() => Vec) => {
+  const data = mlpData();
+  const p = mlpParams();
+  const X = ndarray(data.X, [B, D]);
+  const onehot = ndarray(Float64Array.from({ length: B * K }, (_, i) => (i % K === data.label[Math.floor(i / K)] ? 1 : 0)), [B, K]);
+  type P = { W1: NdArray; b1: Float64Array; W2: NdArray; b2: Float64Array };
+  const params: P = { W1: ndarray(p.W1, [D, H]), b1: p.b1, W2: ndarray(p.W2, [H, K]), b2: p.b2 };
+  const loss = (q: { W1: WTensor; b1: WTensor; W2: WTensor; b2: WTensor }) => {
+    const h = tanh(add(matmul(X, q.W1), q.b1));
+    const z = add(matmul(h, q.W2), q.b2);
+    return mean(sub(logsumexp(z, 1), sum(mul(z, onehot), 1)));
+  };
+  return () => {
+    const g = grad(loss, params) as P;
+    return concat([g.W1.data, g.b1, g.W2.data, g.b2]);
+  };
+};
 
 const concat = (parts: readonly ArrayLike<number>[]): Float64Array => {
   const out = new Float64Array(mlpGradLength);
@@ -209,7 +225,7 @@ export function w2(): Workload {
     sizeName: "B",
     primal: () => mlpLoss(p, data, h, z),
     hand: () => mlpGrad(p, data, out),
-    wengert: wengertW2,
+    wengert: wengertW2(),
     peers: [{ label: "", tfjs: tfjsMlp, jaxEager: jaxMlp(false), jaxJit: jaxMlp(true) }],
   };
 }

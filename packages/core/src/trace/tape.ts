@@ -139,7 +139,7 @@ export class Tape {
       if (code === MUL && this.isConstant(b, 1) && sameDims(this.dims(a), dims)) return a;
       if (code === MUL && this.isConstant(a, 1) && sameDims(this.dims(b), dims)) return b;
     }
-    const buf = unary ? kernels.map(this.buf(a), (t) => kernel(t, 0)) : kernels.zip(this.value(a), this.dims(a), this.value(b), this.dims(b), dims, kernel);
+    const buf = unary ? kernels.map(this.buf(a), kernel as (x: number) => number) : kernels.zip(this.value(a), this.dims(a), this.value(b), this.dims(b), dims, kernel);
     if (constant) return this.tensorConstant({ dims, data: buf });
     return this.pushExtra(code, a, unary ? 0 : b, { dims, buf, args: unary ? [a] : [a, b], params: undefined });
   }
