@@ -36,7 +36,7 @@ export function rdWithValue(
     const cotangents = reverseSweep(term, (seed as Scalar[]).map(primal), traced.trace.settings.checkNaN ? { caller } : null);
     return [unflatten(out, term.output.atoms.map((v) => term.tape.val[v])), unflatten(term.params[0].shape, cotangents)];
   }
-  const { outputs, results } = apply(traced, differentiate, { name: "W", shape: out, leaves: seed }, traced.term.params[0].shape, inspect);
+  const { outputs, results } = apply(traced, differentiate, { name: "W", shape: out, leaves: seed }, traced.term.params[0].shape, inspect, false, inspect === undefined);
   return [unflatten(out, outputs), unflatten(traced.term.params[0].shape, results)];
 }
 

@@ -192,6 +192,8 @@ export function apply(
   resultShape: Shape,
   inspect?: Inspect,
   outermost = false,
+  /** At the outermost level, recycle the tensor buffers once the results are read (nothing keeps the term). */
+  recycle = false,
 ): Applied {
   const { term } = traced;
   const target = outermost ? null : enclosing(traced, extra.leaves);
@@ -211,11 +213,14 @@ export function apply(
     inspect?.(term, emitted);
     const outShapes = leafShapes(term.output.shape);
     const resultShapes = leafShapes(resultShape);
-    return {
+    const applied = {
       outputs: d.outputs.map((v, j) => userValue(sink.tape, v, outShapes[j])),
       results: d.results.map((v, j) => userValue(sink.tape, v, resultShapes[j])),
-      term: emitted,
+      term: recycle ? null : emitted,
     };
+    // the user's values are copies: the buffers of C and of its derivative can be reused
+    if (recycle && inspect === undefined) sink.tape.releaseBuffers();
+    return applied;
   }
   const t: Trace = target;
   // an inner call's checkNaN covers its derivative, emitted here

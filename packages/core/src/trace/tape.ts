@@ -25,7 +25,7 @@ export interface Extra {
 }
 
 const SCALAR: Dims = [];
-import { kernels, sameDims, type Buf, type Dims } from "@wengert/ops";
+import { kernels, release, sameDims, type Buf, type Dims } from "@wengert/ops";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, KERNELS, tensorSpec } from "./opcodes.js";
 import type { Dense } from "./tensor.js";
 
@@ -104,6 +104,18 @@ export class Tape {
     const x = this.x[v];
     return x === 0 ? undefined : this.extras[x - 1].params;
   }
+
+  /**
+   * Hand every tensor buffer back to the pool. Only for a tape nobody will read again,
+   * whose buffers nobody else holds (no free variables aliasing an outer trace's).
+   */
+  releaseBuffers(): void {
+    if (this.frees.length > 0 || this.released) return;
+    this.released = true;
+    for (const e of this.extras) if (e.buf !== null) release(e.buf);
+  }
+
+  private released = false;
 
   /** Number of instructions with an Extra: 0 for a tape of reals only. */
   get tensorCount(): number {

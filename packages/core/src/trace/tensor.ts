@@ -10,7 +10,7 @@
 import ndarray from "ndarray";
 import type { NdArray as AnyNdArray } from "ndarray";
 import { showDims, size, type Dims } from "@wengert/ops";
-import { InputTypeError, TracedOperatorError } from "../errors.js";
+import { ClosedTraceError, InputTypeError, TracedOperatorError } from "../errors.js";
 import type { Trace } from "./tracer.js";
 
 /** An ndarray as wengert hands them back: float64 data. Any numeric ndarray is accepted. */
@@ -37,6 +37,9 @@ export class Tensor {
 
   /** Its concrete value, as an ndarray copy (what control flow may decide on). */
   get value(): NdArray {
+    if (this.trace.closed) {
+      throw new ClosedTraceError(`A traced tensor (dims ${showDims(this.trace.tape.dims(this.atom))}) was read after the ${this.trace.caller} call that traced it returned; return what you need from f instead.`);
+    }
     return ndarray(this.trace.tape.buf(this.atom).slice(), [...this.trace.tape.dims(this.atom)]);
   }
 

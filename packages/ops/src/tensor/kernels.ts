@@ -6,11 +6,12 @@
  * strides, 0 along broadcast axes; common cases (same shapes, a scalar operand, the
  * last axis) have straight loops.
  */
+import { alloc } from "./pool.js";
 import { broadcastStrides, size, strides, type Dims } from "./dims.js";
 
 /** `f` applied to every element. */
 export function map(x: Float64Array, f: (x: number) => number): Float64Array {
-  const out = new Float64Array(x.length);
+  const out = alloc(x.length, true);
   for (let i = 0; i < x.length; i++) out[i] = f(x[i]);
   return out;
 }
@@ -46,7 +47,7 @@ export function zip(
   out: Dims,
   f: (a: number, b: number) => number,
 ): Float64Array {
-  const r = new Float64Array(size(out));
+  const r = alloc(size(out), true);
   const n = r.length;
   if (typeof a === "number" || a.length === 1) {
     const s = typeof a === "number" ? a : a[0];
@@ -131,7 +132,7 @@ export const ARITH = { add: ADD, sub: SUB, mul: MUL, div: DIV };
 
 /** `mask ? a : b` elementwise with broadcasting. */
 export function select(mask: Float64Array, md: Dims, a: number | Float64Array, ad: Dims, b: number | Float64Array, bd: Dims, out: Dims): Float64Array {
-  const r = new Float64Array(size(out));
+  const r = alloc(size(out), true);
   const A = typeof a === "number" ? Float64Array.of(a) : a;
   const B = typeof b === "number" ? Float64Array.of(b) : b;
   odometer(out, [md, ad, bd], (o, offs) => (r[o] = mask[offs[0]] !== 0 ? A[offs[1]] : B[offs[2]]));
@@ -140,7 +141,7 @@ export function select(mask: Float64Array, md: Dims, a: number | Float64Array, a
 
 /** `x` repeated to dims `out` (it broadcasts to them). */
 export function broadcastTo(x: number | Float64Array, xd: Dims, out: Dims): Float64Array {
-  const r = new Float64Array(size(out));
+  const r = alloc(size(out), true);
   if (typeof x === "number") return r.fill(x);
   if (x.length === 1) return r.fill(x[0]);
   odometer(out, [xd], (o, offs) => (r[o] = x[offs[0]]));
@@ -156,7 +157,7 @@ export type Reduction = "sum" | "max" | "min" | "logsumexp";
 export function reduce(x: Float64Array, xd: Dims, axes: readonly number[], kind: Reduction): Float64Array {
   const outDims = xd.map((d, i) => (axes.includes(i) ? 1 : d));
   const n = size(outDims);
-  const out = new Float64Array(n);
+  const out = alloc(n);
   const init = kind === "sum" ? 0 : kind === "min" ? Infinity : -Infinity;
   out.fill(init);
   const visit = (f: (o: number, i: number) => void): void => {
@@ -182,7 +183,7 @@ export function reduce(x: Float64Array, xd: Dims, axes: readonly number[], kind:
 /** How many elements of each reduced group equal the group's max (or min): > 1 is a tie. */
 export function countEqual(x: Float64Array, xd: Dims, axes: readonly number[], y: Float64Array): Float64Array {
   const outDims = xd.map((d, i) => (axes.includes(i) ? 1 : d));
-  const count = new Float64Array(size(outDims));
+  const count = alloc(size(outDims));
   odometer(xd, [outDims], (i, offs) => {
     if (x[i] === y[offs[0]]) count[offs[0]]++;
   });
@@ -194,7 +195,7 @@ export function matmul(a: Float64Array, ad: Dims, b: Float64Array, bd: Dims, out
   const n = ad[ad.length - 2];
   const k = ad[ad.length - 1];
   const m = bd[bd.length - 1];
-  const r = new Float64Array(size(out));
+  const r = alloc(size(out));
   const batch = out.slice(0, -2);
   if (batch.length === 0) gemm(a, 0, b, 0, r, 0, n, k, m);
   else odometer(batch, [ad.slice(0, -2), bd.slice(0, -2)], (o, offs) => gemm(a, offs[0] * n * k, b, offs[1] * k * m, r, o * n * m, n, k, m));
@@ -249,7 +250,7 @@ export function transpose(x: Float64Array, xd: Dims, perm: readonly number[]): F
   const out = perm.map((p) => xd[p]);
   const xs = strides(xd);
   const ps = perm.map((p) => xs[p]);
-  const r = new Float64Array(x.length);
+  const r = alloc(x.length, true);
   const rank = out.length;
   const idx = new Int32Array(rank);
   let off = 0;
@@ -271,7 +272,7 @@ export function slice(x: Float64Array, xd: Dims, starts: readonly number[], ends
   const out = ends.map((e, i) => e - starts[i]);
   const xs = strides(xd);
   const base = starts.reduce((s, st, i) => s + st * xs[i], 0);
-  const r = new Float64Array(size(out));
+  const r = alloc(size(out), true);
   let o = 0;
   const rank = out.length;
   if (rank === 0) return Float64Array.of(x[base]);
@@ -327,7 +328,7 @@ export function gather(x: Float64Array, xd: Dims, indices: ArrayLike<number>, ax
   const outer = size(xd.slice(0, axis));
   const inner = size(xd.slice(axis + 1));
   const len = xd[axis];
-  const r = new Float64Array(outer * indices.length * inner);
+  const r = alloc(outer * indices.length * inner, true);
   let o = 0;
   for (let p = 0; p < outer; p++) {
     for (let q = 0; q < indices.length; q++) {
@@ -356,7 +357,7 @@ export function scatterAdd(t: Float64Array, td: Dims, indices: ArrayLike<number>
 
 /** Tensors joined along `axis` (all other dims equal). */
 export function concat(xs: readonly Float64Array[], dims: readonly Dims[], axis: number, out: Dims): Float64Array {
-  const r = new Float64Array(size(out));
+  const r = alloc(size(out), true);
   const outer = size(out.slice(0, axis));
   let o = 0;
   for (let p = 0; p < outer; p++) {

@@ -5,6 +5,7 @@
  *
  * Formulas are above each entry; `ȳ` is the output cotangent, `ẋ` a tangent.
  */
+import { alloc } from "./pool.js";
 import { broadcastAxes, broadcastDims, sameDims, showDims, size, type Dims } from "./dims.js";
 import * as K from "./kernels.js";
 import type { Buf, ConvDims, ReduceParams, TensorEmitter, TensorOp } from "./op.js";
@@ -204,7 +205,7 @@ export const tensorOps = {
     arity: -1,
     shape: (dims, p) => (dims.every((d) => d.length === 0 || d.length === p.dims.length) ? p.dims : `pieces must be scalars or of rank ${p.dims.length}`),
     forward: (args, dims, p) => {
-      const r = new Float64Array(size(p.dims));
+      const r = alloc(size(p.dims));
       args.forEach((piece, k) => K.addAt(r, p.dims, piece, dims[k], p.starts[k]));
       return r;
     },
@@ -304,7 +305,7 @@ export const tensorOps = {
     arity: 2,
     shape: ([xd, wd], p) => convShape(xd, wd, p),
     forward: ([x, w], [xd, wd], p, o) => {
-      const y = new Float64Array(size(o));
+      const y = alloc(size(o));
       K.convLoops("forward", buf(x), xd, buf(w), wd, y, o, p);
       return y;
     },
@@ -323,7 +324,7 @@ export const tensorOps = {
     arity: 2,
     shape: (_d, p) => p.dims,
     forward: ([g, w], [gd, wd], p) => {
-      const x = new Float64Array(size(p.dims));
+      const x = alloc(size(p.dims));
       K.convLoops("input", x, p.dims, buf(w), wd, buf(g), gd, p);
       return x;
     },
@@ -342,7 +343,7 @@ export const tensorOps = {
     arity: 2,
     shape: (_d, p) => p.dims,
     forward: ([x, g], [xd, gd], p) => {
-      const w = new Float64Array(size(p.dims));
+      const w = alloc(size(p.dims));
       K.convLoops("filter", buf(x), xd, w, p.dims, buf(g), gd, p);
       return w;
     },
