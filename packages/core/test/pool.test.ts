@@ -5,7 +5,7 @@
 import ndarray from "ndarray";
 import { poolStats } from "@wengert/ops";
 import { describe, expect, it } from "vitest";
-import { add, grad, matmul, sum, tanh, traceOf, valueAndGrad, type Tensor } from "../src/index.js";
+import { add, grad, matmul, sum, tanh, traceOf, valueAndGrad, type NdArray, type Tensor } from "../src/index.js";
 
 const X = ndarray(Float64Array.from({ length: 32 * 16 }, (_, i) => Math.cos(i)), [32, 16]);
 const loss = (p: { W: Tensor; b: Tensor }) => sum(tanh(add(matmul(X, p.W), p.b)));
@@ -13,21 +13,21 @@ const params = () => ({ W: ndarray(Float64Array.from({ length: 16 * 8 }, (_, i) 
 
 describe("buffer pool", () => {
   it("later calls reuse buffers and give the same numbers", () => {
-    const first = grad(loss, params()) as { W: ndarray.NdArray; b: Float64Array };
+    const first = grad(loss, params()) as { W: NdArray; b: Float64Array };
     const before = poolStats.reused;
-    const again = grad(loss, params()) as { W: ndarray.NdArray; b: Float64Array };
+    const again = grad(loss, params()) as { W: NdArray; b: Float64Array };
     expect(poolStats.reused).toBeGreaterThan(before);
     expect(Array.from(again.W.data)).toEqual(Array.from(first.W.data));
     expect(Array.from(again.b)).toEqual(Array.from(first.b));
   });
   it("results are never handed to a later call: writing into them changes nothing", () => {
-    const g1 = grad(loss, params()) as { W: ndarray.NdArray; b: Float64Array };
+    const g1 = grad(loss, params()) as { W: NdArray; b: Float64Array };
     const keep = Array.from(g1.W.data);
     (g1.W.data as Float64Array).fill(1e9);
     g1.b.fill(1e9);
-    const g2 = grad(loss, params()) as { W: ndarray.NdArray; b: Float64Array };
+    const g2 = grad(loss, params()) as { W: NdArray; b: Float64Array };
     expect(Array.from(g2.W.data)).toEqual(keep);
-    const [, g3] = valueAndGrad(loss, params()) as [number, { W: ndarray.NdArray; b: Float64Array }];
+    const [, g3] = valueAndGrad(loss, params()) as [number, { W: NdArray; b: Float64Array }];
     expect(Array.from(g3.W.data)).toEqual(keep);
     expect(Array.from(g2.W.data)).toEqual(keep); // g3's call did not reuse g2's buffers
   });
