@@ -6,12 +6,12 @@
  * dot-product test ⟨J u, w⟩ = ⟨u, Jᵀ w⟩, exact up to rounding), and central finite
  * differences of ⟨w, f(x + h u)⟩ (up to truncation error).
  */
-import { GradientCheckError, WengertError } from "../errors.js";
-import { countLeaves, flatten, unflatten } from "../structure.js";
-import { isScalar } from "../trace/tracer.js";
+import { GradientCheckError } from "../errors.js";
+import { leafShapes } from "../structure.js";
+import { componentCount, componentsOf, fromComponents } from "./components.js";
 import { jvp } from "./forward.js";
 import { rd } from "./rd.js";
-import { trace, type Fn, type RdOptions, type Traced } from "./transform.js";
+import { trace, userValue, type Fn, type RdOptions, type Traced } from "./transform.js";
 
 export interface CheckGradOptions extends RdOptions {
   /** How many random directions (default 4). */
@@ -53,38 +53,34 @@ function random(seed: number): () => number {
   };
 }
 
-const isNumber = (v: unknown): v is number => typeof v === "number";
 const dot = (a: readonly number[], b: readonly number[]): number => a.reduce((s, x, i) => s + x * b[i], 0);
 
 /**
- * Check `f`'s derivatives at `x` (numbers only). Returns the report; throws a
+ * Check `f`'s derivatives at `x` (numbers and tensors, not traced values). Returns the report; throws a
  * GradientCheckError naming the worst disagreement if any check fails.
  */
 export function checkGrad<const X>(f: (x: Traced<X>) => unknown, x: X, options: CheckGradOptions = {}): GradCheckReport {
   const { directions = 4, eps = 1e-6, rtol = 1e-5, atol = 1e-8, dotTol = 1e-10, seed = 1 } = options;
-  const xs = flatten(x, "x", isNumber, "checkGrad's input");
-  const leaves = (v: unknown, what: string): number[] => {
-    const flat = flatten(v, what, isScalar, "a value");
-    if (!flat.leaves.every(isNumber)) throw new WengertError("checkGrad: works on numbers; call it outside rd.");
-    return flat.leaves as number[];
-  };
+  const xs = componentsOf(x, "checkGrad");
+  const leaves = (v: unknown): number[] => componentsOf(v, "checkGrad").values;
   // f runs traced, so that options such as maxTraceLength apply to every evaluation
   const apply = (p: number[]): number[] => {
-    const { term } = trace("checkGrad", f as Fn, unflatten(xs.shape, p), options);
-    return term.output.atoms.map((v) => term.tape.val[v]);
+    const { term } = trace("checkGrad", f as Fn, fromComponents(xs.shape, p), options);
+    const shapes = leafShapes(term.output.shape);
+    return leaves(term.output.atoms.map((v, j) => userValue(term.tape, v, shapes[j])));
   };
   const outShape = trace("checkGrad", f as Fn, x, options).term.output.shape;
-  const m = countLeaves(outShape);
+  const m = componentCount(outShape);
   const rand = random(seed);
-  const h = eps * Math.max(1, ...xs.leaves.map(Math.abs));
+  const h = eps * Math.max(1, ...xs.values.map(Math.abs));
   const checks: GradCheck[] = [];
   for (let d = 0; d < directions; d++) {
-    const u = xs.leaves.map(() => 2 * rand() - 1);
+    const u = xs.values.map(() => 2 * rand() - 1);
     const w = Array.from({ length: m }, () => 2 * rand() - 1);
-    const reverse = dot(leaves(rd(f, x, unflatten(outShape, w), options), "rd"), u);
-    const forward = dot(w, leaves(jvp(f, x, unflatten(xs.shape, u), options)[1], "jvp"));
-    const plus = apply(xs.leaves.map((v, i) => v + h * u[i]));
-    const minus = apply(xs.leaves.map((v, i) => v - h * u[i]));
+    const reverse = dot(leaves(rd(f, x, fromComponents(outShape, w), options)), u);
+    const forward = dot(w, leaves(jvp(f, x, fromComponents(xs.shape, u), options)[1]));
+    const plus = apply(xs.values.map((v, i) => v + h * u[i]));
+    const minus = apply(xs.values.map((v, i) => v - h * u[i]));
     const fdiff = (dot(w, plus) - dot(w, minus)) / (2 * h);
     const e1 = Math.abs(reverse - fdiff);
     checks.push({ direction: d, test: "reverse vs finite differences", expected: fdiff, got: reverse, error: e1, ok: e1 <= atol + rtol * Math.max(Math.abs(reverse), Math.abs(fdiff)) });

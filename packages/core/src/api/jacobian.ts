@@ -11,13 +11,14 @@ import { run } from "../eval/evaluate.js";
 import { ClosedTraceError, WengertError } from "../errors.js";
 import { size, type Dims } from "@wengert/ops";
 import { countLeaves, leafShapes, unflatten, type Shape } from "../structure.js";
-import { fromDense, toDense, type ConcreteTensor } from "../trace/tensor.js";
+import { fromDense, Tensor, toDense, type ConcreteTensor } from "../trace/tensor.js";
+import { componentsOf, fromComponents } from "./components.js";
 import type { Tape } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";
 import { primal, Real, type Scalar } from "../trace/tracer.js";
 import { grad } from "./rd.js";
 import { jvpAs } from "./forward.js";
-import { apply, isOutermost, leavesLike, trace, type Fn, type RdOptions, type TracedFn, type Traced, type Cotangent } from "./transform.js";
+import { apply, isOutermost, leavesLike, trace, userValue, type Fn, type RdOptions, type TracedFn, type Traced, type Cotangent } from "./transform.js";
 
 const caller = (traced: TracedFn): string => traced.trace.caller;
 const oneHot = (shape: Shape, i: number): unknown => unflatten(shape, Array.from({ length: countLeaves(shape) }, (_, j) => (j === i ? 1 : 0)));
@@ -57,8 +58,9 @@ export function vjp<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOpt
     return unflatten(xs, applied.results) as Cotangent<X>;
   };
   // f(x): the recorded values at the outermost level, else replayed into the enclosing trace
+  const outShapes = leafShapes(out);
   const value = isOutermost(traced, [])
-    ? term.output.atoms.map((v) => term.tape.val[v])
+    ? term.output.atoms.map((v, j) => userValue(term.tape, v, outShapes[j]))
     : apply(traced, replay, { name: "*", shape: { kind: "tuple", items: [] }, leaves: [] }, out).outputs;
   return [unflatten(out, value), pullback];
 }
@@ -98,6 +100,13 @@ function byForward(traced: TracedFn): unknown {
   });
   const rows = Array.from({ length: countLeaves(out) }, (_, j) => unflatten(xs, columns.map((c) => c[j])));
   return unflatten(out, rows);
+}
+
+function hasTraced(v: unknown): boolean {
+  if (v instanceof Real || v instanceof Tensor) return true;
+  if (Array.isArray(v)) return v.some(hasTraced);
+  if (typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype) return Object.values(v).some(hasTraced);
+  return false;
 }
 
 function hasTensor(shape: Shape): boolean {
@@ -174,5 +183,7 @@ export function hessian<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: Rd
 
 /** The Hessian-vector product `H·v`, forward over reverse: `jvp` of `grad f` along `v`. */
 export function hvp<const X>(f: (x: Traced<X>) => Scalar, x: X, v: unknown, options?: RdOptions): Cotangent<X> {
-  return jvpAs("hvp", ((y: Traced<X>) => grad(f, y as X, options)) as Fn, x, v, options)[1] as Cotangent<X>;
+  const hv = jvpAs("hvp", ((y: Traced<X>) => grad(f, y as X, options)) as Fn, x, v, options)[1];
+  // H·v is shaped like x: its tensors come back in x's containers
+  return (hasTraced(hv) ? hv : fromComponents(componentsOf(x, "hvp").shape, componentsOf(hv, "hvp").values)) as Cotangent<X>;
 }

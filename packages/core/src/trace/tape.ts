@@ -185,8 +185,9 @@ export class Tape {
     return this.push(FREE, this.frees.length - 1, 0, current);
   }
 
+  /** A real literal (equal to c, if given); tensor literals are not. */
   isConstant(v: number, c?: number): boolean {
-    return this.op[v] === CONST && (c === undefined || this.val[v] === c);
+    return this.op[v] === CONST && this.x[v] === 0 && (c === undefined || this.val[v] === c);
   }
 
   /**

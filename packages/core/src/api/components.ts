@@ -1,0 +1,43 @@
+/**
+ * @file A structure of reals and tensors as one flat list of its scalar components.
+ *
+ * Finite differences (checkGrad) and Jacobians work component by component: a real is
+ * one component, a tensor of dims D is size(D) of them, in row-major order.
+ */
+import { size } from "@wengert/ops";
+import { WengertError } from "../errors.js";
+import { leafShapes, unflatten, type Shape } from "../structure.js";
+import { fromDense, isConcreteTensor, toDense } from "../trace/tensor.js";
+import { isOperand } from "../trace/tracer.js";
+import { leafShape } from "./transform.js";
+import { flatten } from "../structure.js";
+
+/** The components of an untraced value of structure `shape` (numbers and tensors). */
+export function componentsOf(value: unknown, caller: string): { shape: Shape; values: number[] } {
+  const flat = flatten(value, "x", isOperand, `${caller}'s input`, undefined, leafShape);
+  const values: number[] = [];
+  for (const leaf of flat.leaves) {
+    if (typeof leaf === "number") values.push(leaf);
+    else if (isConcreteTensor(leaf)) values.push(...toDense(leaf, caller).data);
+    else throw new WengertError(`${caller}: works on numbers and tensors you hold; call it outside rd.`);
+  }
+  return { shape: flat.shape, values };
+}
+
+/** A value of structure `shape` from its components (tensors in their containers). */
+export function fromComponents(shape: Shape, values: ArrayLike<number>): unknown {
+  let o = 0;
+  const leaves = leafShapes(shape).map((s) => {
+    if (s.kind !== "tensor") return values[o++];
+    const n = size(s.dims);
+    const data = Float64Array.from({ length: n }, (_, i) => values[o + i]);
+    o += n;
+    return fromDense({ dims: s.dims, data }, s.container);
+  });
+  return unflatten(shape, leaves);
+}
+
+/** How many components a structure has. */
+export function componentCount(shape: Shape): number {
+  return leafShapes(shape).reduce((n, s) => n + (s.kind === "tensor" ? size(s.dims) : 1), 0);
+}
