@@ -37,5 +37,8 @@ export { vjp, jacobian, jacrev, jacfwd, hessian, hvp } from "./api/jacobian.js";
 export { defineOp } from "./api/defineOp.js";
 export type { OpSpec, UserOp } from "./api/defineOp.js";
 export { checkGrad } from "./api/checkGrad.js";
+// Repeated gradients by replaying a guarded trace (docs/compile.md).
+export { compileGrad } from "./api/compile.js";
+export type { CompiledGrad } from "./api/compile.js";
 export type { CheckGradOptions, GradCheck, GradCheckReport } from "./api/checkGrad.js";
 export { NaNError, TraceLengthError, DefineOpError, GradientCheckError } from "./errors.js";

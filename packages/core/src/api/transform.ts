@@ -14,7 +14,7 @@ import { flatten, flattenLike, leafShapes, REAL, typeString, unflatten, type Sha
 import type { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
 import { fromDense, isNdArray, Tensor, toDense, type ConcreteTensor, type Dense, type NdArray } from "../trace/tensor.js";
-import { closeTrace, isOperand, live, openTrace, Real, sinkFor, TIE_MODES, wrap, type Operand, type Scalar, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
+import { closeTrace, isOperand, live, openTrace, Real, sinkFor, TIE_MODES, valueOf, wrap, type Operand, type Scalar, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
 
 export interface RdOptions {
   /**
@@ -122,7 +122,7 @@ export function leafShape(v: Operand): Shape {
 /** The concrete value of a leaf: a number, or a tensor's dense data (read, not copied). */
 export function primalOf(v: Operand, where: string): number | Dense {
   if (typeof v === "number") return v;
-  if (v instanceof Real) return v.value;
+  if (v instanceof Real) return valueOf(v);
   if (v instanceof Tensor) return { dims: v.trace.tape.dims(v.atom), data: v.trace.tape.buf(v.atom) };
   return toDense(v as ConcreteTensor, where);
 }

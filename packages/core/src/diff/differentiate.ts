@@ -24,7 +24,7 @@
  *   back through elementwise rules, which are masked in turn: a NaN or ∞ of an
  *   unselected branch (sqrt of a negative) times that exact zero is 0, as it should be.
  */
-import { broadcastDims, kernels, sameDims, sumTo, type Contribution, type Dims } from "@wengert/ops";
+import { broadcastDims, kernels, sameDims, size, sumTo, type Contribution, type Dims } from "@wengert/ops";
 import { ARITY, CODE, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP, primitiveOf, scalarSpec, tensorSpec } from "../trace/opcodes.js";
 import { emitterFor, type Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
@@ -63,13 +63,19 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
     return v;
   };
 
+  // where a cotangent may be nonzero, read off a constant computed like the cotangent
+  // from a mask (so folded in the sink): null when that is everywhere
+  const support = (atom: number): Mask | null => {
+    const m = sink.tape.buf(atom).map((t) => (t !== 0 ? 1 : 0));
+    return m.every((t) => t === 1) ? null : m;
+  };
+
   const accumulate = (v: number, c: Contribution<number>, mask: Mask | null = null): void => {
     if (c === null || !active[v]) return;
     if (isPiece(c)) {
       let list = pieces.get(v);
       if (list === undefined) pieces.set(v, (list = []));
       list.push(c);
-      masks.set(v, null);
       return;
     }
     if (x[v] !== 0 || sink.tape.x[c] !== 0) {
@@ -78,20 +84,29 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
       if (!sameDims(got, want)) {
         // summed back where v was broadcast; repeated where the contribution is smaller
         const grows = broadcastDims(got, want);
-        c = typeof grows !== "string" && sameDims(grows, want) ? e.broadcastTo(c, want) : sumTo(e, c, want);
-        mask = null;
+        const fit = (u: number): number => (typeof grows !== "string" && sameDims(grows, want) ? e.broadcastTo(u, want) : sumTo(e, u, want));
+        c = fit(c);
+        if (mask !== null) mask = support(fit(maskAtom(mask, got)));
       }
       const before = masks.get(v);
       masks.set(v, ct[v] < 0 ? mask : before == null || mask === null ? null : union(before, mask));
     }
     ct[v] = ct[v] < 0 ? c : sink.apply(ADD, ct[v], c);
   };
-  // v_i's cotangent once every use has contributed: pieces placed by one embed
+  // v_i's cotangent once every use has contributed: pieces placed by one embed; its mask
+  // covers the pieces' boxes too
   const settle = (i: number): number => {
     const list = pieces.get(i);
     if (list === undefined) return ct[i];
     pieces.delete(i);
-    const placed = e.embed(tape.dims(i), list.map((p) => p.piece), list.map((p) => p.start));
+    const dims = tape.dims(i);
+    const dense = masks.get(i);
+    if (ct[i] < 0 || dense != null) {
+      const m = ct[i] < 0 ? new Float64Array(size(dims)) : dense!.slice();
+      for (const p of list) kernels.addAt(m, dims, onesLike(sink.tape.dims(p.piece)), sink.tape.dims(p.piece), p.start);
+      masks.set(i, m.every((t) => t !== 0) ? null : m.map((t) => (t !== 0 ? 1 : 0)));
+    }
+    const placed = e.embed(dims, list.map((p) => p.piece), list.map((p) => p.start));
     return (ct[i] = ct[i] < 0 ? placed : sink.apply(ADD, ct[i], placed));
   };
   term.output.atoms.forEach((v, j) => accumulate(v, seeds[j]));
@@ -121,10 +136,23 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
       args.forEach((v, k) => {
         if (!active[v] || spec.constantArgs?.includes(k)) return;
         const contribution = spec.reverse(e, k, ats, at[i], c, params);
-        if (op[i] !== WHERE || contribution === null || isPiece(contribution)) return accumulate(v, contribution);
-        // where: what flows to a branch is zero off its side of the mask
-        const side = selectedMask(tape.buf(args[0]), tape.dims(args[0]), tape.dims(i), k === 1);
-        accumulate(v, contribution, mask === null ? side : intersect(mask, side));
+        if (op[i] === WHERE && contribution !== null && !isPiece(contribution)) {
+          // where: what flows to a branch is zero off its side of the mask
+          const side = selectedMask(tape.buf(args[0]), tape.dims(args[0]), tape.dims(i), k === 1);
+          return accumulate(v, contribution, mask === null ? side : intersect(mask, side));
+        }
+        if (mask === null || !STRUCTURAL.has(op[i]) || contribution === null) return accumulate(v, contribution);
+        // an op that only moves, copies or adds elements: its rule applied to the mask says where
+        // the contribution can be nonzero
+        const moved = spec.reverse(e, k, ats, at[i], maskAtom(mask, tape.dims(i)), params);
+        if (isPiece(moved) || isPiece(contribution)) {
+          const pm = isPiece(moved) ? support(moved.piece) : null;
+          // a piece whose own mask is partial becomes dense, so the mask can travel with it
+          if (pm === null || !isPiece(contribution)) return accumulate(v, contribution);
+          const placedMask = support(e.embed(tape.dims(v), [maskAtom(pm, sink.tape.dims(contribution.piece))], [contribution.start]));
+          return accumulate(v, e.embed(tape.dims(v), [contribution.piece], [contribution.start]), placedMask);
+        }
+        accumulate(v, contribution, moved === null ? null : support(moved));
       });
       continue;
     }
@@ -150,6 +178,13 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
     results[a[i]] = c >= 0 ? c : x[i] === 0 ? sink.constant(0) : e.zeros(tape.dims(i));
   }
   return { outputs: term.output.atoms.map((v) => at[v]), results };
+}
+
+/** Tensor primitives whose reverse rule only moves, copies or sums elements of the cotangent. */
+const STRUCTURAL = new Set(["reshape", "broadcastTo", "transpose", "slice", "index", "embed", "pack", "gather", "scatterAdd", "concat", "sum"].map((name) => CODE[name as keyof typeof CODE]));
+
+function onesLike(dims: Dims): number | Float64Array {
+  return dims.length === 0 ? 1 : new Float64Array(size(dims)).fill(1);
 }
 
 /** The where-mask (or its complement) read at the output's dims. */

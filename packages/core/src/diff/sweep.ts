@@ -18,13 +18,20 @@ import { activity } from "./place.js";
 
 /**
  * The cotangents of C's inputs for output cotangents `seeds`, as numbers. With
- * `checkNaN`, the first rule whose contribution is NaN or infinite is named.
+ * `checkNaN`, the first rule whose contribution is NaN or infinite is named. `val`:
+ * the variables' values (those recorded while tracing, or a replay's at a new point).
  */
-export function reverseSweep(term: TraceTerm, seeds: readonly number[], checkNaN: { caller: string } | null): number[] {
-  const { op, a, b, val, length: n } = term.tape;
-  const active = activity(term);
-  const ct = new Float64Array(n);
-  const has = new Uint8Array(n);
+export function reverseSweep(
+  term: TraceTerm,
+  seeds: readonly number[],
+  checkNaN: { caller: string } | null,
+  val: Float64Array = term.tape.val,
+  scratch: Scratch = newScratch(term),
+): number[] {
+  const { op, a, b, length: n } = term.tape;
+  const { active, ct, has } = scratch;
+  ct.fill(0);
+  has.fill(0);
   const accumulate = (v: number, c: number | null, i: number): void => {
     if (c === null || !active[v]) return;
     if (checkNaN && !Number.isFinite(c)) {
@@ -40,7 +47,7 @@ export function reverseSweep(term: TraceTerm, seeds: readonly number[], checkNaN
     }
   };
   term.output.atoms.forEach((v, j) => accumulate(v, seeds[j], v));
-  if (checkNaN === null) inlined(term, active, ct, has);
+  if (checkNaN === null) inlined(term, active, ct, has, val);
   for (let i = n - 1; i >= 0; i--) {
     if (has[i] !== 1 || op[i] < FIRST_PRIMITIVE) continue;
     const spec = scalarSpec(op[i]);
@@ -53,8 +60,20 @@ export function reverseSweep(term: TraceTerm, seeds: readonly number[], checkNaN
     }
   }
   const results: number[] = [];
-  for (let i = 0; i < n; i++) if (op[i] === INPUT) results[a[i]] = has[i] ? ct[i] : 0;
+  for (const v of term.params[0].atoms) results.push(has[v] ? ct[v] : 0);
   return results;
+}
+
+/** Buffers of one sweep over a term; a replay reuses them call after call (compile.ts). */
+export interface Scratch {
+  readonly active: Uint8Array;
+  readonly ct: Float64Array;
+  readonly has: Uint8Array;
+}
+
+export function newScratch(term: TraceTerm): Scratch {
+  const n = term.tape.length;
+  return { active: activity(term), ct: new Float64Array(n), has: new Uint8Array(n) };
 }
 
 const { add: ADD, sub: SUB, mul: MUL, div: DIV, neg: NEG, exp: EXP, log: LOG, sin: SIN, cos: COS, tanh: TANH, sqrt: SQRT, square: SQUARE, sigmoid: SIGMOID } = CODE;
@@ -66,8 +85,8 @@ const { add: ADD, sub: SUB, mul: MUL, div: DIV, neg: NEG, exp: EXP, log: LOG, si
  * emitter per instruction. It stops at the first other instruction, leaving it (and the
  * rest) to the general loop. Tests hold both loops equal to the symbolic sweep.
  */
-function inlined(term: TraceTerm, active: Uint8Array, ct: Float64Array, has: Uint8Array): void {
-  const { op, a, b, val, length: n } = term.tape;
+function inlined(term: TraceTerm, active: Uint8Array, ct: Float64Array, has: Uint8Array, val: Float64Array): void {
+  const { op, a, b, length: n } = term.tape;
   const add = (v: number, c: number): void => {
     if (!active[v]) return;
     if (has[v]) ct[v] += c;

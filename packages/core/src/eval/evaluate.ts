@@ -7,7 +7,7 @@
  * tracing used.
  */
 import { kernels, type Buf } from "@wengert/ops";
-import { ARITY, CONST, FREE, INPUT, FIRST_PRIMITIVE, IS_TENSOR_OP, KERNELS, tensorSpec } from "../trace/opcodes.js";
+import { ARITY, CODE, CONST, FREE, INPUT, FIRST_PRIMITIVE, IS_TENSOR_OP, KERNELS, tensorSpec } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
 import type { Dense } from "../trace/tensor.js";
 import { EvaluationError } from "../errors.js";
@@ -50,6 +50,45 @@ export function run(
       }
     } else if (code === CONST || code === FREE) {
       vals[i] = tape.val[i];
+    }
+  }
+}
+
+const { add: ADD, sub: SUB, mul: MUL, div: DIV, square: SQUARE } = CODE;
+
+/**
+ * `run` for a tape of reals only, at new inputs: one tight loop, the commonest kernels
+ * inline (a replay runs this on every call: compile.ts).
+ */
+export function runReals(tape: Tape, vals: Float64Array, inputs: ArrayLike<number>): void {
+  const { op, a, b, val, length } = tape;
+  for (let i = 0; i < length; i++) {
+    const code = op[i];
+    switch (code) {
+      case ADD:
+        vals[i] = vals[a[i]] + vals[b[i]];
+        break;
+      case SUB:
+        vals[i] = vals[a[i]] - vals[b[i]];
+        break;
+      case MUL:
+        vals[i] = vals[a[i]] * vals[b[i]];
+        break;
+      case DIV:
+        vals[i] = vals[a[i]] / vals[b[i]];
+        break;
+      case SQUARE:
+        vals[i] = vals[a[i]] * vals[a[i]];
+        break;
+      case INPUT:
+        vals[i] = inputs[a[i]];
+        break;
+      case CONST:
+      case FREE:
+        vals[i] = val[i];
+        break;
+      default:
+        vals[i] = KERNELS[code](vals[a[i]], vals[b[i]]);
     }
   }
 }

@@ -87,7 +87,7 @@ export function containerOf(v: unknown): Container {
 
 const NUMERIC = new Set(["float64", "float32", "int8", "int16", "int32", "uint8", "uint8_clamped", "uint16", "uint32", "array", "generic"]);
 
-/** The user's tensor as contiguous row-major float64 data (a copy for ndarrays). */
+/** The user's tensor as contiguous row-major float64 data: a view when it already is, else a copy (read it; copy to keep). */
 export function toDense(v: ConcreteTensor, where: string): Dense {
   if (v instanceof Float64Array) return { dims: [v.length], data: v };
   if (!NUMERIC.has(v.dtype)) throw new InputTypeError(`${where} is an ndarray of dtype ${v.dtype}; wengert computes in float64 and reads numeric dtypes only.`);
@@ -99,6 +99,8 @@ export function toDense(v: ConcreteTensor, where: string): Dense {
     data[0] = Number(v.get());
     return { dims, data };
   }
+  // a contiguous row-major view over a Float64Array: one copy, no walk
+  if (v.data instanceof Float64Array && rowMajor(dims, v.stride)) return { dims, data: v.data.subarray(v.offset, v.offset + n) };
   // walk the view by its strides, writing in row-major order
   const src = v.data as ArrayLike<number> & { get?: (i: number) => number };
   const read = typeof src.get === "function" && !(ArrayBuffer.isView(src) || Array.isArray(src)) ? (i: number) => src.get!(i) : (i: number) => src[i];
@@ -115,6 +117,15 @@ export function toDense(v: ConcreteTensor, where: string): Dense {
     }
   }
   return { dims, data };
+}
+
+function rowMajor(dims: Dims, stride: readonly number[]): boolean {
+  let k = 1;
+  for (let i = dims.length - 1; i >= 0; i--) {
+    if (dims[i] !== 1 && stride[i] !== k) return false;
+    k *= dims[i];
+  }
+  return true;
 }
 
 /** A value handed back to the user: an ndarray over a copy, or a Float64Array copy. */

@@ -31,8 +31,12 @@ export class Real {
     readonly atom: number,
   ) {}
 
-  /** The concrete value (what conditionals in user code decide on). */
+  /**
+   * The concrete value (what conditionals in user code decide on). Reading it is a
+   * decision wengert cannot see, so a trace that read it is never replayed (compile.ts).
+   */
   get value(): number {
+    this.trace.opaque = true;
     return this.trace.tape.val[this.atom];
   }
 
@@ -40,14 +44,14 @@ export class Real {
   [Symbol.toPrimitive](hint: string): string {
     if (hint === "string") return String(this.value);
     throw new TracedOperatorError(
-      `A traced real (value ${this.value}) was used with a JavaScript operator such as +, *, < or Math.sin. ` +
+      `A traced real (value ${valueOf(this)}) was used with a JavaScript operator such as +, *, < or Math.sin. ` +
         `That would compute with its value and silently lose the derivative. Use wengert's functions ` +
         `instead (add, mul, lt, sin, …), which work on numbers and traced reals alike; use primal(x) to read the value on purpose.`,
     );
   }
 
   toString(): string {
-    return `Real(${this.value})`;
+    return `Real(${valueOf(this)})`;
   }
 
   [Symbol.for("nodejs.util.inspect.custom")](): string {
@@ -56,6 +60,11 @@ export class Real {
 }
 
 export type Scalar = number | Real;
+
+/** A traced real's value, read by wengert itself (not a decision of the user's). */
+export function valueOf(r: Real): number {
+  return r.trace.tape.val[r.atom];
+}
 
 export function isScalar(v: unknown): v is Scalar {
   return typeof v === "number" || v instanceof Real;
@@ -83,6 +92,14 @@ export interface TraceSettings {
 
 export const DEFAULT_SETTINGS: TraceSettings = { ties: "warn", checkNaN: false, maxLength: Infinity };
 
+/** A decision taken while tracing: `pred(v_a, v_b)` came out `outcome`. */
+export interface Guard {
+  readonly pred: PredicateName;
+  readonly a: number;
+  readonly b: number;
+  readonly outcome: boolean;
+}
+
 export class Trace {
   closed = false;
   /** While a reverse or tangent rule is being emitted: which one, for checkNaN's message. */
@@ -93,6 +110,10 @@ export class Trace {
   quiet = 0;
   /** Ties met while tracing (descriptions), for `ties: "warn"`. */
   readonly ties: string[] = [];
+  /** The predicates decided while tracing, on which variables, with which outcome. */
+  readonly guards: Guard[] = [];
+  /** Set when f read a traced value (`.value`, primal, String): a decision no guard records. */
+  opaque = false;
   private readonly lifted = new Map<Traced, number>();
   private readonly constants = new Map<object, number>();
 
@@ -112,7 +133,7 @@ export class Trace {
       let v = this.lifted.get(x);
       if (v === undefined) {
         const from = x.trace.tape;
-        v = x instanceof Real ? this.tape.free(x, x.value) : this.tape.freeTensor(x, { dims: from.dims(x.atom), data: from.buf(x.atom) });
+        v = x instanceof Real ? this.tape.free(x, valueOf(x)) : this.tape.freeTensor(x, { dims: from.dims(x.atom), data: from.buf(x.atom) });
         this.lifted.set(x, v);
       }
       return v;
@@ -272,7 +293,7 @@ export function shapeError(name: string, message: string, dims?: readonly Dims[]
 
 export function live(r: Real | Tensor, where: string): Trace {
   if (r.trace.closed) {
-    const what = r instanceof Real ? `value ${r.value}` : `dims ${showDims(r.trace.tape.dims(r.atom))}`;
+    const what = r instanceof Real ? `value ${valueOf(r)}` : `dims ${showDims(r.trace.tape.dims(r.atom))}`;
     throw new ClosedTraceError(
       `${where}: a traced value (v${r.atom}, ${what}) was used after the ${r.trace.caller} call that traced it returned. ` +
         `Traced values live only while their ${r.trace.caller} runs: return what you need from f instead of keeping it outside.`,
@@ -381,12 +402,15 @@ export function decide(name: PredicateName, a: unknown, b: unknown): boolean {
   checkArg(a, name, 1);
   checkArg(b, name, 2);
   const t = innermost(name, a, b);
-  const va = typeof a === "number" ? a : a.value;
-  const vb = typeof b === "number" ? b : b.value;
+  const va = typeof a === "number" ? a : valueOf(a);
+  const vb = typeof b === "number" ? b : valueOf(b);
   if (t !== null && va === vb && a !== b) {
     t.tie(`${name}(${va}, ${vb}) was decided at a tie (both sides equal), taking the branch where ${va} ${predicates[name].symbol} ${vb} is ${predicates[name].test(va, vb)}`);
   }
-  return predicates[name].test(va, vb);
+  const outcome = predicates[name].test(va, vb);
+  // the decision, for replaying the trace at another point (compile.ts): it must come out the same
+  if (t !== null) t.guards.push({ pred: name, a: t.atomOf(a), b: t.atomOf(b), outcome });
+  return outcome;
 }
 
 /**
@@ -398,7 +422,7 @@ export function decideTensor(name: PredicateName, a: unknown, b: unknown): Concr
     if (!isOperand(v)) throw new WengertError(`${name}: argument ${i} is ${describe(v)}; expected a number, a tensor or a traced value${atCallSite()}.`);
   }
   const t = innermostOf(name, [a as Operand, b as Operand]);
-  const read = (v: Operand): Dense => (v instanceof Real ? { dims: [], data: Float64Array.of(v.value) } : v instanceof Tensor ? { dims: v.trace.tape.dims(v.atom), data: v.trace.tape.buf(v.atom) } : denseOf(v, name));
+  const read = (v: Operand): Dense => (v instanceof Real ? { dims: [], data: Float64Array.of(valueOf(v)) } : v instanceof Tensor ? { dims: v.trace.tape.dims(v.atom), data: v.trace.tape.buf(v.atom) } : denseOf(v, name));
   const da = read(a as Operand);
   const db = read(b as Operand);
   const dims = broadcastDims(da.dims, db.dims);

@@ -1,0 +1,128 @@
+/**
+ * @file `compileGrad`: the gradient of a function called again and again (training
+ * loops), by replaying its trace instead of tracing it anew.
+ *
+ * The trace term C of `f` at `x` holds for every point where `f` takes the same
+ * decisions (the paper's trace is valid on the region its predicates select). So a
+ * later call first replays C at the new point (one loop over the tape's columns, no
+ * traced values), re-decides every predicate C recorded (a guard), and only when all
+ * come out as before uses C: the gradient is then the numeric reverse sweep over the
+ * replayed values. A guard that comes out otherwise, or a tie, or a kinked primitive at
+ * its kink, means C does not hold there: `f` is traced again (and that trace cached).
+ *
+ * What no guard can see is not replayed: a trace in which `f` read a traced value
+ * (`.value`, `primal`, `String(x)`), used tensors, user primitives, values of an
+ * enclosing trace, or asked for checkNaN is traced every time. The contract, as for
+ * jax.jit: `f` is a function of `x` alone; numbers and arrays it captures are read at
+ * the first trace and kept (pass what changes between calls as part of `x`), and its
+ * side effects happen when it is traced, not on replays.
+ */
+import { predicates } from "@wengert/ops";
+import { newScratch, reverseSweep, type Scratch } from "../diff/sweep.js";
+import { runReals } from "../eval/evaluate.js";
+import { OutputTypeError } from "../errors.js";
+import { flatten, REAL, typeString, unflatten, type Shape } from "../structure.js";
+import { FIRST_PRIMITIVE, KINKS, primitiveOf } from "../trace/opcodes.js";
+import type { TraceTerm } from "../trace/term.js";
+import type { Guard, Scalar } from "../trace/tracer.js";
+import { rdWithValue } from "./rd.js";
+import { trace, type Cotangent, type Fn, type RdOptions, type Traced } from "./transform.js";
+
+interface Cached {
+  readonly term: TraceTerm;
+  readonly key: string;
+  readonly guards: readonly Guard[];
+  /** Instructions of kinked primitives (abs, sign): replaying one at its kink is a tie. */
+  readonly kinked: Int32Array;
+  readonly vals: Float64Array;
+  readonly scratch: Scratch;
+}
+
+export interface CompiledGrad<X> {
+  (x: X): Cotangent<X>;
+  /** `[f(x), ∇f(x)]`. */
+  valueAndGrad(x: X): [number, Cotangent<X>];
+  /** How many calls traced `f`, and how many replayed a cached trace. */
+  readonly stats: { traces: number; replays: number };
+}
+
+const isNumber = (v: unknown): v is number => typeof v === "number";
+
+/** The gradient of a real-valued `f`, replaying its trace on later calls where it holds. */
+export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOptions = {}): CompiledGrad<X> {
+  let cached: Cached | null = null;
+  const stats = { traces: 0, replays: 0 };
+
+  const valueAndGrad = (x: X): [number, Cotangent<X>] => {
+    const flat = numbers(x);
+    // traced values or tensors: the general path differentiates them (or says what is wrong)
+    if (flat === null) return rdWithValue("compileGrad", f as Fn, x, () => 1, options) as [number, Cotangent<X>];
+    const key = flat.key;
+    if (cached !== null && cached.key === key) {
+      const replayed = replay(cached, flat.leaves);
+      if (replayed !== null) {
+        stats.replays++;
+        return [replayed[0], unflatten(flat.shape, replayed[1]) as Cotangent<X>];
+      }
+    }
+    stats.traces++;
+    const traced = trace("compileGrad", f as Fn, x, options);
+    const { term } = traced;
+    if (term.output.shape.kind !== "real") {
+      throw new OutputTypeError(`compileGrad: f returned ${typeString(term.output.shape)} at x; compileGrad needs f to return a real.`);
+    }
+    const replayable =
+      !traced.trace.opaque && !traced.trace.settings.checkNaN && term.tape.tensorCount === 0 && term.tape.frees.length === 0 && !usesUserOps(term);
+    cached = replayable ? cache(term, key, traced.trace.guards) : null;
+    const g = reverseSweep(term, [1], null);
+    return [term.tape.val[term.output.atoms[0]], unflatten(flat.shape, g) as Cotangent<X>];
+  };
+
+  const compiled = ((x: X) => valueAndGrad(x)[1]) as CompiledGrad<X>;
+  Object.assign(compiled, { valueAndGrad, stats });
+  return compiled;
+}
+
+/** x's numbers and structure (a key to compare), or null if x holds anything else. */
+function numbers(x: unknown): { shape: Shape; leaves: number[]; key: string } | null {
+  if (Array.isArray(x) && x.every(isNumber)) {
+    // the common case, an array of numbers, without walking the structure
+    return { shape: { kind: "tuple", items: x.map(() => REAL) }, leaves: x, key: `[${x.length}]` };
+  }
+  try {
+    const flat = flatten(x, "x", isNumber, "compileGrad's input");
+    return { ...flat, key: typeString(flat.shape) };
+  } catch {
+    return null;
+  }
+}
+
+function usesUserOps(term: TraceTerm): boolean {
+  const { op, length } = term.tape;
+  for (let i = 0; i < length; i++) if (op[i] >= FIRST_PRIMITIVE && primitiveOf(op[i]).user) return true;
+  return false;
+}
+
+function cache(term: TraceTerm, key: string, guards: readonly Guard[]): Cached {
+  const { op, length } = term.tape;
+  const kinked: number[] = [];
+  for (let i = 0; i < length; i++) if (op[i] >= FIRST_PRIMITIVE && KINKS[op[i]] !== undefined) kinked.push(i);
+  return { term, key, guards: [...guards], kinked: Int32Array.from(kinked), vals: new Float64Array(length), scratch: newScratch(term) };
+}
+
+/** `[f(x), ∇f(x)]` from the cached trace at new inputs, or null where it does not hold. */
+function replay(c: Cached, inputs: readonly number[]): [number, number[]] | null {
+  const { term, vals } = c;
+  const tape = term.tape;
+  runReals(tape, vals, inputs);
+  for (const g of c.guards) {
+    const va = vals[g.a];
+    const vb = vals[g.b];
+    // a tie is reported by tracing; a different outcome is another trace
+    if (va === vb && g.a !== g.b) return null;
+    if (predicates[g.pred].test(va, vb) !== g.outcome) return null;
+  }
+  for (const i of c.kinked) if (KINKS[tape.op[i]]!(vals[tape.a[i]])) return null;
+  const out = vals[term.output.atoms[0]];
+  return [out, reverseSweep(term, [1], null, vals, c.scratch)];
+}

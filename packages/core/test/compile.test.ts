@@ -1,0 +1,88 @@
+/**
+ * compileGrad replays a cached trace where its guards hold, and traces again where they
+ * do not: the gradients are those of grad, call after call.
+ */
+import fc from "fast-check";
+import { describe, expect, it, vi } from "vitest";
+import { abs, add, compileGrad, cos, div, exp, grad, gt, lt, mul, primal, sin, square, sub, valueAndGrad, type Scalar } from "../src/index.js";
+
+const rosen = (x: readonly Scalar[]): Scalar => {
+  let s: Scalar = 0;
+  for (let i = 0; i < x.length - 1; i++) s = add(s, add(mul(100, square(sub(x[i + 1], square(x[i])))), square(sub(1, x[i]))));
+  return s;
+};
+
+describe("compileGrad", () => {
+  it("replays a straight-line trace: the same numbers as grad at every point", () => {
+    const g = compileGrad(rosen);
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 5, maxLength: 5 }), (x) => {
+        expect(g(x)).toEqual(grad(rosen, x));
+        expect(g.valueAndGrad(x)[0]).toBe(valueAndGrad(rosen, x)[0]);
+      }),
+      { numRuns: 40 },
+    );
+    expect(g.stats.traces).toBe(1);
+    expect(g.stats.replays).toBeGreaterThan(40);
+  });
+
+  it("a branch decided otherwise is traced again; each trace is right on its side", () => {
+    // Newton's iteration for sqrt(a): the loop count depends on a
+    const newton = (a: Scalar): Scalar => {
+      let y: Scalar = a;
+      for (let k = 0; k < 50 && gt(abs(sub(square(y), a)), 1e-12); k++) y = mul(0.5, add(y, div(a, y)));
+      return gt(y, 1) ? mul(y, square(y)) : sin(y);
+    };
+    const g = compileGrad(newton);
+    for (const a of [0.5, 0.6, 2, 2.1, 0.7, 3, 0.25]) expect(g(a)).toBeCloseTo(grad(newton, a) as number, 12);
+    expect(g.stats.traces).toBeGreaterThan(1);
+    expect(g.stats.traces + g.stats.replays).toBe(7);
+  });
+
+  it("property: random piecewise functions, random points, always equal to grad", () => {
+    const pieces = (x: readonly Scalar[]): Scalar => {
+      const s = add(mul(x[0], x[1]), sin(x[2]));
+      return lt(s, 0) ? mul(s, exp(x[1])) : lt(x[0], x[2]) ? square(s) : cos(mul(x[0], x[2]));
+    };
+    const g = compileGrad(pieces);
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: -3, max: 3, noNaN: true }), { minLength: 3, maxLength: 3 }), (x) => {
+        expect(g(x)).toEqual(grad(pieces, x));
+      }),
+      { numRuns: 80 },
+    );
+    expect(g.stats.replays).toBeGreaterThan(0);
+    expect(g.stats.traces).toBeGreaterThan(1);
+  });
+
+  it("a kink or a tie met on replay is traced (and reported) again", () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const g = compileGrad((x: Scalar) => add(abs(x), lt(x, 1) ? 0 : x));
+    g(0.5);
+    expect(g(0)).toBe(grad((x: Scalar) => add(abs(x), lt(x, 1) ? 0 : x), 0));
+    g(0.5);
+    expect(g(1)).toBe(2);
+    expect(warn).toHaveBeenCalled();
+    warn.mockRestore();
+  });
+
+  it("a trace that read a value (primal, .value) is never replayed", () => {
+    const f = (x: Scalar): Scalar => (primal(x) > 0 ? mul(x, x) : mul(3, x));
+    const g = compileGrad(f);
+    expect(g(2)).toBe(4);
+    expect(g(-2)).toBe(3);
+    expect(g(5)).toBe(10);
+    expect(g.stats.replays).toBe(0);
+  });
+
+  it("records of numbers, and inside rd it differentiates through (nested use)", () => {
+    const f = (p: { w: Scalar; b: Scalar }) => square(sub(add(mul(p.w, 2), p.b), 1));
+    const g = compileGrad(f);
+    expect(g({ w: 1, b: 0 })).toEqual(grad(f, { w: 1, b: 0 }));
+    expect(g({ w: 0.5, b: 0.25 })).toEqual(grad(f, { w: 0.5, b: 0.25 }));
+    expect(g.stats.replays).toBe(1);
+    const h = compileGrad((x: Scalar) => mul(x, mul(x, x)));
+    // d/dx of h'(x) = 6x: compileGrad inside grad is traced like grad
+    expect(grad((x: Scalar) => h(x as number) as Scalar, 2)).toBe(12);
+  });
+});
