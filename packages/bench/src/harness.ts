@@ -125,6 +125,7 @@ function candidatesOf(w: Workload, peers: Peers): Candidate[] {
       ? { id: "wengert", column: "wengert", variant: "", precision: "float64", kind: "gradient", unsupported: w.wengert.unsupported }
       : { id: "wengert", column: "wengert", variant: "", precision: "float64", kind: "gradient", run: w.wengert },
   ];
+  if (w.wengertCompiled) list.push({ id: "wengert-compiled", column: "wengert-compiled", variant: "", precision: "float64", kind: "gradient", run: w.wengertCompiled });
   for (const v of w.peers) {
     const suffix = v.label ? `/${v.label}` : "";
     const peer = <L>(column: Column, lib: L | undefined, libError: string | undefined, b: Builder<L> | { unsupported: string } | undefined, extra: Partial<Candidate> = {}): void => {

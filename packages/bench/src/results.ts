@@ -1,13 +1,14 @@
 /** @file The results of a run: everything the table, the SVG and latest.json are made from. */
 
-export type Column = "primal" | "hand" | "wengert" | "tfjs-cpu" | "tfjs-wasm" | "jax-eager" | "jax-jit";
-export const COLUMNS: readonly Column[] = ["primal", "hand", "wengert", "tfjs-cpu", "tfjs-wasm", "jax-eager", "jax-jit"];
+export type Column = "primal" | "hand" | "wengert" | "wengert-compiled" | "tfjs-cpu" | "tfjs-wasm" | "jax-eager" | "jax-jit";
+export const COLUMNS: readonly Column[] = ["primal", "hand", "wengert", "wengert-compiled", "tfjs-cpu", "tfjs-wasm", "jax-eager", "jax-jit"];
 export const PEER_COLUMNS: readonly Column[] = ["tfjs-cpu", "tfjs-wasm", "jax-eager", "jax-jit"];
 
 export const COLUMN_TITLES: Record<Column, string> = {
   primal: "primal (JS)",
   hand: "hand-written",
   wengert: "wengert",
+  "wengert-compiled": "wengert compileGrad",
   "tfjs-cpu": "TF.js cpu",
   "tfjs-wasm": "TF.js wasm",
   "jax-eager": "jax-js eager",

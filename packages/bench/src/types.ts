@@ -68,6 +68,8 @@ export interface Workload {
   readonly hand: () => Vec;
   /** wengert's gradient, or why wengert cannot do this workload yet. */
   readonly wengert: (() => Vec) | Unsupported;
+  /** wengert's compileGrad on repeated calls (replaying the guarded trace), where it applies. */
+  readonly wengertCompiled?: () => Vec;
   readonly peers: readonly PeerVariant[];
   /**
    * Relative tolerance for float32 peers (default 1e-3); set, with a reason, where the

@@ -51,6 +51,7 @@ export function rows(results: BenchResults, notes: Notes): string[][] {
       const primal = find(w, "primal");
       const hand = find(w, "hand");
       const weng = find(w, "wengert");
+      const compiled = find(w, "wengert-compiled");
       const main = v.label === "";
       const ratio = (a: CandidateResult | undefined, b: CandidateResult | undefined) =>
         a?.status === "ok" && b?.status === "ok" ? formatRatio(a.medianMs! / b.medianMs!) : "—";
@@ -62,6 +63,8 @@ export function rows(results: BenchResults, notes: Notes): string[][] {
         main ? statusCell(weng, notes) : "″",
         main ? ratio(weng, primal) : "″",
         main ? ratio(weng, hand) : "″",
+        main ? (compiled ? statusCell(compiled, notes) : "—") : "″",
+        main ? ratio(compiled, hand) : "″",
         ...PEER_COLUMNS.map((col) => {
           const c = find(w, col + suffix);
           return statusCell(c, notes, c?.ratioToHand);
@@ -81,6 +84,8 @@ export const HEADER = [
   "wengert",
   "wengert / primal",
   "wengert / hand",
+  "wengert compileGrad",
+  "compileGrad / hand",
   ...PEER_COLUMNS.map((c) => `${COLUMN_TITLES[c]} (× hand)`),
 ];
 
@@ -96,7 +101,7 @@ function linearity(results: BenchResults): string | undefined {
   const w5 = results.workloads.filter((w) => w.family === "W5").sort((a, b) => a.size - b.size);
   if (w5.length < 2) return undefined;
   const [a, b] = [w5[0], w5[w5.length - 1]];
-  const cols = ["primal", "hand", "wengert", ...PEER_COLUMNS];
+  const cols = ["primal", "hand", "wengert", "wengert-compiled", ...PEER_COLUMNS];
   const cells = cols.map((id) => {
     const x = find(a, id);
     const y = find(b, id);

@@ -9,12 +9,13 @@ import { formatRatio } from "./format.js";
 export const escapeXml = (s: string): string =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
 
-const BAR_COLUMNS: readonly Column[] = ["primal", "wengert", "tfjs-cpu", "tfjs-wasm", "jax-eager", "jax-jit"];
+const BAR_COLUMNS: readonly Column[] = ["primal", "wengert", "wengert-compiled", "tfjs-cpu", "tfjs-wasm", "jax-eager", "jax-jit"];
 
 export const COLORS: Record<Column, string> = {
   primal: "#9e9e9e",
   hand: "#000000",
   wengert: "#d62728",
+  "wengert-compiled": "#ff9896",
   "tfjs-cpu": "#1f77b4",
   "tfjs-wasm": "#7fb8e0",
   "jax-eager": "#2ca02c",

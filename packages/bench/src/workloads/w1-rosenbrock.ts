@@ -7,7 +7,7 @@
  */
 import type { Array as JaxArray } from "@jax-js/jax";
 import type { Tensor } from "@tensorflow/tfjs-core";
-import { add, grad, mul, square, sub, type Scalar } from "@wengert/core";
+import { add, compileGrad, grad, mul, square, sub, type Scalar } from "@wengert/core";
 import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
 import { readTf } from "../peers/tfjs.js";
 
@@ -102,6 +102,7 @@ export function w1(n: number): Workload {
     primal: () => rosenbrock(x),
     hand: () => rosenbrockGrad(x, out),
     wengert: (): Vec => rosenbrockWengertGrad(xs),
+    wengertCompiled: ((g) => (): Vec => g(xs) as number[])(compileGrad(rosenbrockW)),
     peers: [{ label: "", tfjs: tfjsRosenbrock, jaxEager: jaxRosenbrock(false), jaxJit: jaxRosenbrock(true) }],
   };
 }

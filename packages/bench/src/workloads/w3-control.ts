@@ -16,7 +16,7 @@
  */
 import type { Array as JaxArray } from "@jax-js/jax";
 import type { Scalar as TfScalar, Tensor } from "@tensorflow/tfjs-core";
-import { add, div, grad, gt, lt, mul, sin, sub, type Scalar } from "@wengert/core";
+import { add, compileGrad, div, grad, gt, lt, mul, sin, sub, type Scalar } from "@wengert/core";
 import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
 import { readTf } from "../peers/tfjs.js";
 
@@ -185,6 +185,7 @@ export function w3(m = 1000): Workload {
     primal: () => control(a),
     hand: () => controlGrad(a, out),
     wengert: (): Vec => controlWengertGrad(as),
+    wengertCompiled: ((g) => (): Vec => g(as) as number[])(compileGrad(controlW, { ties: "ignore" })),
     peers: [
       { label: "", note: "vectorised with masks", tfjs: tfjsControl, jaxEager: jaxControl(false), jaxJit: jaxControl(true) },
       {

@@ -7,7 +7,7 @@
  */
 import type { Array as JaxArray } from "@jax-js/jax";
 import type { Tensor } from "@tensorflow/tfjs-core";
-import { add, grad, mul, sin, type Scalar } from "@wengert/core";
+import { add, compileGrad, grad, mul, sin, type Scalar } from "@wengert/core";
 import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
 import { readTf } from "../peers/tfjs.js";
 
@@ -77,6 +77,7 @@ export function w5(N: number): Workload {
     primal: () => chain(X0, N),
     hand: (): Vec => [chainDerivative(X0, N)],
     wengert: (): Vec => [chainWengertDerivative(X0, N)],
+    wengertCompiled: ((g) => (): Vec => [g(X0) as number])(compileGrad(chainW(N))),
     peers: [{ label: "", probeSizes: [N / 1000, N / 100], tfjs: tfjsChain, jaxEager: jaxChain(false), jaxJit: jaxChain(true) }],
     float32Tolerance: {
       tol: 1e-2,

@@ -11,7 +11,7 @@
  */
 import type { Array as JaxArray } from "@jax-js/jax";
 import type { Scalar as TfScalar, Tensor } from "@tensorflow/tfjs-core";
-import { add, grad, mul, sub, type Scalar } from "@wengert/core";
+import { add, compileGrad, grad, mul, sub, type Scalar } from "@wengert/core";
 import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
 import { readTf } from "../peers/tfjs.js";
 
@@ -281,6 +281,7 @@ export function w6(steps = STEPS): Workload {
     primal: () => odeLoss(theta, steps),
     hand: () => odeGrad(theta, steps, DT, out),
     wengert: (): Vec => odeWengertGrad(theta, steps),
+    wengertCompiled: ((g) => (): Vec => g(theta) as number[])(compileGrad(odeW(steps))),
     peers: [{ label: "", probeSizes: [1, 10, 100], tfjs: tfjsOde, jaxEager: jaxOde(false), jaxJit: jaxOde(true) }],
   };
 }

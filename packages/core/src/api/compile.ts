@@ -36,6 +36,8 @@ interface Cached {
   readonly kinked: Int32Array;
   readonly vals: Float64Array;
   readonly scratch: Scratch;
+  /** With ties: "ignore" a tie met on replay needs no report, so no new trace. */
+  readonly reportTies: boolean;
 }
 
 export interface CompiledGrad<X> {
@@ -73,7 +75,7 @@ export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOpt
     }
     const replayable =
       !traced.trace.opaque && !traced.trace.settings.checkNaN && term.tape.tensorCount === 0 && term.tape.frees.length === 0 && !usesUserOps(term);
-    cached = replayable ? cache(term, key, traced.trace.guards) : null;
+    cached = replayable ? cache(term, key, traced.trace.guards, traced.trace.settings.ties !== "ignore") : null;
     const g = reverseSweep(term, [1], null);
     return [term.tape.val[term.output.atoms[0]], unflatten(flat.shape, g) as Cotangent<X>];
   };
@@ -103,11 +105,11 @@ function usesUserOps(term: TraceTerm): boolean {
   return false;
 }
 
-function cache(term: TraceTerm, key: string, guards: readonly Guard[]): Cached {
+function cache(term: TraceTerm, key: string, guards: readonly Guard[], reportTies: boolean): Cached {
   const { op, length } = term.tape;
   const kinked: number[] = [];
   for (let i = 0; i < length; i++) if (op[i] >= FIRST_PRIMITIVE && KINKS[op[i]] !== undefined) kinked.push(i);
-  return { term, key, guards: [...guards], kinked: Int32Array.from(kinked), vals: new Float64Array(length), scratch: newScratch(term) };
+  return { term, key, guards: [...guards], kinked: Int32Array.from(kinked), vals: new Float64Array(length), scratch: newScratch(term), reportTies };
 }
 
 /** `[f(x), ∇f(x)]` from the cached trace at new inputs, or null where it does not hold. */
@@ -119,10 +121,10 @@ function replay(c: Cached, inputs: readonly number[]): [number, number[]] | null
     const va = vals[g.a];
     const vb = vals[g.b];
     // a tie is reported by tracing; a different outcome is another trace
-    if (va === vb && g.a !== g.b) return null;
+    if (c.reportTies && va === vb && g.a !== g.b) return null;
     if (predicates[g.pred].test(va, vb) !== g.outcome) return null;
   }
-  for (const i of c.kinked) if (KINKS[tape.op[i]]!(vals[tape.a[i]])) return null;
+  if (c.reportTies) for (const i of c.kinked) if (KINKS[tape.op[i]]!(vals[tape.a[i]])) return null;
   const out = vals[term.output.atoms[0]];
   return [out, reverseSweep(term, [1], null, vals, c.scratch)];
 }
