@@ -52,13 +52,19 @@ export function zip(
   if (typeof a === "number" || a.length === 1) {
     const s = typeof a === "number" ? a : a[0];
     if (typeof b === "number") r.fill(f(s, b));
+    else if (b.length === n && f === MUL) for (let i = 0; i < n; i++) r[i] = s * b[i];
+    else if (b.length === n && f === SUB) for (let i = 0; i < n; i++) r[i] = s - b[i];
     else if (b.length === n) for (let i = 0; i < n; i++) r[i] = f(s, b[i]);
     else odometer(out, [bd], (o, offs) => (r[o] = f(s, b[offs[0]])));
     return r;
   }
   if (typeof b === "number" || b.length === 1) {
     const s = typeof b === "number" ? b : b[0];
-    if (a.length === n) for (let i = 0; i < n; i++) r[i] = f(a[i], s);
+    if (a.length === n && f === MUL) for (let i = 0; i < n; i++) r[i] = a[i] * s;
+    else if (a.length === n && f === ADD) for (let i = 0; i < n; i++) r[i] = a[i] + s;
+    else if (a.length === n && f === SUB) for (let i = 0; i < n; i++) r[i] = a[i] - s;
+    else if (a.length === n && f === DIV) for (let i = 0; i < n; i++) r[i] = a[i] / s;
+    else if (a.length === n) for (let i = 0; i < n; i++) r[i] = f(a[i], s);
     else odometer(out, [ad], (o, offs) => (r[o] = f(a[offs[0]], s)));
     return r;
   }
@@ -157,27 +163,65 @@ export type Reduction = "sum" | "max" | "min" | "logsumexp";
 export function reduce(x: Float64Array, xd: Dims, axes: readonly number[], kind: Reduction): Float64Array {
   const outDims = xd.map((d, i) => (axes.includes(i) ? 1 : d));
   const n = size(outDims);
-  const out = alloc(n);
-  const init = kind === "sum" ? 0 : kind === "min" ? Infinity : -Infinity;
-  out.fill(init);
-  const visit = (f: (o: number, i: number) => void): void => {
-    if (n === 1) for (let i = 0; i < x.length; i++) f(0, i);
-    else if (axes.length === 1 && axes[0] === xd.length - 1) {
-      const m = xd[xd.length - 1];
-      for (let o = 0, i = 0; o < n; o++) for (let j = 0; j < m; j++, i++) f(o, i);
-    } else odometer(xd, [outDims], (i, offs) => f(offs[0], i));
-  };
-  if (kind === "sum") visit((o, i) => (out[o] += x[i]));
-  else if (kind === "max" || kind === "logsumexp") visit((o, i) => (out[o] = x[i] > out[o] || Number.isNaN(x[i]) ? x[i] : out[o]));
-  else visit((o, i) => (out[o] = x[i] < out[o] || Number.isNaN(x[i]) ? x[i] : out[o]));
-  if (kind !== "logsumexp") return out;
-  // log Σ exp(x) = m + log Σ exp(x − m), with m the max (0 where m is ±∞)
-  const m = out.slice();
-  for (let o = 0; o < n; o++) if (!Number.isFinite(m[o])) m[o] = 0;
-  out.fill(0);
-  visit((o, i) => (out[o] += Math.exp(x[i] - m[o])));
-  for (let o = 0; o < n; o++) out[o] = m[o] + Math.log(out[o]);
+  const out = alloc(n, true);
+  out.fill(kind === "sum" ? 0 : kind === "min" ? Infinity : -Infinity);
+  const contiguous = axes.length === 0 || axes[axes.length - 1] - axes[0] === axes.length - 1;
+  if (kind === "logsumexp") {
+    // log Σ exp(x) = m + log Σ exp(x − m), with m the max (0 where m is ±∞)
+    const m = reduce(x, xd, axes, "max");
+    for (let o = 0; o < n; o++) if (!Number.isFinite(m[o])) m[o] = 0;
+    out.fill(0);
+    if (contiguous) blocks(x, xd, axes, (o, i) => (out[o] += Math.exp(x[i] - m[o])), (o, from, to, step) => {
+      let s = 0;
+      const mo = m[o];
+      for (let i = from; i < to; i += step) s += Math.exp(x[i] - mo);
+      out[o] = s;
+    });
+    else odometer(xd, [outDims], (i, offs) => (out[offs[0]] += Math.exp(x[i] - m[offs[0]])));
+    for (let o = 0; o < n; o++) out[o] = m[o] + Math.log(out[o]);
+    return out;
+  }
+  const step =
+    kind === "sum"
+      ? (o: number, i: number) => (out[o] += x[i])
+      : kind === "max"
+        ? (o: number, i: number) => (out[o] = x[i] > out[o] || Number.isNaN(x[i]) ? x[i] : out[o])
+        : (o: number, i: number) => (out[o] = x[i] < out[o] || Number.isNaN(x[i]) ? x[i] : out[o]);
+  if (!contiguous) {
+    odometer(xd, [outDims], (i, offs) => step(offs[0], i));
+    return out;
+  }
+  blocks(x, xd, axes, step, (o, from, to, stride) => {
+    // one output element from a strided run of x, in a local: the common cases' loop
+    let acc = out[o];
+    if (kind === "sum") for (let i = from; i < to; i += stride) acc += x[i];
+    else if (kind === "max") for (let i = from; i < to; i += stride) acc = x[i] > acc || Number.isNaN(x[i]) ? x[i] : acc;
+    else for (let i = from; i < to; i += stride) acc = x[i] < acc || Number.isNaN(x[i]) ? x[i] : acc;
+    out[o] = acc;
+  });
   return out;
+}
+
+/**
+ * Visit x reduced over a contiguous block of axes, read as [A, R, B] (A: the axes before,
+ * R: the reduced ones, B: those after). When B is 1 each output element is one run of x
+ * (`run(o, from, to, 1)`); otherwise `step(o, i)` per element, in memory order.
+ */
+function blocks(
+  x: Float64Array,
+  xd: Dims,
+  axes: readonly number[],
+  step: (o: number, i: number) => void,
+  run: (o: number, from: number, to: number, stride: number) => void,
+): void {
+  const A = size(xd.slice(0, axes[0] ?? xd.length));
+  const R = size(xd.slice(axes[0] ?? xd.length, (axes[axes.length - 1] ?? -1) + 1));
+  const B = x.length / Math.max(A * R, 1);
+  if (B === 1) {
+    for (let a = 0; a < A; a++) run(a, a * R, (a + 1) * R, 1);
+    return;
+  }
+  for (let a = 0; a < A; a++) for (let r = 0; r < R; r++) for (let b = 0, i = (a * R + r) * B; b < B; b++, i++) step(a * B + b, i);
 }
 
 /** How many elements of each reduced group equal the group's max (or min): > 1 is a tie. */
