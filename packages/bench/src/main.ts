@@ -1,10 +1,11 @@
 /**
- * @file `pnpm bench [--quick] [--only W1,W5] [--no-memory] [--no-write]`.
+ * @file `pnpm bench [--quick] [--only W1,W5,GB] [--no-memory] [--no-write]`.
  *
  * Runs W1–W6 (shared/WORKLOADS.md) for the plain-JS primal, the hand-written
  * gradient, wengert and the peers (TF.js cpu and wasm, jax-js eager and jit) in this
  * one process; prints the table on stdout (progress goes to stderr) and writes
- * results/latest.{md,json,svg}. --quick: for development, under two minutes.
+ * results/latest.{md,json,svg}. Then the GradBench evals (GB): wengert's derivative time
+ * over its primal time per eval. --quick: for development, under two minutes.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, platform, release } from "node:os";
@@ -16,7 +17,10 @@ import { loadJax, packageVersion } from "./peers/jax.js";
 import { loadTf, useTfBackend } from "./peers/tfjs.js";
 import { markdown } from "./report/markdown.js";
 import { svg } from "./report/svg.js";
-import type { BenchResults, MemoryResult, WorkloadResult } from "./results.js";
+import type { BenchResults, GradBenchSection, MemoryResult, WorkloadResult } from "./results.js";
+import { SAMPLE_INPUTS } from "./gradbench/inputs.js";
+import { modules } from "./gradbench/modules/index.js";
+import { ratiosForAll, ratioTable } from "./gradbench/report.js";
 import { workloads } from "./workloads/index.js";
 
 const args = process.argv.slice(2);
@@ -67,6 +71,13 @@ if (!args.includes("--no-memory")) {
   memory = memoryProbe({ gc, gcKind });
 }
 
+let gradbench: GradBenchSection | undefined;
+if (!only || only.includes("GB")) {
+  log("GradBench evals: derivative / primal");
+  const rows = ratiosForAll(modules, SAMPLE_INPUTS, quick, quick ? { minRuns: 3, minSeconds: 0.1 } : { minRuns: 5, minSeconds: 1 }, (e) => log(`  ${e}`));
+  gradbench = { table: ratioTable(rows), rows };
+}
+
 notes.push(
   "TF.js runs in float32 (its only float type); jax-js at its default float32 (its float64 arrays get float32-accurate sin/cos/exp from its wasm kernels).",
   "TF.js: tfjs-core's Node build registers no gradients, so @tensorflow/tfjs is imported for its gradient registrations; no tfjs-node (native) backend.",
@@ -94,6 +105,7 @@ const out: BenchResults = {
   },
   workloads: results,
   ...(memory && { memory }),
+  ...(gradbench && { gradbench }),
 };
 
 const md = markdown(out);

@@ -86,6 +86,12 @@ export interface MemoryResult {
   readonly gc: "exposed" | "flag set at run time";
 }
 
+/** GradBench evals: derivative time over primal time (ADBench's headline metric), as a Markdown table. */
+export interface GradBenchSection {
+  readonly table: string;
+  readonly rows: readonly unknown[];
+}
+
 export interface BenchResults {
   readonly meta: {
     readonly date: string;
@@ -101,4 +107,5 @@ export interface BenchResults {
   };
   readonly workloads: readonly WorkloadResult[];
   readonly memory?: MemoryResult;
+  readonly gradbench?: GradBenchSection;
 }

@@ -160,6 +160,9 @@ export function markdown(results: BenchResults): string {
   if (lin) parts.push("", lin);
   const mem = memorySection(results);
   if (mem) parts.push("", mem);
+  if (results.gradbench) {
+    parts.push("", "GradBench evals (wengert as a GradBench tool; derivative time over primal time, ADBench's headline metric):", "", results.gradbench.table);
+  }
   if (m.notes.length) parts.push("", "Notes:", "", ...m.notes.map((n) => `- ${n}`));
   return parts.join("\n") + "\n";
 }

@@ -1,0 +1,225 @@
+/**
+ * @file GradBench `ba`: bundle adjustment (ADBench's BA) — reprojection errors and
+ * their sparse Jacobian.
+ *
+ * As cpp/gradbench/evals/ba.hpp: n cameras of 11 parameters (Rodrigues rotation r,
+ * centre C, focal length f, principal point (u0, v0), radial distortion (k1, k2)), m
+ * points X, p observations (camera i mod n, point i mod m) with weight w_i and feature
+ * (x, y). Observation i has
+ *
+ *   Xcam = rodrigues(r, X − C),  q = Xcam[0:2] / Xcam[2],  q ← q (1 + k1‖q‖² + k2‖q‖⁴),
+ *   reproj_err_i = w_i (f q + (u0, v0) − feat_i),   w_err_i = 1 − w_i².
+ *
+ * The inputs are replicated as the C++ eval does (`cam`, `x`, `w`, `feat` once each).
+ * The work is vectorised over observations: each of the 15 parameters an observation's
+ * residual depends on (its camera's 11, its point's 3, its weight) is one [p] vector,
+ * gathered from the cameras and points by the observation's indices, and the residuals
+ * are elementwise tensor operations on them. Residual i depends only on entry i of each
+ * vector, so two pullbacks of one `vjp` (seeds: all ones on the x residuals, then on the
+ * y residuals) give every observation's 2 × 15 Jacobian block at once; `grad` of Σ w_err
+ * gives the weight rows. The blocks are assembled into ba.hpp's CSR matrix
+ * (rows, cols, vals) with 2p + p rows and 11n + 3m + p columns.
+ *
+ * Output, as ba.hpp's to_json (which abbreviates the repeated data): `objective` gives
+ * `{reproj_error: {elements: [2], repeated: p}, w_err: {element, repeated: p}}` (the
+ * first observation's values); `jacobian` gives the first 30 entries of rows, cols and
+ * vals, each followed by its last entry.
+ */
+import {
+  add, cos, div, grad, mul, ne, sin, sqrt, square, sub, sum, vjp, where,
+  type Scalar, type Tensor, type TensorArg,
+} from "@wengert/core";
+import { defineFunction } from "../define.js";
+import { field, InputError, integer, number, numbers, record } from "../json.js";
+import type { EvalModule } from "../module.js";
+
+type T = TensorArg;
+
+export const NCAMPARAMS = 11;
+
+export interface BaPrepared {
+  readonly n: number;
+  readonly m: number;
+  readonly p: number;
+  /** n × 11, row-major. */
+  readonly cams: Float64Array;
+  /** m × 3, row-major. */
+  readonly X: Float64Array;
+  /** p weights. */
+  readonly w: Float64Array;
+  /** Camera and point index of each observation. */
+  readonly camIdx: Int32Array;
+  readonly ptIdx: Int32Array;
+  /** The features' x and y coordinates, one vector each. */
+  readonly featX: Float64Array;
+  readonly featY: Float64Array;
+}
+
+export function prepareBa(json: unknown): BaPrepared {
+  const input = record(json);
+  const n = integer(field(input, "n"), "n", 1);
+  const m = integer(field(input, "m"), "m", 1);
+  const p = integer(field(input, "p"), "p", 1);
+  const cam = numbers(field(input, "cam"), "cam");
+  const x = numbers(field(input, "x"), "x");
+  const w = number(field(input, "w"), "w");
+  const feat = numbers(field(input, "feat"), "feat");
+  if (cam.length !== NCAMPARAMS) throw new InputError(`cam has ${cam.length} entries; expected ${NCAMPARAMS}`);
+  if (x.length !== 3) throw new InputError(`x has ${x.length} entries; expected 3`);
+  if (feat.length !== 2) throw new InputError(`feat has ${feat.length} entries; expected 2`);
+  const cams = new Float64Array(n * NCAMPARAMS);
+  for (let i = 0; i < n; i++) cams.set(cam, i * NCAMPARAMS);
+  const X = new Float64Array(m * 3);
+  for (let i = 0; i < m; i++) X.set(x, i * 3);
+  const camIdx = new Int32Array(p);
+  const ptIdx = new Int32Array(p);
+  for (let i = 0; i < p; i++) {
+    camIdx[i] = i % n;
+    ptIdx[i] = i % m;
+  }
+  return { n, m, p, cams, X, w: new Float64Array(p).fill(w), camIdx, ptIdx, featX: new Float64Array(p).fill(feat[0]), featY: new Float64Array(p).fill(feat[1]) };
+}
+
+/** The 15 parameter vectors of the observations: camera 0–10, point 0–2, weight. */
+export function observationColumns(b: BaPrepared): Float64Array[] {
+  const cols = Array.from({ length: NCAMPARAMS + 4 }, () => new Float64Array(b.p));
+  for (let i = 0; i < b.p; i++) {
+    const c = b.camIdx[i] * NCAMPARAMS;
+    for (let j = 0; j < NCAMPARAMS; j++) cols[j][i] = b.cams[c + j];
+    const x = b.ptIdx[i] * 3;
+    for (let j = 0; j < 3; j++) cols[NCAMPARAMS + j][i] = b.X[x + j];
+  }
+  cols[NCAMPARAMS + 3].set(b.w);
+  return cols;
+}
+
+const cross = (a: readonly T[], b: readonly T[]): T[] => [
+  sub(mul(a[1], b[2]), mul(a[2], b[1])) as T,
+  sub(mul(a[2], b[0]), mul(a[0], b[2])) as T,
+  sub(mul(a[0], b[1]), mul(a[1], b[0])) as T,
+];
+
+/**
+ * The reprojection errors [x residuals, y residuals] of all observations, from their 15
+ * parameter vectors (ba.hpp's computeReprojError, elementwise over observations).
+ */
+export function reprojErrors(c: readonly T[], featX: Float64Array, featY: Float64Array): [T, T] {
+  const rot = c.slice(0, 3);
+  const centre = c.slice(3, 6);
+  const [f, u0, v0, k1, k2] = c.slice(6, 11);
+  const pt = c.slice(11, 14);
+  const w = c[14];
+  const Xo = pt.map((v, i) => sub(v, centre[i]) as T);
+  // rodrigues_rotate_point, whose branch (‖r‖² ≠ 0 or not) is a decision per observation:
+  // one branch for all when they agree (GradBench's inputs), else both and `where` (which
+  // keeps the other branch's 1/θ out of the derivative where θ = 0)
+  const sqtheta = add(add(square(rot[0]), square(rot[1])), square(rot[2])) as T;
+  const nonzero = ne(sqtheta, 0);
+  const mask = nonzero.data as Float64Array;
+  const rotated = (): T[] => {
+    const theta = sqrt(sqtheta) as T;
+    const costheta = cos(theta) as T;
+    const sintheta = sin(theta) as T;
+    const axis = rot.map((r) => div(r, theta) as T);
+    const axisCrossPt = cross(axis, Xo);
+    const tmp = mul(add(add(mul(axis[0], Xo[0]), mul(axis[1], Xo[1])), mul(axis[2], Xo[2])), sub(1, costheta)) as T;
+    return [0, 1, 2].map((i) => add(add(mul(Xo[i], costheta), mul(axisCrossPt[i], sintheta)), mul(axis[i], tmp)) as T);
+  };
+  const firstOrder = (): T[] => cross(rot, Xo).map((v, i) => add(Xo[i], v) as T);
+  const Xcam = mask.every((v) => v === 1)
+    ? rotated()
+    : mask.every((v) => v === 0)
+      ? firstOrder()
+      : ((a, b) => a.map((v, i) => where(nonzero, v, b[i]) as T))(rotated(), firstOrder());
+  // projective to Euclidean, radial distortion, focal length and principal point
+  const px = div(Xcam[0], Xcam[2]) as T;
+  const py = div(Xcam[1], Xcam[2]) as T;
+  const rsq = add(square(px), square(py)) as T;
+  const L = add(add(1, mul(k1, rsq)), mul(mul(k2, rsq), rsq)) as T;
+  const projX = add(mul(mul(px, L), f), u0) as T;
+  const projY = add(mul(mul(py, L), f), v0) as T;
+  return [mul(w, sub(projX, featX)) as T, mul(w, sub(projY, featY)) as T];
+}
+
+/** Zach's weight error 1 − w², elementwise. */
+export const weightErrors = (w: T): T => sub(1, square(w)) as T;
+
+const dataOf = (v: unknown): Float64Array => (v instanceof Float64Array ? v : ((v as { data: Float64Array }).data));
+
+export function baObjective(b: BaPrepared) {
+  const cols = observationColumns(b);
+  // under a trace (vjp's value, no pullback): see gmm.ts on untraced tensor operations
+  const [errs] = vjp((c) => reprojErrors(c, b.featX, b.featY), cols, { ties: "ignore" }) as [Float64Array[], unknown];
+  const werr = dataOf(weightErrors(cols[NCAMPARAMS + 3]));
+  const [ex, ey] = errs.map(dataOf);
+  return {
+    reproj_error: { elements: [ex[0], ey[0]], repeated: b.p },
+    w_err: { element: werr[0], repeated: b.p },
+  };
+}
+
+/** ba.hpp's SparseMat: CSR with rows (nrows + 1 offsets), cols and vals. */
+export interface SparseJacobian {
+  readonly nrows: number;
+  readonly ncols: number;
+  readonly rows: Int32Array;
+  readonly cols: Int32Array;
+  readonly vals: Float64Array;
+}
+
+export function baJacobian(b: BaPrepared): SparseJacobian {
+  const { n, m, p } = b;
+  const cols = observationColumns(b);
+  const [, pullback] = vjp((c) => reprojErrors(c, b.featX, b.featY), cols, { ties: "ignore" });
+  const ones = new Float64Array(p).fill(1);
+  const zeros = new Float64Array(p);
+  // row 0 (x residuals), row 1 (y residuals): entry i of parameter vector j is ∂err_i/∂param_j
+  const J = [pullback([ones, zeros]), pullback([zeros, ones])].map((g) => (g as unknown[]).map(dataOf));
+  const dw = dataOf(grad((w) => sum(weightErrors(w)) as Scalar, b.w));
+
+  const perRow = NCAMPARAMS + 3 + 1;
+  const rows = new Int32Array(3 * p + 1);
+  const colIdx = new Int32Array(2 * perRow * p + p);
+  const vals = new Float64Array(2 * perRow * p + p);
+  const pointOffset = NCAMPARAMS * n;
+  const weightOffset = pointOffset + 3 * m;
+  let r = 0;
+  let e = 0;
+  for (let i = 0; i < p; i++) {
+    const cam = b.camIdx[i] * NCAMPARAMS;
+    const pt = pointOffset + 3 * b.ptIdx[i];
+    for (let row = 0; row < 2; row++) {
+      const g = J[row];
+      for (let j = 0; j < NCAMPARAMS; j++, e++) {
+        colIdx[e] = cam + j;
+        vals[e] = g[j][i];
+      }
+      for (let j = 0; j < 3; j++, e++) {
+        colIdx[e] = pt + j;
+        vals[e] = g[NCAMPARAMS + j][i];
+      }
+      colIdx[e] = weightOffset + i;
+      vals[e] = g[NCAMPARAMS + 3][i];
+      e++;
+      rows[++r] = e;
+    }
+  }
+  for (let i = 0; i < p; i++, e++) {
+    colIdx[e] = weightOffset + i;
+    vals[e] = dw[i];
+    rows[++r] = e + 1;
+  }
+  return { nrows: 3 * p, ncols: weightOffset + p, rows, cols: colIdx, vals };
+}
+
+/** ba.hpp's to_json of the Jacobian: the first 30 entries of each array, and its last. */
+export function abbreviate(J: SparseJacobian): { rows: number[]; cols: number[]; vals: number[] } {
+  const head = 2 * (NCAMPARAMS + 4);
+  const cut = (a: Int32Array | Float64Array): number[] => [...Array.from(a.subarray(0, Math.min(head, a.length))), a[a.length - 1]];
+  return { rows: cut(J.rows), cols: cut(J.cols), vals: cut(J.vals) };
+}
+
+export const ba: EvalModule = {
+  objective: defineFunction({ prepare: prepareBa, run: baObjective }),
+  jacobian: defineFunction({ prepare: prepareBa, run: (b: BaPrepared) => abbreviate(baJacobian(b)) }),
+};

@@ -1,0 +1,229 @@
+/**
+ * @file GradBench `ht`: hand tracking (ADBench's HT) — the residuals between measured
+ * points and a skinned hand model posed by 26 parameters, and their Jacobian; the
+ * "simple" variant (each point matched to a vertex) and the "complicated" one (each
+ * point matched to a position on a triangle, given by barycentric coordinates `us`
+ * that are differentiated too).
+ *
+ * As cpp/gradbench/evals/ht.hpp: θ gives the pose parameters (global rotation as an
+ * angle-axis vector, scale 1, global translation, then per finger one two-angle and two
+ * one-angle joints); each bone's relative transform is its base relative transform
+ * times its Euler rotation (R_z R_y R_x, angles in the order x, z, y); absolute
+ * transforms compose along the parents; each vertex is the weighted sum over bones of
+ * (absolute · inverse base absolute) applied to its base position; then the global
+ * rotation and translation. The residual of point i is `points[i] − vertex` (simple)
+ * or `points[i] − (u0 V_a + u1 V_b + (1 − u0 − u1) V_c)` over its triangle (complicated).
+ *
+ * The bone chain is small (22 4×4 products); the per-vertex and per-point work is
+ * whole-tensor operations (one [3B, 4] × [4, M] matmul for all bones and vertices,
+ * gathers for the correspondences).
+ *
+ * `objective` gives the 3N residuals, point by point. `jacobian` gives the 3N × 26 (simple)
+ * or 3N × 28 (complicated) matrix as rows, by forward mode (`jacfwd`, one trace, one sweep
+ * per column). In the complicated variant residual i depends on us only through
+ * (u_i0, u_i1), so its first two columns are ∂r_i/∂u_i0 and ∂r_i/∂u_i1 (the diagonal
+ * blocks GradBench's layout keeps): the derivatives along shifts (a, b) added to every
+ * u_i0 and u_i1, two more columns of the same `jacfwd`.
+ */
+import ndarray from "ndarray";
+import {
+  add, cos, div, gather, jacfwd, lt, matmul, mul, neg, reshape, sin, slice, sqrt, stack, sub, sum, transpose, unstack, vjp,
+  type NdArray, type Scalar, type TensorArg,
+} from "@wengert/core";
+import { defineFunction } from "../define.js";
+import { field, InputError, matrix, numbers, record } from "../json.js";
+import type { EvalModule } from "../module.js";
+
+type T = TensorArg;
+type M3 = Scalar[][];
+
+export interface HtPrepared {
+  readonly theta: Float64Array;
+  readonly bones: number;
+  readonly parents: Int32Array;
+  /** Per bone, 4 × 4 (row-major as given). */
+  readonly baseRelatives: readonly NdArray[];
+  readonly inverseBaseAbsolutes: readonly NdArray[];
+  /** Homogeneous base positions, [4, M] (one column per vertex). */
+  readonly basePositions: NdArray;
+  /** Skinning weights, [B, 1, M]. */
+  readonly weights: NdArray;
+  readonly isMirrored: boolean;
+  /** The measured points, [N, 3]. */
+  readonly points: NdArray;
+  readonly correspondences: Int32Array;
+  /** Complicated variant: the triangle's vertices of each point, and us as [N, 1] columns. */
+  readonly triangle: readonly [Int32Array, Int32Array, Int32Array] | null;
+  readonly us: readonly [NdArray, NdArray] | null;
+}
+
+const squareMatrices = (v: unknown, what: string): NdArray[] => {
+  if (!Array.isArray(v)) throw new InputError(`${what} is not an array of 4 × 4 matrices`);
+  return v.map((m, i) => {
+    const a = matrix(m, `${what}[${i}]`);
+    if (a.rows !== 4 || a.cols !== 4) throw new InputError(`${what}[${i}] is ${a.rows} × ${a.cols}; expected 4 × 4`);
+    return ndarray(a.data, [4, 4]);
+  });
+};
+
+const integers = (v: unknown, what: string): Int32Array => Int32Array.from(numbers(v, what));
+
+export function prepareHt(json: unknown): HtPrepared {
+  const input = record(json);
+  const theta = numbers(field(input, "theta"), "theta");
+  if (theta.length !== 26) throw new InputError(`theta has ${theta.length} entries; expected 26`);
+  const data = record(field(input, "data"), "data");
+  const model = record(field(data, "model"), "data.model");
+  const parents = integers(field(model, "parents"), "parents");
+  const B = parents.length;
+  if (B + 3 < 24) throw new InputError(`the model has ${B} bones; the 26 pose parameters need at least 21`);
+  const baseRelatives = squareMatrices(field(model, "base_relatives"), "base_relatives");
+  const inverseBaseAbsolutes = squareMatrices(field(model, "inverse_base_absolutes"), "inverse_base_absolutes");
+  if (baseRelatives.length !== B || inverseBaseAbsolutes.length !== B) throw new InputError(`expected ${B} base_relatives and inverse_base_absolutes`);
+  const pos = matrix(field(model, "base_positions"), "base_positions");
+  if (pos.cols !== 4) throw new InputError(`base_positions rows have ${pos.cols} entries; expected 4 (homogeneous)`);
+  const M = pos.rows;
+  const w = matrix(field(model, "weights"), "weights");
+  if (w.rows !== M || w.cols !== B) throw new InputError(`weights is ${w.rows} × ${w.cols}; expected ${M} × ${B}`);
+  const basePositions = new Float64Array(4 * M);
+  for (let v = 0; v < M; v++) for (let r = 0; r < 4; r++) basePositions[r * M + v] = pos.data[v * 4 + r];
+  const weights = new Float64Array(B * M);
+  for (let v = 0; v < M; v++) for (let b = 0; b < B; b++) weights[b * M + v] = w.data[v * B + b];
+  const correspondences = integers(field(data, "correspondences"), "correspondences");
+  const N = correspondences.length;
+  const pts = matrix(field(data, "points"), "points");
+  if (pts.rows !== N || pts.cols !== 3) throw new InputError(`points is ${pts.rows} × ${pts.cols}; expected ${N} × 3`);
+  const usJson = Object.hasOwn(input, "us") ? input.us : [];
+  const complicated = Array.isArray(usJson) && usJson.length > 0;
+  let triangle: [Int32Array, Int32Array, Int32Array] | null = null;
+  let us: [NdArray, NdArray] | null = null;
+  if (complicated) {
+    // N pairs (as GradBench's eval sends them), or 2N numbers point by point
+    const u = typeof usJson[0] === "number" ? { data: numbers(usJson, "us"), rows: usJson.length / 2, cols: 2 } : matrix(usJson, "us");
+    if (u.rows !== N || u.cols !== 2) throw new InputError(`us is ${u.rows} × ${u.cols}; expected ${N} × 2`);
+    us = [0, 1].map((j) => ndarray(Float64Array.from({ length: N }, (_, i) => u.data[2 * i + j]), [N, 1])) as [NdArray, NdArray];
+    const tri = matrix(field(model, "triangles"), "triangles");
+    triangle = [0, 1, 2].map((j) => Int32Array.from(correspondences, (c) => tri.data[c * 3 + j])) as [Int32Array, Int32Array, Int32Array];
+  }
+  const mirrored = Object.hasOwn(model, "is_mirrored") && model.is_mirrored === true;
+  return {
+    theta, bones: B, parents, baseRelatives, inverseBaseAbsolutes,
+    basePositions: ndarray(basePositions, [4, M]), weights: ndarray(weights, [B, 1, M]), isMirrored: mirrored,
+    points: ndarray(pts.data, [N, 3]), correspondences, triangle, us,
+  };
+}
+
+/** ht.hpp's to_pose_params: B + 3 rows of 3 (rotation, scale, translation, then one per bone). */
+export function poseParams(theta: readonly Scalar[], bones: number): Scalar[][] {
+  const pose: Scalar[][] = Array.from({ length: bones + 3 }, () => [0, 0, 0]);
+  pose[0] = theta.slice(0, 3);
+  pose[1] = [1, 1, 1];
+  pose[2] = theta.slice(3, 6);
+  let iTheta = 6;
+  let iPose = 5;
+  for (let finger = 0; finger < 5; finger++) {
+    for (let joint = 2; joint <= 4; joint++) {
+      pose[iPose][0] = theta[iTheta++];
+      if (joint === 2) pose[iPose][1] = theta[iTheta++];
+      iPose++;
+    }
+    iPose++;
+  }
+  return pose;
+}
+
+const matmul3 = (a: M3, b: M3): M3 =>
+  [0, 1, 2].map((i) => [0, 1, 2].map((j) => add(add(mul(a[i][0], b[0][j]), mul(a[i][1], b[1][j])), mul(a[i][2], b[2][j]))));
+
+/** R_z R_y R_x of Euler angles given in the order (x, z, y). */
+export function eulerRotation(xzy: readonly Scalar[]): M3 {
+  const [tx, tz, ty] = xzy;
+  const Rx: M3 = [[1, 0, 0], [0, cos(tx), neg(sin(tx))], [0, sin(tx), cos(tx)]];
+  const Ry: M3 = [[cos(ty), 0, sin(ty)], [0, 1, 0], [neg(sin(ty)), 0, cos(ty)]];
+  const Rz: M3 = [[cos(tz), neg(sin(tz)), 0], [sin(tz), cos(tz), 0], [0, 0, 1]];
+  return matmul3(matmul3(Rz, Ry), Rx);
+}
+
+/** The rotation of an angle-axis vector (the identity when its norm is below 1e-4). */
+export function angleAxisRotation(aa: readonly Scalar[]): M3 | null {
+  const norm = sqrt(add(add(mul(aa[0], aa[0]), mul(aa[1], aa[1])), mul(aa[2], aa[2])));
+  if (lt(norm, 0.0001)) return null;
+  const [x, y, z] = aa.map((v) => div(v, norm));
+  const s = sin(norm);
+  const c = cos(norm);
+  const omc = sub(1, c);
+  return [
+    [add(mul(x, x), mul(sub(1, mul(x, x)), c)), sub(mul(mul(x, y), omc), mul(z, s)), add(mul(mul(x, z), omc), mul(y, s))],
+    [add(mul(mul(x, y), omc), mul(z, s)), add(mul(y, y), mul(sub(1, mul(y, y)), c)), sub(mul(mul(y, z), omc), mul(x, s))],
+    [sub(mul(mul(x, z), omc), mul(y, s)), add(mul(mul(z, y), omc), mul(x, s)), add(mul(z, z), mul(sub(1, mul(z, z)), c))],
+  ];
+}
+
+/** A 3 × 3 matrix of reals as a [3, 3] tensor. */
+const tensor3 = (R: M3): T => reshape(stack(R.flat()), [3, 3]) as T;
+
+/** The skinned, posed vertex positions as a [M, 3] tensor (ht.hpp's get_skinned_vertex_positions with the global transform). */
+export function vertexPositions(h: HtPrepared, theta: readonly Scalar[]): T {
+  const B = h.bones;
+  const M = h.basePositions.shape[1];
+  const pose = poseParams(theta, B);
+  // relatives: base relative · [R 0; 0 1]; absolutes along the parents; · inverse base absolute
+  const absolutes: T[] = [];
+  const transforms: T[] = [];
+  for (let b = 0; b < B; b++) {
+    const R = eulerRotation(pose[b + 3]);
+    const tr = reshape(stack([...R[0], 0, ...R[1], 0, ...R[2], 0, 0, 0, 0, 1]), [4, 4]) as T;
+    const relative = matmul(h.baseRelatives[b], tr) as T;
+    absolutes.push(h.parents[b] === -1 ? relative : (matmul(absolutes[h.parents[b]], relative) as T));
+    transforms.push(matmul(absolutes[b], h.inverseBaseAbsolutes[b]) as T);
+  }
+  // all bones and vertices at once: [3B, 4] · [4, M], weighted, summed over bones
+  const top = reshape(slice(stack(transforms) as T, [0, 0, 0], [B, 3, 4]) as T, [3 * B, 4]) as T;
+  const perBone = reshape(matmul(top, h.basePositions) as T, [B, 3, M]) as T;
+  let positions = sum(mul(perBone, h.weights), 0) as T; // [3, M]
+  if (h.isMirrored) positions = mul(positions, ndarray(Float64Array.of(-1, 1, 1), [3, 1])) as T;
+  // the global transform; its scale (pose row 1) is 1 by construction, so R's columns are not scaled
+  const R = angleAxisRotation(pose[0]);
+  if (R !== null) positions = matmul(tensor3(R), positions) as T;
+  positions = add(positions, reshape(stack(pose[2]), [3, 1]) as T) as T;
+  return transpose(positions) as T; // [M, 3]
+}
+
+/** The residuals [N, 3]; `shift` (a, b) is added to every u_i0, u_i1 (complicated variant). */
+export function residuals(h: HtPrepared, theta: readonly Scalar[], shift: readonly [Scalar, Scalar] = [0, 0]): T {
+  const V = vertexPositions(h, theta);
+  if (h.triangle === null || h.us === null) return sub(h.points, gather(V, h.correspondences, 0)) as T;
+  const [Va, Vb, Vc] = h.triangle.map((t) => gather(V, t, 0) as T);
+  const u0 = add(h.us[0], shift[0]) as T;
+  const u1 = add(h.us[1], shift[1]) as T;
+  const point = add(add(mul(u0, Va), mul(u1, Vb)), mul(sub(sub(1, u0), u1), Vc)) as T;
+  return sub(h.points, point) as T;
+}
+
+export function htObjective(h: HtPrepared): Float64Array {
+  // under a trace (vjp's value, no pullback): see gmm.ts on untraced tensor operations
+  const [err] = vjp((t) => residuals(h, unstack(t) as Scalar[]), h.theta);
+  return (err as NdArray).data as Float64Array;
+}
+
+/** The Jacobian as a [3N, ncols] ndarray (rows: residual 3i + j). */
+export function htJacobian(h: HtPrepared): NdArray {
+  const N = h.points.shape[0];
+  if (h.us === null) {
+    const J = jacfwd((t) => residuals(h, unstack(t) as Scalar[]), h.theta) as NdArray; // [N, 3, 26]
+    return ndarray(J.data, [3 * N, 26]);
+  }
+  // columns: a, b (the shifts of u_i0, u_i1), then θ
+  const x = new Float64Array(28);
+  x.set(h.theta, 2);
+  const J = jacfwd((v) => {
+    const [a, b, ...theta] = unstack(v) as Scalar[];
+    return residuals(h, theta, [a, b]);
+  }, x) as NdArray; // [N, 3, 28]
+  return ndarray(J.data, [3 * N, 28]);
+}
+
+export const ht: EvalModule = {
+  objective: defineFunction({ prepare: prepareHt, run: htObjective }),
+  jacobian: defineFunction({ prepare: prepareHt, run: htJacobian }),
+};

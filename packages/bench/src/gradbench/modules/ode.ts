@@ -1,0 +1,61 @@
+/**
+ * @file GradBench's `ode` eval: s steps of classical Runge–Kutta on
+ *
+ *     y₀' = x₀,   yᵢ' = xᵢ · yᵢ₋₁ (i > 0),   y(0) = 0,
+ *
+ * over t ∈ [0, 2], and the gradient of the last component of y(2) with respect to x.
+ *
+ * As ode.hpp, step by step, on whole vectors: the right-hand side is
+ * x ⊙ [1, y₀, …, yₙ₋₂] (a slice, a product and a concatenation), and each step is the
+ * usual k₁…k₄ combination. The trace has about 26 tensor operations per step; wengert
+ * keeps it (the eval's point: a tape through a sequential loop) and differentiates it.
+ *
+ * Input `{x: double[], s: int}`; `primal` gives y(2), `gradient` ∇ₓ yₙ₋₁(2), both
+ * arrays like `x`.
+ */
+import { add, concat, div, grad, index, mul, shapeOf, slice, type Operand, type Scalar, type TensorArg } from "@wengert/core";
+import { defineFunction } from "../define.js";
+import { field, InputError, integer, numbers, record } from "../json.js";
+import type { EvalModule } from "../module.js";
+
+export interface OdeInput {
+  readonly x: Float64Array;
+  readonly s: number;
+}
+
+/** y(2) after `s` Runge–Kutta steps, for x of length ≥ 1. */
+export function solve(x: TensorArg, s: number): TensorArg {
+  const n = shapeOf(x)[0];
+  const h = 2 / s;
+  // the right-hand side z = (x₀, x₁y₀, …, xₙ₋₁yₙ₋₂)
+  const x0 = slice(x, [0], [1]);
+  const rest = n > 1 ? slice(x, [1], [n]) : null;
+  // (values are tensors throughout; the arithmetic's declared result is the wider Operand)
+  const rhs = (y: Operand): Operand => (rest === null ? x0 : concat([x0, mul(rest, slice(y as TensorArg, [0], [n - 1])) as TensorArg], 0));
+  // (h k)/2 is (h/2) k exactly: halving commutes with rounding
+  const half = h / 2;
+  let y: Operand = new Float64Array(n);
+  for (let step = 0; step < s; step++) {
+    const k1 = rhs(y);
+    const k2 = rhs(add(y, mul(half, k1)));
+    const k3 = rhs(add(y, mul(half, k2)));
+    const k4 = rhs(add(y, mul(h, k3)));
+    y = add(y, div(mul(h, add(add(add(k1, mul(2, k2)), mul(2, k3)), k4)), 6));
+  }
+  return y as TensorArg;
+}
+
+const prepare = (input: unknown): OdeInput => {
+  const r = record(input);
+  const x = numbers(field(r, "x"), "x");
+  if (x.length === 0) throw new InputError("x is empty");
+  return { x, s: integer(field(r, "s"), "s", 1) };
+};
+
+export const ode: EvalModule = {
+  primal: defineFunction({ prepare, run: ({ x, s }: OdeInput) => solve(x, s) }),
+  gradient: defineFunction({
+    prepare,
+    run: ({ x, s }: OdeInput) => grad((v): Scalar => index(solve(v, s), x.length - 1), x),
+  }),
+};

@@ -1,0 +1,399 @@
+/**
+ * The GradBench modules hello, lse, llsq, det, ode and kmeans against values computed
+ * independently of wengert: each eval's C++ reference (cpp/gradbench/evals/*.hpp)
+ * transliterated to plain JS for the primal, and closed forms and finite differences of
+ * those plain-JS primals for the derivatives, on small generated inputs shaped like
+ * GradBench's (inputs.ts), called as the adapter calls them (prepare, run, JSON).
+ */
+import { describe, expect, it } from "vitest";
+import { jsonable } from "../src/gradbench/json.js";
+import type { EvalFunction, EvalModule } from "../src/gradbench/module.js";
+import { modules } from "../src/gradbench/modules/index.js";
+import { evaluate, respond } from "../src/gradbench/protocol.js";
+import { detInput, kmeansInput, llsqInput, lseInput, odeInput, SAMPLE_INPUTS, uniform } from "../src/gradbench/inputs.js";
+import { ratiosForAll, ratioTable } from "../src/gradbench/report.js";
+
+/** The output the eval would receive for `module.fn(input)`. */
+function call(module: EvalModule, fn: string, input: unknown): unknown {
+  const r = evaluate(module[fn] as unknown as EvalFunction<unknown>, input);
+  if (!r.success) throw new Error(r.error);
+  return jsonable(r.output);
+}
+
+const num = (v: unknown) => v as number;
+const vec = (v: unknown) => v as number[];
+
+/** max |a − b| / max(1, max |b|) */
+function relErr(a: readonly number[], b: readonly number[]): number {
+  expect(a).toHaveLength(b.length);
+  let e = 0;
+  let m = 1;
+  for (let i = 0; i < b.length; i++) {
+    e = Math.max(e, Math.abs(a[i] - b[i]));
+    m = Math.max(m, Math.abs(b[i]));
+  }
+  return e / m;
+}
+
+/** Central differences of f at x, coordinate by coordinate. */
+function central(f: (x: number[]) => number, x: readonly number[], h: number): number[] {
+  return x.map((_, i) => {
+    const p = [...x];
+    const m = [...x];
+    p[i] += h;
+    m[i] -= h;
+    return (f(p) - f(m)) / (2 * h);
+  });
+}
+
+describe("hello", () => {
+  it("square is x², double is its derivative 2x", () => {
+    for (const x of [1, 2, -1.5, 0, 1e10]) {
+      expect(call(modules.hello, "square", x)).toBe(x * x);
+      expect(call(modules.hello, "double", x)).toBe(2 * x);
+    }
+  });
+});
+
+// ---- lse ----
+/** lse.hpp in plain JS. */
+function lsePlain(x: readonly number[]): number {
+  let a = x[0];
+  for (let i = 1; i < x.length; i++) a = Math.max(a, x[i]);
+  let s = 0;
+  for (const v of x) s += Math.exp(v - a);
+  return Math.log(s) + a;
+}
+const softmax = (x: readonly number[]): number[] => {
+  const l = lsePlain(x);
+  return x.map((v) => Math.exp(v - l));
+};
+
+describe("lse", () => {
+  it("primal = lse.hpp in plain JS", () => {
+    for (const n of [1, 2, 10, 2500]) {
+      const { x } = lseInput(n, n);
+      expect(num(call(modules.lse, "primal", { x }))).toBeCloseTo(lsePlain(x), 13);
+    }
+    // shifted far from 0: the max keeps exp in range
+    const x = [1000, 1001, 999.5];
+    expect(num(call(modules.lse, "primal", { x }))).toBeCloseTo(lsePlain(x), 11);
+  });
+  it("gradient = softmax (closed form) and = central differences", () => {
+    const { x } = lseInput(40, 7);
+    const g = vec(call(modules.lse, "gradient", { x }));
+    expect(relErr(g, softmax(x))).toBeLessThan(1e-14);
+    expect(relErr(g, central(lsePlain, x, 1e-5))).toBeLessThan(1e-9);
+  });
+  it("gradient at 10⁶ elements sums to 1 and is the softmax", () => {
+    const { x } = lseInput(1_000_000, 3);
+    const g = vec(call(modules.lse, "gradient", { x }));
+    expect(g).toHaveLength(1_000_000);
+    expect(g.reduce((s, v) => s + v, 0)).toBeCloseTo(1, 10);
+    // the maximum's share, 1 − Σ softmax (rounding: ~10⁻¹⁴ over 10⁶ terms), goes to the argmax
+    expect(relErr(g, softmax(x))).toBeLessThan(1e-13);
+  });
+});
+
+// ---- llsq ----
+/** llsq.hpp in plain JS. */
+function llsqPlain(x: readonly number[], n: number): number {
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    const t = -1 + (i * 2) / (n - 1);
+    let inner = Number(0 < t) - Number(t < 0);
+    let mul = 1;
+    for (let j = 0; j < x.length; j++) {
+      inner -= x[j] * mul;
+      mul *= t;
+    }
+    sum += inner * inner;
+  }
+  return sum / 2;
+}
+/** ∂y/∂xⱼ = −Σᵢ rᵢ tᵢʲ with rᵢ = sᵢ − Σⱼ xⱼ tᵢʲ. */
+function llsqGradPlain(x: readonly number[], n: number): number[] {
+  const g = new Array<number>(x.length).fill(0);
+  for (let i = 0; i < n; i++) {
+    const t = -1 + (i * 2) / (n - 1);
+    let r = Number(0 < t) - Number(t < 0);
+    let p = 1;
+    for (let j = 0; j < x.length; j++, p *= t) r -= x[j] * p;
+    p = 1;
+    for (let j = 0; j < x.length; j++, p *= t) g[j] -= r * p;
+  }
+  return g;
+}
+
+describe("llsq", () => {
+  it("primal = llsq.hpp in plain JS", () => {
+    for (const [n, m] of [
+      [2, 1],
+      [16, 128],
+      [33, 5],
+      [1024, 128],
+    ]) {
+      const input = llsqInput(n, m, n + m);
+      const y = num(call(modules.llsq, "primal", input));
+      expect(Math.abs(y - llsqPlain(input.x, n)) / Math.abs(llsqPlain(input.x, n))).toBeLessThan(1e-12);
+    }
+  });
+  it("gradient = the closed form and = central differences", () => {
+    const input = llsqInput(64, 6, 11);
+    const g = vec(call(modules.llsq, "gradient", input));
+    expect(relErr(g, llsqGradPlain(input.x, 64))).toBeLessThan(1e-13);
+    // y is quadratic: central differences are exact up to rounding
+    expect(relErr(g, central((x) => llsqPlain(x, 64), input.x, 1e-3))).toBeLessThan(1e-8);
+    const big = llsqInput(2048, 128, 5);
+    expect(relErr(vec(call(modules.llsq, "gradient", big)), llsqGradPlain(big.x, 2048))).toBeLessThan(1e-12);
+  });
+});
+
+// ---- det ----
+/** det.hpp's recursion in plain JS (rows from the top, columns in increasing order). */
+function detRecursive(A: readonly number[], ell: number): number {
+  const rec = (row: number, cols: number[]): number => {
+    if (cols.length === 1) return A[row * ell + cols[0]];
+    let d = 0;
+    let sign = 1;
+    for (let j = 0; j < cols.length; j++) {
+      const s = rec(
+        row + 1,
+        cols.filter((_, k) => k !== j),
+      );
+      d = sign > 0 ? d + A[row * ell + cols[j]] * s : d - A[row * ell + cols[j]] * s;
+      sign = -sign;
+    }
+    return d;
+  };
+  return rec(
+    0,
+    Array.from({ length: ell }, (_, i) => i),
+  );
+}
+/** det by Gaussian elimination with partial pivoting. */
+function detLU(A: readonly number[], ell: number): number {
+  const a = [...A];
+  let d = 1;
+  for (let c = 0; c < ell; c++) {
+    let p = c;
+    for (let r = c + 1; r < ell; r++) if (Math.abs(a[r * ell + c]) > Math.abs(a[p * ell + c])) p = r;
+    if (p !== c) {
+      for (let k = 0; k < ell; k++) [a[c * ell + k], a[p * ell + k]] = [a[p * ell + k], a[c * ell + k]];
+      d = -d;
+    }
+    const piv = a[c * ell + c];
+    d *= piv;
+    for (let r = c + 1; r < ell; r++) {
+      const f = a[r * ell + c] / piv;
+      for (let k = c; k < ell; k++) a[r * ell + k] -= f * a[c * ell + k];
+    }
+  }
+  return d;
+}
+/** ∂det/∂Aᵢⱼ = the cofactor (−1)^(i+j) det(A without row i and column j). */
+function cofactors(A: readonly number[], ell: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < ell; i++) {
+    for (let j = 0; j < ell; j++) {
+      const M: number[] = [];
+      for (let r = 0; r < ell; r++) for (let c = 0; c < ell; c++) if (r !== i && c !== j) M.push(A[r * ell + c]);
+      out.push((i + j) % 2 === 0 ? detLU(M, ell - 1) : -detLU(M, ell - 1));
+    }
+  }
+  return out;
+}
+
+describe("det", () => {
+  it("primal = det.hpp's recursive expansion in plain JS, bit for bit", () => {
+    for (let ell = 1; ell <= 7; ell++) {
+      const input = detInput(ell, ell);
+      expect(call(modules.det, "primal", input)).toBe(detRecursive(input.A, ell));
+    }
+  });
+  it("primal at ell = 11 (the eval's largest) = elimination", () => {
+    const input = detInput(11, 1);
+    const d = num(call(modules.det, "primal", input));
+    expect(Math.abs(d - detLU(input.A, 11)) / Math.abs(d)).toBeLessThan(1e-9);
+  });
+  it("gradient = the cofactors, and = central differences (det is linear in each entry)", () => {
+    for (const ell of [1, 2, 3, 5, 8, 11]) {
+      const input = detInput(ell, 100 + ell);
+      const g = vec(call(modules.det, "gradient", input));
+      expect(relErr(g, cofactors(input.A, ell))).toBeLessThan(1e-10);
+      if (ell <= 5) expect(relErr(g, central((A) => detRecursive(A, ell), input.A, 1e-3))).toBeLessThan(1e-10);
+    }
+  });
+  it("a singular matrix: det 0, gradient the (nonzero) cofactors", () => {
+    const A = [1, 2, 3, 2, 4, 6, 1, 0, 1];
+    expect(call(modules.det, "primal", { A, ell: 3 })).toBe(0);
+    expect(relErr(vec(call(modules.det, "gradient", { A, ell: 3 })), cofactors(A, 3))).toBeLessThan(1e-14);
+  });
+});
+
+// ---- ode ----
+/** ode.hpp in plain JS. */
+function odePlain(x: readonly number[], s: number): number[] {
+  const n = x.length;
+  const h = 2 / s;
+  const yf = new Array<number>(n).fill(0);
+  const f = (y: readonly number[]) => y.map((_, i) => (i === 0 ? x[0] : x[i] * y[i - 1]));
+  for (let step = 0; step < s; step++) {
+    const k1 = f(yf);
+    const k2 = f(yf.map((v, i) => v + (h * k1[i]) / 2));
+    const k3 = f(yf.map((v, i) => v + (h * k2[i]) / 2));
+    const k4 = f(yf.map((v, i) => v + h * k3[i]));
+    for (let i = 0; i < n; i++) yf[i] += (h * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i])) / 6;
+  }
+  return yf;
+}
+
+describe("ode", () => {
+  it("primal = ode.hpp in plain JS, bit for bit", () => {
+    for (const [n, s] of [
+      [1, 1],
+      [2, 3],
+      [10, 1],
+      [100, 10],
+      [1000, 10],
+    ]) {
+      const input = odeInput(n, s, n * s);
+      expect(call(modules.ode, "primal", input)).toEqual(odePlain(input.x, s));
+    }
+  });
+  it("primal: y₀ = 2x₀, y₁ = 2x₀x₁ exactly (RK4 integrates polynomials of degree ≤ 4)", () => {
+    const y = vec(call(modules.ode, "primal", { x: [0.5, 3, 1], s: 4 }));
+    expect(y[0]).toBeCloseTo(1, 15);
+    expect(y[1]).toBeCloseTo(0.5 * 3 * 2, 14); // y₁' = x₁x₀t ⇒ y₁(2) = 2x₀x₁
+    expect(y[2]).toBeCloseTo((0.5 * 3 * 1 * 8) / 6, 14); // y₂ = x₀x₁x₂t³/6
+  });
+  it("gradient of the last component = central differences", () => {
+    for (const [n, s] of [
+      [1, 2],
+      [4, 3],
+      [12, 5],
+    ]) {
+      const input = odeInput(n, s, 17 * n + s);
+      const g = vec(call(modules.ode, "gradient", input));
+      const fd = central((x) => odePlain(x, s)[n - 1], input.x, 1e-5);
+      expect(relErr(g, fd)).toBeLessThan(1e-8);
+    }
+  });
+  it("gradient with x of length 1000 and 10 steps: shape, and the first entries by differences", () => {
+    const input = odeInput(1000, 10, 99);
+    const g = vec(call(modules.ode, "gradient", input));
+    expect(g).toHaveLength(1000);
+    // the last component depends on every xᵢ; most are far below rounding of y, so check a short x
+    const short = { x: input.x.slice(0, 6), s: 10 };
+    const gs = vec(call(modules.ode, "gradient", short));
+    expect(relErr(gs, central((x) => odePlain(x, 10)[5], short.x, 1e-5))).toBeLessThan(1e-8);
+  });
+});
+
+// ---- kmeans ----
+/** kmeans.hpp's objective in plain JS. */
+function kmeansCostPlain(points: readonly number[][], centroids: readonly number[][]): number {
+  let cost = 0;
+  for (const a of points) {
+    let closest = Infinity;
+    for (const b of centroids) {
+      let d = 0;
+      for (let l = 0; l < a.length; l++) d += (a[l] - b[l]) * (a[l] - b[l]);
+      closest = Math.min(closest, d);
+    }
+    cost += closest;
+  }
+  return cost;
+}
+/** J/diag(H) in closed form: 2 Σ (c − p) over the points nearest to c, over 2 |those points|: c − their mean. */
+function kmeansDirPlain(points: readonly number[][], centroids: readonly number[][]): number[][] {
+  const d = centroids[0].length;
+  const sums = centroids.map(() => new Array<number>(d).fill(0));
+  const counts = centroids.map(() => 0);
+  for (const p of points) {
+    let best = Infinity;
+    let arg = 0;
+    centroids.forEach((c, j) => {
+      let e = 0;
+      for (let l = 0; l < d; l++) e += (p[l] - c[l]) ** 2;
+      if (e < best) [best, arg] = [e, j];
+    });
+    counts[arg]++;
+    for (let l = 0; l < d; l++) sums[arg][l] += p[l];
+  }
+  return centroids.map((c, j) => c.map((v, l) => v - sums[j][l] / counts[j]));
+}
+
+describe("kmeans", () => {
+  it("cost = kmeans.hpp in plain JS", () => {
+    for (const [n, k, d] of [
+      [10, 1, 2],
+      [100, 10, 8],
+      [1000, 10, 16],
+    ]) {
+      const input = kmeansInput(n, k, d, n + k + d);
+      const c = num(call(modules.kmeans, "cost", input));
+      const ref = kmeansCostPlain(input.points, input.centroids);
+      expect(Math.abs(c - ref) / ref).toBeLessThan(1e-12);
+    }
+  });
+  it("dir = J/diag(H) in closed form (c − mean of its points)", () => {
+    const input = kmeansInput(1000, 10, 8, 4);
+    const dir = call(modules.kmeans, "dir", input) as number[][];
+    expect(dir).toHaveLength(10);
+    expect(relErr(dir.flat(), kmeansDirPlain(input.points, input.centroids).flat())).toBeLessThan(1e-12);
+  });
+  it("dir = first over second central differences of the plain-JS cost", () => {
+    const rand = uniform(12);
+    const points = Array.from({ length: 60 }, () => [rand(), rand(), rand()]);
+    // centroids near (not on) some points: every cluster nonempty, no assignment changes within ±h
+    const centroids = points.slice(-4).map((p) => p.map((v) => v + 0.01));
+    const dir = (call(modules.kmeans, "dir", { points, centroids }) as number[][]).flat();
+    const c = centroids.flat();
+    const cost = (flat: readonly number[]) =>
+      kmeansCostPlain(
+        points,
+        centroids.map((_, j) => flat.slice(j * 3, j * 3 + 3)),
+      );
+    const h = 1e-4;
+    const f0 = cost(c);
+    const fd = c.map((_, i) => {
+      const p = [...c];
+      const m = [...c];
+      p[i] += h;
+      m[i] -= h;
+      const fp = cost(p);
+      const fm = cost(m);
+      return (fp - fm) / (2 * h) / ((fp - 2 * f0 + fm) / (h * h));
+    });
+    expect(relErr(dir, fd)).toBeLessThan(1e-5);
+  });
+  it("answers through the protocol with a k × d array", () => {
+    const input = kmeansInput(200, 5, 4, 8);
+    const a = respond(JSON.stringify({ id: 1, kind: "evaluate", module: "kmeans", function: "dir", input: { ...input, min_runs: 2, min_seconds: 0 } }), modules);
+    expect(a.success).toBe(true);
+    const dir = a.output as number[][];
+    expect(dir.map((r) => r.length)).toEqual([4, 4, 4, 4, 4]);
+    expect((a.timings as { name: string }[]).filter((t) => t.name === "evaluate")).toHaveLength(2);
+  });
+});
+
+describe("derivative / primal for pnpm bench", () => {
+  it("times both functions of each eval and tabulates the ratio; a failing eval gets its error", () => {
+    const broken: EvalModule = { primal: modules.lse.primal, gradient: modules.det.gradient };
+    const rows = ratiosForAll({ hello: modules.hello, det: modules.det, lse: broken }, SAMPLE_INPUTS, true, { minRuns: 2, minSeconds: 0, warmup: 1 });
+    expect(rows.map((r) => r.eval)).toEqual(["hello", "det", "lse"]);
+    for (const r of rows.slice(0, 2)) {
+      expect("error" in r.result).toBe(false);
+      if ("error" in r.result) continue;
+      expect(r.result.primal.runs).toBe(2);
+      expect(r.result.derivative.medianNs).toBeGreaterThan(0);
+      expect(r.result.ratio).toBeCloseTo(r.result.derivative.medianNs / r.result.primal.medianNs, 12);
+    }
+    expect("error" in rows[2].result && rows[2].result.error).toMatch(/InputError: the input has no field "A"/);
+    const table = ratioTable(rows);
+    expect(table.split("\n")).toHaveLength(2 + 3);
+    expect(table).toContain("| det (gradient / primal) | 9 |");
+    expect(table).toContain("failed: InputError");
+  });
+});
