@@ -18,7 +18,7 @@ export function componentsOf(value: unknown, caller: string): { shape: Shape; va
   const values: number[] = [];
   for (const leaf of flat.leaves) {
     if (typeof leaf === "number") values.push(leaf);
-    else if (isConcreteTensor(leaf)) values.push(...toDense(leaf, caller).data);
+    else if (isConcreteTensor(leaf)) for (const t of toDense(leaf, caller).data) values.push(t);
     else throw new WengertError(`${caller}: works on numbers and tensors you hold; call it outside rd.`);
   }
   return { shape: flat.shape, values };

@@ -58,9 +58,9 @@ export class Tape {
     t.b.set(this.b.subarray(0, this.length));
     t.val.set(this.val.subarray(0, this.length));
     t.x.set(this.x.subarray(0, this.length));
-    t.extras.push(...this.extras);
+    for (const e of this.extras) t.extras.push(e);
     t.length = this.length;
-    t.frees.push(...this.frees);
+    for (const v of this.frees) t.frees.push(v);
     for (const [c, v] of this.consts) t.consts.set(c, v);
     t.negZero = this.negZero;
     return t;

@@ -141,6 +141,14 @@ export function select(mask: Float64Array, md: Dims, a: number | Float64Array, a
   const r = alloc(size(out), true);
   const A = typeof a === "number" ? Float64Array.of(a) : a;
   const B = typeof b === "number" ? Float64Array.of(b) : b;
+  const n = r.length;
+  if (mask.length === n && (A.length === n || A.length === 1) && (B.length === n || B.length === 1)) {
+    // no broadcasting but of scalars: a straight loop
+    const sa = A.length === 1 && n !== 1;
+    const sb = B.length === 1 && n !== 1;
+    for (let i = 0; i < n; i++) r[i] = mask[i] !== 0 ? A[sa ? 0 : i] : B[sb ? 0 : i];
+    return r;
+  }
   odometer(out, [md, ad, bd], (o, offs) => (r[o] = mask[offs[0]] !== 0 ? A[offs[1]] : B[offs[2]]));
   return r;
 }
