@@ -11,7 +11,7 @@
 import ndarray from "ndarray";
 import { describe, expect, it } from "vitest";
 import {
-  add, derivativeOf, exp, grad, index, mul, slice, stack, sum, unstack, type NdArray, type Scalar, type Tensor, type TraceTerm,
+  add, derivativeOf, exp, grad, index, mul, sin, slice, stack, sum, unstack, type NdArray, type Scalar, type Tensor, type TraceTerm,
 } from "../src/index.js";
 
 const SIZES = [100, 1000, 10000];
@@ -128,5 +128,17 @@ describe("linear-time element access", () => {
     // the term of v ↦ Hv: rd of grad with a vector seed
     const sizes = measure((x) => grad(f, x as never), vec, (n) => Float64Array.from({ length: n }, () => 1));
     expectLinear(sizes, 40);
+  });
+});
+
+describe("deep tensor traces", () => {
+  it("2·10^5 tensor instructions differentiate without overflowing the stack", () => {
+    const f = (x: Tensor) => {
+      let y: Tensor = x;
+      for (let i = 0; i < 200_000; i++) y = sin(y);
+      return sum(y);
+    };
+    const g = grad(f, new Float64Array(2)) as Float64Array;
+    expect(Array.from(g)).toEqual([1, 1]); // sin'(0) = 1 at every step
   });
 });
