@@ -11,7 +11,7 @@ import type { EvalFunction, EvalModule } from "../src/gradbench/module.js";
 import { modules } from "../src/gradbench/modules/index.js";
 import { evaluate, respond } from "../src/gradbench/protocol.js";
 import { detInput, kmeansInput, llsqInput, lseInput, odeInput, SAMPLE_INPUTS, uniform } from "../src/gradbench/inputs.js";
-import { ratiosForAll, ratioTable } from "../src/gradbench/report.js";
+import { FUNCTION_PAIRS, NO_PRIMAL, ratiosForAll, ratioTable } from "../src/gradbench/report.js";
 
 /** The output the eval would receive for `module.fn(input)`. */
 function call(module: EvalModule, fn: string, input: unknown): unknown {
@@ -384,8 +384,8 @@ describe("derivative / primal for pnpm bench", () => {
     const rows = ratiosForAll({ hello: modules.hello, det: modules.det, lse: broken }, SAMPLE_INPUTS, true, { minRuns: 2, minSeconds: 0, warmup: 1 });
     expect(rows.map((r) => r.eval)).toEqual(["hello", "det", "lse"]);
     for (const r of rows.slice(0, 2)) {
-      expect("error" in r.result).toBe(false);
-      if ("error" in r.result) continue;
+      expect("ratio" in r.result).toBe(true);
+      if (!("ratio" in r.result)) continue;
       expect(r.result.primal.runs).toBe(2);
       expect(r.result.derivative.medianNs).toBeGreaterThan(0);
       expect(r.result.ratio).toBeCloseTo(r.result.derivative.medianNs / r.result.primal.medianNs, 12);
@@ -395,5 +395,40 @@ describe("derivative / primal for pnpm bench", () => {
     expect(table.split("\n")).toHaveLength(2 + 3);
     expect(table).toContain("| det (gradient / primal) | 9 |");
     expect(table).toContain("failed: InputError");
+  });
+
+  it("every registered eval has a function pair naming its module's functions, and a quick sample input they accept", () => {
+    for (const [name, module] of Object.entries(modules)) {
+      const pair = FUNCTION_PAIRS[name];
+      expect(pair, name).toBeDefined();
+      expect(SAMPLE_INPUTS[name], name).toBeDefined();
+      const { input } = SAMPLE_INPUTS[name](true);
+      for (const fn of [pair.primal, pair.derivative]) {
+        if (fn === undefined) continue;
+        expect(Object.keys(module), name).toContain(fn);
+        const f = module[fn] as unknown as EvalFunction<unknown>;
+        expect(() => f.prepare?.(input), `${name}.${fn}`).not.toThrow();
+      }
+    }
+    expect(Object.keys(FUNCTION_PAIRS).filter((n) => FUNCTION_PAIRS[n].primal === undefined).sort()).toEqual(["particle", "saddle"]);
+  });
+
+  it("an eval without a primal (particle, saddle) gets its derivative's time alone; one without a pair or a sample gets a row saying why", () => {
+    // particle's rr stood in for by hello's double (the real one takes ~0.75 s per call)
+    const samples = { ...SAMPLE_INPUTS, particle: () => ({ description: "x=3", input: 3 }) };
+    delete (samples as Record<string, unknown>).lse;
+    const rows = ratiosForAll({ particle: { rr: modules.hello.double }, mystery: modules.hello, lse: modules.lse }, samples, true, { minRuns: 2, minSeconds: 0, warmup: 1 });
+    expect(rows.map((r) => r.eval)).toEqual(["particle", "mystery", "lse"]);
+    const [p, m, l] = rows;
+    expect(p.pair).toEqual({ derivative: "rr" });
+    expect("noPrimal" in p.result && p.result.derivative.runs).toBe(2);
+    expect(m.pair).toBeUndefined();
+    expect("skipped" in m.result && m.result.skipped).toBe("not timed: no function pair (report.ts FUNCTION_PAIRS), no sample input (inputs.ts SAMPLE_INPUTS)");
+    expect("skipped" in l.result && l.result.skipped).toBe("not timed: no sample input (inputs.ts SAMPLE_INPUTS)");
+    const lines = ratioTable(rows).split("\n");
+    expect(lines).toHaveLength(2 + 3);
+    expect(lines[2].split(" | ")).toEqual(["| particle (rr)", "x=3", NO_PRIMAL, expect.stringMatching(/^[0-9.e+-]+$/), `${NO_PRIMAL} |`]);
+    expect(lines[3]).toBe("| mystery | — | not timed: no function pair (report.ts FUNCTION_PAIRS), no sample input (inputs.ts SAMPLE_INPUTS) | | |");
+    expect(lines[4]).toBe("| lse (gradient / primal) | — | not timed: no sample input (inputs.ts SAMPLE_INPUTS) | | |");
   });
 });

@@ -6,21 +6,24 @@
  * `prepare` once, untimed; then `run` until both `minRuns` and `minSeconds` are met,
  * each run alone timed with process.hrtime.bigint), after `warmup` untimed runs (the
  * first calls compile), and at most `maxRuns` runs. The report is the median run of
- * each and their ratio.
+ * each and their ratio. particle and saddle have no primal function (nested AD only):
+ * their row gives the derivative's time alone.
  */
 import type { EvalFunction, EvalModule } from "./module.js";
 
-/** The primal function of an eval and the derivative function GradBench times against it. */
+/**
+ * The primal function of an eval and the derivative function GradBench times against it;
+ * no `primal` for an eval that has none (particle, saddle), whose derivative is timed alone.
+ */
 export interface FunctionPair {
-  readonly primal: string;
+  readonly primal?: string;
   readonly derivative: string;
 }
 
 /**
  * GradBench's function names. `particle` and `saddle` have no primal function in
- * GradBench (`rr`, `ff`, `fr`, `rf` are all derivative computations, nested): their
- * modules would need to export an extra function (say `primal`, which the eval never
- * calls) to be reported here, with `derivative` one of the four.
+ * GradBench (`rr`, `ff`, `fr`, `rf` are all derivative computations, nested): `rr`
+ * (reverse over reverse) represents them, timed alone.
  */
 export const FUNCTION_PAIRS: Readonly<Record<string, FunctionPair>> = {
   hello: { primal: "square", derivative: "double" },
@@ -33,7 +36,12 @@ export const FUNCTION_PAIRS: Readonly<Record<string, FunctionPair>> = {
   ba: { primal: "objective", derivative: "jacobian" },
   ht: { primal: "objective", derivative: "jacobian" },
   lstm: { primal: "objective", derivative: "jacobian" },
+  particle: { derivative: "rr" },
+  saddle: { derivative: "rr" },
 };
+
+/** What the primal and ratio cells say for an eval without a primal function. */
+export const NO_PRIMAL = "— (no primal in GradBench: nested AD only)";
 
 export interface TimingOptions {
   /** Timed runs at least (default 5). */
@@ -84,28 +92,43 @@ export function timeFunction(f: EvalFunction<unknown>, input: unknown, options: 
   return { runs: ns.length, medianNs: median(ns), minNs: ns.reduce((a, b) => Math.min(a, b), Infinity) };
 }
 
-/** The derivative's median time over the primal's, for `module` on `input`. */
+/** The derivative alone, for an eval without a primal function. */
+export interface DerivativeOnly {
+  readonly derivative: Timed;
+  /** Why there is no primal time nor ratio: {@link NO_PRIMAL}. */
+  readonly noPrimal: string;
+}
+
+const functionOf = (module: EvalModule, name: string): EvalFunction<unknown> => {
+  if (!Object.hasOwn(module, name)) throw new Error(`the module has no function "${name}"`);
+  return module[name] as unknown as EvalFunction<unknown>;
+};
+
+/** The derivative's median time over the primal's, for `module` on `input` (`pair` must name a primal). */
 export function derivativeOverPrimal(module: EvalModule, pair: FunctionPair, input: unknown, options: TimingOptions = {}): DerivativeOverPrimal {
-  const get = (name: string): EvalFunction<unknown> => {
-    if (!Object.hasOwn(module, name)) throw new Error(`the module has no function "${name}"`);
-    return module[name] as unknown as EvalFunction<unknown>;
-  };
-  const primal = timeFunction(get(pair.primal), input, options);
-  const derivative = timeFunction(get(pair.derivative), input, options);
+  if (pair.primal === undefined) throw new Error("the function pair has no primal");
+  const primal = timeFunction(functionOf(module, pair.primal), input, options);
+  const derivative = timeFunction(functionOf(module, pair.derivative), input, options);
   return { primal, derivative, ratio: derivative.medianNs / primal.medianNs };
 }
 
 export interface RatioRow {
   readonly eval: string;
+  /** The workload ("—" without a sample input). */
   readonly description: string;
-  readonly pair: FunctionPair;
-  /** The timings, or why there are none (no sample input, no function pair, an error). */
-  readonly result: DerivativeOverPrimal | { readonly error: string };
+  /** undefined: the eval has no entry in {@link FUNCTION_PAIRS}. */
+  readonly pair: FunctionPair | undefined;
+  /**
+   * The timings; the derivative's alone (no primal function); or why there are none:
+   * `error` (a function failed), `skipped` (no function pair or no sample input).
+   */
+  readonly result: DerivativeOverPrimal | DerivativeOnly | { readonly error: string } | { readonly skipped: string };
 }
 
 /**
- * derivative / primal for every eval of `registry` that has a function pair and a
- * sample input (inputs.ts); an eval that fails gets its error's first line instead.
+ * derivative / primal for every eval of `registry`, in its order: the derivative alone
+ * for an eval without a primal function; an eval that fails gets its error's first line,
+ * one without a function pair or a sample input (inputs.ts) a row saying so.
  */
 export function ratiosForAll(
   registry: Readonly<Record<string, EvalModule>>,
@@ -116,14 +139,22 @@ export function ratiosForAll(
 ): RatioRow[] {
   const rows: RatioRow[] = [];
   for (const name of Object.keys(registry)) {
-    const pair = FUNCTION_PAIRS[name];
-    const sample = samples[name];
-    if (pair === undefined || sample === undefined) continue;
+    const pair = Object.hasOwn(FUNCTION_PAIRS, name) ? FUNCTION_PAIRS[name] : undefined;
+    const sample = Object.hasOwn(samples, name) ? samples[name] : undefined;
+    if (pair === undefined || sample === undefined) {
+      const missing = [pair === undefined && "no function pair (report.ts FUNCTION_PAIRS)", sample === undefined && "no sample input (inputs.ts SAMPLE_INPUTS)"].filter(Boolean).join(", ");
+      rows.push({ eval: name, description: "—", pair, result: { skipped: `not timed: ${missing}` } });
+      continue;
+    }
     progress?.(name);
-    const { description, input } = sample(quick);
+    let description = "—";
     let result: RatioRow["result"];
     try {
-      result = derivativeOverPrimal(registry[name], pair, input, options);
+      const s = sample(quick);
+      description = s.description;
+      result = pair.primal === undefined
+        ? { derivative: timeFunction(functionOf(registry[name], pair.derivative), s.input, options), noPrimal: NO_PRIMAL }
+        : derivativeOverPrimal(registry[name], pair, s.input, options);
     } catch (e) {
       result = { error: (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split("\n")[0] };
     }
@@ -140,10 +171,14 @@ const ms = (ns: number): string => {
 /** The rows as a Markdown table: eval, workload, primal and derivative medians (ms), ratio. */
 export function ratioTable(rows: readonly RatioRow[]): string {
   const lines = ["| eval | workload | primal (ms) | derivative (ms) | derivative / primal |", "|---|---|--:|--:|--:|"];
+  const cell = (text: string) => text.replaceAll("|", "\\|");
   for (const r of rows) {
-    const fns = `${r.eval} (${r.pair.derivative} / ${r.pair.primal})`;
-    if ("error" in r.result) lines.push(`| ${fns} | ${r.description} | failed: ${r.result.error.replaceAll("|", "\\|")} | | |`);
-    else lines.push(`| ${fns} | ${r.description} | ${ms(r.result.primal.medianNs)} | ${ms(r.result.derivative.medianNs)} | ${r.result.ratio.toFixed(2)} |`);
+    const fns = r.pair === undefined ? r.eval : `${r.eval} (${r.pair.primal === undefined ? r.pair.derivative : `${r.pair.derivative} / ${r.pair.primal}`})`;
+    const res = r.result;
+    if ("error" in res) lines.push(`| ${fns} | ${r.description} | failed: ${cell(res.error)} | | |`);
+    else if ("skipped" in res) lines.push(`| ${fns} | ${r.description} | ${cell(res.skipped)} | | |`);
+    else if ("noPrimal" in res) lines.push(`| ${fns} | ${r.description} | ${res.noPrimal} | ${ms(res.derivative.medianNs)} | ${res.noPrimal} |`);
+    else lines.push(`| ${fns} | ${r.description} | ${ms(res.primal.medianNs)} | ${ms(res.derivative.medianNs)} | ${res.ratio.toFixed(2)} |`);
   }
   return lines.join("\n");
 }
