@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { add, cos, defineOp, derivativeOf, div, exp, grad, lt, mul, NaNError, rd, sin, sqrt, square, sub, tanh, type Scalar } from "../src/index.js";
+import { add, cos, defineOp, derivativeOf, div, exp, grad, hvp, jvp, lt, mul, NaNError, rd, sin, sqrt, square, sub, tanh, type Scalar } from "../src/index.js";
 
 const same = (a: number, b: number) => expect(Object.is(a, b) || a === b || (Number.isNaN(a) && Number.isNaN(b))).toBe(true);
 
@@ -46,5 +46,40 @@ describe("numeric sweep = built term, evaluated", () => {
     expect(() => grad(sqrt, 0, { checkNaN: true })).toThrow(NaNError);
     expect(() => grad(sqrt, 0, { checkNaN: true })).toThrow("grad: checkNaN: the reverse rule of sqrt (for v1) gave Infinity for its argument v0");
     expect(grad(sqrt, 0)).toBe(Infinity);
+  });
+});
+
+describe("numeric forward sweep (diff/tangents.ts) = the tangent term built and evaluated", () => {
+  // checkNaN asks for the symbolic sweep (it names the rule that fails): the reference here
+  const ops = [sin, cos, tanh, square, (x: Scalar) => exp(mul(0.2, x))];
+  it("jvp on random programs with branches, and hvp (forward over the reverse sweep)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 2, maxLength: 3 }),
+        fc.array(fc.tuple(fc.nat(ops.length - 1), fc.nat(20), fc.nat(20)), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 3, maxLength: 3 }),
+        (x, steps, v3) => {
+          const f = (v: Scalar[]): Scalar[] => {
+            const vals: Scalar[] = [...v];
+            for (const [k, i, j] of steps) {
+              const p = vals[i % vals.length];
+              const q = vals[j % vals.length];
+              vals.push(lt(p, q) ? ops[k](sub(p, q)) : mul(ops[k](p), add(q, 1.5)));
+            }
+            return [vals[vals.length - 1], div(vals[0], add(2, square(vals[vals.length - 1])))];
+          };
+          const v = v3.slice(0, x.length);
+          const [y, fast] = jvp(f, x, v, { ties: "ignore" }) as [number[], number[]];
+          const [y2, built] = jvp(f, x, v, { ties: "ignore", checkNaN: true }) as [number[], number[]];
+          y.forEach((t, i) => same(t, y2[i]));
+          fast.forEach((t, i) => expect(t).toBeCloseTo(built[i], 12));
+          const L = (p: Scalar[]) => add(f(p)[0], f(p)[1]);
+          const h1 = hvp(L, x, v, { ties: "ignore" }) as number[];
+          const h2 = hvp(L, x, v, { ties: "ignore", checkNaN: true }) as number[];
+          h1.forEach((t, i) => expect(t).toBeCloseTo(h2[i], 10));
+        },
+      ),
+      { numRuns: 150, seed: 7 },
+    );
   });
 });

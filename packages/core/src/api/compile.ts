@@ -22,9 +22,10 @@ import { newScratch, reverseSweep, type Scratch } from "../diff/sweep.js";
 import { runReals } from "../eval/evaluate.js";
 import { OutputTypeError } from "../errors.js";
 import { flatten, REAL, typeString, unflatten, type Shape } from "../structure.js";
-import { FIRST_PRIMITIVE, KINKS, primitiveOf } from "../trace/opcodes.js";
+import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard, Scalar } from "../trace/tracer.js";
+import { usesUserOps } from "./forward.js";
 import { rdWithValue } from "./rd.js";
 import { trace, type Cotangent, type Fn, type RdOptions, type Traced } from "./transform.js";
 
@@ -97,12 +98,6 @@ function numbers(x: unknown): { shape: Shape; leaves: number[]; key: string } | 
   } catch {
     return null;
   }
-}
-
-function usesUserOps(term: TraceTerm): boolean {
-  const { op, length } = term.tape;
-  for (let i = 0; i < length; i++) if (op[i] >= FIRST_PRIMITIVE && primitiveOf(op[i]).user) return true;
-  return false;
 }
 
 function cache(term: TraceTerm, key: string, guards: readonly Guard[], reportTies: boolean): Cached {

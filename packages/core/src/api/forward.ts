@@ -7,7 +7,9 @@ import { WengertError } from "../errors.js";
 import { unflatten } from "../structure.js";
 import { CONST, FIRST_PRIMITIVE, FREE, INPUT, primitiveOf } from "../trace/opcodes.js";
 import { primal, Real, type Scalar } from "../trace/tracer.js";
-import { apply, leavesLike, trace, type Fn, type RdOptions, type Traced } from "./transform.js";
+import { tangentSweep } from "../diff/tangents.js";
+import type { TraceTerm } from "../trace/term.js";
+import { apply, isOutermost, leavesLike, trace, type Fn, type RdOptions, type Traced } from "./transform.js";
 
 /**
  * `[f(x), J·v]` by one forward sweep over the trace of `f` at `x`. `v` is shaped like
@@ -23,8 +25,21 @@ export function jvpAs(caller: string, f: Fn, x: unknown, v: unknown, options?: R
   const xs = traced.term.params[0].shape;
   const out = traced.term.output.shape;
   const tangents = leavesLike(caller, "v", xs, v, "x");
+  const { term } = traced;
+  if (term.tape.tensorCount === 0 && !traced.trace.settings.checkNaN && !usesUserOps(term) && isOutermost(traced, tangents)) {
+    // nothing will look at the tangent term: evaluate it without building it
+    const dt = tangentSweep(term, (tangents as Scalar[]).map(primal));
+    return [unflatten(out, term.output.atoms.map((a) => term.tape.val[a])), unflatten(out, dt)];
+  }
   const { outputs, results } = apply(traced, pushforward, { name: "v", shape: xs, leaves: tangents }, out);
   return [unflatten(out, outputs), unflatten(out, results)];
+}
+
+/** User primitives' rules run on traced reals (defineOp): they take the symbolic sweep. */
+export function usesUserOps(term: TraceTerm): boolean {
+  const { op, length } = term.tape;
+  for (let i = 0; i < length; i++) if (op[i] >= FIRST_PRIMITIVE && primitiveOf(op[i]).user) return true;
+  return false;
 }
 
 /**
