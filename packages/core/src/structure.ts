@@ -141,7 +141,12 @@ export function typeString(shape: Shape): string {
       if (shape.items.length === 0) return "unit";
       // a one-element array is no product in the paper; ⟨T⟩ keeps it apart from T
       if (shape.items.length === 1) return `⟨${typeString(shape.items[0])}⟩`;
-      return shape.items.map((s) => (s.kind === "tuple" && s.items.length > 1 ? `(${typeString(s)})` : typeString(s))).join(" × ");
+      {
+        const parts = shape.items.map((s) => (s.kind === "tuple" && s.items.length > 1 ? `(${typeString(s)})` : typeString(s)));
+        // a long product of one type as the language writes it: real^1000
+        if (parts.length > 4 && parts.every((p) => p === parts[0])) return `${parts[0].includes(" ") ? `(${parts[0]})` : parts[0]}^${parts.length}`;
+        return parts.join(" × ");
+      }
     case "record":
       return `{${shape.keys.map((k, i) => `${k}: ${typeString(shape.fields[i])}`).join(", ")}}`;
     default:

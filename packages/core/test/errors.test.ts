@@ -134,3 +134,10 @@ describe("errors are WengertErrors with their own class name", () => {
     expect(String(derivativeOf((x: Scalar) => x, 1, 1))).toContain("W : real.");
   });
 });
+
+describe("long structures in messages", () => {
+  it("a long product of one type is written T^n, as the language writes it", () => {
+    expect(() => rd((x: Scalar[]) => x[0], [1, 2, 3, 4, 5, 6], [1])).toThrow("seed has type ⟨real⟩, expected real");
+    expect(() => rd((x: Scalar[]) => x, [1, 2, 3, 4, 5, 6], [1])).toThrow("expected real^6");
+  });
+});
