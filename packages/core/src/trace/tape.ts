@@ -31,6 +31,8 @@ import type { Dense } from "./tensor.js";
 
 const ADD = CODE.add;
 const MUL = CODE.mul;
+const SUB = CODE.sub;
+const DIV = CODE.div;
 
 const INITIAL_CAPACITY = 64;
 
@@ -62,6 +64,8 @@ export class Tape {
     t.length = this.length;
     for (const v of this.frees) t.frees.push(v);
     for (const [c, v] of this.consts) t.consts.set(c, v);
+    t.recent.set(this.recent);
+    t.slot = this.slot;
     t.negZero = this.negZero;
     return t;
   }
@@ -172,13 +176,27 @@ export class Tape {
   }
 
   constant(c: number): number {
+    // loops use a few literals over and over: four recent ones are checked before the map
+    // (0 stays out of it, as 0 === -0)
+    const r = this.recent;
+    if (c !== 0) for (let i = 0; i < 8; i += 2) if (r[i] === c) return r[i + 1];
     if (Object.is(c, -0)) return this.negZero >= 0 ? this.negZero : (this.negZero = this.push(CONST, 0, 0, c));
-    const v = this.consts.get(c);
-    if (v !== undefined) return v;
-    const k = this.push(CONST, 0, 0, c);
-    this.consts.set(c, k);
+    let k = this.consts.get(c);
+    if (k === undefined) {
+      k = this.push(CONST, 0, 0, c);
+      this.consts.set(c, k);
+    }
+    if (c !== 0 && c === c) {
+      r[this.slot] = c;
+      r[this.slot + 1] = k;
+      this.slot = (this.slot + 2) % 8;
+    }
     return k;
   }
+
+  /** [value, variable] pairs of recently used literals (NaN: empty). */
+  private readonly recent = new Float64Array(8).fill(NaN);
+  private slot = 0;
 
   free(value: unknown, current: number): number {
     this.frees.push(value);
@@ -195,21 +213,27 @@ export class Tape {
    * on literals are computed now, and `x + 0`, `x * 1` are `x`.
    */
   apply(code: number, a: number, b = 0): number {
-    const kernel = KERNELS[code];
     const op = this.op;
+    const val = this.val;
     if (ARITY[code] === 1) {
-      if (op[a] === CONST) return this.constant(kernel(this.val[a], 0));
-      return this.push(code, a, 0, kernel(this.val[a], 0));
+      const y = KERNELS[code](val[a], 0);
+      return op[a] === CONST ? this.constant(y) : this.push(code, a, 0, y);
     }
-    if (op[a] === CONST && op[b] === CONST) return this.constant(kernel(this.val[a], this.val[b]));
+    const va = val[a];
+    const vb = val[b];
+    const ca = op[a] === CONST && this.x[a] === 0;
+    const cb = op[b] === CONST && this.x[b] === 0;
+    // the four arithmetic kernels inline: a call through the table per instruction is dear
+    const y = code === ADD ? va + vb : code === MUL ? va * vb : code === SUB ? va - vb : code === DIV ? va / vb : KERNELS[code](va, vb);
+    if (ca && cb) return this.constant(y);
     if (code === ADD) {
-      if (this.isConstant(b, 0)) return a;
-      if (this.isConstant(a, 0)) return b;
+      if (cb && vb === 0) return a;
+      if (ca && va === 0) return b;
     } else if (code === MUL) {
-      if (this.isConstant(b, 1)) return a;
-      if (this.isConstant(a, 1)) return b;
+      if (cb && vb === 1) return a;
+      if (ca && va === 1) return b;
     }
-    return this.push(code, a, b, kernel(this.val[a], this.val[b]));
+    return this.push(code, a, b, y);
   }
 
   /** Number of primitive instructions (what the work of evaluating the tape is). */

@@ -17,7 +17,7 @@ import { broadcastDims, kernels, predicates, showDims, size, type Dims, type Emi
 import { ClosedTraceError, NaNError, ShapeError, TieError, TraceLengthError, TracedOperatorError, WengertError } from "../errors.js";
 import { describe } from "../structure.js";
 import { atCallSite } from "./callsite.js";
-import { ARITY, CODE, CONST, FIRST_PRIMITIVE, IS_TENSOR_OP, KINKS, PRIMITIVES, primitiveOf, tensorSpec } from "./opcodes.js";
+import { ARITY, CODE, CONST, FIRST_PRIMITIVE, IS_TENSOR_OP, KERNELS, KINKS, PRIMITIVES, primitiveOf, tensorSpec } from "./opcodes.js";
 import { Tape } from "./tape.js";
 import { isConcreteTensor, Tensor, toDense, type ConcreteTensor, type Dense } from "./tensor.js";
 
@@ -115,6 +115,8 @@ export class Trace {
   /** Set when f read a traced value (`.value`, primal, String): a decision no guard records. */
   opaque = false;
   private readonly lifted = new Map<Traced, number>();
+  /** settings.maxLength, read on every instruction. */
+  private readonly maxLength: number;
   private readonly constants = new Map<object, number>();
 
   constructor(
@@ -123,7 +125,9 @@ export class Trace {
     /** The API call that opened it, for messages ("rd", "grad"…). */
     readonly caller: string,
     readonly tape: Tape = new Tape(),
-  ) {}
+  ) {
+    this.maxLength = settings.maxLength;
+  }
 
   /** The variable standing for `x` in this trace: a literal, a variable, or a free one. */
   atomOf(x: Operand): number {
@@ -163,7 +167,7 @@ export class Trace {
     }
     const v = tape.apply(code, a, b);
     if ((this.settings.checkNaN || this.nanCaller !== null) && this.quiet === 0 && !Number.isFinite(tape.val[v])) this.reportNaN(code, a, b, v);
-    this.checkLength();
+    if (tape.length > this.maxLength) this.checkLength();
     return v;
   }
 
@@ -307,13 +311,15 @@ function checkArg(x: unknown, name: string, position: number): asserts x is Scal
 }
 
 /** The innermost live trace among the traced arguments, or null if none is traced. */
-function innermost(name: string, a: Scalar, b: Scalar): Trace | null {
-  const ta = typeof a === "number" ? null : live(a, name);
-  const tb = typeof b === "number" ? null : live(b, name);
+function innermost(code: number | PredicateName, a: Scalar, b: Scalar): Trace | null {
+  const ta = typeof a === "number" ? null : a.trace.closed ? live(a, nameOf(code)) : a.trace;
+  const tb = typeof b === "number" ? null : b.trace.closed ? live(b, nameOf(code)) : b.trace;
   if (ta === null) return tb;
   if (tb === null) return ta;
   return ta.level >= tb.level ? ta : tb;
 }
+
+const nameOf = (code: number | PredicateName): string => (typeof code === "number" ? primitiveOf(code).name : code);
 
 /** Apply the primitive `name` to scalars: a number if none is traced, else a traced real. */
 export function applyUnary(code: number, x: Scalar): Scalar;
@@ -331,10 +337,9 @@ export function applyUnary(code: number, x: unknown): Operand {
 export function applyBinary(code: number, a: Scalar, b: Scalar): Scalar;
 export function applyBinary(code: number, a: unknown, b: unknown): Operand;
 export function applyBinary(code: number, a: unknown, b: unknown): Operand {
-  const p = primitiveOf(code);
   if ((a instanceof Real || typeof a === "number") && (b instanceof Real || typeof b === "number")) {
-    const t = innermost(p.name, a, b);
-    if (t === null) return (p.spec.forward as (a: number, b: number) => number)(a as number, b as number);
+    const t = innermost(code, a, b);
+    if (t === null) return KERNELS[code](a as number, b as number);
     return new Real(t, t.apply(code, t.atomOf(a), t.atomOf(b)));
   }
   return applyGeneric(code, [a, b], undefined);

@@ -1,0 +1,44 @@
+/**
+ * The tape's literals: one variable per distinct value (−0 apart from 0, NaN one value),
+ * whatever the order of use (a small cache of recent literals sits before the map), and
+ * the exact folds (literal op literal, x + 0, x · 1).
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { CODE, CONST } from "../src/trace/opcodes.js";
+import { Tape } from "../src/trace/tape.js";
+
+describe("tape literals", () => {
+  it("the same value gives the same variable, another value another, in any order", () => {
+    const values = fc.oneof(fc.constantFrom(0, -0, NaN, 1, -1, 0.1, 0.9, Infinity, -Infinity), fc.double());
+    fc.assert(
+      fc.property(fc.array(values, { minLength: 1, maxLength: 60 }), (cs) => {
+        const tape = new Tape();
+        const seen: [number, number][] = [];
+        for (const c of cs) {
+          const v = tape.constant(c);
+          expect(tape.op[v]).toBe(CONST);
+          expect(Object.is(tape.val[v], c)).toBe(true);
+          for (const [c2, v2] of seen) expect(v === v2).toBe(Object.is(c, c2));
+          seen.push([c, v]);
+        }
+      }),
+      { numRuns: 200, seed: 3 },
+    );
+  });
+
+  it("folds literal op literal, x + 0 and x · 1, and nothing else", () => {
+    const tape = new Tape();
+    const x = tape.input(0, 2);
+    const three = tape.apply(CODE.add, tape.constant(1), tape.constant(2));
+    expect(tape.op[three]).toBe(CONST);
+    expect(tape.val[three]).toBe(3);
+    expect(tape.apply(CODE.add, x, tape.constant(0))).toBe(x);
+    expect(tape.apply(CODE.mul, tape.constant(1), x)).toBe(x);
+    const y = tape.apply(CODE.sub, x, tape.constant(0));
+    expect(y).not.toBe(x);
+    expect(tape.val[y]).toBe(2);
+    expect(tape.val[tape.apply(CODE.div, x, tape.constant(4))]).toBe(0.5);
+    expect(tape.val[tape.apply(CODE.atan2, x, tape.constant(2))]).toBe(Math.atan2(2, 2));
+  });
+});
