@@ -26,10 +26,15 @@ export const TIE_MODES: readonly TieMode[] = ["warn", "error", "ignore"];
 
 /** A real number being traced: its trace and its variable there. */
 export class Real {
-  constructor(
-    readonly trace: Trace,
-    readonly atom: number,
-  ) {}
+  // `declare`d and assigned in the constructor: one is made per traced operation, and class
+  // field definitions would cost a define per field
+  declare readonly trace: Trace;
+  declare readonly atom: number;
+
+  constructor(trace: Trace, atom: number) {
+    (this as { trace: Trace }).trace = trace;
+    (this as { atom: number }).atom = atom;
+  }
 
   /**
    * The concrete value (what conditionals in user code decide on). Reading it is a
