@@ -4,47 +4,15 @@
  * ndarrays and Float64Arrays), a few steps of SGD against the same steps in plain JS, and
  * a small convolutional network and an attention block against central differences.
  */
-import ndarray from "ndarray";
 import { describe, expect, it } from "vitest";
 import {
   add, conv2d, div, gather, grad, index, log, logSoftmax, logsumexp, matmul, max, mean, mul, neg, reshape, softmax, sqrt, sub, sum,
   tanh, transpose, valueAndGrad, type NdArray, type Scalar, type Tensor,
 } from "../src/index.js";
+import { rng, isNd, flat, nd, closeWithin } from "./helpers/tensors.js";
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const isNd = (v: unknown): v is NdArray => typeof v === "object" && v !== null && !(v instanceof Float64Array) && Array.isArray((v as NdArray).shape);
-function flat(v: unknown): number[] {
-  if (typeof v === "number") return [v];
-  if (v instanceof Float64Array) return Array.from(v);
-  if (!isNd(v)) throw new Error(`not a value: ${String(v)}`);
-  const d = v.shape;
-  const out: number[] = [];
-  const idx = new Array<number>(d.length).fill(0);
-  for (let k = 0; k < d.reduce((a, b) => a * b, 1); k++) {
-    out.push(v.get(...idx));
-    for (let ax = d.length - 1; ax >= 0; ax--) {
-      if (++idx[ax] < d[ax]) break;
-      idx[ax] = 0;
-    }
-  }
-  return out;
-}
-const nd = (data: ArrayLike<number>, dims: number[]): NdArray => ndarray(Float64Array.from(data), dims);
 const randArr = (n: number, r: () => number, scale = 1) => Array.from({ length: n }, () => scale * (2 * r() - 1));
-function expectClose(got: readonly number[], want: readonly number[], rtol = 1e-9, atol = 1e-12, what = "value"): void {
-  expect(got.length, `${what}: length`).toBe(want.length);
-  const bad = got.flatMap((g, i) => (Math.abs(g - want[i]) <= atol + rtol * Math.abs(want[i]) ? [] : [`${what}[${i}]: got ${g}, expected ${want[i]}`]));
-  expect(bad.slice(0, 8)).toEqual([]);
-}
+const expectClose = closeWithin(1e-9, 1e-12);
 
 // ---------------------------------------------------------------- MLP, by hand
 

@@ -21,6 +21,7 @@ import {
   sign, sin, sinh, slice, softmax, softplus, sqrt, square, stack, sub, sum, tan, tanh, transpose, unstack, where, xlogy,
   type NdArray, type Scalar,
 } from "../src/index.js";
+import { rng, sizeOf, isNd, flat, nd } from "./helpers/tensors.js";
 
 // ---------------------------------------------------------------- helpers (plain JS)
 
@@ -31,20 +32,6 @@ type Fn = (...args: any[]) => any;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyRec = any;
 
-/** mulberry32: a seeded generator of numbers in [0, 1). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const sizeOf = (d: readonly number[]) => d.reduce((a, b) => a * b, 1);
-const isNd = (v: unknown): v is NdArray =>
-  typeof v === "object" && v !== null && !(v instanceof Float64Array) && Array.isArray((v as NdArray).shape) && Array.isArray((v as NdArray).stride);
 
 /** The dims of a value as a plain reader sees them. */
 function dimsOf(v: unknown): number[] {
@@ -54,26 +41,7 @@ function dimsOf(v: unknown): number[] {
   throw new Error(`not a value: ${String(v)}`);
 }
 
-/** Row-major elements of a number, Float64Array or ndarray (read through `get`, any strides). */
-function flat(v: unknown): number[] {
-  if (typeof v === "number") return [v];
-  if (v instanceof Float64Array) return Array.from(v);
-  if (!isNd(v)) throw new Error(`not a value: ${String(v)}`);
-  const d = v.shape;
-  if (d.length === 0) return [v.get()];
-  const out: number[] = [];
-  const idx = new Array<number>(d.length).fill(0);
-  for (let k = 0; k < sizeOf(d); k++) {
-    out.push(v.get(...idx));
-    for (let ax = d.length - 1; ax >= 0; ax--) {
-      if (++idx[ax] < d[ax]) break;
-      idx[ax] = 0;
-    }
-  }
-  return out;
-}
 
-const nd = (data: ArrayLike<number>, dims: number[]): NdArray => ndarray(Float64Array.from(data), dims);
 
 /** A leaf of the given dims with elements from `gen`: a number for [], a Float64Array for 1-D if asked. */
 function leaf(dims: number[], gen: () => number, f64 = false): Leaf {

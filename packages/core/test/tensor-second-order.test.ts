@@ -17,46 +17,13 @@ import {
   pow, rd, reshape, sigmoid, slice, softmax, softplus, sqrt, square, sub, sum, tanh, transpose, unstack, where,
   type NdArray, type Scalar, type Tensor,
 } from "../src/index.js";
+import { rng, isNd, flat, nd, closeWithin } from "./helpers/tensors.js";
 
 // ---------------------------------------------------------------- helpers (plain JS)
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const isNd = (v: unknown): v is NdArray => typeof v === "object" && v !== null && !(v instanceof Float64Array) && Array.isArray((v as NdArray).shape);
-/** Row-major elements of a number, Float64Array or ndarray (read through get). */
-function flat(v: unknown): number[] {
-  if (typeof v === "number") return [v];
-  if (v instanceof Float64Array) return Array.from(v);
-  if (!isNd(v)) throw new Error(`not a value: ${String(v)}`);
-  const d = v.shape;
-  const n = d.reduce((a, b) => a * b, 1);
-  const out: number[] = [];
-  const idx = new Array<number>(d.length).fill(0);
-  for (let k = 0; k < n; k++) {
-    out.push(v.get(...idx));
-    for (let ax = d.length - 1; ax >= 0; ax--) {
-      if (++idx[ax] < d[ax]) break;
-      idx[ax] = 0;
-    }
-  }
-  return out;
-}
-const nd = (data: ArrayLike<number>, dims: number[]): NdArray => ndarray(Float64Array.from(data), dims);
 const randArr = (n: number, r: () => number, lo = -1, hi = 1) => Array.from({ length: n }, () => lo + (hi - lo) * r());
 
-function expectClose(got: readonly number[], want: readonly number[], rtol = 1e-6, atol = 1e-8, what = "value"): void {
-  expect(got.length, `${what}: length`).toBe(want.length);
-  const bad = got.flatMap((g, i) => (Math.abs(g - want[i]) <= atol + rtol * Math.abs(want[i]) ? [] : [`${what}[${i}]: got ${g}, expected ${want[i]}`]));
-  expect(bad.slice(0, 8)).toEqual([]);
-}
+const expectClose = closeWithin(1e-6, 1e-8);
 const allFinite = (v: unknown) => flat(v).every(Number.isFinite);
 const sig = (z: number) => 1 / (1 + Math.exp(-z));
 const IGNORE = { ties: "ignore" } as const;

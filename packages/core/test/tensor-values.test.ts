@@ -17,43 +17,10 @@ import {
   shapeOf, sin, slice, softmax, sqrt, square, stack, sub, sum, tanh, Tensor, traceOf, TracedOperatorError, transpose, unstack,
   valueAndGrad, vjp, where, type NdArray, type Scalar,
 } from "../src/index.js";
+import { rng, sizeOf, isNd, flat, nd, closeWithin } from "./helpers/tensors.js";
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const sizeOf = (d: readonly number[]) => d.reduce((a, b) => a * b, 1);
-const isNd = (v: unknown): v is NdArray => typeof v === "object" && v !== null && !(v instanceof Float64Array) && Array.isArray((v as NdArray).shape) && Array.isArray((v as NdArray).stride);
-function flat(v: unknown): number[] {
-  if (typeof v === "number") return [v];
-  if (v instanceof Float64Array) return Array.from(v);
-  if (!isNd(v)) throw new Error(`not a value: ${String(v)}`);
-  const d = v.shape;
-  if (d.length === 0) return [v.get()];
-  const out: number[] = [];
-  const idx = new Array<number>(d.length).fill(0);
-  for (let k = 0; k < sizeOf(d); k++) {
-    out.push(Number(v.get(...idx)));
-    for (let ax = d.length - 1; ax >= 0; ax--) {
-      if (++idx[ax] < d[ax]) break;
-      idx[ax] = 0;
-    }
-  }
-  return out;
-}
-const nd = (data: ArrayLike<number>, dims: number[]): NdArray => ndarray(Float64Array.from(data), dims);
 const randArr = (n: number, r: () => number) => Array.from({ length: n }, () => 2 * r() - 1);
-function expectClose(got: readonly number[], want: readonly number[], rtol = 1e-12, atol = 1e-12, what = "value"): void {
-  expect(got.length, `${what}: length`).toBe(want.length);
-  const bad = got.flatMap((g, i) => (Math.abs(g - want[i]) <= atol + rtol * Math.abs(want[i]) ? [] : [`${what}[${i}]: got ${g}, expected ${want[i]}`]));
-  expect(bad.slice(0, 8)).toEqual([]);
-}
+const expectClose = closeWithin(1e-12, 1e-12);
 /** Row-major strides. */
 const stridesOf = (d: readonly number[]) => d.map((_, i) => sizeOf(d.slice(i + 1)));
 /** Multi-index of a flat row-major position. */

@@ -1,0 +1,56 @@
+/**
+ * @file Plain-JS helpers of the tensor test suites: a seeded generator, reading any
+ * number / Float64Array / ndarray (any strides) as row-major elements, and a tolerant
+ * elementwise comparison that names the first mismatches.
+ */
+import ndarray from "ndarray";
+import { expect } from "vitest";
+import type { NdArray } from "../../src/index.js";
+
+/** mulberry32: a seeded generator of numbers in [0, 1). */
+export function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const sizeOf = (d: readonly number[]): number => d.reduce((a, b) => a * b, 1);
+
+export const isNd = (v: unknown): v is NdArray =>
+  typeof v === "object" && v !== null && !(v instanceof Float64Array) && Array.isArray((v as NdArray).shape) && Array.isArray((v as NdArray).stride);
+
+/** Row-major elements of a number, Float64Array or ndarray (read through `get`, any strides). */
+export function flat(v: unknown): number[] {
+  if (typeof v === "number") return [v];
+  if (v instanceof Float64Array) return Array.from(v);
+  if (!isNd(v)) throw new Error(`not a value: ${String(v)}`);
+  const d = v.shape;
+  if (d.length === 0) return [Number(v.get())];
+  const out: number[] = [];
+  const idx = new Array<number>(d.length).fill(0);
+  for (let k = 0; k < sizeOf(d); k++) {
+    out.push(Number(v.get(...idx)));
+    for (let ax = d.length - 1; ax >= 0; ax--) {
+      if (++idx[ax] < d[ax]) break;
+      idx[ax] = 0;
+    }
+  }
+  return out;
+}
+
+/** An ndarray over a copy of `data`. */
+export const nd = (data: ArrayLike<number>, dims: number[]): NdArray => ndarray(Float64Array.from(data), dims);
+
+/** `expectClose(got, want, rtol?, atol?, what?)` with a suite's default tolerances. */
+export function closeWithin(rtolDefault: number, atolDefault: number) {
+  return (got: readonly number[], want: readonly number[], rtol = rtolDefault, atol = atolDefault, what = "value"): void => {
+    expect(got.length, `${what}: length`).toBe(want.length);
+    const bad = got.flatMap((g, i) => (Math.abs(g - want[i]) <= atol + rtol * Math.abs(want[i]) ? [] : [`${what}[${i}]: got ${g}, expected ${want[i]}`]));
+    expect(bad.slice(0, 8)).toEqual([]);
+  };
+}
