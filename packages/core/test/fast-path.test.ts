@@ -8,24 +8,30 @@ import { add, cos, defineOp, derivativeOf, div, exp, grad, hvp, jvp, lt, mul, Na
 
 const same = (a: number, b: number) => expect(Object.is(a, b) || a === b || (Number.isNaN(a) && Number.isNaN(b))).toBe(true);
 
+/** Random straight-line programs with branches and two outputs: a step (k, i, j) is op k of values i and j. */
+const OPS = [sin, cos, tanh, square, (x: Scalar) => exp(mul(0.2, x))];
+const steps = fc.array(fc.tuple(fc.nat(OPS.length - 1), fc.nat(20), fc.nat(20)), { minLength: 1, maxLength: 12 });
+const program =
+  (ss: readonly [number, number, number][]) =>
+  (v: Scalar[]): Scalar[] => {
+    const vals: Scalar[] = [...v];
+    for (const [k, i, j] of ss) {
+      const p = vals[i % vals.length];
+      const q = vals[j % vals.length];
+      vals.push(lt(p, q) ? OPS[k](sub(p, q)) : mul(OPS[k](p), add(q, 1.5)));
+    }
+    return [vals[vals.length - 1], div(vals[vals.length - 2 < 0 ? 0 : vals.length - 2] as Scalar, add(2, square(vals[0])))];
+  };
+
 describe("numeric sweep = built term, evaluated", () => {
   it("on random straight-line programs with branches and several outputs", () => {
-    const ops = [sin, cos, tanh, square, (x: Scalar) => exp(mul(0.2, x))];
     fc.assert(
       fc.property(
         fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 1, maxLength: 3 }),
-        fc.array(fc.tuple(fc.nat(ops.length - 1), fc.nat(20), fc.nat(20)), { minLength: 1, maxLength: 12 }),
+        steps,
         fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 2, maxLength: 2 }),
-        (x, steps, seed) => {
-          const f = (v: Scalar[]): Scalar[] => {
-            const vals: Scalar[] = [...v];
-            for (const [k, i, j] of steps) {
-              const p = vals[i % vals.length];
-              const q = vals[j % vals.length];
-              vals.push(lt(p, q) ? ops[k](sub(p, q)) : mul(ops[k](p), add(q, 1.5)));
-            }
-            return [vals[vals.length - 1], div(vals[vals.length - 2 < 0 ? 0 : vals.length - 2] as Scalar, add(2, square(vals[0])))];
-          };
+        (x, ss, seed) => {
+          const f = program(ss);
           const fast = rd(f, x, seed, { ties: "ignore" }) as number[];
           const built = derivativeOf(f, x, seed, { ties: "ignore" }).evaluate(x, seed) as number[];
           fast.forEach((g, i) => same(g + 0, built[i] + 0));
@@ -51,23 +57,14 @@ describe("numeric sweep = built term, evaluated", () => {
 
 describe("numeric forward sweep (diff/tangents.ts) = the tangent term built and evaluated", () => {
   // checkNaN asks for the symbolic sweep (it names the rule that fails): the reference here
-  const ops = [sin, cos, tanh, square, (x: Scalar) => exp(mul(0.2, x))];
   it("jvp on random programs with branches, and hvp (forward over the reverse sweep)", () => {
     fc.assert(
       fc.property(
         fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 2, maxLength: 3 }),
-        fc.array(fc.tuple(fc.nat(ops.length - 1), fc.nat(20), fc.nat(20)), { minLength: 1, maxLength: 12 }),
+        steps,
         fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 3, maxLength: 3 }),
-        (x, steps, v3) => {
-          const f = (v: Scalar[]): Scalar[] => {
-            const vals: Scalar[] = [...v];
-            for (const [k, i, j] of steps) {
-              const p = vals[i % vals.length];
-              const q = vals[j % vals.length];
-              vals.push(lt(p, q) ? ops[k](sub(p, q)) : mul(ops[k](p), add(q, 1.5)));
-            }
-            return [vals[vals.length - 1], div(vals[0], add(2, square(vals[vals.length - 1])))];
-          };
+        (x, ss, v3) => {
+          const f = program(ss);
           const v = v3.slice(0, x.length);
           const [y, fast] = jvp(f, x, v, { ties: "ignore" }) as [number[], number[]];
           const [y2, built] = jvp(f, x, v, { ties: "ignore", checkNaN: true }) as [number[], number[]];
