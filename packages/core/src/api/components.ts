@@ -41,3 +41,15 @@ export function fromComponents(shape: Shape, values: ArrayLike<number>): unknown
 export function componentCount(shape: Shape): number {
   return leafShapes(shape).reduce((n, s) => n + (s.kind === "tensor" ? size(s.dims) : 1), 0);
 }
+
+/** Each scalar component of a structure, in order: its leaf, and its flat index in the leaf. */
+export function components(shape: Shape): { leaf: number; at: number }[] {
+  return leafShapes(shape).flatMap((s, leaf) => Array.from({ length: s.kind === "tensor" ? size(s.dims) : 1 }, (_, at) => ({ leaf, at })));
+}
+
+/** The structure `shape` with zeros everywhere but a 1 at component c. */
+export function basisVector(shape: Shape, c: number): unknown {
+  const v = new Float64Array(componentCount(shape));
+  v[c] = 1;
+  return fromComponents(shape, v);
+}

@@ -11,8 +11,8 @@ import { run } from "../eval/evaluate.js";
 import { ClosedTraceError, WengertError } from "../errors.js";
 import { size, type Dims } from "@wengert/ops";
 import { countLeaves, leafShapes, unflatten, type Shape } from "../structure.js";
-import { fromDense, Tensor, toDense, type ConcreteTensor } from "../trace/tensor.js";
-import { componentsOf, fromComponents } from "./components.js";
+import { fromDense, Tensor } from "../trace/tensor.js";
+import { basisVector, componentCount, components, componentsOf, fromComponents } from "./components.js";
 import type { Tape } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";
 import { primal, Real, type Scalar } from "../trace/tracer.js";
@@ -113,22 +113,6 @@ function hasTensor(shape: Shape): boolean {
   return leafShapes(shape).some((s) => s.kind === "tensor");
 }
 
-/** Every scalar component of a structure: its leaf, and the flat index within the leaf. */
-function components(shape: Shape): { leaf: number; at: number }[] {
-  return leafShapes(shape).flatMap((s, leaf) => Array.from({ length: s.kind === "tensor" ? size(s.dims) : 1 }, (_, at) => ({ leaf, at })));
-}
-
-/** The structure `shape` with zeros everywhere but a 1 at one component. */
-function basis(shape: Shape, leaf: number, at: number): unknown {
-  const leaves = leafShapes(shape).map((s, j) => {
-    if (s.kind !== "tensor") return j === leaf ? 1 : 0;
-    const d = new Float64Array(size(s.dims));
-    if (j === leaf) d[at] = 1;
-    return fromDense({ dims: s.dims, data: d }, s.container);
-  });
-  return unflatten(shape, leaves);
-}
-
 const dimsOf = (s: Shape): Dims => (s.kind === "tensor" ? s.dims : []);
 
 /**
@@ -143,19 +127,18 @@ function tensorBlocks(traced: TracedFn, out: Shape, xs: Shape, mode: "reverse" |
   const outs = leafShapes(out);
   const ins = leafShapes(xs);
   const blocks = outs.map((o) => ins.map((i) => new Float64Array(size(dimsOf(o)) * size(dimsOf(i)))));
-  const read = (v: unknown, s: Shape): Float64Array => (s.kind === "tensor" ? toDense(v as ConcreteTensor, "a result").data : Float64Array.of(v as number));
   const along = mode === "reverse" ? out : xs;
-  for (const { leaf, at } of components(along)) {
-    const results = sweep(basis(along, leaf, at));
-    (mode === "reverse" ? ins : outs).forEach((s, k) => {
-      const r = read(results[k], s);
+  components(along).forEach(({ leaf, at }, c) => {
+    const results = sweep(basisVector(along, c));
+    (mode === "reverse" ? ins : outs).forEach((_, k) => {
+      const r = componentsOf(results[k], caller(traced)).values;
       const [j, i] = mode === "reverse" ? [leaf, k] : [k, leaf];
       const block = blocks[j][i];
       const nIn = size(dimsOf(ins[i]));
       // block[e_out, e_in]: reverse fills a row (e_out = at), forward a column (e_in = at)
       for (let e = 0; e < r.length; e++) block[mode === "reverse" ? at * nIn + e : e * nIn + at] = r[e];
     });
-  }
+  });
   const rows = outs.map((o, j) =>
     unflatten(
       xs,
@@ -171,8 +154,8 @@ function tensorBlocks(traced: TracedFn, out: Shape, xs: Shape, mode: "reverse" |
 /** The Jacobian, by whichever mode needs fewer sweeps (reverse when outputs ≤ inputs). */
 export function jacobian<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOptions): unknown {
   const traced = trace("jacobian", f as Fn, x, options);
-  const m = components(traced.term.output.shape).length;
-  const n = components(traced.term.params[0].shape).length;
+  const m = componentCount(traced.term.output.shape);
+  const n = componentCount(traced.term.params[0].shape);
   return m <= n ? byReverse(traced) : byForward(traced);
 }
 

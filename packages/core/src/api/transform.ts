@@ -13,8 +13,8 @@ import { OutputTypeError, SeedMismatchError, WengertError } from "../errors.js";
 import { flatten, flattenLike, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
 import type { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
-import { fromDense, isNdArray, Tensor, toDense, type ConcreteTensor, type Dense, type NdArray } from "../trace/tensor.js";
-import { closeTrace, isOperand, live, openTrace, Real, sinkFor, TIE_MODES, valueOf, wrap, type Operand, type Scalar, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
+import { concreteShape, fromDense, Tensor, toDense, type ConcreteTensor, type Dense, type NdArray } from "../trace/tensor.js";
+import { closeTrace, isOperand, live, openTrace, primalOf, Real, sinkFor, TIE_MODES, wrap, type Operand, type Scalar, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
 
 export interface RdOptions {
   /**
@@ -115,17 +115,9 @@ export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}
 export function leafShape(v: Operand): Shape {
   if (typeof v === "number" || v instanceof Real) return REAL;
   if (v instanceof Tensor) return { kind: "tensor", dims: v.trace.tape.dims(v.atom), container: "ndarray" };
-  if (v instanceof Float64Array) return { kind: "tensor", dims: [v.length], container: "float64array" };
-  return { kind: "tensor", dims: [...(v as NdArray).shape], container: "ndarray" };
+  return concreteShape(v);
 }
 
-/** The concrete value of a leaf: a number, or a tensor's dense data (read, not copied). */
-export function primalOf(v: Operand, where: string): number | Dense {
-  if (typeof v === "number") return v;
-  if (v instanceof Real) return valueOf(v);
-  if (v instanceof Tensor) return { dims: v.trace.tape.dims(v.atom), data: v.trace.tape.buf(v.atom) };
-  return toDense(v as ConcreteTensor, where);
-}
 
 /** Variable v of a finished tape as the user gets it, by the leaf's structure. */
 export function userValue(tape: Tape, v: number, shape: Shape): unknown {

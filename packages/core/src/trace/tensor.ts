@@ -11,6 +11,7 @@ import ndarray from "ndarray";
 import type { NdArray as AnyNdArray } from "ndarray";
 import { showDims, size, type Dims } from "@wengert/ops";
 import { ClosedTraceError, InputTypeError, TracedOperatorError } from "../errors.js";
+import type { Shape } from "../structure.js";
 import type { Trace } from "./tracer.js";
 
 /** An ndarray as wengert hands them back: float64 data. Any numeric ndarray is accepted. */
@@ -81,8 +82,9 @@ export function isTensorLike(v: unknown): v is Tensor | ConcreteTensor {
 /** Which kind of container a tensor came in (and its cotangent goes back in). */
 export type Container = "ndarray" | "float64array";
 
-export function containerOf(v: unknown): Container {
-  return v instanceof Float64Array ? "float64array" : "ndarray";
+/** The structure of a tensor the user holds: its dims and its container. */
+export function concreteShape(v: ConcreteTensor): Shape {
+  return v instanceof Float64Array ? { kind: "tensor", dims: [v.length], container: "float64array" } : { kind: "tensor", dims: [...v.shape], container: "ndarray" };
 }
 
 const NUMERIC = new Set(["float64", "float32", "int8", "int16", "int32", "uint8", "uint8_clamped", "uint16", "uint32", "array", "generic"]);

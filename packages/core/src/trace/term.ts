@@ -7,7 +7,7 @@
  */
 import { run } from "../eval/evaluate.js";
 import { flattenLike, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
-import { fromDense, isConcreteTensor, toDense, type ConcreteTensor, type Dense } from "./tensor.js";
+import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor, type Dense } from "./tensor.js";
 import { InputTypeError } from "../errors.js";
 import { printTerm } from "./print.js";
 import type { Tape } from "./tape.js";
@@ -26,8 +26,7 @@ export interface Output {
 
 
 const isUntraced = (v: unknown): v is number | ConcreteTensor => typeof v === "number" || isConcreteTensor(v);
-const untracedShape = (v: number | ConcreteTensor): Shape =>
-  typeof v === "number" ? REAL : { kind: "tensor", dims: v instanceof Float64Array ? [v.length] : [...v.shape], container: v instanceof Float64Array ? "float64array" : "ndarray" };
+const untracedShape = (v: number | ConcreteTensor): Shape => (typeof v === "number" ? REAL : concreteShape(v));
 
 export class TraceTerm {
   constructor(

@@ -360,10 +360,18 @@ function concrete(y: number | Float64Array, dims: Dims): Operand {
   return typeof y === "number" ? y : (ndarray(y, [...dims]) as ConcreteTensor);
 }
 
-/** The value of an untraced operand, for kernels. */
+/** The concrete value of an operand: a number, or a tensor's dense data (read, not copied). */
+export function primalOf(v: Operand, where: string): number | Dense {
+  if (typeof v === "number") return v;
+  if (v instanceof Real) return valueOf(v);
+  if (v instanceof Tensor) return { dims: v.trace.tape.dims(v.atom), data: v.trace.tape.buf(v.atom) };
+  return toDense(v, where);
+}
+
+/** The concrete value of an operand as dense data (a real as dims []), for kernels. */
 function denseOf(v: Operand, where: string): Dense {
-  if (typeof v === "number") return { dims: [], data: Float64Array.of(v) };
-  return toDense(v as ConcreteTensor, where);
+  const p = primalOf(v, where);
+  return typeof p === "number" ? { dims: [], data: Float64Array.of(p) } : p;
 }
 
 /**
@@ -432,9 +440,8 @@ export function decideTensor(name: PredicateName, a: unknown, b: unknown): Concr
     if (!isOperand(v)) throw new WengertError(`${name}: argument ${i} is ${describe(v)}; expected a number, a tensor or a traced value${atCallSite()}.`);
   }
   const t = innermostOf(name, [a as Operand, b as Operand]);
-  const read = (v: Operand): Dense => (v instanceof Real ? { dims: [], data: Float64Array.of(valueOf(v)) } : v instanceof Tensor ? { dims: v.trace.tape.dims(v.atom), data: v.trace.tape.buf(v.atom) } : denseOf(v, name));
-  const da = read(a as Operand);
-  const db = read(b as Operand);
+  const da = denseOf(a as Operand, name);
+  const db = denseOf(b as Operand, name);
   const dims = broadcastDims(da.dims, db.dims);
   if (typeof dims === "string") throw shapeError(name, dims);
   const test = predicates[name].test;
