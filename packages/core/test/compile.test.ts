@@ -92,6 +92,6 @@ describe("compileGrad with ties: 'ignore'", () => {
     const f = (x: readonly Scalar[]) => add(gt(x[0], 1) ? mul(x[0], x[1]) : sin(x[1]), abs(x[1]));
     const g = compileGrad(f, { ties: "ignore" });
     for (const x of [[0.5, 2], [1, 2], [0.25, 0], [0.75, 3]]) expect(g(x)).toEqual(grad(f, x, { ties: "ignore" }));
-    expect(g.stats).toEqual({ traces: 1, replays: 3 });
+    expect(g.stats).toEqual({ traces: 1, replays: 3, compiled: 1 });
   });
 });

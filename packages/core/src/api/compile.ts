@@ -9,6 +9,8 @@
  * come out as before uses C: the gradient is then the numeric reverse sweep over the
  * replayed values. A guard that comes out otherwise, or a tie, or a kinked primitive at
  * its kink, means C does not hold there: `f` is traced again (and that trace cached).
+ * A trace replayed twice is compiled to JavaScript (jit/gradient.ts: the replay and the
+ * sweep as loops over typed arrays, the same numbers) and runs as that from then on.
  *
  * What no guard can see is not replayed: a trace in which `f` read a traced value
  * (`.value`, `primal`, `String(x)`), used tensors, user primitives, values of an
@@ -21,10 +23,11 @@ import { predicates } from "@wengert/ops";
 import { newScratch, reverseSweep, type Scratch } from "../diff/sweep.js";
 import { runReals } from "../eval/evaluate.js";
 import { OutputTypeError } from "../errors.js";
-import { flatten, REAL, typeString, unflatten, type Shape } from "../structure.js";
+import { flatten, typeString, unflatten, type Shape } from "../structure.js";
 import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard, Scalar } from "../trace/tracer.js";
+import { compileReplay, type Replay } from "../jit/gradient.js";
 import { usesUserOps } from "./forward.js";
 import { rdWithValue } from "./rd.js";
 import { trace, type Cotangent, type Fn, type RdOptions, type Traced } from "./transform.js";
@@ -39,14 +42,20 @@ interface Cached {
   readonly scratch: Scratch;
   /** With ties: "ignore" a tie met on replay needs no report, so no new trace. */
   readonly reportTies: boolean;
+  /** Replays so far, and the compiled replay once there have been enough (null: too large). */
+  replays: number;
+  compiled: Replay | null | undefined;
 }
+
+/** Replays by the interpreter before the trace is compiled (compiling costs a few traces' time). */
+const COMPILE_AFTER = 2;
 
 export interface CompiledGrad<X> {
   (x: X): Cotangent<X>;
   /** `[f(x), ∇f(x)]`. */
   valueAndGrad(x: X): [number, Cotangent<X>];
-  /** How many calls traced `f`, and how many replayed a cached trace. */
-  readonly stats: { traces: number; replays: number };
+  /** How many calls traced `f`, how many replayed a cached trace, and how many of those ran compiled code. */
+  readonly stats: { traces: number; replays: number; compiled: number };
 }
 
 const isNumber = (v: unknown): v is number => typeof v === "number";
@@ -54,7 +63,7 @@ const isNumber = (v: unknown): v is number => typeof v === "number";
 /** The gradient of a real-valued `f`, replaying its trace on later calls where it holds. */
 export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOptions = {}): CompiledGrad<X> {
   let cached: Cached | null = null;
-  const stats = { traces: 0, replays: 0 };
+  const stats = { traces: 0, replays: 0, compiled: 0 };
 
   const valueAndGrad = (x: X): [number, Cotangent<X>] => {
     const flat = numbers(x);
@@ -65,7 +74,8 @@ export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOpt
       const replayed = replay(cached, flat.leaves);
       if (replayed !== null) {
         stats.replays++;
-        return [replayed[0], unflatten(flat.shape, replayed[1]) as Cotangent<X>];
+        if (cached.compiled) stats.compiled++;
+        return [replayed[0], shaped(flat, replayed[1]) as Cotangent<X>];
       }
     }
     stats.traces++;
@@ -78,7 +88,7 @@ export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOpt
       !traced.trace.opaque && !traced.trace.settings.checkNaN && term.tape.tensorCount === 0 && term.tape.frees.length === 0 && !usesUserOps(term);
     cached = replayable ? cache(term, key, traced.trace.guards, traced.trace.settings.ties !== "ignore") : null;
     const g = reverseSweep(term, [1], null);
-    return [term.tape.val[term.output.atoms[0]], unflatten(flat.shape, g) as Cotangent<X>];
+    return [term.tape.val[term.output.atoms[0]], shaped(flat, g) as Cotangent<X>];
   };
 
   const compiled = ((x: X) => valueAndGrad(x)[1]) as CompiledGrad<X>;
@@ -86,12 +96,19 @@ export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOpt
   return compiled;
 }
 
-/** x's numbers and structure (a key to compare), or null if x holds anything else. */
-function numbers(x: unknown): { shape: Shape; leaves: number[]; key: string } | null {
-  if (Array.isArray(x) && x.every(isNumber)) {
-    // the common case, an array of numbers, without walking the structure
-    return { shape: { kind: "tuple", items: x.map(() => REAL) }, leaves: x, key: `[${x.length}]` };
-  }
+/** x's numbers and structure (null: an array of numbers), with a key to compare; null if x holds anything else. */
+interface Numbers {
+  readonly shape: Shape | null;
+  readonly leaves: readonly number[];
+  readonly key: string;
+}
+
+/** The gradient, shaped like x (for an array of numbers, the array of its components as it is). */
+const shaped = (flat: Numbers, g: number[]): unknown => (flat.shape === null ? g : unflatten(flat.shape, g));
+
+function numbers(x: unknown): Numbers | null {
+  // the common case, an array of numbers, without walking the structure (a call costs microseconds here)
+  if (Array.isArray(x) && x.every(isNumber)) return { shape: null, leaves: x, key: `[${x.length}]` };
   try {
     const flat = flatten(x, "x", isNumber, "compileGrad's input");
     return { ...flat, key: typeString(flat.shape) };
@@ -104,11 +121,21 @@ function cache(term: TraceTerm, key: string, guards: readonly Guard[], reportTie
   const { op, length } = term.tape;
   const kinked: number[] = [];
   for (let i = 0; i < length; i++) if (op[i] >= FIRST_PRIMITIVE && KINKS[op[i]] !== undefined) kinked.push(i);
-  return { term, key, guards: [...guards], kinked: Int32Array.from(kinked), vals: new Float64Array(length), scratch: newScratch(term), reportTies };
+  const c: Cached = { term, key, guards: [...guards], kinked: Int32Array.from(kinked), vals: new Float64Array(length), scratch: newScratch(term), reportTies, replays: 0, compiled: undefined };
+  return c;
 }
 
 /** `[f(x), ∇f(x)]` from the cached trace at new inputs, or null where it does not hold. */
 function replay(c: Cached, inputs: readonly number[]): [number, number[]] | null {
+  if (c.compiled === undefined && c.replays >= COMPILE_AFTER) c.compiled = compileReplay(c.term, c.guards, c.reportTies)?.replay ?? null;
+  if (c.compiled) return c.compiled(inputs);
+  const r = interpret(c, inputs);
+  if (r !== null) c.replays++;
+  return r;
+}
+
+/** The replay by the interpreter: the tape's columns in one loop, then the numeric sweep. */
+function interpret(c: Cached, inputs: readonly number[]): [number, number[]] | null {
   const { term, vals } = c;
   const tape = term.tape;
   runReals(tape, vals, inputs);

@@ -1,0 +1,168 @@
+/**
+ * @file A cached trace of reals compiled to JavaScript: its replay at a new point and
+ * its reverse sweep, as loops over Float64Arrays (compileGrad's hot path).
+ *
+ * The forward code recomputes the values the gradient needs, checks every recorded
+ * decision (guard) and kink right after its arguments are computed, and reports
+ * whether the trace holds at the new point. The reverse code is diff/sweep.ts's sweep
+ * specialised to this trace: which instructions carry a cotangent, which arguments are
+ * active and which contribution reaches a variable first are known before it runs, so
+ * each contribution is a plain `ct[a] = …` (first) or `ct[a] += …` (later), in the same
+ * order with the same rules (javascript.ts): the same numbers as the sweep, to the bit.
+ * Both are re-rolled into loops (reroll.ts) before the source is written (source.ts).
+ */
+import type { PredicateName } from "@wengert/ops";
+import { activity } from "../diff/place.js";
+import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, KERNELS, KINKS, primitiveOf, scalarSpec } from "../trace/opcodes.js";
+import type { TraceTerm } from "../trace/term.js";
+import type { Guard } from "../trace/tracer.js";
+import { COMPARISON, javascript, literal } from "./javascript.js";
+import { codeSize, reroll, Shapes, type Stmt } from "./reroll.js";
+import { chunkSources, type Template } from "./source.js";
+
+/** Value and gradient at new inputs, or null where the trace does not hold there. */
+export type Replay = (inputs: ArrayLike<number>) => [number, number[]] | null;
+
+/** What the compiled code holds: how many statements its loops and straight code have. */
+export interface CompiledStats {
+  readonly forward: number;
+  readonly reverse: number;
+}
+
+/** Traces whose re-rolled code is larger than this are replayed by the interpreter. */
+export const MAX_STATEMENTS = 40000;
+
+type Forward = (v: Float64Array, x: ArrayLike<number>, K: typeof KERNELS, KINK: typeof KINKS) => boolean;
+type Reverse = (v: Float64Array, ct: Float64Array, K: typeof KERNELS) => void;
+
+/**
+ * The compiled replay of `term` (a real-valued trace of reals) under its guards, or
+ * null if its code would be too large to be worth it.
+ */
+export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportTies: boolean): { replay: Replay; stats: CompiledStats } | null {
+  const tape = term.tape;
+  const { op, a, b, length: n } = tape;
+  const out = term.output.atoms[0];
+  const shapes = new Shapes();
+  const forms: ((idx: readonly string[]) => string)[] = [];
+  const shape = (key: string, code: (idx: readonly string[]) => string): number => {
+    const id = shapes.of(key);
+    forms[id] = code;
+    return id;
+  };
+  const template: Template = (sig, idx) => forms[sig](idx);
+  // literals are written into the code (their values are part of a statement's shape)
+  const literalAt = (v: number): string | null => (op[v] === CONST ? literal(tape.val[v]) : null);
+
+  // the reverse sweep, decided ahead: has[v] once a contribution has reached v
+  const active = activity(term);
+  const has = new Uint8Array(n);
+  if (active[out]) has[out] = 1;
+  const reverse: Stmt[] = [];
+  for (let i = n - 1; i >= 0; i--) {
+    if (!has[i] || op[i] < FIRST_PRIMITIVE) continue;
+    const args = ARITY[op[i]] === 1 ? [a[i]] : [a[i], b[i]];
+    // per argument: 0 none, 1 first contribution (=), 2 a later one (+=)
+    const how = args.map((v, k) => {
+      if (!active[v] || ruleSource(op[i], k, "0", "0", "0", "c") === null) return 0;
+      const first = has[v] ? 2 : 1;
+      has[v] = 1;
+      return first;
+    });
+    const code = op[i];
+    const [la, lb] = [literalAt(a[i]), literalAt(b[i])];
+    const sig = shape(`r${code}:${how.join("")}:${la}:${lb}`, ([I, A, B]) => {
+      const lines = [`c = ct[${I}];`];
+      how.forEach((h, k) => {
+        if (h === 0) return;
+        const rule = ruleSource(code, k, la ?? `v[${A}]`, lb ?? `v[${B}]`, `v[${I}]`, "c")!;
+        lines.push(`ct[${k === 0 ? A : B}] ${h === 1 ? "=" : "+="} ${rule};`);
+      });
+      return lines.join(" ");
+    });
+    reverse.push({ kind: "stmt", sig, idx: [i, a[i], b[i]] });
+  }
+
+  // the forward values needed: the output, guards, kinks, and what the rules read
+  const kinked = (i: number): boolean => reportTies && op[i] >= FIRST_PRIMITIVE && KINKS[op[i]] !== undefined;
+  const need = new Uint8Array(n);
+  need[out] = 1;
+  for (const g of guards) need[g.a] = need[g.b] = 1;
+  for (let i = 0; i < n; i++) {
+    if (kinked(i) || (has[i] && op[i] >= FIRST_PRIMITIVE)) need[i] = need[a[i]] = need[b[i]] = 1;
+  }
+  for (let i = n - 1; i >= 0; i--) {
+    if (!need[i] || op[i] < FIRST_PRIMITIVE) continue;
+    need[a[i]] = 1;
+    if (ARITY[op[i]] === 2) need[b[i]] = 1;
+  }
+  // a guard is checked once its later argument is computed (literals are always there)
+  const guardsAt = new Map<number, Guard[]>();
+  for (const g of guards) {
+    const at = Math.max(op[g.a] === CONST ? -1 : g.a, op[g.b] === CONST ? -1 : g.b);
+    if (at < 0) continue; // decided on literals: it comes out the same everywhere
+    if (!guardsAt.has(at)) guardsAt.set(at, []);
+    guardsAt.get(at)!.push(g);
+  }
+  const forward: Stmt[] = [];
+  const input = shape("in", ([I, K]) => `v[${I}] = x[${K}];`);
+  for (let i = 0; i < n; i++) {
+    if (need[i] && op[i] === INPUT) forward.push({ kind: "stmt", sig: input, idx: [i, a[i]] });
+    if (need[i] && op[i] >= FIRST_PRIMITIVE) {
+      const code = op[i];
+      const [la, lb] = [literalAt(a[i]), literalAt(b[i])];
+      const sig = shape(`f${code}:${la}:${lb}`, ([I, A, B]) => `v[${I}] = ${kernelSource(code, la ?? `v[${A}]`, lb ?? `v[${B}]`)};`);
+      forward.push({ kind: "stmt", sig, idx: [i, a[i], b[i]] });
+    }
+    if (kinked(i)) {
+      const code = op[i];
+      forward.push({ kind: "stmt", sig: shape(`k${code}`, ([A]) => `if (KINK[${code}](v[${A}])) return false;`), idx: [a[i]] });
+    }
+    for (const g of guardsAt.get(i) ?? []) {
+      const tie = reportTies && g.a !== g.b;
+      const [la, lb] = [literalAt(g.a), literalAt(g.b)];
+      const sig = shape(`g${g.pred}:${g.outcome}:${tie}:${la}:${lb}`, ([A, B]) => guardSource(g.pred, g.outcome, tie, la ?? `v[${A}]`, lb ?? `v[${B}]`));
+      forward.push({ kind: "stmt", sig, idx: [g.a, g.b] });
+    }
+  }
+
+  const forwardCode = reroll(forward, shapes);
+  const reverseCode = reroll(reverse, shapes);
+  const stats = { forward: codeSize(forwardCode), reverse: codeSize(reverseCode) };
+  if (stats.forward + stats.reverse > MAX_STATEMENTS) return null;
+  const forwards = chunkSources(forwardCode, template).map((s) => new Function("v", "x", "K", "KINK", `${s}\nreturn true;`) as Forward);
+  const reverses = chunkSources(reverseCode, template).map((s) => new Function("v", "ct", "K", `let c = 0;\n${s}`) as Reverse);
+
+  const v = tape.val.slice(0, n); // literals stay where the tape has them
+  const ct = new Float64Array(n);
+  // the inputs' variables, or -1 for an input no contribution reaches (its gradient is 0)
+  const params = Int32Array.from(term.params[0].atoms, (p) => (has[p] ? p : -1));
+  const replay: Replay = (inputs) => {
+    for (const f of forwards) if (!f(v, inputs, KERNELS, KINKS)) return null;
+    if (active[out]) ct[out] = 1;
+    for (const f of reverses) f(v, ct, KERNELS);
+    const g = new Array<number>(params.length);
+    for (let k = 0; k < params.length; k++) g[k] = params[k] < 0 ? 0 : ct[params[k]];
+    return [v[out], g];
+  };
+  return { replay, stats };
+}
+
+/** The source of primitive `code`'s kernel applied to the expressions x, y. */
+function kernelSource(code: number, x: string, y: string): string {
+  const name = primitiveOf(code).name as keyof typeof javascript;
+  return ARITY[code] === 1 ? (javascript[name] as (x: string) => string)(x) : (javascript[name] as (x: string, y: string) => string)(x, y);
+}
+
+/** The source of the reverse rule of `code` for argument k, or null for a symbolic zero. */
+function ruleSource(code: number, k: number, x: string, y: string, out: string, ct: string): string | null {
+  const spec = scalarSpec(code);
+  return spec.arity === 1 ? spec.reverse(javascript, x, out, ct) : spec.reverse[k](javascript, x, y, out, ct);
+}
+
+/** `return false` unless `pred(x, y)` comes out `outcome` (and, with tie, x ≠ y). */
+function guardSource(pred: PredicateName, outcome: boolean, tie: boolean, x: string, y: string): string {
+  const test = `${x} ${COMPARISON[pred]} ${y}`;
+  const fails = outcome ? `!(${test})` : `(${test})`;
+  return `if (${tie ? `${x} === ${y} || ` : ""}${fails}) return false;`;
+}
