@@ -3,7 +3,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
-  abs, add, ClosedTraceError, derivativeOf, eq, grad, InputTypeError, lt, mul, OutputTypeError, rd, type Real,
+  abs, add, ClosedTraceError, derivativeOf, eq, grad, InputTypeError, jvp, lt, mul, OutputTypeError, rd, type Real,
   type Scalar, SeedMismatchError, sin, TieError, TracedOperatorError, valueAndGrad, WengertError,
 } from "../src/index.js";
 
@@ -55,7 +55,14 @@ describe("traced values", () => {
     let leaked: Scalar = 0;
     grad((x: Scalar) => ((leaked = mul(x, x)), leaked), 2);
     expect(() => sin(leaked)).toThrow(ClosedTraceError);
-    expect(() => sin(leaked)).toThrow("sin: a traced value (v1, value 4) was used after the grad call that traced it returned.");
+    // grad recycles its tape's columns (trace/columns.ts): the value is gone, and the message says so
+    expect(() => sin(leaked)).toThrow("sin: a traced value (v1, its value gone with its trace) was used after the grad call that traced it returned.");
+    expect(() => (leaked as unknown as Real).value).toThrow(ClosedTraceError);
+    expect((leaked as unknown as Real).toString()).toBe("Real(?)");
+    // where the tape is not recycled (jvp), the message shows the value
+    let kept: Scalar = 0;
+    jvp((x: Scalar) => ((kept = mul(x, x)), sin(kept)), 2, 1);
+    expect(() => sin(kept)).toThrow("sin: a traced value (v1, value 4) was used after the jvp call that traced it returned.");
     expect(() => grad((y: Scalar) => mul(y, leaked), 1)).toThrow(ClosedTraceError);
     expect(() => rd((y: Scalar) => y, leaked as never, 1)).toThrow(ClosedTraceError);
     expect(() => lt(leaked, 1)).toThrow(ClosedTraceError);

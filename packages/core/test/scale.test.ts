@@ -5,23 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { add, derivativeOf, grad, mul, rd, sin, traceOf, cos, type Scalar } from "../src/index.js";
 
-/** W5 of WORKLOADS.md: y ← 0.9 y + 0.1 sin y, n times. */
-const chain = (n: number) => (x: Scalar): Scalar => {
-  let y = x;
-  for (let i = 0; i < n; i++) y = add(mul(0.9, y), mul(0.1, sin(y)));
-  return y;
-};
-
-/** The same derivative by forward propagation on numbers (dy/dx carried along). */
-function chainDerivative(n: number, x: number): number {
-  let y = x;
-  let dy = 1;
-  for (let i = 0; i < n; i++) {
-    dy = 0.9 * dy + 0.1 * Math.cos(y) * dy;
-    y = 0.9 * y + 0.1 * Math.sin(y);
-  }
-  return dy;
-}
+import { chain, chainDerivative } from "./helpers/chain.js";
 
 describe("linear size", () => {
   it("the derivative term has at most a constant factor more instructions than the trace", () => {

@@ -1,12 +1,15 @@
 /**
  * The tape's literals: one variable per distinct value (−0 apart from 0, NaN one value),
  * whatever the order of use (a small cache of recent literals sits before the map), and
- * the exact folds (literal op literal, x + 0, x · 1).
+ * the exact folds (literal op literal, x + 0, x · 1); columns recycled between traces.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CODE, CONST } from "../src/trace/opcodes.js";
 import { Tape } from "../src/trace/tape.js";
+import { keptBytes } from "../src/trace/columns.js";
+import { chain, chainDerivative } from "./helpers/chain.js";
+import { grad, sum as sumT, tanh as tanhT, mul as mulT, type Scalar, type Tensor } from "../src/index.js";
 
 describe("tape literals", () => {
   it("the same value gives the same variable, another value another, in any order", () => {
@@ -40,5 +43,27 @@ describe("tape literals", () => {
     expect(tape.val[y]).toBe(2);
     expect(tape.val[tape.apply(CODE.div, x, tape.constant(4))]).toBe(0.5);
     expect(tape.val[tape.apply(CODE.atan2, x, tape.constant(2))]).toBe(Math.atan2(2, 2));
+  });
+});
+
+describe("tape columns recycled between traces (trace/columns.ts)", () => {
+  it("an outermost grad hands its columns back; the pool stays bounded", () => {
+    grad(chain(20000), 0.3);
+    expect(keptBytes()).toBeGreaterThan(0);
+    expect(keptBytes()).toBeLessThanOrEqual(64 * 2 ** 20);
+    for (let k = 0; k < 5; k++) grad(chain(200000), 0.3);
+    expect(keptBytes()).toBeLessThanOrEqual(64 * 2 ** 20);
+  });
+
+  it("recycled columns give the same derivatives, also after tensor tapes used them", () => {
+    const tensorLoop = (w: Tensor): Scalar => {
+      let t: Tensor = w;
+      for (let i = 0; i < 3000; i++) t = tanhT(mulT(t, 0.999)) as Tensor;
+      return sumT(t) as Scalar;
+    };
+    for (const n of [5000, 300, 20000, 7]) {
+      grad(tensorLoop, Float64Array.of(0.1, 0.2));
+      expect(grad(chain(n), 0.3)).toBeCloseTo(chainDerivative(n, 0.3), 12);
+    }
   });
 });

@@ -34,7 +34,9 @@ export function rdWithValue(
   if (inspect === undefined && term.tape.tensorCount === 0 && isOutermost(traced, seed)) {
     // nothing will look at the derivative term: evaluate it without building it
     const cotangents = reverseSweep(term, (seed as Scalar[]).map(primal), traced.trace.settings.checkNaN ? { caller } : null);
-    return [unflatten(out, term.output.atoms.map((v) => term.tape.val[v])), unflatten(term.params[0].shape, cotangents)];
+    const value = unflatten(out, term.output.atoms.map((v) => term.tape.val[v]));
+    term.tape.recycle(); // nobody holds the term: its columns serve the next trace
+    return [value, unflatten(term.params[0].shape, cotangents)];
   }
   const { outputs, results } = apply(traced, differentiate, { name: "W", shape: out, leaves: seed }, traced.term.params[0].shape, inspect, false, inspect === undefined);
   return [unflatten(out, outputs), unflatten(traced.term.params[0].shape, results)];

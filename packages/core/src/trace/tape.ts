@@ -28,6 +28,7 @@ const SCALAR: Dims = [];
 import { kernels, release, sameDims, type Buf, type Dims } from "@wengert/ops";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, KERNELS, tensorSpec } from "./opcodes.js";
 import type { Dense } from "./tensor.js";
+import { giveColumn, takeColumn, type Column } from "./columns.js";
 
 const ADD = CODE.add;
 const MUL = CODE.mul;
@@ -37,12 +38,12 @@ const DIV = CODE.div;
 const INITIAL_CAPACITY = 64;
 
 export class Tape {
-  op = new Uint16Array(INITIAL_CAPACITY);
-  a = new Int32Array(INITIAL_CAPACITY);
-  b = new Int32Array(INITIAL_CAPACITY);
-  val = new Float64Array(INITIAL_CAPACITY);
+  op = takeColumn(Uint16Array, INITIAL_CAPACITY);
+  a = takeColumn(Int32Array, INITIAL_CAPACITY);
+  b = takeColumn(Int32Array, INITIAL_CAPACITY);
+  val = takeColumn(Float64Array, INITIAL_CAPACITY);
   /** Index + 1 into `extras`, or 0 for a plain scalar instruction. */
-  x = new Int32Array(INITIAL_CAPACITY);
+  x = takeColumn(Int32Array, INITIAL_CAPACITY);
   readonly extras: Extra[] = [];
   length = 0;
   /** The values that `free` instructions stand for (traced values of outer traces). */
@@ -120,6 +121,18 @@ export class Tape {
   }
 
   private released = false;
+
+  /**
+   * Hand the columns back for other tapes (columns.ts), once nothing will read this tape
+   * again: an outermost grad's, after its results are read. The tape is empty after.
+   */
+  recycle(): void {
+    for (const c of [this.op, this.a, this.b, this.val, this.x]) giveColumn(c);
+    this.op = new Uint16Array(0);
+    this.a = this.b = this.x = new Int32Array(0);
+    this.val = new Float64Array(0);
+    this.length = 0;
+  }
 
   /** Number of instructions with an Extra: 0 for a tape of reals only. */
   get tensorCount(): number {
@@ -257,21 +270,23 @@ export class Tape {
     this.a[k] = a;
     this.b[k] = b;
     this.val[k] = v;
+    this.x[k] = 0; // recycled columns are not zeroed
     return k;
   }
 
   private reserve(capacity: number): void {
     if (capacity <= this.op.length) return;
-    const grow = <T extends Uint16Array | Int32Array | Float64Array>(old: T, make: (n: number) => T): T => {
-      const next = make(capacity);
+    const grow = <T extends Column>(old: T, make: { new (n: number): T; readonly name: string }): T => {
+      const next = takeColumn(make, capacity);
       next.set(old.subarray(0, this.length) as never);
+      giveColumn(old);
       return next;
     };
-    this.op = grow(this.op, (n) => new Uint16Array(n));
-    this.a = grow(this.a, (n) => new Int32Array(n));
-    this.b = grow(this.b, (n) => new Int32Array(n));
-    this.val = grow(this.val, (n) => new Float64Array(n));
-    this.x = grow(this.x, (n) => new Int32Array(n));
+    this.op = grow(this.op, Uint16Array);
+    this.a = grow(this.a, Int32Array);
+    this.b = grow(this.b, Int32Array);
+    this.val = grow(this.val, Float64Array);
+    this.x = grow(this.x, Int32Array);
   }
 }
 

@@ -41,6 +41,8 @@ export class Real {
    * decision wengert cannot see, so a trace that read it is never replayed (compile.ts).
    */
   get value(): number {
+    // after its rd returned, a trace's tape may have been recycled (columns.ts): the value is gone
+    if (this.atom >= this.trace.tape.length) live(this, "value");
     this.trace.opaque = true;
     return this.trace.tape.val[this.atom];
   }
@@ -49,14 +51,14 @@ export class Real {
   [Symbol.toPrimitive](hint: string): string {
     if (hint === "string") return String(this.value);
     throw new TracedOperatorError(
-      `A traced real (value ${valueOf(this)}) was used with a JavaScript operator such as +, *, < or Math.sin. ` +
+      `A traced real (value ${shown(this)}) was used with a JavaScript operator such as +, *, < or Math.sin. ` +
         `That would compute with its value and silently lose the derivative. Use wengert's functions ` +
         `instead (add, mul, lt, sin, …), which work on numbers and traced reals alike; use primal(x) to read the value on purpose.`,
     );
   }
 
   toString(): string {
-    return `Real(${valueOf(this)})`;
+    return `Real(${shown(this)})`;
   }
 
   [Symbol.for("nodejs.util.inspect.custom")](): string {
@@ -65,6 +67,9 @@ export class Real {
 }
 
 export type Scalar = number | Real;
+
+/** A traced real's value for messages ("?" once its tape has been recycled). */
+const shown = (r: Real): string => (r.atom < r.trace.tape.length ? String(valueOf(r)) : "?");
 
 /** A traced real's value, read by wengert itself (not a decision of the user's). */
 export function valueOf(r: Real): number {
@@ -302,7 +307,8 @@ export function shapeError(name: string, message: string, dims?: readonly Dims[]
 
 export function live(r: Real | Tensor, where: string): Trace {
   if (r.trace.closed) {
-    const what = r instanceof Real ? `value ${valueOf(r)}` : `dims ${showDims(r.trace.tape.dims(r.atom))}`;
+    const recycled = r.atom >= r.trace.tape.length;
+    const what = recycled ? "its value gone with its trace" : r instanceof Real ? `value ${valueOf(r)}` : `dims ${showDims(r.trace.tape.dims(r.atom))}`;
     throw new ClosedTraceError(
       `${where}: a traced value (v${r.atom}, ${what}) was used after the ${r.trace.caller} call that traced it returned. ` +
         `Traced values live only while their ${r.trace.caller} runs: return what you need from f instead of keeping it outside.`,

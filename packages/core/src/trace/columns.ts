@@ -1,0 +1,40 @@
+/**
+ * @file Tape columns recycled between traces.
+ *
+ * An outermost `grad` of a long program builds columns of millions of entries and drops
+ * them when it returns. Allocated afresh on every call, those off-heap buffers count
+ * against V8's limits and set off full collections of the whole heap, so the time of a
+ * call grows faster than its trace does in a process with a large heap. Columns whose
+ * tape is done (outgrown, or its `grad` returned) come back here and serve the next tape.
+ * The pool is bounded: at most MAX_BYTES are kept.
+ */
+export type Column = Uint16Array | Int32Array | Float64Array;
+
+const MAX_BYTES = 64 * 2 ** 20;
+const pool = new Map<string, Column[]>();
+let kept = 0;
+
+const keyOf = (kind: string, length: number): string => `${kind}:${length}`;
+
+/** A column of `length` entries (contents unspecified): recycled if one is kept, else new. */
+export function takeColumn<T extends Column>(make: { new (n: number): T; readonly name: string }, length: number): T {
+  const free = pool.get(keyOf(make.name, length));
+  const c = free?.pop();
+  if (c === undefined) return new make(length);
+  kept -= c.byteLength;
+  return c as T;
+}
+
+/** Hand back a column nobody will read again. */
+export function giveColumn(c: Column): void {
+  if (kept + c.byteLength > MAX_BYTES) return;
+  const key = keyOf(c.constructor.name, c.length);
+  if (!pool.has(key)) pool.set(key, []);
+  pool.get(key)!.push(c);
+  kept += c.byteLength;
+}
+
+/** Bytes kept for reuse (for tests and the memory probe). */
+export function keptBytes(): number {
+  return kept;
+}
