@@ -121,8 +121,7 @@ function cache(term: TraceTerm, key: string, guards: readonly Guard[], reportTie
   const { op, length } = term.tape;
   const kinked: number[] = [];
   for (let i = 0; i < length; i++) if (op[i] >= FIRST_PRIMITIVE && KINKS[op[i]] !== undefined) kinked.push(i);
-  const c: Cached = { term, key, guards: [...guards], kinked: Int32Array.from(kinked), vals: new Float64Array(length), scratch: newScratch(term), reportTies, replays: 0, compiled: undefined };
-  return c;
+  return { term, key, guards: [...guards], kinked: Int32Array.from(kinked), vals: new Float64Array(length), scratch: newScratch(term), reportTies, replays: 0, compiled: undefined };
 }
 
 /** `[f(x), ∇f(x)]` from the cached trace at new inputs, or null where it does not hold. */

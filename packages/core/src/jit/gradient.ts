@@ -89,7 +89,9 @@ export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportT
   need[out] = 1;
   for (const g of guards) need[g.a] = need[g.b] = 1;
   for (let i = 0; i < n; i++) {
-    if (kinked(i) || (has[i] && op[i] >= FIRST_PRIMITIVE)) need[i] = need[a[i]] = need[b[i]] = 1;
+    if (!kinked(i) && !(has[i] && op[i] >= FIRST_PRIMITIVE)) continue;
+    need[i] = need[a[i]] = 1;
+    if (ARITY[op[i]] === 2) need[b[i]] = 1;
   }
   for (let i = n - 1; i >= 0; i--) {
     if (!need[i] || op[i] < FIRST_PRIMITIVE) continue;
