@@ -18,16 +18,31 @@ import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { COMPARISON, javascript, literal } from "./javascript.js";
 import { codeSize, reroll, Shapes, type Stmt } from "./reroll.js";
-import { chunkSources, type Template } from "./source.js";
+import { Accesses, planRegisters, type Use, type UsesOf } from "./registers.js";
+import { chunkSources, type At, type Template } from "./source.js";
 
 /** Value and gradient at new inputs, or null where the trace does not hold there. */
 export type Replay = (inputs: ArrayLike<number>) => [number, number[]] | null;
 
-/** What the compiled code holds: how many statements its loops and straight code have. */
+/**
+ * What the compiled code holds: how many statements its loops and straight code have,
+ * and how many groups of variables its loops keep in locals (registers.ts).
+ */
 export interface CompiledStats {
   readonly forward: number;
   readonly reverse: number;
+  readonly locals: number;
 }
+
+/** The compiled replay, what its code holds, and its source (one function per chunk). */
+export interface Compiled {
+  readonly replay: Replay;
+  readonly stats: CompiledStats;
+  readonly source: { readonly forward: readonly string[]; readonly reverse: readonly string[] };
+}
+
+/** A statement shape's code, given the places its accesses name and its indices. */
+type Form = (at: At, idx: readonly string[]) => string;
 
 /** Traces whose re-rolled code is larger than this are replayed by the interpreter. */
 export const MAX_STATEMENTS = 40000;
@@ -39,18 +54,18 @@ type Reverse = (v: Float64Array, ct: Float64Array, K: typeof KERNELS) => void;
  * The compiled replay of `term` (a real-valued trace of reals) under its guards, or
  * null if its code would be too large to be worth it.
  */
-export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportTies: boolean): { replay: Replay; stats: CompiledStats } | null {
+export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportTies: boolean): Compiled | null {
   const tape = term.tape;
   const { op, a, b, length: n } = tape;
   const out = term.output.atoms[0];
   const shapes = new Shapes();
-  const forms: ((idx: readonly string[]) => string)[] = [];
-  const shape = (key: string, code: (idx: readonly string[]) => string): number => {
+  const forms: Form[] = [];
+  const shape = (key: string, form: Form): number => {
     const id = shapes.of(key);
-    forms[id] = code;
+    forms[id] = form;
     return id;
   };
-  const template: Template = (sig, idx) => forms[sig](idx);
+  const template: Template = (sig, at, idx) => forms[sig](at, idx);
   // literals are written into the code (their values are part of a statement's shape)
   const literalAt = (v: number): string | null => (op[v] === CONST ? literal(tape.val[v]) : null);
 
@@ -59,6 +74,7 @@ export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportT
   const has = new Uint8Array(n);
   if (active[out]) has[out] = 1;
   const reverse: Stmt[] = [];
+  if (active[out]) reverse.push({ kind: "stmt", sig: shape("seed", (at) => `${at("ct", 0, "write")} = 1;`), idx: [out] });
   for (let i = n - 1; i >= 0; i--) {
     if (!has[i] || op[i] < FIRST_PRIMITIVE) continue;
     const args = ARITY[op[i]] === 1 ? [a[i]] : [a[i], b[i]];
@@ -71,12 +87,12 @@ export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportT
     });
     const code = op[i];
     const [la, lb] = [literalAt(a[i]), literalAt(b[i])];
-    const sig = shape(`r${code}:${how.join("")}:${la}:${lb}`, ([I, A, B]) => {
-      const lines = [`c = ct[${I}];`];
+    const sig = shape(`r${code}:${how.join("")}:${la}:${lb}`, (at) => {
+      const lines = [`c = ${at("ct", 0, "read")};`];
       how.forEach((h, k) => {
         if (h === 0) return;
-        const rule = ruleSource(code, k, la ?? `v[${A}]`, lb ?? `v[${B}]`, `v[${I}]`, "c")!;
-        lines.push(`ct[${k === 0 ? A : B}] ${h === 1 ? "=" : "+="} ${rule};`);
+        const rule = ruleSource(code, k, la ?? at("v", 1, "read"), lb ?? at("v", 2, "read"), at("v", 0, "read"), "c")!;
+        lines.push(`${at("ct", k + 1, h === 1 ? "write" : "update")} ${h === 1 ? "=" : "+="} ${rule};`);
       });
       return lines.join(" ");
     });
@@ -107,47 +123,54 @@ export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportT
     guardsAt.get(at)!.push(g);
   }
   const forward: Stmt[] = [];
-  const input = shape("in", ([I, K]) => `v[${I}] = x[${K}];`);
+  const input = shape("in", (at, [, K]) => `${at("v", 0, "write")} = x[${K}];`);
   for (let i = 0; i < n; i++) {
     if (need[i] && op[i] === INPUT) forward.push({ kind: "stmt", sig: input, idx: [i, a[i]] });
     if (need[i] && op[i] >= FIRST_PRIMITIVE) {
       const code = op[i];
       const [la, lb] = [literalAt(a[i]), literalAt(b[i])];
-      const sig = shape(`f${code}:${la}:${lb}`, ([I, A, B]) => `v[${I}] = ${kernelSource(code, la ?? `v[${A}]`, lb ?? `v[${B}]`)};`);
+      const sig = shape(`f${code}:${la}:${lb}`, (at) => `${at("v", 0, "write")} = ${kernelSource(code, la ?? at("v", 1, "read"), lb ?? at("v", 2, "read"))};`);
       forward.push({ kind: "stmt", sig, idx: [i, a[i], b[i]] });
     }
     if (kinked(i)) {
       const code = op[i];
-      forward.push({ kind: "stmt", sig: shape(`k${code}`, ([A]) => `if (KINK[${code}](v[${A}])) return false;`), idx: [a[i]] });
+      forward.push({ kind: "stmt", sig: shape(`k${code}`, (at) => `if (KINK[${code}](${at("v", 0, "read")})) return false;`), idx: [a[i]] });
     }
     for (const g of guardsAt.get(i) ?? []) {
       const tie = reportTies && g.a !== g.b;
       const [la, lb] = [literalAt(g.a), literalAt(g.b)];
-      const sig = shape(`g${g.pred}:${g.outcome}:${tie}:${la}:${lb}`, ([A, B]) => guardSource(g.pred, g.outcome, tie, la ?? `v[${A}]`, lb ?? `v[${B}]`));
+      const sig = shape(`g${g.pred}:${g.outcome}:${tie}:${la}:${lb}`, (at) => guardSource(g.pred, g.outcome, tie, la ?? at("v", 0, "read"), lb ?? at("v", 1, "read")));
       forward.push({ kind: "stmt", sig, idx: [g.a, g.b] });
     }
   }
 
   const forwardCode = reroll(forward, shapes);
   const reverseCode = reroll(reverse, shapes);
-  const stats = { forward: codeSize(forwardCode), reverse: codeSize(reverseCode) };
-  if (stats.forward + stats.reverse > MAX_STATEMENTS) return null;
-  const forwards = chunkSources(forwardCode, template).map((s) => new Function("v", "x", "K", "KINK", `${s}\nreturn true;`) as Forward);
-  const reverses = chunkSources(reverseCode, template).map((s) => new Function("v", "ct", "K", `let c = 0;\n${s}`) as Reverse);
+  const size = { forward: codeSize(forwardCode), reverse: codeSize(reverseCode) };
+  if (size.forward + size.reverse > MAX_STATEMENTS) return null;
+  // the inputs' variables, or -1 for an input no contribution reaches (its gradient is 0)
+  const params = Int32Array.from(term.params[0].atoms, (p) => (has[p] ? p : -1));
+
+  // what each loop keeps in locals: the replay reads the value and the gradient after it
+  const usesOf = recordUses(forms);
+  const liveOut = [{ space: "v" as const, x: out }, ...[...params].filter((p) => p >= 0).map((x) => ({ space: "ct" as const, x }))];
+  const accesses = new Accesses(n, forward.concat(reverse), usesOf, liveOut);
+  const plans = planRegisters([forwardCode, reverseCode], usesOf, accesses);
+  const stats = { ...size, locals: [...plans.values()].reduce((k, gs) => k + gs.length, 0) };
+  const source = { forward: chunkSources(forwardCode, template, plans), reverse: chunkSources(reverseCode, template, plans) };
+  const forwards = source.forward.map((s) => new Function("v", "x", "K", "KINK", `${s}\nreturn true;`) as Forward);
+  const reverses = source.reverse.map((s) => new Function("v", "ct", "K", `let c = 0;\n${s}`) as Reverse);
 
   const v = tape.val.slice(0, n); // literals stay where the tape has them
   const ct = new Float64Array(n);
-  // the inputs' variables, or -1 for an input no contribution reaches (its gradient is 0)
-  const params = Int32Array.from(term.params[0].atoms, (p) => (has[p] ? p : -1));
   const replay: Replay = (inputs) => {
     for (const f of forwards) if (!f(v, inputs, KERNELS, KINKS)) return null;
-    if (active[out]) ct[out] = 1;
     for (const f of reverses) f(v, ct, KERNELS);
     const g = new Array<number>(params.length);
     for (let k = 0; k < params.length; k++) g[k] = params[k] < 0 ? 0 : ct[params[k]];
     return [v[out], g];
   };
-  return { replay, stats };
+  return { replay, stats, source };
 }
 
 /** The source of primitive `code`'s kernel applied to the expressions x, y. */
@@ -167,4 +190,25 @@ function guardSource(pred: PredicateName, outcome: boolean, tie: boolean, x: str
   const test = `${x} ${COMPARISON[pred]} ${y}`;
   const fails = outcome ? `!(${test})` : `(${test})`;
   return `if (${tie ? `${x} === ${y} || ` : ""}${fails}) return false;`;
+}
+
+/**
+ * Each shape's accesses, in order: its code written once with a marker for each place,
+ * keeping those the code uses (a rule may not read every argument).
+ */
+function recordUses(forms: readonly Form[]): UsesOf {
+  const memo: (readonly Use[])[] = [];
+  return (sig) => {
+    if (memo[sig] === undefined) {
+      const made: { use: Use; mark: string }[] = [];
+      const at: At = (space, slot, mode) => {
+        const mark = `@${made.length}@`;
+        made.push({ use: { space, slot, mode }, mark });
+        return mark;
+      };
+      const code = forms[sig](at, ["0", "0", "0"]);
+      memo[sig] = made.filter((m) => code.includes(m.mark)).map((m) => m.use);
+    }
+    return memo[sig];
+  };
 }

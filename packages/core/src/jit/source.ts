@@ -7,10 +7,14 @@
  * terms. Long code is cut into several functions (chunks): V8 does not optimise a
  * function past a certain size, and a loop-free trace can be long.
  */
-import type { Node } from "./reroll.js";
+import type { Group, Mode, Space } from "./registers.js";
+import type { Loop, Node } from "./reroll.js";
 
-/** The code of one statement of shape `sig`, given its indices as expressions. */
-export type Template = (sig: number, idx: readonly string[]) => string;
+/** The place an access names: an array element (`v[3+7*r0]`) or the local holding it. */
+export type At = (space: Space, slot: number, mode: Mode) => string;
+
+/** The code of one statement of shape `sig`: `at` names the places of its accesses, `idx` its indices as expressions. */
+export type Template = (sig: number, at: At, idx: readonly string[]) => string;
 
 /** `c + Σ coef·counter`, printed as a JavaScript expression. */
 interface Affine {
@@ -23,16 +27,30 @@ const show = (x: Affine): string => (x.terms === "" ? String(x.c) : x.c === 0 ? 
 const plus = (x: Affine, coef: number, counter: string): Affine =>
   coef === 0 ? x : { c: x.c, terms: `${x.terms}${coef < 0 ? "-" : "+"}${Math.abs(coef) === 1 ? "" : `${Math.abs(coef)}*`}${counter}` };
 
+const shift = (x: Affine, by: number): Affine => ({ c: x.c + by, terms: x.terms });
+
 /** Statements per chunk (a loop's body counts once): well within what V8 optimises. */
 export const CHUNK = 1500;
 
-/** The source of each chunk of `nodes`, in order. */
-export function chunkSources(nodes: readonly Node[], template: Template): string[] {
+/** The local holding an index's variable, by array and slot, if one does. */
+type Locals = (space: Space, slot: number) => string | undefined;
+
+const none: Locals = () => undefined;
+
+interface Context {
+  readonly template: Template;
+  readonly plans: ReadonlyMap<Loop, readonly Group[]>;
+  readonly names: { next: number };
+}
+
+/** The source of each chunk of `nodes`, in order; loops keep the variables `plans` gives them in locals. */
+export function chunkSources(nodes: readonly Node[], template: Template, plans: ReadonlyMap<Loop, readonly Group[]> = new Map()): string[] {
   const chunks: string[] = [];
   let lines: string[] = [];
   let size = 0;
+  const cx: Context = { template, plans, names: { next: 0 } };
   for (const node of nodes) {
-    const code = nodeSource(node, node.idx.map((c) => ({ c, terms: "" })), template, 0);
+    const code = nodeSource(node, node.idx.map((c) => ({ c, terms: "" })), cx, 0, none);
     lines.push(code.text);
     size += code.size;
     if (size >= CHUNK) {
@@ -45,19 +63,54 @@ export function chunkSources(nodes: readonly Node[], template: Template): string
   return chunks;
 }
 
-/** One node's code and its size in statements (recursive in the loop nesting only, which is shallow). */
-function nodeSource(node: Node, idx: readonly Affine[], template: Template, depth: number): { text: string; size: number } {
-  if (node.kind === "stmt") return { text: template(node.sig, idx.map(show)), size: 1 };
+/**
+ * One node's code and its size in statements (recursive in the loop nesting only, which
+ * is shallow). `outer` names the locals loops around this node keep its variables in.
+ */
+function nodeSource(node: Node, idx: readonly Affine[], cx: Context, depth: number, outer: Locals): { text: string; size: number } {
+  if (node.kind === "stmt") {
+    const at: At = (space, slot) => outer(space, slot) ?? `${space}[${show(idx[slot])}]`;
+    return { text: cx.template(node.sig, at, idx.map(show)), size: 1 };
+  }
   const r = `r${depth}`;
+  // a variable a loop around this one keeps in a local stays there
+  const groups = (cx.plans.get(node) ?? []).filter((g) => g.members.every((m) => m.slots.every((s) => outer(g.space, s) === undefined)));
+  const mine = new Map<string, string>();
+  const before: string[] = []; // declarations, and loads of what the first iteration finds in locals
+  const first: string[] = []; // at the start of each iteration: loads
+  const last: string[] = []; // at its end: stores, and the shift of each group's locals
+  const after: string[] = []; // stores of what code after the loop reads
+  for (const g of groups) {
+    const reg = Array.from({ length: g.top + 1 }, () => `p${cx.names.next++}`);
+    for (const m of g.members) for (const s of m.slots) mine.set(`${g.space}:${s}`, reg[m.u]);
+    // y(q): the variable member u reaches in iteration q − u
+    const y0 = idx[g.members.find((m) => m.u === 0)!.slots[0]];
+    const y = (q: number): string => `${g.space}[${show(shift(y0, g.step * q))}]`;
+    if (g.step === 0) {
+      before.push(`let ${reg[0]} = ${g.load ? y(0) : "0"};`);
+      if (g.storeAfter) after.push(`${y(0)} = ${reg[0]};`);
+      continue;
+    }
+    before.push(`let ${reg.map((p, u) => `${p} = ${u < g.top ? y(u) : "0"}`).join(", ")};`);
+    if (g.load) first.push(`${reg[g.top]} = ${g.space}[${show(plus(shift(y0, g.step * g.top), g.step, r))}];`);
+    if (g.storeEach) last.push(`${g.space}[${show(plus(y0, g.step, r))}] = ${reg[0]};`);
+    for (let u = 0; u < g.top; u++) last.push(`${reg[u]} = ${reg[u + 1]};`);
+    if (g.storeAfter) for (let u = 0; u < g.top; u++) after.push(`${y(node.count + u)} = ${reg[u]};`);
+  }
+  const locals: Locals = (space, slot) => mine.get(`${space}:${slot}`) ?? outer(space, slot);
   const inner = idx.map((x, k) => plus(x, node.step[k], r));
-  const lines: string[] = [];
+  const lines: string[] = [...first];
   let size = 0;
   let f = 0;
   for (const x of node.body) {
-    const code = nodeSource(x, inner.slice(f, f + x.idx.length), template, depth + 1);
+    const from = f;
+    const code = nodeSource(x, inner.slice(f, f + x.idx.length), cx, depth + 1, (space, slot) => locals(space, from + slot));
     f += x.idx.length;
     lines.push(code.text);
     size += code.size;
   }
-  return { text: `for (let ${r} = 0; ${r} < ${node.count}; ${r}++) {\n${lines.join("\n")}\n}`, size };
+  lines.push(...last);
+  const loop = `for (let ${r} = 0; ${r} < ${node.count}; ${r}++) {\n${lines.join("\n")}\n}`;
+  if (groups.length === 0) return { text: loop, size };
+  return { text: `{\n${[...before, loop, ...after].join("\n")}\n}`, size };
 }
