@@ -161,13 +161,16 @@ export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportT
   const forwards = source.forward.map((s) => new Function("v", "x", "K", "KINK", `${s}\nreturn true;`) as Forward);
   const reverses = source.reverse.map((s) => new Function("v", "ct", "K", `let c = 0;\n${s}`) as Reverse);
 
+  // the common case, inputs in consecutive variables all reached: the gradient is one slice of ct
+  const first = params.length > 0 && params.every((p, k) => p >= 0 && p === params[0] + k) ? params[0] : -1;
   const v = tape.val.slice(0, n); // literals stay where the tape has them
   const ct = new Float64Array(n);
   const replay: Replay = (inputs) => {
     for (const f of forwards) if (!f(v, inputs, KERNELS, KINKS)) return null;
     for (const f of reverses) f(v, ct, KERNELS);
     const g = new Array<number>(params.length);
-    for (let k = 0; k < params.length; k++) g[k] = params[k] < 0 ? 0 : ct[params[k]];
+    if (first >= 0) for (let k = 0; k < params.length; k++) g[k] = ct[first + k];
+    else for (let k = 0; k < params.length; k++) g[k] = params[k] < 0 ? 0 : ct[params[k]];
     return [v[out], g];
   };
   return { replay, stats, source };
