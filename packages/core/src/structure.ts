@@ -57,19 +57,36 @@ export function flatten<L>(
   leafShape: (leaf: L) => Shape = () => REAL,
 ): Flat<L> {
   const leaves: L[] = [];
-  const walk = (v: unknown, path: string): Shape => {
+  // the keys from the root down to the part being walked: its path is written only for a message
+  const keys: (string | number)[] = [];
+  const walk = (v: unknown): Shape => {
     if (isLeaf(v)) {
       leaves.push(v);
       return leafShape(v);
     }
-    if (Array.isArray(v)) return { kind: "tuple", items: v.map((item, i) => walk(item, childPath(path, i))) };
-    if (isPlainObject(v)) {
-      const keys = Object.keys(v);
-      return { kind: "record", keys, fields: keys.map((k) => walk(v[k], childPath(path, k))) };
+    if (Array.isArray(v)) {
+      const items = new Array<Shape>(v.length);
+      for (let i = 0; i < v.length; i++) {
+        keys.push(i);
+        items[i] = walk(v[i]);
+        keys.pop();
+      }
+      return { kind: "tuple", items };
     }
+    if (isPlainObject(v)) {
+      const names = Object.keys(v);
+      const fields = names.map((k) => {
+        keys.push(k);
+        const field = walk(v[k]);
+        keys.pop();
+        return field;
+      });
+      return { kind: "record", keys: names, fields };
+    }
+    const path = keys.reduce<string>(childPath, root);
     throw fail(`${path} is ${describe(v)}; ${what} must be a number, a tensor (ndarray or Float64Array), [] (unit), an array or a plain object of them.`);
   };
-  return { shape: walk(value, root), leaves };
+  return { shape: walk(value), leaves };
 }
 
 /**
