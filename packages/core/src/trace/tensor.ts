@@ -95,14 +95,11 @@ export function toDense(v: ConcreteTensor, where: string): Dense {
   if (!NUMERIC.has(v.dtype)) throw new InputTypeError(`${where} is an ndarray of dtype ${v.dtype}; wengert computes in float64 and reads numeric dtypes only.`);
   const dims = [...v.shape];
   const n = size(dims);
-  const data = new Float64Array(n);
   const rank = dims.length;
-  if (rank === 0) {
-    data[0] = Number(v.get());
-    return { dims, data };
-  }
-  // a contiguous row-major view over a Float64Array: one copy, no walk
+  if (rank === 0) return { dims, data: Float64Array.of(Number(v.get())) };
+  // a contiguous row-major view over a Float64Array: no copy (nor a buffer for one)
   if (v.data instanceof Float64Array && rowMajor(dims, v.stride)) return { dims, data: v.data.subarray(v.offset, v.offset + n) };
+  const data = new Float64Array(n);
   // walk the view by its strides, writing in row-major order
   const src = v.data as ArrayLike<number> & { get?: (i: number) => number };
   const read = typeof src.get === "function" && !(ArrayBuffer.isView(src) || Array.isArray(src)) ? (i: number) => src.get!(i) : (i: number) => src[i];

@@ -7,17 +7,8 @@ import ndarray from "ndarray";
 import { expect } from "vitest";
 import type { NdArray } from "../../src/index.js";
 
-/** mulberry32: a seeded generator of numbers in [0, 1). */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// the seeded generator (mulberry32), one copy for the ops and core suites
+export { rng } from "../../../ops/test/random.js";
 
 export const sizeOf = (d: readonly number[]): number => d.reduce((a, b) => a * b, 1);
 

@@ -6,13 +6,23 @@
  * strides, 0 along broadcast axes; common cases (same shapes, a scalar operand, the
  * last axis) have straight loops.
  */
+import { gemm } from "./gemm.js";
 import { alloc } from "./pool.js";
 import { broadcastStrides, size, strides, type Dims } from "./dims.js";
 
-/** `f` applied to every element. */
+/**
+ * `f` applied to every element. The transcendental kernels scalar.ts takes from `Math`
+ * are recognized and called by name: V8 then calls its C implementation directly, where
+ * a call through `f` (a megamorphic site, as map serves every unary primitive) costs as
+ * much again. Same function, same numbers.
+ */
 export function map(x: Float64Array, f: (x: number) => number): Float64Array {
   const out = alloc(x.length, true);
-  for (let i = 0; i < x.length; i++) out[i] = f(x[i]);
+  const n = x.length;
+  if (f === Math.tanh) for (let i = 0; i < n; i++) out[i] = Math.tanh(x[i]);
+  else if (f === Math.exp) for (let i = 0; i < n; i++) out[i] = Math.exp(x[i]);
+  else if (f === Math.log) for (let i = 0; i < n; i++) out[i] = Math.log(x[i]);
+  else for (let i = 0; i < n; i++) out[i] = f(x[i]);
   return out;
 }
 
@@ -49,44 +59,50 @@ export function zip(
 ): Float64Array {
   const r = alloc(size(out), true);
   const n = r.length;
-  if (typeof a === "number" || a.length === 1) {
-    const s = typeof a === "number" ? a : a[0];
-    if (typeof b === "number") r.fill(f(s, b));
-    else if (b.length === n && f === MUL) for (let i = 0; i < n; i++) r[i] = s * b[i];
-    else if (b.length === n && f === SUB) for (let i = 0; i < n; i++) r[i] = s - b[i];
-    else if (b.length === n) for (let i = 0; i < n; i++) r[i] = f(s, b[i]);
-    else odometer(out, [bd], (o, offs) => (r[o] = f(s, b[offs[0]])));
-    return r;
-  }
-  if (typeof b === "number" || b.length === 1) {
-    const s = typeof b === "number" ? b : b[0];
-    if (a.length === n && f === MUL) for (let i = 0; i < n; i++) r[i] = a[i] * s;
-    else if (a.length === n && f === ADD) for (let i = 0; i < n; i++) r[i] = a[i] + s;
-    else if (a.length === n && f === SUB) for (let i = 0; i < n; i++) r[i] = a[i] - s;
-    else if (a.length === n && f === DIV) for (let i = 0; i < n; i++) r[i] = a[i] / s;
-    else if (a.length === n) for (let i = 0; i < n; i++) r[i] = f(a[i], s);
-    else odometer(out, [ad], (o, offs) => (r[o] = f(a[offs[0]], s)));
-    return r;
-  }
-  if (a.length === n && b.length === n && ad.length === bd.length) {
-    if (!arithmetic(r, a, b, f)) for (let i = 0; i < n; i++) r[i] = f(a[i], b[i]);
+  const A = typeof a === "number" ? Float64Array.of(a) : a;
+  const B = typeof b === "number" ? Float64Array.of(b) : b;
+  // each argument whole (stride 1) or one element repeated (stride 0)
+  if ((A.length === n || A.length === 1) && (B.length === n || B.length === 1)) {
+    run(f, n, r, 0, A, 0, A.length === n ? 1 : 0, B, 0, B.length === n ? 1 : 0);
     return r;
   }
   // the two common broadcasts without an odometer: a bias row ([m] against [n, m]) and
-  // a column ([n, 1] against [n, m])
-  const pa = a.length === n ? "full" : pattern(ad, out);
-  const pb = b.length === n ? "full" : pattern(bd, out);
+  // a column ([n, 1] against [n, m]), one run per row of the result
+  const pa = A.length === n ? "full" : pattern(ad, out);
+  const pb = B.length === n ? "full" : pattern(bd, out);
   const m = out[out.length - 1];
-  if (pa === "full" && pb === "row") {
-    for (let o = 0; o < n; o += b.length) for (let j = 0; j < b.length; j++) r[o + j] = f(a[o + j], b[j]);
-  } else if (pa === "row" && pb === "full") {
-    for (let o = 0; o < n; o += a.length) for (let j = 0; j < a.length; j++) r[o + j] = f(a[j], b[o + j]);
-  } else if (pa === "full" && pb === "column") {
-    for (let i = 0, o = 0; o < n; i++) for (let j = 0; j < m; j++, o++) r[o] = f(a[o], b[i]);
-  } else if (pa === "column" && pb === "full") {
-    for (let i = 0, o = 0; o < n; i++) for (let j = 0; j < m; j++, o++) r[o] = f(a[i], b[o]);
-  } else odometer(out, [ad, bd], (o, offs) => (r[o] = f(a[offs[0]], b[offs[1]])));
+  if (pa === "full" && pb === "row") for (let o = 0; o < n; o += B.length) run(f, B.length, r, o, A, o, 1, B, 0, 1);
+  else if (pa === "row" && pb === "full") for (let o = 0; o < n; o += A.length) run(f, A.length, r, o, A, 0, 1, B, o, 1);
+  else if (pa === "full" && pb === "column") for (let i = 0, o = 0; o < n; i++, o += m) run(f, m, r, o, A, o, 1, B, i, 0);
+  else if (pa === "column" && pb === "full") for (let i = 0, o = 0; o < n; i++, o += m) run(f, m, r, o, A, i, 0, B, o, 1);
+  else odometer(out, [ad, bd], (o, offs) => (r[o] = f(A[offs[0]], B[offs[1]])));
   return r;
+}
+
+/**
+ * r[ro + i] = f(a[ao + i·as], b[bo + i·bs]) for i < len: strides 1 walk an argument, 0
+ * repeat one element. The four arithmetic kernels get straight loops: a call through `f`
+ * per element is a megamorphic call V8 cannot inline, and these four are most of what
+ * derivatives compute. `f` is compared by identity with scalar.ts's kernels (ARITH).
+ */
+function run(
+  f: (a: number, b: number) => number,
+  len: number,
+  r: Float64Array,
+  ro: number,
+  a: Float64Array,
+  ao: number,
+  as: number,
+  b: Float64Array,
+  bo: number,
+  bs: number,
+): void {
+  const end = ro + len;
+  if (f === ADD) for (let o = ro, p = ao, q = bo; o < end; o++, p += as, q += bs) r[o] = a[p] + b[q];
+  else if (f === MUL) for (let o = ro, p = ao, q = bo; o < end; o++, p += as, q += bs) r[o] = a[p] * b[q];
+  else if (f === SUB) for (let o = ro, p = ao, q = bo; o < end; o++, p += as, q += bs) r[o] = a[p] - b[q];
+  else if (f === DIV) for (let o = ro, p = ao, q = bo; o < end; o++, p += as, q += bs) r[o] = a[p] / b[q];
+  else for (let o = ro, p = ao, q = bo; o < end; o++, p += as, q += bs) r[o] = f(a[p], b[q]);
 }
 
 /**
@@ -118,22 +134,7 @@ const SUB = (a: number, b: number) => a - b;
 const MUL = (a: number, b: number) => a * b;
 const DIV = (a: number, b: number) => a / b;
 
-/**
- * The four arithmetic kernels on same-shape buffers as straight loops: a call through
- * `f` per element is a megamorphic call V8 cannot inline, and these four are most of
- * what derivatives compute. `f` is compared by identity with scalar.ts's kernels.
- */
-function arithmetic(r: Float64Array, a: Float64Array, b: Float64Array, f: (a: number, b: number) => number): boolean {
-  const n = r.length;
-  if (f === ARITH.add) for (let i = 0; i < n; i++) r[i] = a[i] + b[i];
-  else if (f === ARITH.mul) for (let i = 0; i < n; i++) r[i] = a[i] * b[i];
-  else if (f === ARITH.sub) for (let i = 0; i < n; i++) r[i] = a[i] - b[i];
-  else if (f === ARITH.div) for (let i = 0; i < n; i++) r[i] = a[i] / b[i];
-  else return false;
-  return true;
-}
-
-/** The scalar kernels `arithmetic` recognizes (set by scalar.ts's table). */
+/** The scalar kernels `run` recognizes (scalar.ts's table uses these very functions). */
 export const ARITH = { add: ADD, sub: SUB, mul: MUL, div: DIV };
 
 /** `mask ? a : b` elementwise with broadcasting. */
@@ -179,7 +180,9 @@ export function reduce(x: Float64Array, xd: Dims, axes: readonly number[], kind:
     const m = reduce(x, xd, axes, "max");
     for (let o = 0; o < n; o++) if (!Number.isFinite(m[o])) m[o] = 0;
     out.fill(0);
-    if (contiguous) blocks(x, xd, axes, (o, i) => (out[o] += Math.exp(x[i] - m[o])), (o, from, to, step) => {
+    if (contiguous) blocks(x, xd, axes, (o, i, len) => {
+      for (let b = 0; b < len; b++) out[o + b] += Math.exp(x[i + b] - m[o + b]);
+    }, (o, from, to, step) => {
       let s = 0;
       const mo = m[o];
       for (let i = from; i < to; i += step) s += Math.exp(x[i] - mo);
@@ -199,7 +202,11 @@ export function reduce(x: Float64Array, xd: Dims, axes: readonly number[], kind:
     odometer(xd, [outDims], (i, offs) => step(offs[0], i));
     return out;
   }
-  blocks(x, xd, axes, step, (o, from, to, stride) => {
+  blocks(x, xd, axes, (o, i, len) => {
+    // a run of x into a run of out: the loop per kind, not a call per element
+    if (kind === "sum") addRun(out, o, x, i, len);
+    else for (let b = 0; b < len; b++) step(o + b, i + b);
+  }, (o, from, to, stride) => {
     // one output element from a strided run of x, in a local: the common cases' loop
     let acc = out[o];
     if (kind === "sum") for (let i = from; i < to; i += stride) acc += x[i];
@@ -210,16 +217,22 @@ export function reduce(x: Float64Array, xd: Dims, axes: readonly number[], kind:
   return out;
 }
 
+/** out[o…o+len) += x[i…i+len), arrays as arguments (a closure's captured ones load slower). */
+function addRun(out: Float64Array, o: number, x: Float64Array, i: number, len: number): void {
+  for (let b = 0; b < len; b++) out[o + b] += x[i + b];
+}
+
 /**
  * Visit x reduced over a contiguous block of axes, read as [A, R, B] (A: the axes before,
  * R: the reduced ones, B: those after). When B is 1 each output element is one run of x
- * (`run(o, from, to, 1)`); otherwise `step(o, i)` per element, in memory order.
+ * (`run(o, from, to, 1)`); otherwise `row(o, i, B)` reduces the run x[i…i+B) into
+ * out[o…o+B) elementwise, the runs in memory order.
  */
 function blocks(
   x: Float64Array,
   xd: Dims,
   axes: readonly number[],
-  step: (o: number, i: number) => void,
+  row: (o: number, i: number, len: number) => void,
   run: (o: number, from: number, to: number, stride: number) => void,
 ): void {
   const A = size(xd.slice(0, axes[0] ?? xd.length));
@@ -229,7 +242,7 @@ function blocks(
     for (let a = 0; a < A; a++) run(a, a * R, (a + 1) * R, 1);
     return;
   }
-  for (let a = 0; a < A; a++) for (let r = 0; r < R; r++) for (let b = 0, i = (a * R + r) * B; b < B; b++, i++) step(a * B + b, i);
+  for (let a = 0; a < A; a++) for (let r = 0; r < R; r++) row(a * B, (a * R + r) * B, B);
 }
 
 /** How many elements of each reduced group equal the group's max (or min): > 1 is a tie. */
@@ -247,68 +260,27 @@ export function matmul(a: Float64Array, ad: Dims, b: Float64Array, bd: Dims, out
   const n = ad[ad.length - 2];
   const k = ad[ad.length - 1];
   const m = bd[bd.length - 1];
-  const r = alloc(size(out));
+  const r = alloc(size(out), true);
   const batch = out.slice(0, -2);
   if (batch.length === 0) gemm(a, 0, b, 0, r, 0, n, k, m);
   else odometer(batch, [ad.slice(0, -2), bd.slice(0, -2)], (o, offs) => gemm(a, offs[0] * n * k, b, offs[1] * k * m, r, o * n * m, n, k, m));
   return r;
 }
 
-/**
- * r[ro…] += a[ao…] (n×k) · b[bo…] (k×m), row-major. i-k-j order, so the inner loop runs
- * along contiguous rows of b and r; four rows of a and four of b per pass keep sixteen
- * products in registers for each element of r loaded and stored (about 6× the plain
- * i-k-j loop on V8). Leftover rows and columns of a go one at a time.
- */
-function gemm(a: Float64Array, ao: number, b: Float64Array, bo: number, r: Float64Array, ro: number, n: number, k: number, m: number): void {
-  const k4 = k - (k % 4);
-  let i = 0;
-  for (; i + 3 < n; i += 4) {
-    const r0 = ro + i * m, r1 = r0 + m, r2 = r1 + m, r3 = r2 + m;
-    const a0 = ao + i * k, a1 = a0 + k, a2 = a1 + k, a3 = a2 + k;
-    for (let p = 0; p < k4; p += 4) {
-      const s0 = a[a0 + p], s1 = a[a0 + p + 1], s2 = a[a0 + p + 2], s3 = a[a0 + p + 3];
-      const t0 = a[a1 + p], t1 = a[a1 + p + 1], t2 = a[a1 + p + 2], t3 = a[a1 + p + 3];
-      const u0 = a[a2 + p], u1 = a[a2 + p + 1], u2 = a[a2 + p + 2], u3 = a[a2 + p + 3];
-      const v0 = a[a3 + p], v1 = a[a3 + p + 1], v2 = a[a3 + p + 2], v3 = a[a3 + p + 3];
-      const q0 = bo + p * m;
-      for (let j = 0; j < m; j++) {
-        const q = q0 + j;
-        const x0 = b[q], x1 = b[q + m], x2 = b[q + 2 * m], x3 = b[q + 3 * m];
-        r[r0 + j] += s0 * x0 + s1 * x1 + s2 * x2 + s3 * x3;
-        r[r1 + j] += t0 * x0 + t1 * x1 + t2 * x2 + t3 * x3;
-        r[r2 + j] += u0 * x0 + u1 * x1 + u2 * x2 + u3 * x3;
-        r[r3 + j] += v0 * x0 + v1 * x1 + v2 * x2 + v3 * x3;
-      }
-    }
-    for (let p = k4; p < k; p++) {
-      const s = a[a0 + p], t = a[a1 + p], u = a[a2 + p], v = a[a3 + p], q0 = bo + p * m;
-      for (let j = 0; j < m; j++) {
-        const x = b[q0 + j];
-        r[r0 + j] += s * x;
-        r[r1 + j] += t * x;
-        r[r2 + j] += u * x;
-        r[r3 + j] += v * x;
-      }
-    }
-  }
-  for (; i < n; i++) {
-    const r0 = ro + i * m;
-    const a0 = ao + i * k;
-    for (let p = 0; p < k; p++) {
-      const s = a[a0 + p], q0 = bo + p * m;
-      for (let j = 0; j < m; j++) r[r0 + j] += s * b[q0 + j];
-    }
-  }
-}
-
 /** Axes permuted: result axis i is `x`'s axis perm[i]. */
 export function transpose(x: Float64Array, xd: Dims, perm: readonly number[]): Float64Array {
   const out = perm.map((p) => xd[p]);
+  const rank = out.length;
+  const r = alloc(x.length, true);
+  if (rank >= 2 && swapsLastTwo(perm)) {
+    // matrices transposed one by one (the reverse rule of matmul makes these)
+    const rows = xd[rank - 2];
+    const cols = xd[rank - 1];
+    for (let o = 0; o < x.length; o += rows * cols) transposeMatrix(x, r, o, rows, cols);
+    return r;
+  }
   const xs = strides(xd);
   const ps = perm.map((p) => xs[p]);
-  const r = alloc(x.length, true);
-  const rank = out.length;
   const idx = new Int32Array(rank);
   let off = 0;
   for (let o = 0; o < r.length; o++) {
@@ -322,6 +294,31 @@ export function transpose(x: Float64Array, xd: Dims, perm: readonly number[]): F
     }
   }
   return r;
+}
+
+const swapsLastTwo = (perm: readonly number[]): boolean => {
+  const n = perm.length;
+  for (let i = 0; i < n - 2; i++) if (perm[i] !== i) return false;
+  return perm[n - 2] === n - 1 && perm[n - 1] === n - 2;
+};
+
+/**
+ * r[o…] (cols×rows) = x[o…] (rows×cols)ᵀ, in TILE×TILE tiles: within a tile the reads
+ * and the writes both stay in a few cache lines, where a plain loop strides through one
+ * of them a whole row apart at each step.
+ */
+const TILE = 16;
+function transposeMatrix(x: Float64Array, r: Float64Array, o: number, rows: number, cols: number): void {
+  for (let i0 = 0; i0 < rows; i0 += TILE) {
+    const i1 = Math.min(i0 + TILE, rows);
+    for (let j0 = 0; j0 < cols; j0 += TILE) {
+      const j1 = Math.min(j0 + TILE, cols);
+      for (let j = j0; j < j1; j++) {
+        const to = o + j * rows;
+        for (let i = i0, from = o + i0 * cols + j; i < i1; i++, from += cols) r[to + i] = x[from];
+      }
+    }
+  }
 }
 
 /** Copy the box `starts ≤ index < ends` out of `x`. */

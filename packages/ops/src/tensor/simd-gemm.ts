@@ -1,0 +1,143 @@
+/**
+ * @file The matrix product as a WebAssembly SIMD kernel (f64x2), for `gemm` (gemm.ts).
+ *
+ * Same arithmetic as the JavaScript kernel, element for element: each result is the
+ * sum over p in order, from zero (see gemm.ts). The kernel computes ROWS×4 blocks of
+ * the result, two columns to a vector, so each lane does one element's additions in
+ * that order; wasm neither fuses a multiply-add nor reorders, so the two agree to the bit.
+ *
+ * Operands are copied into the module's memory, padded with zeros to whole blocks
+ * (padding adds whole rows of A and columns of B that no kept element reads), and the
+ * result copied out: O(nk + km + nm) against the product's O(nkm).
+ */
+import { assemble, f64x2, forLoop, i32, instantiate, local, PAGE, type, v128, type Code, type WasmMemory } from "./wasm.js";
+
+/** Rows of a result block: 2·ROWS vector accumulators, two vectors of B and one of A stay in 16 registers. */
+export const ROWS = 4;
+/** Columns of a result block: two f64x2 vectors. */
+export const COLS = 4;
+
+// the kernel's parameters (byte addresses; sizes in elements, padded) and locals
+const [A, B, C, N, K, M] = [0, 1, 2, 3, 4, 5];
+const [I, J, KB, MB, PA, PB, PEND, PC, AV, B0, B1] = [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
+const ACC = 17; // ACC + 2r + h: row r, columns 2h and 2h + 1 of the block
+const acc = (r: number, h: number) => ACC + 2 * r + h;
+const OFF = ACC + 2 * ROWS; // OFF + r − 1: r·KB, the byte offset of row r of a block of A
+const rowOffset = (r: number) => OFF + r - 1;
+
+const get = local.get;
+const add = (x: Code, y: Code) => i32.add(x, y);
+const mul = (x: Code, y: Code) => i32.mul(x, y);
+const rows = Array.from({ length: ROWS }, (_, r) => r);
+
+/**
+ * c[n×m] = a[n×k] · b[k×m], n a multiple of ROWS and m of COLS, row-major doubles.
+ * For each block: the accumulators start at zero, and for p = 0 … k−1 add
+ * a[i+r][p] · b[p][j…j+3]; then the block is stored.
+ */
+function kernel(): Code[] {
+  // A's row r of the block is PA + r·KB: a register offset (an immediate must be constant)
+  const aRow = (r: number): Code => (r === 0 ? get(PA) : add(get(PA), get(rowOffset(r))));
+  const step: Code[] = [
+    local.set(B0, v128.load(get(PB))),
+    local.set(B1, v128.load(get(PB), 16)),
+    ...rows.flatMap((r) => [
+      local.set(AV, v128.load64Splat(aRow(r))),
+      local.set(acc(r, 0), f64x2.add(get(acc(r, 0)), f64x2.mul(get(AV), get(B0)))),
+      local.set(acc(r, 1), f64x2.add(get(acc(r, 1)), f64x2.mul(get(AV), get(B1)))),
+    ]),
+    local.set(PB, add(get(PB), get(MB))),
+  ];
+  const block: Code[] = [
+    ...rows.flatMap((r) => [local.set(acc(r, 0), v128.zero()), local.set(acc(r, 1), v128.zero())]),
+    local.set(PA, add(get(A), mul(get(I), get(KB)))),
+    local.set(PEND, add(get(PA), get(KB))),
+    local.set(PB, add(get(B), mul(get(J), i32.const(8)))),
+    forLoop(PA, get(PEND), 8, step),
+    local.set(PC, add(get(C), mul(add(mul(get(I), get(M)), get(J)), i32.const(8)))),
+    ...rows.flatMap((r) => [
+      v128.store(get(PC), get(acc(r, 0))),
+      v128.store(get(PC), get(acc(r, 1)), 16),
+      local.set(PC, add(get(PC), get(MB))),
+    ]),
+  ];
+  return [
+    local.set(KB, mul(get(K), i32.const(8))),
+    local.set(MB, mul(get(M), i32.const(8))),
+    ...rows.slice(1).map((r) => local.set(rowOffset(r), mul(get(KB), i32.const(r)))),
+    local.set(I, i32.const(0)),
+    forLoop(I, get(N), ROWS, [local.set(J, i32.const(0)), forLoop(J, get(M), COLS, block)]),
+  ];
+}
+
+/** The module's bytes: one function `gemm(a, b, c, n, k, m)` over the imported memory. */
+export function gemmModule(): Uint8Array {
+  const i = type.i32;
+  return assemble([
+    {
+      name: "gemm",
+      params: [i, i, i, i, i, i],
+      locals: [i, i, i, i, i, i, i, i, type.v128, type.v128, type.v128, ...rows.flatMap(() => [type.v128, type.v128]), ...rows.slice(1).map(() => i)],
+      body: kernel(),
+    },
+  ]);
+}
+
+type GemmFn = (a: number, b: number, c: number, n: number, k: number, m: number) => void;
+
+let state: { memory: WasmMemory; gemm: GemmFn; heap: Float64Array } | null | undefined;
+
+/** The instance, made on first use; null where WebAssembly SIMD is not available. */
+function instance(): typeof state {
+  if (state !== undefined) return state;
+  try {
+    const { memory, exports } = instantiate(gemmModule());
+    state = { memory, gemm: exports.gemm as GemmFn, heap: new Float64Array(memory.buffer) };
+  } catch {
+    state = null;
+  }
+  return state;
+}
+
+/**
+ * The most memory the kernel's operands may take: memory grown once stays grown, so a
+ * larger product goes to the JavaScript kernel rather than pin more.
+ */
+const MAX_BYTES = 256 * 1024 * 1024;
+
+const roundUp = (x: number, to: number) => Math.ceil(x / to) * to;
+
+/**
+ * r[ro…] = a[ao…] (n×k) · b[bo…] (k×m) by the SIMD kernel; false (nothing written) when
+ * WebAssembly SIMD is unavailable. r's block is overwritten, not added to.
+ */
+export function simdGemm(a: Float64Array, ao: number, b: Float64Array, bo: number, r: Float64Array, ro: number, n: number, k: number, m: number): boolean {
+  const s = instance();
+  if (s === null || s === undefined) return false;
+  const n4 = roundUp(n, ROWS);
+  const m4 = roundUp(m, COLS);
+  const aAt = 0;
+  const bAt = n4 * k;
+  const cAt = bAt + k * m4;
+  const need = (cAt + n4 * m4) * 8;
+  if (need > MAX_BYTES) return false;
+  if (need > s.heap.byteLength) {
+    s.memory.grow(Math.ceil((need - s.memory.buffer.byteLength) / PAGE));
+    s.heap = new Float64Array(s.memory.buffer); // growing detached the old view
+  }
+  const heap = s.heap;
+  heap.set(a.subarray(ao, ao + n * k), aAt);
+  heap.fill(0, aAt + n * k, bAt); // padding rows of A
+  if (m4 === m) heap.set(b.subarray(bo, bo + k * m), bAt);
+  else {
+    // row by row with padding columns of zeros; loops, as a subarray per short row costs more
+    for (let p = 0, from = bo, to = bAt; p < k; p++, from += m, to += m4) {
+      for (let j = 0; j < m; j++) heap[to + j] = b[from + j];
+      for (let j = m; j < m4; j++) heap[to + j] = 0;
+    }
+  }
+  s.gemm(aAt * 8, bAt * 8, cAt * 8, n4, k, m4);
+  if (m4 === m) r.set(heap.subarray(cAt, cAt + n * m), ro);
+  else for (let i = 0, from = cAt, to = ro; i < n; i++, from += m4, to += m) for (let j = 0; j < m; j++) r[to + j] = heap[from + j];
+  return true;
+}

@@ -1,0 +1,154 @@
+/**
+ * @file A tiny WebAssembly assembler: named instructions in folded form, a module of
+ * functions over one imported memory, and its instantiation.
+ *
+ * Each instruction is a function from its operands' code to its own, so a kernel reads
+ * like the text format's folded S-expressions — `f64x2.add(local.get(acc), f64x2.mul(a, b))`
+ * — and is written in TypeScript, in the repository, byte for byte. Only what the
+ * kernels use is here; the opcodes are those of the WebAssembly 2.0 specification
+ * (§5.4, with the 0xFD prefix for SIMD).
+ */
+
+/** A run of encoded instructions. */
+export type Code = readonly number[];
+
+/** Value types (spec §5.3.1). */
+export const type = { i32: 0x7f, f64: 0x7c, v128: 0x7b } as const;
+export type ValType = (typeof type)[keyof typeof type];
+
+/** Unsigned LEB128. */
+export function uleb(n: number): number[] {
+  const out: number[] = [];
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n !== 0) byte |= 0x80;
+    out.push(byte);
+  } while (n !== 0);
+  return out;
+}
+
+/** Signed LEB128 (for i32.const). */
+export function sleb(n: number): number[] {
+  const out: number[] = [];
+  for (;;) {
+    const byte = n & 0x7f;
+    n >>= 7;
+    const done = (n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0);
+    out.push(done ? byte : byte | 0x80);
+    if (done) return out;
+  }
+}
+
+const seq = (...parts: Code[]): number[] => parts.flat();
+/** An instruction with operands, in folded order: operands first, then the opcode. */
+const op =
+  (...opcode: number[]) =>
+  (...operands: Code[]): Code =>
+    seq(...operands, opcode);
+/** A SIMD instruction: the 0xFD prefix and the opcode as LEB128. */
+const simd = (n: number, ...imm: number[]) => op(0xfd, ...uleb(n), ...imm);
+/** The memory immediate: alignment (log2 bytes, a hint) and a constant byte offset. */
+const memarg = (align: number, offset: number): number[] => [...uleb(align), ...uleb(offset)];
+
+export const local = {
+  get: (i: number): Code => [0x20, ...uleb(i)],
+  set: (i: number, value: Code): Code => seq(value, [0x21, ...uleb(i)]),
+};
+
+export const i32 = {
+  const: (n: number): Code => [0x41, ...sleb(n)],
+  add: op(0x6a),
+  sub: op(0x6b),
+  mul: op(0x6c),
+  ltU: op(0x49),
+};
+
+export const f64 = {
+  load: (addr: Code, offset = 0): Code => seq(addr, [0x2b, ...memarg(3, offset)]),
+  store: (addr: Code, value: Code, offset = 0): Code => seq(addr, value, [0x39, ...memarg(3, offset)]),
+  add: op(0xa0),
+  mul: op(0xa2),
+};
+
+// 128-bit vectors are read and written at 8-byte alignment: tensors are arrays of doubles
+export const v128 = {
+  load: (addr: Code, offset = 0): Code => simd(0x00, ...memarg(3, offset))(addr),
+  /** One double read and copied into both lanes. */
+  load64Splat: (addr: Code, offset = 0): Code => simd(0x0a, ...memarg(3, offset))(addr),
+  store: (addr: Code, value: Code, offset = 0): Code => simd(0x0b, ...memarg(3, offset))(addr, value),
+  zero: (): Code => [0xfd, ...uleb(0x0c), ...new Array<number>(16).fill(0)],
+};
+
+export const f64x2 = {
+  add: simd(0xf0),
+  mul: simd(0xf2),
+};
+
+/** `while (i < end) { body; i += step }` on an i32 local, as block/loop/br_if. */
+export function forLoop(i: number, end: Code, step: number, body: Code[]): Code {
+  const exitUnlessBelow = seq(i32.ltU(local.get(i), end), [0x45 /* i32.eqz */, 0x0d, 1 /* br_if to the block's end */]);
+  const next = local.set(i, i32.add(local.get(i), i32.const(step)));
+  return seq([0x02, 0x40 /* block, no result */, 0x03, 0x40 /* loop */], exitUnlessBelow, ...body, next, [0x0c, 0 /* br to the loop */, 0x0b, 0x0b]);
+}
+
+export interface Func {
+  readonly name: string;
+  readonly params: readonly ValType[];
+  /** Locals beyond the parameters, numbered after them. */
+  readonly locals: readonly ValType[];
+  readonly body: readonly Code[];
+}
+
+const vec = (items: readonly Code[]): number[] => seq(uleb(items.length), ...items);
+const name = (s: string): number[] => vec([...s].map((c) => [c.charCodeAt(0)]));
+const section = (id: number, content: Code): number[] => seq([id], uleb(content.length), content);
+
+/** A module exporting `funcs` (no results), all reading and writing memory `env.memory`. */
+export function assemble(funcs: readonly Func[]): Uint8Array {
+  const types = funcs.map((f) => seq([0x60], vec(f.params.map((t) => [t])), [0]));
+  const memoryImport = seq(name("env"), name("memory"), [0x02, 0x00, 1 /* min one page, no max */]);
+  const bodies = funcs.map((f) => {
+    const locals = vec(f.locals.map((t) => [1, t]));
+    const code = seq(locals, ...f.body, [0x0b]);
+    return seq(uleb(code.length), code);
+  });
+  return Uint8Array.from(
+    seq(
+      [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+      section(1, vec(types)),
+      section(2, vec([memoryImport])),
+      section(3, vec(funcs.map((_, k) => uleb(k)))),
+      section(7, vec(funcs.map((f, k) => seq(name(f.name), [0x00], uleb(k))))),
+      section(10, vec(bodies)),
+    ),
+  );
+}
+
+/** Bytes in a page of wasm memory. */
+export const PAGE = 65536;
+
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+
+/** What of the WebAssembly JS API is used here (ES2022's lib does not declare it). */
+interface WasmApi {
+  Memory: new (d: { initial: number }) => WasmMemory;
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (m: object, imports: object) => { exports: Record<string, unknown> };
+}
+
+/**
+ * Compile and instantiate `bytes` (from `assemble`) with a fresh memory of one page.
+ * Synchronous: the modules are small. Throws where WebAssembly (or an instruction, such
+ * as SIMD) is not supported; callers fall back to JavaScript.
+ */
+export function instantiate(bytes: Uint8Array): { memory: WasmMemory; exports: Record<string, unknown> } {
+  const W = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
+  if (W === undefined) throw new Error("WebAssembly is not available");
+  const memory = new W.Memory({ initial: 1 });
+  const { exports } = new W.Instance(new W.Module(bytes), { env: { memory } });
+  return { memory, exports };
+}

@@ -1,0 +1,146 @@
+/**
+ * The matrix product: the WebAssembly SIMD kernel and the JavaScript one equal each other
+ * and the definition (each element summed over p in order, from zero) to the bit, on
+ * random shapes (not multiples of the block sizes), offsets, batches and transposed
+ * layouts.
+ */
+import { describe, expect, it } from "vitest";
+import { gemm, jsGemm } from "../src/tensor/gemm.js";
+import { matmul, transpose } from "../src/tensor/kernels.js";
+import { simdGemm } from "../src/tensor/simd-gemm.js";
+import { randomArray, randomInt, rng, sameBits } from "./random.js";
+
+/** The definition, written plainly: r[i][j] = Σ_p a[i][p]·b[p][j], p in order, from 0. */
+function reference(a: Float64Array, ao: number, b: Float64Array, bo: number, n: number, k: number, m: number): Float64Array {
+  const r = new Float64Array(n * m);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < m; j++) {
+      let s = 0;
+      for (let p = 0; p < k; p++) s += a[ao + i * k + p] * b[bo + p * m + j];
+      r[i * m + j] = s;
+    }
+  }
+  return r;
+}
+
+type Kernel = typeof jsGemm;
+/** The kernel's result for operands at offsets, written into a buffer full of garbage at an offset. */
+function product(kernel: Kernel, a: Float64Array, ao: number, b: Float64Array, bo: number, n: number, k: number, m: number): Float64Array {
+  const r = new Float64Array(n * m + 5).fill(7.5);
+  kernel(a, ao, b, bo, r, 3, n, k, m);
+  expect(r[2]).toBe(7.5); // nothing written outside the block
+  expect(r[3 + n * m]).toBe(7.5);
+  return r.subarray(3, 3 + n * m);
+}
+
+const simd: Kernel = (...args) => {
+  expect(simdGemm(...args)).toBe(true); // Node 20 has wasm SIMD: the kernel must really run
+};
+
+describe("gemm", () => {
+  it("SIMD, JavaScript and the definition agree to the bit on random shapes and offsets", () => {
+    const next = rng(1);
+    for (let t = 0; t < 300; t++) {
+      const [n, k, m] = [randomInt(next, 1, 23), randomInt(next, 0, 23), randomInt(next, 1, 23)];
+      const [ao, bo] = [randomInt(next, 0, 5), randomInt(next, 0, 5)];
+      const a = randomArray(next, ao + n * k);
+      const b = randomArray(next, bo + k * m);
+      const want = reference(a, ao, b, bo, n, k, m);
+      expect(sameBits(product(jsGemm, a, ao, b, bo, n, k, m), want), `js ${n}×${k}×${m}`).toBe(true);
+      expect(sameBits(product(simd, a, ao, b, bo, n, k, m), want), `simd ${n}×${k}×${m}`).toBe(true);
+    }
+  });
+
+  it("agree on the workload's sizes and odd ones around them", () => {
+    const next = rng(2);
+    for (const [n, k, m] of [[64, 64, 128], [64, 128, 10], [128, 64, 10], [64, 10, 128], [65, 33, 10], [3, 200, 7], [1, 1, 1]]) {
+      const a = randomArray(next, n * k);
+      const b = randomArray(next, k * m);
+      const want = reference(a, 0, b, 0, n, k, m);
+      expect(sameBits(product(jsGemm, a, 0, b, 0, n, k, m), want), `js ${n}×${k}×${m}`).toBe(true);
+      expect(sameBits(product(simd, a, 0, b, 0, n, k, m), want), `simd ${n}×${k}×${m}`).toBe(true);
+      expect(sameBits(product(gemm, a, 0, b, 0, n, k, m), want), `gemm ${n}×${k}×${m}`).toBe(true);
+    }
+  });
+
+  it("agree on special values: NaN, infinities, signed zeros", () => {
+    const specials = [NaN, Infinity, -Infinity, 0, -0, 1e308, -1e-308, 1];
+    const next = rng(3);
+    for (let t = 0; t < 50; t++) {
+      const [n, k, m] = [randomInt(next, 1, 9), randomInt(next, 1, 9), randomInt(next, 1, 9)];
+      const pick = () => Float64Array.from({ length: n * k }, () => specials[randomInt(next, 0, specials.length - 1)]);
+      const a = pick();
+      const b = Float64Array.from({ length: k * m }, () => specials[randomInt(next, 0, specials.length - 1)]);
+      const want = reference(a, 0, b, 0, n, k, m);
+      expect(sameBits(product(jsGemm, a, 0, b, 0, n, k, m), want)).toBe(true);
+      expect(sameBits(product(simd, a, 0, b, 0, n, k, m), want)).toBe(true);
+    }
+  });
+
+  it("an empty inner dimension gives zeros", () => {
+    const none = new Float64Array(0);
+    expect(sameBits(product(jsGemm, none, 0, none, 0, 3, 0, 5), new Float64Array(15))).toBe(true);
+    expect(sameBits(product(simd, none, 0, none, 0, 3, 0, 5), new Float64Array(15))).toBe(true);
+  });
+});
+
+describe("matmul (the kernel of the primitive)", () => {
+  /** [..batch, n, k] @ [..batch, k, m] by the definition, batch axes broadcast by index. */
+  function batched(a: Float64Array, ad: number[], b: Float64Array, bd: number[], out: number[]): Float64Array {
+    const [n, k, m] = [ad[ad.length - 2], ad[ad.length - 1], bd[bd.length - 1]];
+    const batch = out.slice(0, -2);
+    const r = new Float64Array(out.reduce((x, y) => x * y, 1));
+    const count = batch.reduce((x, y) => x * y, 1);
+    for (let o = 0; o < count; o++) {
+      // the batch index, and each operand's block there (size-1 or missing axes repeat)
+      let rest = o;
+      const idx = batch.map(() => 0);
+      for (let ax = batch.length - 1; ax >= 0; ax--) {
+        idx[ax] = rest % batch[ax];
+        rest = Math.floor(rest / batch[ax]);
+      }
+      const block = (d: number[]) => {
+        const bd0 = d.slice(0, -2);
+        let flat = 0;
+        bd0.forEach((size, i) => (flat = flat * size + (size === 1 ? 0 : idx[i + batch.length - bd0.length])));
+        return flat;
+      };
+      r.set(reference(a, block(ad) * n * k, b, block(bd) * k * m, n, k, m), o * n * m);
+    }
+    return r;
+  }
+
+  it("batches, broadcast batches, sizes across the SIMD threshold", () => {
+    const next = rng(4);
+    const cases: [number[], number[], number[]][] = [
+      [[2, 5, 7], [2, 7, 3], [2, 5, 3]],
+      [[3, 17, 33], [33, 18], [3, 17, 18]],
+      [[2, 1, 9, 40], [3, 40, 13], [2, 3, 9, 13]],
+      [[1, 21, 64], [4, 64, 6], [4, 21, 6]],
+      [[64, 64], [64, 128], [64, 128]],
+    ];
+    for (const [ad, bd, out] of cases) {
+      const a = randomArray(next, ad.reduce((x, y) => x * y, 1));
+      const b = randomArray(next, bd.reduce((x, y) => x * y, 1));
+      expect(sameBits(matmul(a, ad, b, bd, out), batched(a, ad, b, bd, out)), `${ad} @ ${bd}`).toBe(true);
+    }
+  });
+
+  it("transposed layouts (the reverse rule's Aᵀ·C̄ and C̄·Bᵀ) by the definition read transposed", () => {
+    const next = rng(5);
+    for (let t = 0; t < 40; t++) {
+      const [n, k, m] = [randomInt(next, 1, 70), randomInt(next, 1, 70), randomInt(next, 1, 70)];
+      // Aᵀ·B with A stored k×n
+      const at = randomArray(next, k * n);
+      const b = randomArray(next, k * m);
+      const a = new Float64Array(n * k);
+      for (let i = 0; i < n; i++) for (let p = 0; p < k; p++) a[i * k + p] = at[p * n + i];
+      expect(sameBits(matmul(transpose(at, [k, n], [1, 0]), [n, k], b, [k, m], [n, m]), reference(a, 0, b, 0, n, k, m))).toBe(true);
+      // A·Bᵀ with B stored m×k
+      const bt = randomArray(next, m * k);
+      const b2 = new Float64Array(k * m);
+      for (let p = 0; p < k; p++) for (let j = 0; j < m; j++) b2[p * m + j] = bt[j * k + p];
+      expect(sameBits(matmul(a, [n, k], transpose(bt, [m, k], [1, 0]), [k, m], [n, m]), reference(a, 0, b2, 0, n, k, m))).toBe(true);
+    }
+  });
+});
