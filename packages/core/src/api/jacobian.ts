@@ -16,8 +16,9 @@ import { basisVector, componentCount, components, componentsOf, fromComponents }
 import type { Tape } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";
 import { primal, Real, type Scalar } from "../trace/tracer.js";
-import { grad } from "./rd.js";
-import { jvpAs } from "./forward.js";
+import { grad, realSeed } from "./rd.js";
+import { jvpAs, usesUserOps } from "./forward.js";
+import { hvpSweep } from "../diff/hvp-sweep.js";
 import { apply, isOutermost, leavesLike, trace, userValue, type Fn, type RdOptions, type TracedFn, type Traced, type Cotangent } from "./transform.js";
 
 const caller = (traced: TracedFn): string => traced.trace.caller;
@@ -164,9 +165,31 @@ export function hessian<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: Rd
   return byForward(trace("hessian", ((y: Traced<X>) => grad(f, y as X, options)) as Fn, x, options));
 }
 
-/** The Hessian-vector product `H·v`, forward over reverse: `jvp` of `grad f` along `v`. */
+/**
+ * The Hessian-vector product `H·v`, forward over reverse: `jvp` of `grad f` along `v`.
+ * `f` is traced once. At the outermost level, for reals, H·v is the tangent of the
+ * reverse sweep computed on numbers (hvp-sweep.ts); otherwise jvp's trace holds the
+ * derivative term of that trace (as `grad` inside `jvp` would emit it) and is swept.
+ */
 export function hvp<const X>(f: (x: Traced<X>) => Scalar, x: X, v: unknown, options?: RdOptions): Cotangent<X> {
-  const hv = jvpAs("hvp", ((y: Traced<X>) => grad(f, y as X, options)) as Fn, x, v, options)[1];
+  const inner = trace("hvp", f as Fn, x, options);
+  const { term } = inner;
+  const out = term.output.shape;
+  const xs = term.params[0].shape;
+  const seed = leavesLike("hvp", "seed", out, realSeed("hvp")(out), "f(x)");
+  const tangents = leavesLike("hvp", "v", xs, v, "x");
+  if (term.tape.tensorCount === 0 && !inner.trace.settings.checkNaN && !usesUserOps(term) && isOutermost(inner, tangents)) {
+    // nothing will look at the terms of grad and of its jvp: their numbers without them
+    const hv = hvpSweep(term, (tangents as Scalar[]).map(primal));
+    term.tape.recycle(); // nobody holds the trace: its columns serve the next one
+    return unflatten(xs, hv) as Cotangent<X>;
+  }
+  // grad f at jvp's point: the derivative term of f's trace, emitted into jvp's trace
+  const gradF = (y: unknown): unknown => {
+    const point = leavesLike("hvp", "x", xs, y, "x");
+    return unflatten(xs, apply({ ...inner, point }, differentiate, { name: "W", shape: out, leaves: seed }, xs).results);
+  };
+  const hv = jvpAs("hvp", gradF as Fn, x, v, options)[1];
   // H·v is shaped like x: its tensors come back in x's containers
   return (hasTraced(hv) ? hv : fromComponents(componentsOf(x, "hvp").shape, componentsOf(hv, "hvp").values)) as Cotangent<X>;
 }

@@ -1,0 +1,72 @@
+/**
+ * @file The Hessian-vector product on numbers: the tangent of the reverse sweep.
+ *
+ * `hvp(f, x, v)` is `jvp` of `grad f`. Built symbolically, the inner `grad` contributes
+ * its derivative term `1.R_x(x. C)` to the outer jvp's trace (Fig. 4's rule for `rd`,
+ * Abadi & Plotkin, papers/000) and the outer forward sweep gives each of its
+ * instructions a tangent. At the outermost `hvp` nothing inspects either term, so this
+ * computes the same numbers without building them: a forward sweep gives C's variables
+ * their tangents along v (tangents.ts), then differentiate.ts's reverse sweep runs with
+ * the same reverse rules, in the same order, on dual numbers (dual.ts), so that every
+ * cotangent carries its tangent; the tangents of the inputs' cotangents are H·v.
+ *
+ * It keeps differentiate.ts's bookkeeping, since that is what the symbolic path does:
+ * a variable's first contribution is its cotangent and later ones are added (with the
+ * tape's folding); absent cotangents and variables that do not depend on x are symbolic
+ * zeros, on which no rule runs. For terms of reals without user primitives; tests hold
+ * it equal, to the bit, to `jvp` of `grad` built symbolically.
+ */
+import { CONST, FIRST_PRIMITIVE, scalarSpec } from "../trace/opcodes.js";
+import type { TraceTerm } from "../trace/term.js";
+import { DUAL, DualColumns, dualEmitter, LITERAL, PLAIN } from "./dual.js";
+import { activity } from "./place.js";
+import { tangentsOf } from "./tangents.js";
+
+/**
+ * `∇²f(x)·v` for the trace C of a real-valued `f` at `x`, given the tangents `v` of C's
+ * inputs (by input index): the tangents of `1.R_x(x. C)` along v, by input.
+ */
+export function hvpSweep(term: TraceTerm, v: readonly number[]): number[] {
+  const { op, a, b, val, length: n } = term.tape;
+  const { dt, has } = tangentsOf(term, v);
+  const active = activity(term);
+  // slots [0, n): C's variables with their tangents; [n, 2n): their cotangents, where
+  // `hasCt`; from 2n: the rules' temporaries
+  const d = new DualColumns(2 * n);
+  d.val.set(val.subarray(0, n));
+  d.tan.set(dt);
+  for (let i = 0; i < n; i++) d.kind[i] = op[i] === CONST ? LITERAL : has[i] ? DUAL : PLAIN;
+  const hasCt = new Uint8Array(n);
+  const e = dualEmitter(d);
+
+  const accumulate = (u: number, c: number | null): void => {
+    if (c === null || !active[u]) return;
+    const s = n + u;
+    if (!hasCt[u]) {
+      hasCt[u] = 1;
+      d.copy(c, s);
+      return;
+    }
+    const sum = e.add(s, c);
+    if (sum !== s) d.copy(sum, s);
+  };
+  // the seed of grad: the literal 1
+  for (const u of term.output.atoms) accumulate(u, e.lit(1));
+  d.reset();
+
+  for (let i = n - 1; i >= 0; i--) {
+    if (!hasCt[i] || op[i] < FIRST_PRIMITIVE) continue;
+    const spec = scalarSpec(op[i]);
+    const c = n + i;
+    if (spec.arity === 1) {
+      accumulate(a[i], spec.reverse(e, a[i], i, c));
+    } else {
+      if (active[a[i]]) accumulate(a[i], spec.reverse[0](e, a[i], b[i], i, c));
+      if (active[b[i]]) accumulate(b[i], spec.reverse[1](e, a[i], b[i], i, c));
+    }
+    d.reset();
+  }
+
+  // an input without a cotangent has the literal 0, whose tangent is 0
+  return term.params[0].atoms.map((u) => (hasCt[u] && d.kind[n + u] === DUAL ? d.tan[n + u] : 0));
+}
