@@ -225,7 +225,7 @@ describe("compiled code size is counted, not timed", () => {
     const small = stats(rosen, Array.from({ length: 100 }, (_, i) => 0.5 * Math.cos(i)));
     const large = stats(rosen, Array.from({ length: 10000 }, (_, i) => 0.5 * Math.cos(i)));
     expect(large).toEqual(small);
-    expect(small.forward + small.reverse).toBeLessThan(80);
+    expect(small.forward + small.reverse).toBeLessThan(120);
   });
 
   it("a 10^5-step chain compiles to a loop (no stack overflow) and gives grad's derivative", () => {

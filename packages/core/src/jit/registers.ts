@@ -79,12 +79,15 @@ const SPACES: readonly Space[] = ["v", "ct"];
 export class Accesses {
   private readonly start: Int32Array[] = [];
   private readonly at: Int32Array[] = [];
+  /** How many variables there are (indices 0 … n − 1). */
+  readonly n: number;
 
   /**
    * `program`: every statement in order; `liveOut`: variables read after the program
    * (the value and the gradient), at the position after the last statement.
    */
   constructor(n: number, program: readonly Stmt[], usesOf: UsesOf, liveOut: readonly { space: Space; x: number }[]) {
+    this.n = n;
     const end = program.length;
     const visit = (f: (space: number, x: number, p: number) => void): void => {
       for (let p = 0; p < program.length; p++) {
@@ -104,13 +107,26 @@ export class Accesses {
     visit((s, x, p) => (this.at[s][counts[s][x]++] = p));
   }
 
-  /** How many accesses of `space[x]` lie in positions [lo, hi). */
+  /**
+   * How many accesses of `space[x]` lie in positions [lo, hi): by binary search, as a
+   * variable every iteration of a loop reads is checked once per run of an inner loop.
+   */
   countIn(space: Space, x: number, lo: number, hi: number): number {
     const s = SPACES.indexOf(space);
+    const from = this.start[s][x];
+    const to = this.start[s][x + 1];
+    return this.firstAtOrAfter(s, from, to, hi) - this.firstAtOrAfter(s, from, to, lo);
+  }
+
+  /** The first index in [from, to) of space s's positions at p or later (to if none). */
+  private firstAtOrAfter(s: number, from: number, to: number, p: number): number {
     const at = this.at[s];
-    let k = 0;
-    for (let i = this.start[s][x]; i < this.start[s][x + 1]; i++) if (at[i] >= lo && at[i] < hi) k++;
-    return k;
+    while (from < to) {
+      const mid = (from + to) >>> 1;
+      if (at[mid] < p) from = mid + 1;
+      else to = mid;
+    }
+    return from;
   }
 
   /** The position of the last access of `space[x]`, or −1. */
@@ -160,47 +176,122 @@ function lengthOf(nodes: readonly Node[], memo: Map<Node, number>): number {
   return n;
 }
 
+/** A run of a loop: its indices' values in its first iteration, and its positions [lo, hi). */
+interface Run {
+  readonly loop: Loop;
+  readonly base: readonly number[];
+  readonly lo: number;
+  readonly hi: number;
+}
+
 /**
- * Which variables each loop of `functions` (the forward code, then the reverse code:
- * one program) keeps in locals. `accesses` must index the same program unrolled.
+ * Every run of every loop of `functions` (one program), outer loops before the loops in
+ * them, each with the loop it sits in and at which flat slot (null at the top).
  */
-export function planRegisters(functions: readonly (readonly Node[])[], usesOf: UsesOf, accesses: Accesses): Map<Loop, Group[]> {
-  const plans = new Map<Loop, Group[]>();
+function forEachRun(functions: readonly (readonly Node[])[], visit: (run: Run, around: { loop: Loop; offset: number } | null) => void): void {
   const lengths = new Map<Node, number>();
-  const occ = new Map<Loop, Occurrence[]>();
-  // every run of every loop, with its indices' values in its first iteration and its position
-  const stack: { nodes: readonly Node[]; idx: readonly number[]; pos: number }[] = [];
+  const stack: { nodes: readonly Node[]; idx: readonly number[]; pos: number; around: Loop | null }[] = [];
   let pos = 0;
   for (const nodes of functions) {
-    stack.push({ nodes, idx: nodes.flatMap((x) => x.idx), pos });
+    stack.push({ nodes, idx: nodes.flatMap((x) => x.idx), pos, around: null });
     pos += lengthOf(nodes, lengths);
   }
   stack.reverse();
   while (stack.length > 0) {
-    const { nodes, idx, pos } = stack.pop()!;
+    const { nodes, idx, pos, around } = stack.pop()!;
     let f = 0;
     let p = pos;
     for (const x of nodes) {
       const w = x.idx.length;
       if (x.kind === "loop") {
         const base = idx.slice(f, f + w);
-        let o = occ.get(x);
-        if (o === undefined) occ.set(x, (o = occurrences(x, usesOf)));
         const len = lengthOf(x.body, lengths);
-        let groups = plans.get(x);
-        if (groups === undefined) plans.set(x, (groups = formGroups(x, o, base)));
-        for (const g of groups) if (g.valid) check(g, x, o, base, p, p + x.count * len, accesses);
+        visit({ loop: x, base, lo: p, hi: p + x.count * len }, around === null ? null : { loop: around, offset: f });
         // inner loops run once per iteration: visit each run
         if (x.body.some((y) => y.kind === "loop")) {
-          for (let r = x.count - 1; r >= 0; r--) stack.push({ nodes: x.body, idx: base.map((v, k) => v + r * x.step[k]), pos: p + r * len });
+          for (let r = x.count - 1; r >= 0; r--) stack.push({ nodes: x.body, idx: base.map((v, k) => v + r * x.step[k]), pos: p + r * len, around: x });
         }
         p += x.count * len;
       } else p++;
       f += w;
     }
   }
-  for (const [loop, groups] of plans) plans.set(loop, groups.filter((g) => g.valid));
-  return plans;
+}
+
+/** What each loop keeps in locals, and which variables are still read or written in the arrays. */
+export interface RegisterPlan {
+  readonly groups: ReadonlyMap<Loop, readonly Group[]>;
+  /** 1 for a variable the code touches in `v` or `ct` (the others live in locals only). */
+  readonly inMemory: Uint8Array;
+}
+
+/**
+ * Which variables each loop of `functions` (the forward code, then the reverse code:
+ * one program) keeps in locals. `accesses` must index the same program unrolled.
+ */
+export function planRegisters(functions: readonly (readonly Node[])[], usesOf: UsesOf, accesses: Accesses): RegisterPlan {
+  const plans = new Map<Loop, Group[]>();
+  const occ = new Map<Loop, Occurrence[]>();
+  const around = new Map<Loop, { loop: Loop; offset: number } | null>();
+  forEachRun(functions, ({ loop, base, lo, hi }, outer) => {
+    let groups = plans.get(loop);
+    if (groups === undefined) {
+      occ.set(loop, occurrences(loop, usesOf));
+      plans.set(loop, (groups = formGroups(loop, occ.get(loop)!, base)));
+      around.set(loop, outer);
+    }
+    for (const g of groups) if (g.valid) check(g, loop, occ.get(loop)!, base, lo, hi, accesses);
+  });
+  // a variable a loop around keeps in a local stays there: the inner loop's group goes
+  // (loops come outer first, so the one around is final when its inner loops are looked at)
+  const kept = new Map<Loop, Set<string>>(); // "space:slot" in the loop's slots, its own and from around
+  for (const [loop, groups] of plans) {
+    const mine = new Set<string>();
+    const outer = around.get(loop);
+    if (outer) {
+      for (const key of kept.get(outer.loop)!) {
+        const [space, slot] = key.split(":");
+        const s = Number(slot) - outer.offset;
+        if (s >= 0 && s < loop.idx.length) mine.add(`${space}:${s}`);
+      }
+    }
+    const final = groups.filter((g) => g.valid && g.members.every((m) => m.slots.every((s) => !mine.has(`${g.space}:${s}`))));
+    for (const g of final) for (const m of g.members) for (const s of m.slots) mine.add(`${g.space}:${s}`);
+    plans.set(loop, final);
+    kept.set(loop, mine);
+  }
+  return { groups: plans, inMemory: inMemory(functions, plans, occ, accesses) };
+}
+
+/**
+ * The variables the code still touches in the arrays: those with an access no local
+ * stands for, and those loaded or stored at the edges of a loop.
+ */
+function inMemory(functions: readonly (readonly Node[])[], plans: ReadonlyMap<Loop, readonly Group[]>, occ: ReadonlyMap<Loop, Occurrence[]>, accesses: Accesses): Uint8Array {
+  const memory = new Uint8Array(accesses.n);
+  const covered = SPACES.map(() => new Int32Array(accesses.n));
+  forEachRun(functions, ({ loop, base }) => {
+    for (const g of plans.get(loop)!) {
+      const times = timesOf(g, occ.get(loop)!);
+      const y0 = base[g.members.find((m) => m.u === 0)!.slots[0]];
+      const y = (q: number): number => y0 + g.step * q;
+      const c = covered[SPACES.indexOf(g.space)];
+      if (g.step === 0) {
+        c[y0] += expectedAt(g, loop, times, 0);
+        if (g.load || g.storeAfter) memory[y0] = 1;
+        continue;
+      }
+      for (let q = 0; q < loop.count + g.top; q++) c[y(q)] += expectedAt(g, loop, times, q);
+      for (let u = 0; u < g.top; u++) memory[y(u)] = 1; // loaded before the loop
+      if (g.load) for (let r = 0; r < loop.count; r++) memory[y(r + g.top)] = 1;
+      if (g.storeEach) for (let r = 0; r < loop.count; r++) memory[y(r)] = 1;
+      if (g.storeAfter) for (let u = 0; u < g.top; u++) memory[y(loop.count + u)] = 1;
+    }
+  });
+  SPACES.forEach((space, k) => {
+    for (let x = 0; x < accesses.n; x++) if (accesses.countIn(space, x, 0, Infinity) > covered[k][x]) memory[x] = 1;
+  });
+  return memory;
 }
 
 /** The candidate groups of `loop`, from the indices of its first run. */
@@ -253,21 +344,31 @@ function formGroups(loop: Loop, occ: readonly Occurrence[], base: readonly numbe
  */
 function check(g: Group, loop: Loop, occ: readonly Occurrence[], base: readonly number[], lo: number, hi: number, accesses: Accesses): void {
   const y0 = base[g.members.find((m) => m.u === 0)!.slots[0]];
-  const times = g.members.map((m) => occ.reduce((n, o) => n + (o.space === g.space && m.slots.includes(o.slot) ? o.times : 0), 0));
+  const times = timesOf(g, occ);
   for (const m of g.members) for (const s of m.slots) if (base[s] !== y0 + g.step * m.u) return void (g.valid = false);
   const writes = g.members.some((m) => occ.some((o) => o.space === g.space && o.mode !== "read" && m.slots.includes(o.slot)));
   const count = g.step === 0 ? 1 : loop.count + g.top;
   for (let q = 0; q < count; q++) {
     const x = y0 + g.step * q;
-    let expected = 0;
-    g.members.forEach((m, i) => {
-      if (g.step === 0) expected += loop.count * times[i];
-      else if (q - m.u >= 0 && q - m.u < loop.count) expected += times[i];
-    });
-    if (accesses.countIn(g.space, x, lo, hi) !== expected) return void (g.valid = false);
+    if (accesses.countIn(g.space, x, lo, hi) !== expectedAt(g, loop, times, q)) return void (g.valid = false);
     if (writes && accesses.last(g.space, x) >= hi) {
       if (g.step !== 0 && q < loop.count) g.storeEach = true;
       else g.storeAfter = true;
     }
   }
+}
+
+/** How many accesses one iteration makes through each member of the group. */
+function timesOf(g: Group, occ: readonly Occurrence[]): number[] {
+  return g.members.map((m) => occ.reduce((n, o) => n + (o.space === g.space && m.slots.includes(o.slot) ? o.times : 0), 0));
+}
+
+/** How many accesses of y(q) one run of the loop makes through the group's members. */
+function expectedAt(g: Group, loop: Loop, times: readonly number[], q: number): number {
+  let n = 0;
+  g.members.forEach((m, i) => {
+    if (g.step === 0) n += loop.count * times[i];
+    else if (q - m.u >= 0 && q - m.u < loop.count) n += times[i];
+  });
+  return n;
 }

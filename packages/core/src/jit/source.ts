@@ -73,8 +73,7 @@ function nodeSource(node: Node, idx: readonly Affine[], cx: Context, depth: numb
     return { text: cx.template(node.sig, at, idx.map(show)), size: 1 };
   }
   const r = `r${depth}`;
-  // a variable a loop around this one keeps in a local stays there
-  const groups = (cx.plans.get(node) ?? []).filter((g) => g.members.every((m) => m.slots.every((s) => outer(g.space, s) === undefined)));
+  const groups = cx.plans.get(node) ?? [];
   const mine = new Map<string, string>();
   const before: string[] = []; // declarations, and loads of what the first iteration finds in locals
   const first: string[] = []; // at the start of each iteration: loads
