@@ -322,6 +322,13 @@ export async function runWorkload(
         last = now() - t;
         calls++;
       }
+      // the warm-up may have run out of time in a call that compiled (compileGrad's third):
+      // whether a candidate is slow is judged on the call after it
+      if (calls > 0) {
+        const t = now();
+        sink = fn();
+        last = now() - t;
+      }
       st.slow = last > settings.slowCall * 1000;
       st.fn = fn;
       log(`  ${c.id}: checked (error ${st.error?.toExponential(1) ?? "—"}), first call ${formatMs(st.firstCallMs)}, ready in ${formatMs(now() - tc)}`);
