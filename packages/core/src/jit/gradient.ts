@@ -164,9 +164,10 @@ export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportT
   const order = new Int32Array(n);
   let next = 0;
   for (const resident of [1, 0]) for (let x = 0; x < n; x++) if (inMemory[x] === resident) order[x] = next++;
+  const named: boolean[][] = []; // per shape, per slot: whether it names a variable (not an input's place in x)
   const rename = (s: Stmt): Stmt => {
-    const slots = usesOf(s.sig).map((u) => u.slot);
-    return { kind: "stmt", sig: s.sig, idx: s.idx.map((x, k) => (slots.includes(k) ? order[x] : x)) };
+    const slots = (named[s.sig] ??= s.idx.map((_, k) => usesOf(s.sig).some((u) => u.slot === k)));
+    return { kind: "stmt", sig: s.sig, idx: s.idx.map((x, k) => (slots[k] ? order[x] : x)) };
   };
   const [forward2, reverse2] = [forward.map(rename), reverse.map(rename)];
   const code = [reroll(forward2, shapes), reroll(reverse2, shapes)];

@@ -89,10 +89,14 @@ export class Accesses {
   constructor(n: number, program: readonly Stmt[], usesOf: UsesOf, liveOut: readonly { space: Space; x: number }[]) {
     this.n = n;
     const end = program.length;
+    // per shape, its accesses as (array, slot) pairs: this runs over every statement twice
+    const pairs: number[][] = [];
+    const pairsOf = (sig: number): number[] => (pairs[sig] ??= usesOf(sig).flatMap((u) => [SPACES.indexOf(u.space), u.slot]));
     const visit = (f: (space: number, x: number, p: number) => void): void => {
       for (let p = 0; p < program.length; p++) {
         const s = program[p];
-        for (const u of usesOf(s.sig)) f(SPACES.indexOf(u.space), s.idx[u.slot], p);
+        const uses = pairsOf(s.sig);
+        for (let k = 0; k < uses.length; k += 2) f(uses[k], s.idx[uses[k + 1]], p);
       }
       for (const l of liveOut) f(SPACES.indexOf(l.space), l.x, end);
     };
@@ -127,6 +131,12 @@ export class Accesses {
       else to = mid;
     }
     return from;
+  }
+
+  /** How many accesses of `space[x]` there are in all. */
+  total(space: Space, x: number): number {
+    const start = this.start[SPACES.indexOf(space)];
+    return start[x + 1] - start[x];
   }
 
   /** The position of the last access of `space[x]`, or −1. */
@@ -289,7 +299,7 @@ function inMemory(functions: readonly (readonly Node[])[], plans: ReadonlyMap<Lo
     }
   });
   SPACES.forEach((space, k) => {
-    for (let x = 0; x < accesses.n; x++) if (accesses.countIn(space, x, 0, Infinity) > covered[k][x]) memory[x] = 1;
+    for (let x = 0; x < accesses.n; x++) if (accesses.total(space, x) > covered[k][x]) memory[x] = 1;
   });
   return memory;
 }
