@@ -55,6 +55,17 @@ describe("tape columns recycled between traces (trace/columns.ts)", () => {
     expect(keptBytes()).toBeLessThanOrEqual(64 * 2 ** 20);
   });
 
+  it("the reverse sweep's buffers go back too: a second grad of the same length takes, and adds, nothing", () => {
+    const f = chain(30000);
+    grad(f, 0.3);
+    const kept = keptBytes();
+    // the tape's five columns and the sweep's three buffers were all in the pool, and are again
+    expect(grad(f, 0.4)).toBeCloseTo(chainDerivative(30000, 0.4), 12);
+    expect(keptBytes()).toBe(kept);
+    const n = 30000 * 4 + 1; // instructions of chain(30000): 4 per step and the input
+    expect(kept).toBeGreaterThanOrEqual(n * (2 + 4 + 4 + 8 + 4) + n * (1 + 8 + 1));
+  });
+
   it("recycled columns give the same derivatives, also after tensor tapes used them", () => {
     const tensorLoop = (w: Tensor): Scalar => {
       let t: Tensor = w;

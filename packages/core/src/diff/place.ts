@@ -43,11 +43,10 @@ export function place(term: TraceTerm, sink: Trace, placement: Placement | null)
   return at;
 }
 
-/** Which variables depend on the term's inputs: only those carry derivatives. */
-export function activity(term: TraceTerm): Uint8Array {
+/** Which variables depend on the term's inputs: only those carry derivatives (into `active`, if given). */
+export function activity(term: TraceTerm, active = new Uint8Array(term.tape.length)): Uint8Array {
   const tape = term.tape;
   const { op, a, b, x, length: n } = tape;
-  const active = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
     if (op[i] < FIRST_PRIMITIVE) active[i] = op[i] === INPUT ? 1 : 0;
     else if (x[i] === 0) active[i] = active[a[i]] | (ARITY[op[i]] === 2 ? active[b[i]] : 0);

@@ -13,6 +13,7 @@ import { numeric } from "@wengert/ops";
 import { NaNError } from "../errors.js";
 import { ARITY, CODE, FIRST_PRIMITIVE, INPUT, primitiveOf, scalarSpec } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
+import { giveColumn, takeColumn } from "../trace/columns.js";
 import { activity } from "./place.js";
 
 
@@ -26,12 +27,24 @@ export function reverseSweep(
   seeds: readonly number[],
   checkNaN: { caller: string } | null,
   val: Float64Array = term.tape.val,
-  scratch: Scratch = newScratch(term),
+  scratch?: Scratch,
 ): number[] {
+  // without a caller's scratch, the buffers come from the pool of tape columns and go back
+  // to it: an outermost grad of a long trace would otherwise allocate megabytes off the
+  // heap per call, which sets off full collections in a process with a large heap
+  const own = scratch ?? pooledScratch(term);
+  try {
+    return sweep(term, seeds, checkNaN, val, own);
+  } finally {
+    if (scratch === undefined) for (const c of [own.active, own.ct, own.has]) giveColumn(c);
+  }
+}
+
+function sweep(term: TraceTerm, seeds: readonly number[], checkNaN: { caller: string } | null, val: Float64Array, scratch: Scratch): number[] {
   const { op, a, b, length: n } = term.tape;
   const { active, ct, has } = scratch;
-  ct.fill(0);
-  has.fill(0);
+  ct.fill(0, 0, n);
+  has.fill(0, 0, n);
   const accumulate = (v: number, c: number | null, i: number): void => {
     if (c === null || !active[v]) return;
     if (checkNaN && !Number.isFinite(c)) {
@@ -74,6 +87,12 @@ export interface Scratch {
 export function newScratch(term: TraceTerm): Scratch {
   const n = term.tape.length;
   return { active: activity(term), ct: new Float64Array(n), has: new Uint8Array(n) };
+}
+
+/** Scratch from the column pool, as long as the tape's columns (a length the pool keeps). */
+function pooledScratch(term: TraceTerm): Scratch {
+  const length = Math.max(term.tape.length, term.tape.op.length);
+  return { active: activity(term, takeColumn(Uint8Array, length)), ct: takeColumn(Float64Array, length), has: takeColumn(Uint8Array, length) };
 }
 
 const { add: ADD, sub: SUB, mul: MUL, div: DIV, neg: NEG, exp: EXP, log: LOG, sin: SIN, cos: COS, tanh: TANH, sqrt: SQRT, square: SQUARE, sigmoid: SIGMOID } = CODE;
