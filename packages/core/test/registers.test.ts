@@ -139,10 +139,10 @@ describe("register promotion", () => {
         expect(Math.max(...counts)).toBeGreaterThan(n - 10);
         return code.slice(at, code.indexOf("\n}", at));
       };
-      const arrays = (code: string): number => (code.match(/\b(?:v|ct)\[/g) ?? []).length;
+      const arrays = (code: string): number => (code.match(/\b(?:v|ct|g)\[/g) ?? []).length;
       // forward: x[i+1] loaded, t = x[i+1] − x[i]² and 1 − x[i] stored for the reverse sweep
       expect(arrays(body(source.forward.join("\n")))).toBe(3);
-      // reverse: x[i], t and 1 − x[i] loaded, x[i]'s cotangent stored
+      // reverse: x[i], t and 1 − x[i] loaded, x[i]'s cotangent stored (into the gradient, g)
       expect(arrays(body(source.reverse.join("\n")))).toBe(4);
     }
   });

@@ -7,7 +7,8 @@
  * whether the trace holds at the new point. The reverse code is diff/sweep.ts's sweep
  * specialised to this trace: which instructions carry a cotangent, which arguments are
  * active and which contribution reaches a variable first are known before it runs, so
- * each contribution is a plain `ct[a] = …` (first) or `ct[a] += …` (later), in the same
+ * each contribution is a plain `ct[a] = …` (first) or `ct[a] += …` (later; an input's
+ * goes straight into `g`, the gradient array the call returns), in the same
  * order with the same rules (javascript.ts): the same numbers as the sweep, to the bit.
  * Both are re-rolled into loops (reroll.ts) before the source is written (source.ts).
  */
@@ -18,7 +19,7 @@ import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { COMPARISON, javascript, literal } from "./javascript.js";
 import { codeSize, reroll, Shapes, type Node, type Stmt } from "./reroll.js";
-import { Accesses, planRegisters, type Use, type UsesOf } from "./registers.js";
+import { Accesses, planRegisters, type Space, type Use, type UsesOf } from "./registers.js";
 import { chunkSources, type At, type Template } from "./source.js";
 
 /** Value and gradient at new inputs, or null where the trace does not hold there. */
@@ -48,7 +49,7 @@ type Form = (at: At, idx: readonly string[]) => string;
 export const MAX_STATEMENTS = 40000;
 
 type Forward = (v: Float64Array, x: ArrayLike<number>, K: typeof KERNELS, KINK: typeof KINKS) => boolean;
-type Reverse = (v: Float64Array, ct: Float64Array, K: typeof KERNELS) => void;
+type Reverse = (v: Float64Array, ct: Float64Array, g: number[], K: typeof KERNELS) => void;
 
 /**
  * The compiled replay of `term` (a real-valued trace of reals) under its guards, or
@@ -74,7 +75,10 @@ export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportT
   const has = new Uint8Array(n);
   if (active[out]) has[out] = 1;
   const reverse: Stmt[] = [];
-  if (active[out]) reverse.push({ kind: "stmt", sig: shape("seed", (at) => `${at("ct", 0, "write")} = 1;`), idx: [out] });
+  // cotangents of inputs are written straight into the gradient `g` (by input index, after
+  // the renumbering below), the array the call returns; the others into ct
+  const cotangent = (x: number): Space => (op[x] === INPUT ? "g" : "ct");
+  if (active[out]) reverse.push({ kind: "stmt", sig: shape(`seed:${cotangent(out)}`, (at) => `${at(cotangent(out), 0, "write")} = 1;`), idx: [out] });
   for (let i = n - 1; i >= 0; i--) {
     if (!has[i] || op[i] < FIRST_PRIMITIVE) continue;
     const args = ARITY[op[i]] === 1 ? [a[i]] : [a[i], b[i]];
@@ -87,12 +91,13 @@ export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportT
     });
     const code = op[i];
     const [la, lb] = [literalAt(a[i]), literalAt(b[i])];
-    const sig = shape(`r${code}:${how.join("")}:${la}:${lb}`, (at) => {
+    const into = args.map(cotangent);
+    const sig = shape(`r${code}:${how.join("")}:${la}:${lb}:${into.join("")}`, (at) => {
       const lines = [`c = ${at("ct", 0, "read")};`];
       how.forEach((h, k) => {
         if (h === 0) return;
         const rule = ruleSource(code, k, la ?? at("v", 1, "read"), lb ?? at("v", 2, "read"), at("v", 0, "read"), "c")!;
-        lines.push(`${at("ct", k + 1, h === 1 ? "write" : "update")} ${h === 1 ? "=" : "+="} ${rule};`);
+        lines.push(`${at(into[k], k + 1, h === 1 ? "write" : "update")} ${h === 1 ? "=" : "+="} ${rule};`);
       });
       return lines.join(" ");
     });
@@ -153,17 +158,19 @@ export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportT
   // what each loop keeps in locals: the replay reads the value and the gradient after it
   const usesOf = recordUses(forms);
   const plan = (fwd: Stmt[], rev: Stmt[], code: readonly (readonly Node[])[], outVar: number, inputs: Int32Array) => {
-    const liveOut = [{ space: "v" as const, x: outVar }, ...[...inputs].filter((p) => p >= 0).map((x) => ({ space: "ct" as const, x }))];
+    const liveOut = [{ space: "v" as const, x: outVar }, ...[...inputs].filter((p) => p >= 0).map((x) => ({ space: "g" as const, x }))];
     return planRegisters(code, usesOf, new Accesses(n, fwd.concat(rev), usesOf, liveOut));
   };
-  // Then the variables are numbered again, those still in the arrays first: they share
-  // cache lines instead of lying scattered among the ones that live in locals (a loop's
-  // stored values 4 apart, say). A renaming, so nothing else changes; the code is
-  // re-rolled and planned again under it (the same loops, the indices' steps shrunk).
+  // Then the variables are numbered again: the inputs first (input k is variable k, its
+  // cotangent g[k]), then those still in the arrays: they share cache lines instead of
+  // lying scattered among the ones that live in locals (a loop's stored values 4 apart,
+  // say). A renaming, so nothing else changes; the code is re-rolled and planned again
+  // under it (the same loops, the indices' steps shrunk).
   const { inMemory } = plan(forward, reverse, [forwardCode, reverseCode], out, params);
-  const order = new Int32Array(n);
+  const order = new Int32Array(n).fill(-1);
   let next = 0;
-  for (const resident of [1, 0]) for (let x = 0; x < n; x++) if (inMemory[x] === resident) order[x] = next++;
+  for (const x of term.params[0].atoms) order[x] = next++;
+  for (const resident of [1, 0]) for (let x = 0; x < n; x++) if (order[x] < 0 && inMemory[x] === resident) order[x] = next++;
   const named: boolean[][] = []; // per shape, per slot: whether it names a variable (not an input's place in x)
   const rename = (s: Stmt): Stmt => {
     const slots = (named[s.sig] ??= s.idx.map((_, k) => usesOf(s.sig).some((u) => u.slot === k)));
@@ -177,19 +184,20 @@ export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportT
   const stats = { forward: codeSize(code[0]), reverse: codeSize(code[1]), locals: [...groups.values()].reduce((k, gs) => k + gs.length, 0) };
   const source = { forward: chunkSources(code[0], template, groups), reverse: chunkSources(code[1], template, groups) };
   const forwards = source.forward.map((s) => new Function("v", "x", "K", "KINK", `${s}\nreturn true;`) as Forward);
-  const reverses = source.reverse.map((s) => new Function("v", "ct", "K", `let c = 0;\n${s}`) as Reverse);
+  const reverses = source.reverse.map((s) => new Function("v", "ct", "g", "K", `let c = 0;\n${s}`) as Reverse);
 
-  // the common case, inputs in consecutive variables all reached: the gradient is one slice of ct
-  const first = params2.length > 0 && params2.every((p, k) => p >= 0 && p === params2[0] + k) ? params2[0] : -1;
   const v = new Float64Array(n);
   for (let x = 0; x < n; x++) v[order[x]] = tape.val[x]; // the tape's values, literals among them
   const ct = new Float64Array(n);
+  // the gradient starts as a copy of zeros held as doubles (an input no contribution
+  // reaches keeps its 0), so the reverse code's writes need no change of element kind
+  const zeros: number[] = [];
+  for (let k = 0; k < params2.length; k++) zeros.push(0.5);
+  zeros.fill(0);
   const replay: Replay = (inputs) => {
     for (const f of forwards) if (!f(v, inputs, KERNELS, KINKS)) return null;
-    for (const f of reverses) f(v, ct, KERNELS);
-    const g = new Array<number>(params2.length);
-    if (first >= 0) for (let k = 0; k < params2.length; k++) g[k] = ct[first + k];
-    else for (let k = 0; k < params2.length; k++) g[k] = params2[k] < 0 ? 0 : ct[params2[k]];
+    const g = zeros.slice();
+    for (const f of reverses) f(v, ct, g, KERNELS);
     return [v[out2], g];
   };
   return { replay, stats, source };

@@ -29,8 +29,8 @@
  */
 import type { Loop, Node, Stmt } from "./reroll.js";
 
-/** The arrays compiled code reads and writes: values and cotangents. */
-export type Space = "v" | "ct";
+/** The arrays compiled code reads and writes: values, cotangents, and the inputs' cotangents (the gradient). */
+export type Space = "v" | "ct" | "g";
 
 /** How a statement touches a variable: `update` reads it and writes it (`+=`). */
 export type Mode = "read" | "write" | "update";
@@ -70,7 +70,7 @@ export interface Group {
 /** Groups holding more variables than this at a time are left in the arrays. */
 const MAX_WINDOW = 4;
 
-const SPACES: readonly Space[] = ["v", "ct"];
+const SPACES: readonly Space[] = ["v", "ct", "g"];
 
 /**
  * Where each variable is accessed: positions (a statement's place in the whole program,
