@@ -25,7 +25,8 @@
  * the loop runs (an inner loop runs once per iteration of the loops around it), its
  * accesses in the loop against those the group accounts for. Loads and stores at the
  * edges only copy what the array would hold, so the numbers are unchanged (tested to
- * the bit against the interpreter).
+ * the bit against the interpreter). The plan also tells which variables the code still
+ * touches in the arrays; gradient.ts numbers those first, so that they lie together.
  */
 import type { Loop, Node, Stmt } from "./reroll.js";
 
