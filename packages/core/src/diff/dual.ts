@@ -16,6 +16,7 @@
  */
 import { BINARY_NAMES, UNARY_NAMES, type Emitter } from "@wengert/ops";
 import { CODE, KERNELS, scalarSpec } from "../trace/opcodes.js";
+import { binaryKernel, identityArgument } from "../trace/tape.js";
 import { scalarTangent } from "./tangents.js";
 
 /**
@@ -86,8 +87,6 @@ export class DualColumns {
   }
 }
 
-const { add: ADD, sub: SUB, mul: MUL, div: DIV } = CODE;
-
 /** Primitives as methods on the slots of `d`; each result is a new slot (or an argument's, where the tape folds). */
 export function dualEmitter(d: DualColumns): Emitter<number> {
   const e: Record<string, unknown> = { lit: (c: number) => d.push(c, 0, LITERAL) };
@@ -106,22 +105,15 @@ export function dualEmitter(d: DualColumns): Emitter<number> {
   for (const name of BINARY_NAMES) {
     const code = CODE[name];
     const spec = scalarSpec(code);
-    const kernel = KERNELS[code];
     e[name] = (a: number, b: number): number => {
       const va = d.val[a];
       const vb = d.val[b];
       const ka = d.kind[a];
       const kb = d.kind[b];
-      // the four arithmetic kernels inline, as in tape.ts: a call through the table is dear
-      const y = code === ADD ? va + vb : code === MUL ? va * vb : code === SUB ? va - vb : code === DIV ? va / vb : kernel(va, vb);
+      const y = binaryKernel(code, va, vb);
       if (ka === LITERAL && kb === LITERAL) return d.push(y, 0, LITERAL);
-      if (code === ADD) {
-        if (kb === LITERAL && vb === 0) return a;
-        if (ka === LITERAL && va === 0) return b;
-      } else if (code === MUL) {
-        if (kb === LITERAL && vb === 1) return a;
-        if (ka === LITERAL && va === 1) return b;
-      }
+      const same = identityArgument(code, va, vb, ka === LITERAL, kb === LITERAL);
+      if (same >= 0) return same === 0 ? a : b;
       if (ka !== DUAL && kb !== DUAL) return d.push(y, 0, PLAIN);
       return d.pushTangent(y, scalarTangent(spec, va, vb, y, ka === DUAL ? d.tan[a] : null, kb === DUAL ? d.tan[b] : null));
     };

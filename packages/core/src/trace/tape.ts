@@ -236,17 +236,10 @@ export class Tape {
     const vb = val[b];
     const ca = op[a] === CONST && this.x[a] === 0;
     const cb = op[b] === CONST && this.x[b] === 0;
-    // the four arithmetic kernels inline: a call through the table per instruction is dear
-    const y = code === ADD ? va + vb : code === MUL ? va * vb : code === SUB ? va - vb : code === DIV ? va / vb : KERNELS[code](va, vb);
+    const y = binaryKernel(code, va, vb);
     if (ca && cb) return this.constant(y);
-    if (code === ADD) {
-      if (cb && vb === 0) return a;
-      if (ca && va === 0) return b;
-    } else if (code === MUL) {
-      if (cb && vb === 1) return a;
-      if (ca && va === 1) return b;
-    }
-    return this.push(code, a, b, y);
+    const same = identityArgument(code, va, vb, ca, cb);
+    return same === 0 ? a : same === 1 ? b : this.push(code, a, b, y);
   }
 
   /** Number of primitive instructions (what the work of evaluating the tape is). */
@@ -290,3 +283,23 @@ export class Tape {
   }
 }
 
+/** A binary primitive on numbers, the four arithmetic kernels inline: a call through the table per instruction is dear. */
+export function binaryKernel(code: number, va: number, vb: number): number {
+  return code === ADD ? va + vb : code === MUL ? va * vb : code === SUB ? va - vb : code === DIV ? va / vb : KERNELS[code](va, vb);
+}
+
+/**
+ * The tape's exact folding of `x + 0` and `x · 1` (ca, cb: whether each argument is a
+ * literal): 0 if `op(a, b)` is `a` itself, 1 if it is `b`, −1 if it is a new value.
+ * dual.ts folds by the same rule, so that its numbers are the built term's.
+ */
+export function identityArgument(code: number, va: number, vb: number, ca: boolean, cb: boolean): -1 | 0 | 1 {
+  if (code === ADD) {
+    if (cb && vb === 0) return 0;
+    if (ca && va === 0) return 1;
+  } else if (code === MUL) {
+    if (cb && vb === 1) return 0;
+    if (ca && va === 1) return 1;
+  }
+  return -1;
+}
