@@ -305,10 +305,19 @@ function inMemory(functions: readonly (readonly Node[])[], plans: ReadonlyMap<Lo
   return memory;
 }
 
+/** A member being formed: its array, step, value in the first iteration, slots, and first occurrence. */
+interface Candidate {
+  readonly space: Space;
+  readonly step: number;
+  readonly c: number;
+  readonly slots: number[];
+  readonly first: number;
+}
+
 /** The candidate groups of `loop`, from the indices of its first run. */
 function formGroups(loop: Loop, occ: readonly Occurrence[], base: readonly number[]): Group[] {
   // members: indices equal in value and step
-  const members = new Map<string, { space: Space; step: number; c: number; slots: number[]; first: number }>();
+  const members = new Map<string, Candidate>();
   occ.forEach((o, k) => {
     const step = loop.step[o.slot];
     const key = `${o.space}:${base[o.slot]}:${step}`;
@@ -318,7 +327,7 @@ function formGroups(loop: Loop, occ: readonly Occurrence[], base: readonly numbe
     } else members.set(key, { space: o.space, step, c: base[o.slot], slots: [o.slot], first: k });
   });
   // groups: members of one array and step whose constants differ by a multiple of it
-  const byResidue = new Map<string, { space: Space; step: number; c: number; slots: number[]; first: number }[]>();
+  const byResidue = new Map<string, Candidate[]>();
   for (const m of members.values()) {
     const residue = m.step === 0 ? m.c : ((m.c % m.step) + Math.abs(m.step)) % Math.abs(m.step);
     const key = `${m.space}:${m.step}:${residue}`;

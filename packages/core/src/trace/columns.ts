@@ -1,12 +1,13 @@
 /**
  * @file Tape columns recycled between traces.
  *
- * An outermost `grad` of a long program builds columns of millions of entries and drops
- * them when it returns (and the buffers of its reverse sweep). Allocated afresh on every call, those off-heap buffers count
- * against V8's limits and set off full collections of the whole heap, so the time of a
- * call grows faster than its trace does in a process with a large heap. Columns whose
- * tape is done (outgrown, or its `grad` returned) come back here and serve the next tape.
- * The pool is bounded: at most MAX_BYTES are kept.
+ * An outermost `grad` of a long program builds columns of millions of entries, and
+ * buffers as long for its reverse sweep, and drops them when it returns. Allocated afresh
+ * on every call, those off-heap buffers count against V8's limits and set off full
+ * collections of the whole heap, so the time of a call grows faster than its trace does
+ * in a process with a large heap. Columns whose tape is done (outgrown, or its `grad`
+ * returned) and the sweep's buffers come back here and serve the next call. The pool is
+ * bounded: at most MAX_BYTES are kept.
  */
 export type Column = Uint8Array | Uint16Array | Int32Array | Float64Array;
 
