@@ -2,12 +2,13 @@
  * @file `pnpm bench [--quick] [--only W1,W5,GB] [--no-memory] [--no-write]`.
  *
  * Runs W1–W6 (shared/WORKLOADS.md) for the plain-JS primal, the hand-written
- * gradient, wengert and the peers (TF.js cpu and wasm, jax-js eager and jit) in this
- * one process; prints the table on stdout (progress goes to stderr) and writes
+ * gradient, wengert and the peers (TF.js cpu and wasm, jax-js eager and jit), each
+ * workload in a process of its own; prints the table on stdout (progress goes to stderr) and writes
  * results/latest.{md,json,svg}. Then the GradBench evals (GB): wengert's derivative time
  * over its primal time per eval. --quick: for development, under two minutes.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync, writeSync } from "node:fs";
 import { cpus, platform, release } from "node:os";
 import { fileURLToPath } from "node:url";
 import { getGc } from "./gc.js";
@@ -34,48 +35,84 @@ const log = (line: string) => process.stderr.write((process.env.BENCH_DEBUG ? `[
 const start = performance.now();
 const notes: string[] = [];
 
-log(`wengert bench (${quick ? "quick" : "full"})`);
-const gcKind: MemoryResult["gc"] = typeof (globalThis as { gc?: unknown }).gc === "function" ? "exposed" : "flag set at run time";
-const gc = getGc();
+// Each workload, the memory probe and the GradBench evals run in a child process of
+// their own (all candidates of a workload still in one process, interleaved): a heap
+// grown by one workload's peers would otherwise slow the next workload's scavenges
+// (W5's `grad` moved between ×18 and ×29 of hand-written with what ran before it).
+const parts: string[] = workloads()
+  .filter((w) => !only || only.some((o) => w.id === o || w.family === o))
+  .map((w) => w.id);
+if (!args.includes("--no-memory")) parts.push("memory");
+if (!only || only.includes("GB")) parts.push("GB");
 
-let peers: Peers = { tfBackends: [] };
-try {
-  const t = await loadTf();
-  peers = { ...peers, tf: t.tf, tfBackends: t.backends, useTfBackend: (name) => useTfBackend(t.tf, name) };
-  log(`TF.js ${t.version}: ${t.backends.map((b) => (b.error ? `${b.name} failed (${b.error})` : b.name)).join(", ")}`);
-} catch (e) {
-  peers = { ...peers, tfError: `TF.js did not load: ${errorText(e)}` };
-  log(peers.tfError!);
+const partArg = args.indexOf("--part");
+if (partArg >= 0) {
+  // Child: run one part, its result as JSON on stdout.
+  writeSync(1, JSON.stringify(await runPart(args[partArg + 1]!)));
+  // jax-js and TF.js may keep handles open.
+  process.exit(0);
 }
-try {
-  const j = await loadJax();
-  peers = { ...peers, jax: j.jax };
-  log(`jax-js ${j.version}: wasm`);
-} catch (e) {
-  peers = { ...peers, jaxError: `jax-js did not load: ${errorText(e)}` };
-  log(peers.jaxError!);
-}
+
+log(`wengert bench (${quick ? "quick" : "full"})`);
 
 const results: WorkloadResult[] = [];
-for (const w of workloads()) {
-  if (only && !only.some((o) => w.id === o || w.family === o)) continue;
-  log(`${w.title}`);
+let memory: MemoryResult | undefined;
+let gradbench: GradBenchSection | undefined;
+for (const part of parts) {
   const t0 = performance.now();
-  results.push(await runWorkload(w, peers, settings, log, gc));
+  const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...args, "--part", part], {
+    stdio: ["ignore", "pipe", "inherit"],
+    maxBuffer: 1 << 28,
+  });
+  if (child.status !== 0) throw new Error(`bench part ${part} failed (exit ${child.status ?? child.signal})`);
+  const result = JSON.parse(child.stdout.toString("utf8")) as unknown;
+  if (part === "memory") memory = result as MemoryResult;
+  else if (part === "GB") gradbench = result as GradBenchSection;
+  else results.push(result as WorkloadResult);
   log(`  (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
 }
 
-let memory: MemoryResult | undefined;
-if (!args.includes("--no-memory")) {
-  log("memory probe");
-  memory = memoryProbe({ gc, gcKind });
+async function runPart(part: string): Promise<WorkloadResult | MemoryResult | GradBenchSection> {
+  const gcKind: MemoryResult["gc"] = typeof (globalThis as { gc?: unknown }).gc === "function" ? "exposed" : "flag set at run time";
+  const gc = getGc();
+  if (part === "memory") {
+    log("memory probe");
+    return memoryProbe({ gc, gcKind });
+  }
+  if (part === "GB") {
+    log("GradBench evals: derivative / primal");
+    const rows = ratiosForAll(modules, SAMPLE_INPUTS, quick, quick ? { minRuns: 3, minSeconds: 0.1 } : { minRuns: 5, minSeconds: 1 }, (e) => log(`  ${e}`));
+    return { table: ratioTable(rows), rows };
+  }
+  const w = workloads().find((w) => w.id === part);
+  if (!w) throw new Error(`no workload ${part}`);
+  log(`${w.title}`);
+  return runWorkload(w, await loadPeers(), settings, log, gc);
 }
 
-let gradbench: GradBenchSection | undefined;
-if (!only || only.includes("GB")) {
-  log("GradBench evals: derivative / primal");
-  const rows = ratiosForAll(modules, SAMPLE_INPUTS, quick, quick ? { minRuns: 3, minSeconds: 0.1 } : { minRuns: 5, minSeconds: 1 }, (e) => log(`  ${e}`));
-  gradbench = { table: ratioTable(rows), rows };
+/** TF.js and jax-js, or why not; the load line is logged by the first part only. */
+async function loadPeers(): Promise<Peers> {
+  const say = (line: string) => {
+    if (parts.indexOf(args[partArg + 1]!) === 0) log(line);
+  };
+  let peers: Peers = { tfBackends: [] };
+  try {
+    const t = await loadTf();
+    peers = { ...peers, tf: t.tf, tfBackends: t.backends, useTfBackend: (name) => useTfBackend(t.tf, name) };
+    say(`TF.js ${t.version}: ${t.backends.map((b) => (b.error ? `${b.name} failed (${b.error})` : b.name)).join(", ")}`);
+  } catch (e) {
+    peers = { ...peers, tfError: `TF.js did not load: ${errorText(e)}` };
+    say(peers.tfError!);
+  }
+  try {
+    const j = await loadJax();
+    peers = { ...peers, jax: j.jax };
+    say(`jax-js ${j.version}: wasm`);
+  } catch (e) {
+    peers = { ...peers, jaxError: `jax-js did not load: ${errorText(e)}` };
+    say(peers.jaxError!);
+  }
+  return peers;
 }
 
 notes.push(

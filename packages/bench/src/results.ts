@@ -71,6 +71,8 @@ export interface MemoryResult {
     readonly primitives: number;
     readonly bytes: number;
     readonly bytesPerInstruction: number;
+    /** Outgrown tape columns the trace left in the pool of reusable buffers (not counted in `bytes`). */
+    readonly pooledBytes?: number;
     readonly ms: number;
   };
   /** Heap after every tenth of `calls` calls of grad (bytes above the start), after gc. */

@@ -15,6 +15,8 @@ export type { TensorArg, TensorResult, RealResult, Conv2dOptions } from "./api/t
 export { Tensor } from "./trace/tensor.js";
 export type { NdArray, ConcreteTensor } from "./trace/tensor.js";
 export { TraceTerm } from "./trace/term.js";
+// Tape buffers kept between calls for reuse (bounded): for memory accounting.
+export { keptBytes as pooledBytes } from "./trace/columns.js";
 export type { Shape } from "./structure.js";
 export {
   WengertError,

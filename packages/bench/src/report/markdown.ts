@@ -122,7 +122,7 @@ function memorySection(results: BenchResults): string | undefined {
   return [
     "Memory (wengert):",
     "",
-    `- Trace of W5 with N=${t.steps}: ${t.instructions} instructions (${t.primitives} primitives), ${formatBytes(t.bytes)} of heap and array buffers: **${t.bytesPerInstruction.toFixed(1)} bytes per recorded instruction** (traced in ${formatMs(t.ms)}).`,
+    `- Trace of W5 with N=${t.steps}: ${t.instructions} instructions (${t.primitives} primitives), ${formatBytes(t.bytes)} of heap and array buffers: **${t.bytesPerInstruction.toFixed(1)} bytes per recorded instruction** (traced in ${formatMs(t.ms)})${t.pooledBytes ? `; besides, ${formatBytes(t.pooledBytes)} of outgrown tape columns kept in the pool of buffers for the next call (bounded at 64 MiB)` : ""}.`,
     `- ${r.calls} calls of ${r.fn}: heap after gc, relative to the start, every ${r.heap[1]?.calls ?? r.calls} calls: ${r.heap
       .slice(1)
       .map((h) => formatBytes(h.bytes))
