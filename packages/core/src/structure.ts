@@ -67,8 +67,15 @@ export function flatten<L>(
     if (Array.isArray(v)) {
       const items = new Array<Shape>(v.length);
       for (let i = 0; i < v.length; i++) {
+        const e = v[i];
+        // a number (the common leaf: x as an array of numbers) needs no path kept for it
+        if (typeof e === "number" && isLeaf(e)) {
+          leaves.push(e);
+          items[i] = leafShape(e);
+          continue;
+        }
         keys.push(i);
-        items[i] = walk(v[i]);
+        items[i] = walk(e);
         keys.pop();
       }
       return { kind: "tuple", items };
@@ -105,8 +112,14 @@ export function assemble<R>(
       case "real":
       case "tensor":
         return leaves[next++];
-      case "tuple":
-        return tuple(s.items.map(build), s.items);
+      case "tuple": {
+        const items = new Array<R>(s.items.length);
+        for (let i = 0; i < items.length; i++) {
+          const t = s.items[i];
+          items[i] = t.kind === "real" || t.kind === "tensor" ? leaves[next++] : build(t);
+        }
+        return tuple(items, s.items);
+      }
       case "record":
         return record(s.keys, s.fields.map(build), s.fields);
       default:

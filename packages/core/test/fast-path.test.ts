@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { add, cos, defineOp, derivativeOf, div, exp, grad, hvp, jvp, lt, mul, NaNError, rd, sin, sqrt, square, sub, tanh, type Scalar } from "../src/index.js";
+import { add, atan, atan2, cos, defineOp, derivativeOf, div, exp, grad, hvp, jvp, log, lt, mul, NaNError, neg, rd, sigmoid, sin, sinh, softplus, sqrt, square, sub, tanh, type Scalar } from "../src/index.js";
 
 const same = (a: number, b: number) => expect(Object.is(a, b) || a === b || (Number.isNaN(a) && Number.isNaN(b))).toBe(true);
 
@@ -38,6 +38,34 @@ describe("numeric sweep = built term, evaluated", () => {
         },
       ),
       { numRuns: 300, seed: 42 },
+    );
+  });
+
+  it("on programs mixing the primitives it writes out with ones it runs by their rule", () => {
+    // sinh, atan, softplus, atan2 go through their rules between stretches of written-out
+    // ones; the sweep resumes the fast loop after each (tests the hand-over both ways)
+    const MIXED = [sinh, atan, softplus, sigmoid, neg, (x: Scalar) => sqrt(add(1, square(x))), (x: Scalar) => log(add(2, sin(x)))];
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 1, maxLength: 3 }),
+        fc.array(fc.tuple(fc.nat(MIXED.length), fc.nat(20), fc.nat(20)), { minLength: 1, maxLength: 16 }),
+        fc.double({ min: -2, max: 2, noNaN: true }),
+        (x, ss, seed) => {
+          const f = (v: Scalar[]): Scalar => {
+            const vals: Scalar[] = [...v];
+            for (const [k, i, j] of ss) {
+              const p = vals[i % vals.length];
+              const q = vals[j % vals.length];
+              vals.push(k === MIXED.length ? atan2(p, add(q, 3)) : mul(MIXED[k](p), div(q, add(2, square(p)))));
+            }
+            return add(vals[vals.length - 1], mul(0.5, vals[0]));
+          };
+          const fast = rd(f, x, seed) as number[];
+          const built = derivativeOf(f, x, seed).evaluate(x, seed) as number[];
+          fast.forEach((g, i) => same(g + 0, built[i] + 0));
+        },
+      ),
+      { numRuns: 300, seed: 11 },
     );
   });
 

@@ -66,6 +66,19 @@ describe("tape columns recycled between traces (trace/columns.ts)", () => {
     expect(kept).toBeGreaterThanOrEqual(n * (2 + 4 + 4 + 8 + 4) + n * (1 + 8 + 1));
   });
 
+  it("an outermost trace starts as long as the last tape recycled, if the pool still has its columns", () => {
+    grad(chain(30000), 0.3);
+    const t = Tape.reusing();
+    const capacity = t.op.length;
+    expect(capacity).toBeGreaterThanOrEqual(30000 * 4 + 1); // no doubling from 64 up
+    // with those columns taken, the next one starts small instead of allocating as much
+    expect(Tape.reusing().op.length).toBe(64);
+    t.recycle();
+    const again = Tape.reusing();
+    expect(again.op.length).toBe(capacity);
+    again.recycle();
+  });
+
   it("recycled columns give the same derivatives, also after tensor tapes used them", () => {
     const tensorLoop = (w: Tensor): Scalar => {
       let t: Tensor = w;

@@ -36,17 +36,20 @@ export function reverseSweep(
   try {
     return sweep(term, seeds, checkNaN, val, own);
   } finally {
-    if (scratch === undefined) for (const c of [own.active, own.ct, own.has]) giveColumn(c);
+    if (scratch === undefined) for (const c of [own.active, own.ct, own.has]) if (c !== null) giveColumn(c);
   }
 }
 
 function sweep(term: TraceTerm, seeds: readonly number[], checkNaN: { caller: string } | null, val: Float64Array, scratch: Scratch): number[] {
   const { op, a, b, length: n } = term.tape;
-  const { active, ct, has } = scratch;
+  const { ct, has } = scratch;
   ct.fill(0, 0, n);
   has.fill(0, 0, n);
+  // which variables depend on the inputs: only the general rules and checkNaN need to know
+  // (see `inlined`), so it is computed on first use
+  const isActive = (v: number): number => (scratch.active ??= activity(term, takeColumn(Uint8Array, columnLength(term))))[v];
   const accumulate = (v: number, c: number | null, i: number): void => {
-    if (c === null || !active[v]) return;
+    if (c === null || !isActive(v)) return;
     if (checkNaN && !Number.isFinite(c)) {
       throw new NaNError(
         `${checkNaN.caller}: checkNaN: the reverse rule of ${primitiveOf(op[i]).name} (for v${i}) gave ${c} for its argument v${v} ` +
@@ -59,18 +62,28 @@ function sweep(term: TraceTerm, seeds: readonly number[], checkNaN: { caller: st
       has[v] = 1;
     }
   };
-  term.output.atoms.forEach((v, j) => accumulate(v, seeds[j], v));
-  if (checkNaN === null) inlined(term, active, ct, has, val);
-  for (let i = n - 1; i >= 0; i--) {
-    if (has[i] !== 1 || op[i] < FIRST_PRIMITIVE) continue;
+  /** Instruction i's reverse rule through the numeric emitter (any scalar primitive). */
+  const rule = (i: number): void => {
     const spec = scalarSpec(op[i]);
     const c = ct[i];
     if (spec.arity === 1) {
       accumulate(a[i], spec.reverse(numeric, val[a[i]], val[i], c), i);
     } else {
-      if (active[a[i]]) accumulate(a[i], spec.reverse[0](numeric, val[a[i]], val[b[i]], val[i], c), i);
-      if (active[b[i]]) accumulate(b[i], spec.reverse[1](numeric, val[a[i]], val[b[i]], val[i], c), i);
+      if (isActive(a[i])) accumulate(a[i], spec.reverse[0](numeric, val[a[i]], val[b[i]], val[i], c), i);
+      if (isActive(b[i])) accumulate(b[i], spec.reverse[1](numeric, val[a[i]], val[b[i]], val[i], c), i);
     }
+  };
+  if (checkNaN === null) {
+    // seeds as `inlined` adds contributions: a literal output's cotangent is never read
+    term.output.atoms.forEach((v, j) => {
+      ct[v] = has[v] ? ct[v] + seeds[j] : seeds[j];
+      has[v] = 1;
+    });
+    // the common primitives written out, the others by their rule where they occur
+    for (let i = inlined(term.tape, ct, has, val, n - 1); i >= 0; i = inlined(term.tape, ct, has, val, i - 1)) rule(i);
+  } else {
+    term.output.atoms.forEach((v, j) => accumulate(v, seeds[j], v));
+    for (let i = n - 1; i >= 0; i--) if (has[i] && op[i] >= FIRST_PRIMITIVE) rule(i);
   }
   const results: number[] = [];
   for (const v of term.params[0].atoms) results.push(has[v] ? ct[v] : 0);
@@ -79,7 +92,8 @@ function sweep(term: TraceTerm, seeds: readonly number[], checkNaN: { caller: st
 
 /** Buffers of one sweep over a term; a replay reuses them call after call (compile.ts). */
 export interface Scratch {
-  readonly active: Uint8Array;
+  /** activity(term), or null until a sweep needs it. */
+  active: Uint8Array | null;
   readonly ct: Float64Array;
   readonly has: Uint8Array;
 }
@@ -89,84 +103,103 @@ export function newScratch(term: TraceTerm): Scratch {
   return { active: activity(term), ct: new Float64Array(n), has: new Uint8Array(n) };
 }
 
-/** Scratch from the column pool, as long as the tape's columns (a length the pool keeps). */
+/** As long as the tape's columns: a length the pool keeps. */
+const columnLength = (term: TraceTerm): number => Math.max(term.tape.length, term.tape.op.length);
+
+/** Scratch from the column pool. */
 function pooledScratch(term: TraceTerm): Scratch {
-  const length = Math.max(term.tape.length, term.tape.op.length);
-  return { active: activity(term, takeColumn(Uint8Array, length)), ct: takeColumn(Float64Array, length), has: takeColumn(Uint8Array, length) };
+  const length = columnLength(term);
+  return { active: null, ct: takeColumn(Float64Array, length), has: takeColumn(Uint8Array, length) };
 }
 
 const { add: ADD, sub: SUB, mul: MUL, div: DIV, neg: NEG, exp: EXP, log: LOG, sin: SIN, cos: COS, tanh: TANH, sqrt: SQRT, square: SQUARE, sigmoid: SIGMOID } = CODE;
 
 /**
- * The sweep for the most common primitives with their rules written out on numbers, in
- * the same operations and order as scalar.ts's rules (so the results are the same
- * numbers): a switch in one loop instead of a call to a rule through the numeric
- * emitter per instruction. It stops at the first other instruction, leaving it (and the
- * rest) to the general loop. Tests hold both loops equal to the symbolic sweep.
+ * The sweep from instruction `from` down, for the most common primitives with their
+ * rules written out on numbers, in the same operations and order as scalar.ts's rules
+ * (so the results are the same numbers): a switch in one loop instead of a call to a
+ * rule through the numeric emitter per instruction. Returns the first instruction it
+ * does not know (for `rule`), or -1 at the end. Tests hold it equal to the symbolic sweep.
+ *
+ * It does not ask which arguments are active: at the outermost level every variable a
+ * contribution could reach but that is not active is a literal (operations on literals
+ * alone are folded while tracing), whose cotangent nobody reads; computing it costs less
+ * than the test, and spares computing activity at all.
  */
-function inlined(term: TraceTerm, active: Uint8Array, ct: Float64Array, has: Uint8Array, val: Float64Array): void {
-  const { op, a, b, length: n } = term.tape;
-  const add = (v: number, c: number): void => {
-    if (!active[v]) return;
-    if (has[v]) ct[v] += c;
-    else {
-      ct[v] = c;
-      has[v] = 1;
-    }
-  };
-  for (let i = n - 1; i >= 0; i--) {
+function inlined(tape: TraceTerm["tape"], ct: Float64Array, has: Uint8Array, val: Float64Array, from: number): number {
+  const { op, a: as, b: bs } = tape;
+  for (let i = from; i >= 0; i--) {
     if (!has[i] || op[i] < FIRST_PRIMITIVE) continue;
     const c = ct[i];
-    const x = a[i];
-    const y = b[i];
+    const x = as[i];
+    const y = bs[i];
+    // the contributions to x and, for a binary primitive, to y
+    let cx: number;
+    let cy = 0;
+    let binary = false;
     switch (op[i]) {
       case ADD:
-        add(x, c);
-        add(y, c);
+        cx = c;
+        cy = c;
+        binary = true;
         break;
       case SUB:
-        add(x, c);
-        add(y, -c);
+        cx = c;
+        cy = -c;
+        binary = true;
         break;
       case MUL:
-        add(x, c * val[y]);
-        add(y, c * val[x]);
+        cx = c * val[y];
+        cy = c * val[x];
+        binary = true;
         break;
       case DIV:
-        add(x, c / val[y]);
-        if (active[y]) add(y, -((c * val[i]) / val[y]));
+        cx = c / val[y];
+        cy = -((c * val[i]) / val[y]);
+        binary = true;
         break;
       case NEG:
-        add(x, -c);
+        cx = -c;
         break;
       case EXP:
-        add(x, c * val[i]);
+        cx = c * val[i];
         break;
       case LOG:
-        add(x, c / val[x]);
+        cx = c / val[x];
         break;
       case SIN:
-        add(x, c * Math.cos(val[x]));
+        cx = c * Math.cos(val[x]);
         break;
       case COS:
-        add(x, -(c * Math.sin(val[x])));
+        cx = -(c * Math.sin(val[x]));
         break;
       case TANH:
-        add(x, c * (1 - val[i] * val[i]));
+        cx = c * (1 - val[i] * val[i]);
         break;
       case SQRT:
-        add(x, c / (2 * val[i]));
+        cx = c / (2 * val[i]);
         break;
       case SQUARE:
-        add(x, c * (2 * val[x]));
+        cx = c * (2 * val[x]);
         break;
       case SIGMOID:
-        add(x, c * (val[i] * (1 - val[i])));
+        cx = c * (val[i] * (1 - val[i]));
         break;
       default:
-        // the general loop takes over from here (it skips what is marked done, 2)
-        return;
+        return i;
     }
-    has[i] = 2;
+    if (has[x]) ct[x] += cx;
+    else {
+      ct[x] = cx;
+      has[x] = 1;
+    }
+    if (binary) {
+      if (has[y]) ct[y] += cy;
+      else {
+        ct[y] = cy;
+        has[y] = 1;
+      }
+    }
   }
+  return -1;
 }

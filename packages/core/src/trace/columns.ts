@@ -26,6 +26,11 @@ export function takeColumn<T extends Column>(make: { new (n: number): T; readonl
   return c as T;
 }
 
+/** Whether a column of this kind and length is kept. */
+export function isKept(make: { readonly name: string }, length: number): boolean {
+  return (pool.get(keyOf(make.name, length))?.length ?? 0) > 0;
+}
+
 /** Hand back a column nobody will read again. */
 export function giveColumn(c: Column): void {
   if (kept + c.byteLength > MAX_BYTES) return;

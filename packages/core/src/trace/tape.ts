@@ -28,7 +28,7 @@ const SCALAR: Dims = [];
 import { kernels, release, sameDims, type Buf, type Dims } from "@wengert/ops";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, KERNELS, tensorSpec } from "./opcodes.js";
 import type { Dense } from "./tensor.js";
-import { giveColumn, takeColumn, type Column } from "./columns.js";
+import { giveColumn, isKept, takeColumn, type Column } from "./columns.js";
 
 const ADD = CODE.add;
 const MUL = CODE.mul;
@@ -37,13 +37,16 @@ const DIV = CODE.div;
 
 const INITIAL_CAPACITY = 64;
 
+/** The capacity of the last tape recycled: a training loop's next trace is as long. */
+let lastRecycled = INITIAL_CAPACITY;
+
 export class Tape {
-  op = takeColumn(Uint16Array, INITIAL_CAPACITY);
-  a = takeColumn(Int32Array, INITIAL_CAPACITY);
-  b = takeColumn(Int32Array, INITIAL_CAPACITY);
-  val = takeColumn(Float64Array, INITIAL_CAPACITY);
+  op: Uint16Array;
+  a: Int32Array;
+  b: Int32Array;
+  val: Float64Array;
   /** Index + 1 into `extras`, or 0 for a plain scalar instruction. */
-  x = takeColumn(Int32Array, INITIAL_CAPACITY);
+  x: Int32Array;
   readonly extras: Extra[] = [];
   length = 0;
   /** The values that `free` instructions stand for (traced values of outer traces). */
@@ -51,6 +54,25 @@ export class Tape {
   /** One variable per distinct literal (keyed by value; -0 kept apart from 0). */
   private readonly consts = new Map<number, number>();
   private negZero = -1;
+
+  constructor(capacity = INITIAL_CAPACITY) {
+    this.op = takeColumn(Uint16Array, capacity);
+    this.a = takeColumn(Int32Array, capacity);
+    this.b = takeColumn(Int32Array, capacity);
+    this.val = takeColumn(Float64Array, capacity);
+    this.x = takeColumn(Int32Array, capacity);
+  }
+
+  /**
+   * A tape for an outermost trace: as long as the last one recycled when the pool still
+   * holds its columns, so that a repeated grad does not grow its tape by doubling (a
+   * copy of every column per doubling), and starts small otherwise.
+   */
+  static reusing(): Tape {
+    const c = lastRecycled;
+    const kept = c > INITIAL_CAPACITY && [Uint16Array, Int32Array, Float64Array].every((make) => isKept(make, c));
+    return new Tape(kept ? c : INITIAL_CAPACITY);
+  }
 
   /** A copy to append to: same variables, same values. */
   extend(): Tape {
@@ -127,6 +149,7 @@ export class Tape {
    * again: an outermost grad's, after its results are read. The tape is empty after.
    */
   recycle(): void {
+    lastRecycled = this.op.length;
     for (const c of [this.op, this.a, this.b, this.val, this.x]) giveColumn(c);
     this.op = new Uint16Array(0);
     this.a = this.b = this.x = new Int32Array(0);

@@ -170,6 +170,12 @@ export class Trace {
   apply(code: number, a: number, b = 0): number {
     const tape = this.tape;
     if (tape.x[a] !== 0 || (ARITY[code] === 2 && tape.x[b] !== 0)) return this.applyElementwise(code, a, b);
+    return this.applyScalar(code, a, b);
+  }
+
+  /** `apply` on variables known to be reals (what almost every traced operation is). */
+  applyScalar(code: number, a: number, b = 0): number {
+    const tape = this.tape;
     const kink = KINKS[code];
     if (kink !== undefined && tape.op[a] !== CONST && kink(tape.val[a])) {
       const spec = primitiveOf(code).spec as UnaryOp;
@@ -271,7 +277,7 @@ export class Trace {
 const stack: Trace[] = [];
 
 export function openTrace(settings: TraceSettings, caller: string): Trace {
-  const t = new Trace(stack.length, settings, caller);
+  const t = new Trace(stack.length, settings, caller, stack.length === 0 ? Tape.reusing() : new Tape());
   stack.push(t);
   return t;
 }
@@ -336,6 +342,8 @@ const nameOf = (code: number | PredicateName): string => (typeof code === "numbe
 export function applyUnary(code: number, x: Scalar): Scalar;
 export function applyUnary(code: number, x: unknown): Operand;
 export function applyUnary(code: number, x: unknown): Operand {
+  // the common case first: a real of an open trace
+  if (x instanceof Real && !x.trace.closed) return new Real(x.trace, x.trace.applyScalar(code, x.atom));
   const p = primitiveOf(code);
   if (typeof x === "number") return (p.spec.forward as (x: number) => number)(x);
   if (x instanceof Real) {
@@ -348,6 +356,17 @@ export function applyUnary(code: number, x: unknown): Operand {
 export function applyBinary(code: number, a: Scalar, b: Scalar): Scalar;
 export function applyBinary(code: number, a: unknown, b: unknown): Operand;
 export function applyBinary(code: number, a: unknown, b: unknown): Operand {
+  // the common cases first: reals of one open trace, or one of them and a number
+  if (a instanceof Real) {
+    const t = a.trace;
+    if (!t.closed) {
+      if (b instanceof Real && b.trace === t) return new Real(t, t.applyScalar(code, a.atom, b.atom));
+      if (typeof b === "number") return new Real(t, t.applyScalar(code, a.atom, t.tape.constant(b)));
+    }
+  } else if (typeof a === "number" && b instanceof Real && !b.trace.closed) {
+    const t = b.trace;
+    return new Real(t, t.applyScalar(code, t.tape.constant(a), b.atom));
+  }
   if ((a instanceof Real || typeof a === "number") && (b instanceof Real || typeof b === "number")) {
     const t = innermost(code, a, b);
     if (t === null) return KERNELS[code](a as number, b as number);
