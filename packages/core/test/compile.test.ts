@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { abs, add, compileGrad, cos, div, exp, grad, gt, lt, mul, primal, sin, square, sub, valueAndGrad, type Scalar } from "../src/index.js";
+import { abs, add, compileGrad, cos, div, exp, grad, gt, jvp, lt, mul, primal, sin, square, sub, valueAndGrad, type Scalar } from "../src/index.js";
 
 const rosen = (x: readonly Scalar[]): Scalar => {
   let s: Scalar = 0;
@@ -53,6 +53,22 @@ describe("compileGrad", () => {
     );
     expect(g.stats.replays).toBeGreaterThan(0);
     expect(g.stats.traces).toBeGreaterThan(1);
+  });
+
+  it("decisions taken inside an inner grad or jvp guard the replay too", () => {
+    // f(x) = d/dy [y > 1 ? y² : 3y] at y = x: 2x for x > 1, 3 below; f' is 2, then 0
+    const inner = (y: Scalar): Scalar => (gt(y, 1) ? mul(y, y) : mul(3, y));
+    const f = (x: readonly Scalar[]): Scalar => grad(inner, x[0]) as Scalar;
+    const g = compileGrad(f);
+    const points = [2, 2, 2, 2, 0.5, 0.5, 2, 0.5, 3, 0.25];
+    for (const x0 of points) expect(g([x0])).toEqual([x0 > 1 ? 2 : 0]);
+    expect(g.stats.replays).toBeGreaterThan(0);
+    // the same through forward mode, and for a read of the inner traced value (never replayed)
+    const h = compileGrad((x: readonly Scalar[]) => mul(x[0], jvp(inner, x[0], 1)[1] as Scalar));
+    for (const x0 of points) expect(h([x0])).toEqual([x0 > 1 ? 4 * x0 : 3]);
+    const read = compileGrad((x: readonly Scalar[]) => grad((y: Scalar) => (primal(y) > 1 ? mul(y, y) : mul(3, y)), x[0]) as Scalar);
+    for (const x0 of points) expect(read([x0])).toEqual([x0 > 1 ? 2 : 0]);
+    expect(read.stats.replays).toBe(0);
   });
 
   it("a kink or a tie met on replay is traced (and reported) again", () => {

@@ -223,6 +223,8 @@ export function apply(
     d = transform(term, t, extra.leaves.map((s) => t.atomOf(s)), {
       inputs: traced.point.map((p) => t.atomOf(p)),
       free: (v) => t.atomOf(v as Operand),
+      guards: traced.trace.guards,
+      opaque: traced.trace.opaque,
     });
   } finally {
     t.nanCaller = saved;

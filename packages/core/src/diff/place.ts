@@ -8,7 +8,7 @@
  */
 import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
-import type { Trace } from "../trace/tracer.js";
+import type { Guard, Trace } from "../trace/tracer.js";
 
 /** How to replay a term in a sink that does not extend it. */
 export interface Placement {
@@ -16,6 +16,13 @@ export interface Placement {
   readonly inputs: readonly number[];
   /** The sink's variable for a value the term mentions free (an outer traced value). */
   free(value: unknown): number;
+  /**
+   * The decisions taken while tracing the term, and whether it read a traced value: the
+   * term is only valid where they hold, so they become the enclosing trace's (compile.ts
+   * replays a trace only under its guards, and never one that was read).
+   */
+  readonly guards: readonly Guard[];
+  readonly opaque: boolean;
 }
 
 /** The result of a transformation: the term's outputs and the transformed values, as sink variables. */
@@ -39,6 +46,10 @@ export function place(term: TraceTerm, sink: Trace, placement: Placement | null)
     } else if (op[i] === INPUT) at[i] = placement.inputs[a[i]];
     else if (op[i] === CONST) at[i] = x[i] === 0 ? sink.constant(val[i]) : sink.tape.tensorConstant({ dims: tape.dims(i), data: tape.buf(i) });
     else at[i] = placement.free(frees[a[i]]);
+  }
+  if (placement !== null) {
+    for (const g of placement.guards) sink.guards.push({ ...g, a: at[g.a], b: at[g.b] });
+    if (placement.opaque) sink.opaque = true;
   }
   return at;
 }
