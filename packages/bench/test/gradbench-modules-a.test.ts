@@ -6,11 +6,12 @@
  * GradBench's (inputs.ts), called as the adapter calls them (prepare, run, JSON).
  */
 import { describe, expect, it } from "vitest";
+import { rng } from "@wengert/ops";
 import { jsonable } from "../src/gradbench/json.js";
 import type { EvalFunction, EvalModule } from "../src/gradbench/module.js";
 import { modules } from "../src/gradbench/modules/index.js";
 import { evaluate, respond } from "../src/gradbench/protocol.js";
-import { detInput, kmeansInput, llsqInput, lseInput, odeInput, SAMPLE_INPUTS, uniform } from "../src/gradbench/inputs.js";
+import { detInput, kmeansInput, llsqInput, lseInput, odeInput, SAMPLE_INPUTS } from "../src/gradbench/inputs.js";
 import { FUNCTION_PAIRS, NO_PRIMAL, ratiosForAll, ratioTable } from "../src/gradbench/report.js";
 
 /** The output the eval would receive for `module.fn(input)`. */
@@ -344,7 +345,7 @@ describe("kmeans", () => {
     expect(relErr(dir.flat(), kmeansDirPlain(input.points, input.centroids).flat())).toBeLessThan(1e-12);
   });
   it("dir = first over second central differences of the plain-JS cost", () => {
-    const rand = uniform(12);
+    const rand = rng(12);
     const points = Array.from({ length: 60 }, () => [rand(), rand(), rand()]);
     // centroids near (not on) some points: every cluster nonempty, no assignment changes within ±h
     const centroids = points.slice(-4).map((p) => p.map((v) => v + 0.01));

@@ -3,21 +3,20 @@
  * `jvp` of `grad` with the derivative term built in jvp's trace (the symbolic path, which
  * hvp takes where the sweep does not apply), to the bit (toEqual tells −0 from 0), on
  * every scalar primitive, at special points and on random programs; and against closed
- * forms and central differences of the gradient.
+ * forms and central differences of the gradient. (hessian-sweep.test.ts: the same for
+ * `hessian`, which runs the sweep once per input.)
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { BINARY_NAMES, UNARY_NAMES } from "@wengert/ops";
 import * as W from "../src/index.js";
-import {
-  abs, add, atan, atan2, cos, defineOp, div, exp, grad, hvp, jvp, lt, mul, pow, sigmoid, sin, softplus, sqrt, square, sub, tanh,
-  traceOf, xlogy, type Scalar,
-} from "../src/index.js";
+import { add, atan, cos, defineOp, div, exp, grad, hvp, jvp, mul, sin, sqrt, square, sub, tanh, traceOf, type Scalar } from "../src/index.js";
 import { hvpSweep } from "../src/diff/hvp-sweep.js";
 import { expectClose } from "./helpers/check.js";
+import { binaryCases, point, program, rosenbrock, rosenbrockHessian, special, steps, unaryCases, type F } from "./helpers/programs.js";
 
 const IGNORE = { ties: "ignore" } as const;
-type F = (p: Scalar[]) => Scalar;
+const matVec = (m: number[][], v: number[]): number[] => m.map((row) => row.reduce((s, r, j) => s + r * v[j], 0));
 
 /** H·v as hvp computed it before the sweep: jvp of grad, the derivative term built in jvp's trace. */
 const symbolic = (f: F, x: number[], v: number[]): unknown => jvp((p: Scalar[]) => grad(f, p, IGNORE), x, v, IGNORE)[1];
@@ -29,43 +28,13 @@ function expectSame(f: F, x: number[], v: number[]): void {
   expect(hvpSweep(traceOf(f, x, IGNORE), v), `hvpSweep at ${x} along ${v}`).toEqual(want);
 }
 
-const unaryOf = (name: string) => (W as unknown as Record<string, (x: Scalar) => Scalar>)[name];
-const binaryOf = (name: string) => (W as unknown as Record<string, (a: Scalar, b: Scalar) => Scalar>)[name];
-
-/** Points of each primitive's domain, with its special points (kinks, 0 of safeLog, a = 0 of pow). */
-const UNARY_POINTS: Record<(typeof UNARY_NAMES)[number], number[]> = {
-  neg: [-1.3, 0, 2.5], exp: [-1.5, 0.3, 2], log: [0.3, 1.7, 0], sin: [-2, 0.4, 0], cos: [-1, 0.6, 0], tan: [-1.2, 0.3, 1],
-  tanh: [-1.5, 0.2, 0], sinh: [-1, 0.5, 0], cosh: [-1.3, 0.4, 0], asin: [-0.6, 0.1, 1], acos: [-0.6, 0.1, -1],
-  atan: [-2, 0.3, 0], sqrt: [0.25, 9, 0], square: [-1.5, 0.3, 0], log1p: [-0.5, 0.4, -1], expm1: [-1, 0.4, 0],
-  sigmoid: [-3, 0.5, 40], softplus: [-2, 0.7, -40], abs: [-1.4, 0.6, 0], sign: [-2, 0.5, 0], safeLog: [0.3, 1.7, 0],
-  safeRecip: [-2, 0.5, 0],
-};
-const BINARY_POINTS: Record<(typeof BINARY_NAMES)[number], [number, number][]> = {
-  add: [[-1.2, 0.7], [0, 0]], sub: [[-1.2, 0.7], [0, 0]], mul: [[-1.2, 0.7], [0, 0]], div: [[1.5, 0.7], [0, 2]],
-  atan2: [[1, 2], [2, -1.5], [0, 1]], pow: [[0.7, 2.5], [1.8, -1.3], [0, 2], [0, 0.5], [-2, 3]],
-  xlogy: [[0.5, 2], [-1.5, 0.4], [0, 2], [0, 0]],
-};
-
 describe("hvp's sweep = jvp of grad built symbolically, to the bit", () => {
   it.each([...UNARY_NAMES])("unary %s, to second order and at its special points", (name) => {
-    const u = unaryOf(name);
-    for (const x of UNARY_POINTS[name]) {
-      // u alone; u twice in a product (cotangents accumulated); u of a product (mixed terms)
-      expectSame(([p]) => u(p), [x], [1.5]);
-      expectSame(([p, q]) => mul(u(p), add(q, u(p))), [x, 0.7], [0.3, -1.1]);
-      expectSame(([p, q]) => u(mul(p, q)), [x, 1], [-0.4, 0.9]);
-    }
+    for (const [f, x, v] of unaryCases(name)) expectSame(f, x, v);
   });
 
   it.each([...BINARY_NAMES])("binary %s, to second order and at its special points", (name) => {
-    const b = binaryOf(name);
-    for (const [x, y] of BINARY_POINTS[name]) {
-      expectSame(([p, q]) => b(p, q), [x, y], [0.3, -1.1]);
-      expectSame(([p, q]) => mul(b(p, q), add(p, b(p, q))), [x, y], [1.2, 0.5]);
-      // the same variable in both places, and literals in either
-      expectSame(([p]) => b(p, p), [x], [0.8]);
-      expectSame(([p]) => add(b(p, 2), b(2, p)), [x], [-1.3]);
-    }
+    for (const [f, x, v] of binaryCases(name)) expectSame(f, x, v);
   });
 
   it("through an rd inside f (its derivative term is part of f's trace) and on records", () => {
@@ -93,30 +62,6 @@ describe("hvp's sweep = jvp of grad built symbolically, to the bit", () => {
     }
   });
 
-  // Random programs: ops of one or two earlier values, literals among the values, a branch per step.
-  const UNARY_OPS: ((x: Scalar) => Scalar)[] = [sin, cos, tanh, square, atan, sigmoid, softplus, abs, (x) => exp(mul(0.2, x)), (x) => sqrt(add(1, square(x)))];
-  const BINARY_OPS: ((a: Scalar, b: Scalar) => Scalar)[] = [
-    add, sub, mul, atan2,
-    (a, b) => div(a, add(2, square(b))),
-    (a, b) => pow(add(0.5, abs(a)), b),
-    (a, b) => xlogy(a, add(0.5, square(b))),
-  ];
-  const LITERALS = [0, 1, -0, -1, 2];
-  const steps = fc.array(fc.tuple(fc.nat(UNARY_OPS.length + BINARY_OPS.length - 1), fc.nat(30), fc.nat(30)), { minLength: 1, maxLength: 16 });
-  const program =
-    (ss: readonly [number, number, number][]): F =>
-    (p) => {
-      const vals: Scalar[] = [...p, ...LITERALS];
-      for (const [k, i, j] of ss) {
-        const a = vals[i % vals.length];
-        const b = vals[j % vals.length];
-        const y = k < UNARY_OPS.length ? UNARY_OPS[k](a) : BINARY_OPS[k - UNARY_OPS.length](a, b);
-        vals.push(lt(a, b) ? y : mul(y, add(b, 1.5)));
-      }
-      return add(vals[vals.length - 1], mul(0.5, vals[vals.length - 2]));
-    };
-  const point = fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 3, maxLength: 3 });
-
   it("on random programs with branches and literals, at random points and directions", () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 3 }), point, steps, point, (m, x, ss, v) => {
@@ -127,7 +72,6 @@ describe("hvp's sweep = jvp of grad built symbolically, to the bit", () => {
   });
 
   it("on random programs at points and directions made of 0, −0 and ±1 (signed zeros, ties, kinks)", () => {
-    const special = fc.array(fc.constantFrom(0, -0, 1, -1, 0.5), { minLength: 3, maxLength: 3 });
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 3 }), special, steps, special, (m, x, ss, v) => {
         expectSame(program(ss), x.slice(0, m), v.slice(0, m));
@@ -138,28 +82,11 @@ describe("hvp's sweep = jvp of grad built symbolically, to the bit", () => {
 });
 
 describe("hvp against closed forms and differences", () => {
-  // f(x) = Σ 100 (x_{i+1} − x_i²)² + (1 − x_i)², as in the benchmark
-  const rosenbrock: F = (x) => {
-    let s: Scalar = 0;
-    for (let i = 0; i < x.length - 1; i++) s = add(s, add(mul(100, square(sub(x[i + 1], square(x[i])))), square(sub(1, x[i]))));
-    return s;
-  };
-  /** ∂²/∂x_i² of term i = −400 t_i + 800 x_i² + 2, ∂²/∂x_i∂x_{i+1} = −400 x_i, ∂²/∂x_{i+1}² = 200. */
-  const rosenbrockHv = (x: number[], v: number[]): number[] => {
-    const out = new Array<number>(x.length).fill(0);
-    for (let i = 0; i < x.length - 1; i++) {
-      const t = x[i + 1] - x[i] * x[i];
-      out[i] += (-400 * t + 800 * x[i] * x[i] + 2) * v[i] - 400 * x[i] * v[i + 1];
-      out[i + 1] += -400 * x[i] * v[i] + 200 * v[i + 1];
-    }
-    return out;
-  };
-
   it("rosenbrock's Hessian times v, at random points", () => {
     fc.assert(
       fc.property(fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 2, maxLength: 40 }), fc.double({ min: -1, max: 1, noNaN: true }), (x, s) => {
         const v = x.map((_, i) => Math.cos(3 * i + s));
-        expectClose(hvp(rosenbrock, x, v), rosenbrockHv(x, v), 1e-12, 1e-9, "hvp");
+        expectClose(hvp(rosenbrock, x, v), matVec(rosenbrockHessian(x), v), 1e-12, 1e-9, "hvp");
       }),
       { numRuns: 100, seed: 3 },
     );

@@ -10,6 +10,7 @@ export type { Predicate, PredicateName } from "./predicates.js";
 export { numeric } from "./numeric.js";
 export { seriesEmitter } from "./series.js";
 export type { Series } from "./series.js";
+export { rng } from "./random.js";
 // Tensors: dims, kernels, and the tensor primitives as data.
 export * from "./tensor/dims.js";
 export type { ConvParams, Reduction } from "./tensor/kernels.js";

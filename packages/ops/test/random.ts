@@ -1,16 +1,7 @@
 /** @file Seeded random arrays for the kernel tests (the same cases on every run), and bitwise equality. */
 
-/** mulberry32: a seeded generator of numbers in [0, 1). */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded generator (mulberry32) of src/random.ts. */
+export { rng } from "../src/random.js";
 
 /** n numbers uniform in [−1, 1). */
 export const randomArray = (next: () => number, n: number): Float64Array => Float64Array.from({ length: n }, () => 2 * next() - 1);

@@ -1,6 +1,6 @@
 /**
  * @file Inputs shaped like those GradBench's evals send, for `pnpm bench` and tests:
- * deterministic (a seeded generator), at two sizes: `quick` (well under a second per
+ * deterministic (@wengert/ops's seeded generator), at two sizes: `quick` (well under a second per
  * function) and full (the eval's largest default workload, or close to it).
  *
  * Sizes from the evals' run.py defaults: lse n up to 1 280 000; llsq n up to 16 392,
@@ -11,39 +11,28 @@
  * 100 000 points; lstm l 2 or 4, c 1024 or 4096, b = 14. particle and saddle take one
  * standard input each ({"w": 0}, {"start": [1, 1]}).
  */
-
-/** A deterministic uniform [0, 1) generator (mulberry32). */
-export function uniform(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from "@wengert/ops";
 
 const vector = (n: number, rand: () => number): number[] => Array.from({ length: n }, rand);
 
 export function lseInput(n: number, seed = 31337): { x: number[] } {
-  return { x: vector(n, uniform(seed)) };
+  return { x: vector(n, rng(seed)) };
 }
 
 export function llsqInput(n: number, m: number, seed = 31337): { x: number[]; n: number } {
-  return { x: vector(m, uniform(seed)), n };
+  return { x: vector(m, rng(seed)), n };
 }
 
 export function detInput(ell: number, seed = 31337): { A: number[]; ell: number } {
-  return { A: vector(ell * ell, uniform(seed)), ell };
+  return { A: vector(ell * ell, rng(seed)), ell };
 }
 
 export function odeInput(n: number, s: number, seed = 31337): { x: number[]; s: number } {
-  return { x: vector(n, uniform(seed)), s };
+  return { x: vector(n, rng(seed)), s };
 }
 
 export function kmeansInput(n: number, k: number, d: number, seed = 31337): { points: number[][]; centroids: number[][] } {
-  const rand = uniform(seed);
+  const rand = rng(seed);
   const points = Array.from({ length: n }, () => vector(d, rand));
   return { points, centroids: points.slice(-k).map((p) => p.slice()) };
 }
@@ -58,7 +47,7 @@ export const table = (rows: number, cols: number, f: () => number): number[][] =
 export interface GmmJson { d: number; k: number; n: number; alpha: number[]; means: number[][]; icf: number[][]; x: number[][]; gamma: number; m: number }
 
 export function gmmInput(d: number, k: number, n: number, seed = 31337, gamma = 1, m = 0): GmmJson {
-  const r = uniform(seed);
+  const r = rng(seed);
   return {
     d, k, n, gamma, m,
     alpha: Array.from({ length: k }, () => normal(r)),
@@ -91,7 +80,7 @@ export interface HtJson {
 
 /** A synthetic hand shaped like ADBench's: 22 bones, M vertices (ADBench's: 544), M − 2 triangles, N points. */
 export function htInput(N: number, M: number, complicated: boolean, seed = 31337, mirrored = false): HtJson {
-  const r = uniform(seed);
+  const r = rng(seed);
   const u = () => 2 * r() - 1;
   const B = 22;
   const rotation = (): Mat => {
@@ -132,7 +121,7 @@ export function htInput(N: number, M: number, complicated: boolean, seed = 31337
 export interface LstmJson { main_params: number[][]; extra_params: number[][]; state: number[][]; sequence: number[][] }
 
 export function lstmInput(l: number, c: number, b: number, seed = 31337): LstmJson {
-  const r = uniform(seed);
+  const r = rng(seed);
   const u = () => 2 * r() - 1;
   return { main_params: table(2 * l, 4 * b, u), extra_params: table(3, b, u), state: table(2 * l, b, u), sequence: table(c, b, u) };
 }

@@ -6,6 +6,7 @@
  * dot-product test ⟨J u, w⟩ = ⟨u, Jᵀ w⟩, exact up to rounding), and central finite
  * differences of ⟨w, f(x + h u)⟩ (up to truncation error).
  */
+import { rng } from "@wengert/ops";
 import { GradientCheckError } from "../errors.js";
 import { leafShapes } from "../structure.js";
 import { componentCount, componentsOf, fromComponents } from "./components.js";
@@ -41,18 +42,6 @@ export interface GradCheckReport {
   readonly checks: readonly GradCheck[];
 }
 
-/** A small seeded generator (mulberry32), for reproducible directions. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const dot = (a: readonly number[], b: readonly number[]): number => a.reduce((s, x, i) => s + x * b[i], 0);
 
 /**
@@ -71,7 +60,7 @@ export function checkGrad<const X>(f: (x: Traced<X>) => unknown, x: X, options: 
   };
   const outShape = trace("checkGrad", f as Fn, x, options).term.output.shape;
   const m = componentCount(outShape);
-  const rand = random(seed);
+  const rand = rng(seed); // the same seed, the same directions
   const h = eps * Math.max(1, ...xs.values.map(Math.abs));
   const checks: GradCheck[] = [];
   for (let d = 0; d < directions; d++) {

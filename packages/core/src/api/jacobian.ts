@@ -15,10 +15,10 @@ import { fromDense, Tensor } from "../trace/tensor.js";
 import { basisVector, componentCount, components, componentsOf, fromComponents } from "./components.js";
 import type { Tape } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";
-import { primal, Real, type Scalar } from "../trace/tracer.js";
-import { grad, realSeed } from "./rd.js";
+import { primal, Real, type Operand, type Scalar } from "../trace/tracer.js";
+import { realSeed } from "./rd.js";
 import { jvpAs, usesUserOps } from "./forward.js";
-import { hvpSweep } from "../diff/hvp-sweep.js";
+import { hvpSweep, hvpSweeper } from "../diff/hvp-sweep.js";
 import { apply, isOutermost, leavesLike, trace, userValue, type Fn, type RdOptions, type TracedFn, type Traced, type Cotangent } from "./transform.js";
 
 const caller = (traced: TracedFn): string => traced.trace.caller;
@@ -160,9 +160,50 @@ export function jacobian<const X>(f: (x: Traced<X>) => unknown, x: X, options?: 
   return m <= n ? byReverse(traced) : byForward(traced);
 }
 
-/** The Hessian of a real-valued `f`, forward over reverse: the Jacobian of `grad f` by jvps. */
+/**
+ * The Hessian of a real-valued `f`, forward over reverse: the Jacobian of `grad f` by
+ * jvps, one per input, shaped like `x` with leaves shaped like `x`. `f` is traced once.
+ * At the outermost level, for reals, column i is H·e_i computed on numbers by hvp's
+ * sweep (hvp-sweep.ts), run once per input over the one trace; otherwise jacfwd's trace
+ * holds the derivative term of f's trace and is swept along each basis vector.
+ */
 export function hessian<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): unknown {
-  return byForward(trace("hessian", ((y: Traced<X>) => grad(f, y as X, options)) as Fn, x, options));
+  const inner = trace("hessian", f as Fn, x, options);
+  const { term } = inner;
+  const xs = term.params[0].shape;
+  const seed = leavesLike("hessian", "seed", term.output.shape, realSeed("hessian")(term.output.shape), "f(x)");
+  if (onNumbers(inner, [])) {
+    // nothing will look at the terms of grad and of its jvps: H·e_i for each input i
+    const sweep = hvpSweeper(term);
+    const n = term.params[0].atoms.length;
+    const columns = Array.from({ length: n }, (_, i) => sweep(Array.from({ length: n }, (_, j) => (j === i ? 1 : 0))));
+    term.tape.recycle(); // nobody holds the trace: its columns serve the next one
+    return unflatten(xs, Array.from({ length: n }, (_, j) => unflatten(xs, columns.map((c) => c[j]))));
+  }
+  return byForward(trace("hessian", gradOfTrace("hessian", inner, seed), x, options));
+}
+
+/**
+ * At the outermost level, for reals, without user primitives or checkNaN: nothing will
+ * look at the terms of grad and of its jvp, and hvp's sweep gives their numbers.
+ */
+function onNumbers(inner: TracedFn, tangents: readonly Operand[]): boolean {
+  const { term } = inner;
+  return term.tape.tensorCount === 0 && !inner.trace.settings.checkNaN && !usesUserOps(term) && isOutermost(inner, tangents);
+}
+
+/**
+ * `y ↦ grad f(y)` from f's trace alone: the derivative term of that trace, emitted into
+ * the trace `y` belongs to (as `grad` called there would emit it, without tracing f again).
+ */
+function gradOfTrace(caller: string, inner: TracedFn, seed: readonly Operand[]): Fn {
+  const { term } = inner;
+  const out = term.output.shape;
+  const xs = term.params[0].shape;
+  return ((y: unknown): unknown => {
+    const point = leavesLike(caller, "x", xs, y, "x");
+    return unflatten(xs, apply({ ...inner, point }, differentiate, { name: "W", shape: out, leaves: seed }, xs).results);
+  }) as Fn;
 }
 
 /**
@@ -178,18 +219,12 @@ export function hvp<const X>(f: (x: Traced<X>) => Scalar, x: X, v: unknown, opti
   const xs = term.params[0].shape;
   const seed = leavesLike("hvp", "seed", out, realSeed("hvp")(out), "f(x)");
   const tangents = leavesLike("hvp", "v", xs, v, "x");
-  if (term.tape.tensorCount === 0 && !inner.trace.settings.checkNaN && !usesUserOps(term) && isOutermost(inner, tangents)) {
-    // nothing will look at the terms of grad and of its jvp: their numbers without them
+  if (onNumbers(inner, tangents)) {
     const hv = hvpSweep(term, (tangents as Scalar[]).map(primal));
     term.tape.recycle(); // nobody holds the trace: its columns serve the next one
     return unflatten(xs, hv) as Cotangent<X>;
   }
-  // grad f at jvp's point: the derivative term of f's trace, emitted into jvp's trace
-  const gradF = (y: unknown): unknown => {
-    const point = leavesLike("hvp", "x", xs, y, "x");
-    return unflatten(xs, apply({ ...inner, point }, differentiate, { name: "W", shape: out, leaves: seed }, xs).results);
-  };
-  const hv = jvpAs("hvp", gradF as Fn, x, v, options)[1];
+  const hv = jvpAs("hvp", gradOfTrace("hvp", inner, seed), x, v, options)[1];
   // H·v is shaped like x: its tensors come back in x's containers
   return (hasTraced(hv) ? hv : fromComponents(componentsOf(x, "hvp").shape, componentsOf(hv, "hvp").values)) as Cotangent<X>;
 }

@@ -14,7 +14,8 @@
  * a variable's first contribution is its cotangent and later ones are added (with the
  * tape's folding); absent cotangents and variables that do not depend on x are symbolic
  * zeros, on which no rule runs. For terms of reals without user primitives; tests hold
- * it equal, to the bit, to `jvp` of `grad` built symbolically.
+ * it equal, to the bit, to `jvp` of `grad` built symbolically. `hessian` sweeps one
+ * trace once per input, along the basis vectors (`hvpSweeper`).
  */
 import { CONST, FIRST_PRIMITIVE, scalarSpec } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
@@ -27,15 +28,21 @@ import { tangentsOf } from "./tangents.js";
  * inputs (by input index): the tangents of `1.R_x(x. C)` along v, by input.
  */
 export function hvpSweep(term: TraceTerm, v: readonly number[]): number[] {
+  return hvpSweeper(term)(v);
+}
+
+/**
+ * `v ↦ ∇²f(x)·v` over one trace C, for several directions (hessian: one per input):
+ * what does not depend on v (which variables are active, C's values, the columns) is
+ * prepared once, and each call runs the forward sweep and the dual reverse sweep alone.
+ */
+export function hvpSweeper(term: TraceTerm): (v: readonly number[]) => number[] {
   const { op, a, b, val, length: n } = term.tape;
-  const { dt, has } = tangentsOf(term, v);
   const active = activity(term);
   // slots [0, n): C's variables with their tangents; [n, 2n): their cotangents, where
-  // `hasCt`; from 2n: the rules' temporaries
+  // `hasCt`; from 2n: the rules' temporaries. Nothing writes below n: the values stay.
   const d = new DualColumns(2 * n);
   d.val.set(val.subarray(0, n));
-  d.tan.set(dt);
-  for (let i = 0; i < n; i++) d.kind[i] = op[i] === CONST ? LITERAL : has[i] ? DUAL : PLAIN;
   const hasCt = new Uint8Array(n);
   const e = dualEmitter(d);
 
@@ -50,23 +57,30 @@ export function hvpSweep(term: TraceTerm, v: readonly number[]): number[] {
     const sum = e.add(s, c);
     if (sum !== s) d.copy(sum, s);
   };
-  // the seed of grad: the literal 1
-  for (const u of term.output.atoms) accumulate(u, e.lit(1));
-  d.reset();
 
-  for (let i = n - 1; i >= 0; i--) {
-    if (!hasCt[i] || op[i] < FIRST_PRIMITIVE) continue;
-    const spec = scalarSpec(op[i]);
-    const c = n + i;
-    if (spec.arity === 1) {
-      accumulate(a[i], spec.reverse(e, a[i], i, c));
-    } else {
-      if (active[a[i]]) accumulate(a[i], spec.reverse[0](e, a[i], b[i], i, c));
-      if (active[b[i]]) accumulate(b[i], spec.reverse[1](e, a[i], b[i], i, c));
-    }
+  return (v) => {
+    const { dt, has } = tangentsOf(term, v);
+    d.tan.set(dt);
+    for (let i = 0; i < n; i++) d.kind[i] = op[i] === CONST ? LITERAL : has[i] ? DUAL : PLAIN;
+    hasCt.fill(0);
+    // the seed of grad: the literal 1
+    for (const u of term.output.atoms) accumulate(u, e.lit(1));
     d.reset();
-  }
 
-  // an input without a cotangent has the literal 0, whose tangent is 0
-  return term.params[0].atoms.map((u) => (hasCt[u] && d.kind[n + u] === DUAL ? d.tan[n + u] : 0));
+    for (let i = n - 1; i >= 0; i--) {
+      if (!hasCt[i] || op[i] < FIRST_PRIMITIVE) continue;
+      const spec = scalarSpec(op[i]);
+      const c = n + i;
+      if (spec.arity === 1) {
+        accumulate(a[i], spec.reverse(e, a[i], i, c));
+      } else {
+        if (active[a[i]]) accumulate(a[i], spec.reverse[0](e, a[i], b[i], i, c));
+        if (active[b[i]]) accumulate(b[i], spec.reverse[1](e, a[i], b[i], i, c));
+      }
+      d.reset();
+    }
+
+    // an input without a cotangent has the literal 0, whose tangent is 0
+    return term.params[0].atoms.map((u) => (hasCt[u] && d.kind[n + u] === DUAL ? d.tan[n + u] : 0));
+  };
 }

@@ -7,8 +7,8 @@ import ndarray from "ndarray";
 import { expect } from "vitest";
 import type { NdArray } from "../../src/index.js";
 
-// the seeded generator (mulberry32), one copy for the ops and core suites
-export { rng } from "../../../ops/test/random.js";
+// the seeded generator (mulberry32) of @wengert/ops, the one the whole workspace uses
+export { rng } from "@wengert/ops";
 
 export const sizeOf = (d: readonly number[]): number => d.reduce((a, b) => a * b, 1);
 
