@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { abs, add, compileGrad, cos, div, exp, grad, gt, jvp, lt, mul, primal, sin, square, sub, valueAndGrad, type Scalar } from "../src/index.js";
+import { abs, add, compileGrad, cos, div, exp, grad, gt, hessian, hvp, jacobian, jvp, lt, mul, primal, sin, square, sub, valueAndGrad, type Scalar } from "../src/index.js";
 
 const rosen = (x: readonly Scalar[]): Scalar => {
   let s: Scalar = 0;
@@ -55,7 +55,7 @@ describe("compileGrad", () => {
     expect(g.stats.traces).toBeGreaterThan(1);
   });
 
-  it("decisions taken inside an inner grad or jvp guard the replay too", () => {
+  it("decisions taken inside an inner grad, jvp, hessian, hvp or jacobian guard the replay too", () => {
     // f(x) = d/dy [y > 1 ? y² : 3y] at y = x: 2x for x > 1, 3 below; f' is 2, then 0
     const inner = (y: Scalar): Scalar => (gt(y, 1) ? mul(y, y) : mul(3, y));
     const f = (x: readonly Scalar[]): Scalar => grad(inner, x[0]) as Scalar;
@@ -69,6 +69,16 @@ describe("compileGrad", () => {
     const read = compileGrad((x: readonly Scalar[]) => grad((y: Scalar) => (primal(y) > 1 ? mul(y, y) : mul(3, y)), x[0]) as Scalar);
     for (const x0 of points) expect(read([x0])).toEqual([x0 > 1 ? 2 : 0]);
     expect(read.stats.replays).toBe(0);
+    // and through hessian, hvp and jacobian: x³ above 1, 3x² below
+    const cubic = (y: readonly Scalar[]): Scalar => (gt(y[0], 1) ? mul(mul(y[0], y[0]), y[0]) : mul(3, mul(y[0], y[0])));
+    const viaHessian = compileGrad((x: readonly Scalar[]) => (hessian(cubic, [x[0]]) as Scalar[][])[0][0]);
+    const viaHvp = compileGrad((x: readonly Scalar[]) => (hvp(cubic, [x[0]], [1]) as Scalar[])[0]);
+    const viaJacobian = compileGrad((x: readonly Scalar[]) => (jacobian((y: Scalar[]) => [cubic(y)], [x[0]]) as Scalar[][])[0][0]);
+    for (const x0 of points) {
+      expect(viaHessian([x0])).toEqual([x0 > 1 ? 6 : 0]);
+      expect(viaHvp([x0])).toEqual([x0 > 1 ? 6 : 0]);
+      expect(viaJacobian([x0])).toEqual([x0 > 1 ? 6 * x0 : 6]);
+    }
   });
 
   it("a kink or a tie met on replay is traced (and reported) again", () => {
