@@ -14,7 +14,7 @@ import { trace } from "../src/api/transform.js";
 import { compileReplay } from "../src/jit/gradient.js";
 import { KERNELS } from "../src/trace/opcodes.js";
 import { COMPARISON, javascript, literal } from "../src/jit/javascript.js";
-import { codeSize, reroll, Shapes, unroll, type Node, type Stmt } from "../src/jit/reroll.js";
+import { codeSize, reroll, Shapes, Statements, unroll, type Node, type Stmt } from "../src/jit/reroll.js";
 
 const rosen = (x: readonly Scalar[]): Scalar => {
   let s: Scalar = 0;
@@ -64,6 +64,8 @@ describe("reroll", () => {
         const rolled = reroll(xs, shapes, 64);
         expect(unroll(rolled)).toEqual(xs);
         expect(codeSize(rolled)).toBeLessThanOrEqual(xs.length);
+        // the same from statements in columns (how compileReplay writes them down)
+        expect(reroll(Statements.of(xs), shapes, 64)).toEqual(rolled);
       }),
       { numRuns: 300, seed: 3 },
     );
@@ -77,6 +79,11 @@ describe("reroll", () => {
       expect(rolled).toHaveLength(1);
       expect(codeSize(rolled)).toBe(4);
     }
+    // from columns, a statement becomes an object only if the code keeps it (counted)
+    const columns = Statements.of(body(100000));
+    const node = vi.spyOn(columns, "node");
+    expect(codeSize(reroll(columns, shapes))).toBe(4);
+    expect(node.mock.calls.length).toBe(4);
     const nested = statements([{ loop: true, count: 50, body: [{ loop: false, sigs: [1, 2] }, { loop: true, count: 20, body: [{ loop: false, sigs: [3, 1] }] }] }], shapes);
     const rolled = reroll(nested, shapes);
     expect(codeSize(rolled)).toBe(4);

@@ -11,7 +11,7 @@ import { add, mul, square, sub, type Scalar } from "../src/index.js";
 import { trace } from "../src/api/transform.js";
 import { compileReplay } from "../src/jit/gradient.js";
 import { Accesses, planRegisters, type Space, type Use } from "../src/jit/registers.js";
-import { reroll, Shapes, type Stmt } from "../src/jit/reroll.js";
+import { reroll, Shapes, Statements, type Stmt } from "../src/jit/reroll.js";
 import { chunkSources, type Template } from "../src/jit/source.js";
 
 /**
@@ -101,7 +101,7 @@ describe("register promotion", () => {
           // variables the program itself touches, and some it does not, are read after it
           const touched = program.flatMap((s) => s.idx);
           const live = [...used("v", [...liveV, ...touched.filter((_, k) => k % 3 === 0)]), ...used("ct", [...liveCt, ...touched.filter((_, k) => k % 2 === 0)])];
-          const { groups, inMemory } = planRegisters([nodes], usesOf, new Accesses(N, program, usesOf, live));
+          const { groups, inMemory } = planRegisters([nodes], usesOf, new Accesses(N, [Statements.of(program)], usesOf, live));
           for (const gs of groups.values()) promoted += gs.length;
           const v0 = Float64Array.from({ length: N }, (_, i) => Math.sin(i));
           const ct0 = Float64Array.from({ length: N }, (_, i) => Math.cos(i));

@@ -18,7 +18,7 @@ import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, KERNELS, KINKS, primitiveOf, scal
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { COMPARISON, javascript, literal } from "./javascript.js";
-import { codeSize, reroll, Shapes, type Node, type Stmt } from "./reroll.js";
+import { codeSize, reroll, Shapes, Statements, type Node } from "./reroll.js";
 import { Accesses, planRegisters, type Space, type Use, type UsesOf } from "./registers.js";
 import { chunkSources, type At, type Template } from "./source.js";
 
@@ -57,130 +57,43 @@ type Reverse = (v: Float64Array, ct: Float64Array, g: number[], K: typeof KERNEL
  */
 export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportTies: boolean): Compiled | null {
   const tape = term.tape;
-  const { op, a, b, length: n } = tape;
+  const n = tape.length;
+  if (n >= LITERAL_IDS) return null;
   const out = term.output.atoms[0];
-  const shapes = new Shapes();
-  const forms: Form[] = [];
-  const shape = (key: string, form: Form): number => {
-    const id = shapes.of(key);
-    forms[id] = form;
-    return id;
-  };
-  const template: Template = (sig, at, idx) => forms[sig](at, idx);
-  // literals are written into the code (their values are part of a statement's shape)
-  const literalAt = (v: number): string | null => (op[v] === CONST ? literal(tape.val[v]) : null);
+  const program = new Program(term, guards, reportTies);
+  const { usesOf, template, has } = program;
 
-  // the reverse sweep, decided ahead: has[v] once a contribution has reached v
-  const active = activity(term);
-  const has = new Uint8Array(n);
-  if (active[out]) has[out] = 1;
-  const reverse: Stmt[] = [];
-  // cotangents of inputs are written straight into the gradient `g` (by input index, after
-  // the renumbering below), the array the call returns; the others into ct
-  const cotangent = (x: number): Space => (op[x] === INPUT ? "g" : "ct");
-  if (active[out]) reverse.push({ kind: "stmt", sig: shape(`seed:${cotangent(out)}`, (at) => `${at(cotangent(out), 0, "write")} = 1;`), idx: [out] });
-  for (let i = n - 1; i >= 0; i--) {
-    if (!has[i] || op[i] < FIRST_PRIMITIVE) continue;
-    const args = ARITY[op[i]] === 1 ? [a[i]] : [a[i], b[i]];
-    // per argument: 0 none, 1 first contribution (=), 2 a later one (+=)
-    const how = args.map((v, k) => {
-      if (!active[v] || ruleSource(op[i], k, "0", "0", "0", "c") === null) return 0;
-      const first = has[v] ? 2 : 1;
-      has[v] = 1;
-      return first;
-    });
-    const code = op[i];
-    const [la, lb] = [literalAt(a[i]), literalAt(b[i])];
-    const into = args.map(cotangent);
-    const sig = shape(`r${code}:${how.join("")}:${la}:${lb}:${into.join("")}`, (at) => {
-      const lines = [`c = ${at("ct", 0, "read")};`];
-      how.forEach((h, k) => {
-        if (h === 0) return;
-        const rule = ruleSource(code, k, la ?? at("v", 1, "read"), lb ?? at("v", 2, "read"), at("v", 0, "read"), "c")!;
-        lines.push(`${at(into[k], k + 1, h === 1 ? "write" : "update")} ${h === 1 ? "=" : "+="} ${rule};`);
-      });
-      return lines.join(" ");
-    });
-    reverse.push({ kind: "stmt", sig, idx: [i, a[i], b[i]] });
-  }
-
-  // the forward values needed: the output, guards, kinks, and what the rules read
-  const kinked = (i: number): boolean => reportTies && op[i] >= FIRST_PRIMITIVE && KINKS[op[i]] !== undefined;
-  const need = new Uint8Array(n);
-  need[out] = 1;
-  for (const g of guards) need[g.a] = need[g.b] = 1;
-  for (let i = 0; i < n; i++) {
-    if (!kinked(i) && !(has[i] && op[i] >= FIRST_PRIMITIVE)) continue;
-    need[i] = need[a[i]] = 1;
-    if (ARITY[op[i]] === 2) need[b[i]] = 1;
-  }
-  for (let i = n - 1; i >= 0; i--) {
-    if (!need[i] || op[i] < FIRST_PRIMITIVE) continue;
-    need[a[i]] = 1;
-    if (ARITY[op[i]] === 2) need[b[i]] = 1;
-  }
-  // a guard is checked once its later argument is computed (literals are always there)
-  const guardsAt = new Map<number, Guard[]>();
-  for (const g of guards) {
-    const at = Math.max(op[g.a] === CONST ? -1 : g.a, op[g.b] === CONST ? -1 : g.b);
-    if (at < 0) continue; // decided on literals: it comes out the same everywhere
-    if (!guardsAt.has(at)) guardsAt.set(at, []);
-    guardsAt.get(at)!.push(g);
-  }
-  const forward: Stmt[] = [];
-  const input = shape("in", (at, [, K]) => `${at("v", 0, "write")} = x[${K}];`);
-  for (let i = 0; i < n; i++) {
-    if (need[i] && op[i] === INPUT) forward.push({ kind: "stmt", sig: input, idx: [i, a[i]] });
-    if (need[i] && op[i] >= FIRST_PRIMITIVE) {
-      const code = op[i];
-      const [la, lb] = [literalAt(a[i]), literalAt(b[i])];
-      const sig = shape(`f${code}:${la}:${lb}`, (at) => `${at("v", 0, "write")} = ${kernelSource(code, la ?? at("v", 1, "read"), lb ?? at("v", 2, "read"))};`);
-      forward.push({ kind: "stmt", sig, idx: [i, a[i], b[i]] });
-    }
-    if (kinked(i)) {
-      const code = op[i];
-      forward.push({ kind: "stmt", sig: shape(`k${code}`, (at) => `if (KINK[${code}](${at("v", 0, "read")})) return false;`), idx: [a[i]] });
-    }
-    for (const g of guardsAt.get(i) ?? []) {
-      const tie = reportTies && g.a !== g.b;
-      const [la, lb] = [literalAt(g.a), literalAt(g.b)];
-      const sig = shape(`g${g.pred}:${g.outcome}:${tie}:${la}:${lb}`, (at) => guardSource(g.pred, g.outcome, tie, la ?? at("v", 0, "read"), lb ?? at("v", 1, "read")));
-      forward.push({ kind: "stmt", sig, idx: [g.a, g.b] });
-    }
-  }
-
-  const forwardCode = reroll(forward, shapes);
-  const reverseCode = reroll(reverse, shapes);
-  if (codeSize(forwardCode) + codeSize(reverseCode) > MAX_STATEMENTS) return null;
   // the inputs' variables, or -1 for an input no contribution reaches (its gradient is 0)
   const params = Int32Array.from(term.params[0].atoms, (p) => (has[p] ? p : -1));
-
   // what each loop keeps in locals: the replay reads the value and the gradient after it
-  const usesOf = recordUses(forms);
-  const plan = (fwd: Stmt[], rev: Stmt[], code: readonly (readonly Node[])[], outVar: number, inputs: Int32Array) => {
+  const plan = (fwd: Statements, rev: Statements, code: readonly (readonly Node[])[], outVar: number, inputs: Int32Array) => {
     const liveOut = [{ space: "v" as const, x: outVar }, ...[...inputs].filter((p) => p >= 0).map((x) => ({ space: "g" as const, x }))];
-    return planRegisters(code, usesOf, new Accesses(n, fwd.concat(rev), usesOf, liveOut));
+    return planRegisters(code, usesOf, new Accesses(n, [fwd, rev], usesOf, liveOut));
   };
+  // which variables the code still touches in the arrays, or null if it is too large
+  const firstPass = (): Uint8Array | null => {
+    const { forward, reverse } = program.statements(null);
+    const code = [reroll(forward, program.shapes), reroll(reverse, program.shapes)];
+    if (codeSize(code[0]) + codeSize(code[1]) > MAX_STATEMENTS) return null;
+    return plan(forward, reverse, code, out, params).inMemory;
+  };
+  const inMemory = firstPass();
+  if (inMemory === null) return null;
   // Then the variables are numbered again: the inputs first (input k is variable k, its
   // cotangent g[k]), then those still in the arrays: they share cache lines instead of
   // lying scattered among the ones that live in locals (a loop's stored values 4 apart,
-  // say). A renaming, so nothing else changes; the code is re-rolled and planned again
-  // under it (the same loops, the indices' steps shrunk).
-  const { inMemory } = plan(forward, reverse, [forwardCode, reverseCode], out, params);
+  // say). A renaming, so nothing else changes; the statements are built again under it
+  // (the first pass's are garbage by then: on a long trace they are most of the memory)
+  // and re-rolled and planned again (the same loops, the indices' steps shrunk).
   const order = new Int32Array(n).fill(-1);
   let next = 0;
   for (const x of term.params[0].atoms) order[x] = next++;
   for (const resident of [1, 0]) for (let x = 0; x < n; x++) if (order[x] < 0 && inMemory[x] === resident) order[x] = next++;
-  const named: boolean[][] = []; // per shape, per slot: whether it names a variable (not an input's place in x)
-  const rename = (s: Stmt): Stmt => {
-    const slots = (named[s.sig] ??= s.idx.map((_, k) => usesOf(s.sig).some((u) => u.slot === k)));
-    return { kind: "stmt", sig: s.sig, idx: s.idx.map((x, k) => (slots[k] ? order[x] : x)) };
-  };
-  const [forward2, reverse2] = [forward.map(rename), reverse.map(rename)];
-  const code = [reroll(forward2, shapes), reroll(reverse2, shapes)];
+  const second = program.statements(order);
+  const code = [reroll(second.forward, program.shapes), reroll(second.reverse, program.shapes)];
   const params2 = params.map((p) => (p < 0 ? -1 : order[p]));
   const out2 = order[out];
-  const { groups } = plan(forward2, reverse2, code, out2, params2);
+  const { groups } = plan(second.forward, second.reverse, code, out2, params2);
   const stats = { forward: codeSize(code[0]), reverse: codeSize(code[1]), locals: [...groups.values()].reduce((k, gs) => k + gs.length, 0) };
   const source = { forward: chunkSources(code[0], template, groups), reverse: chunkSources(code[1], template, groups) };
   const forwards = source.forward.map((s) => new Function("v", "x", "K", "KINK", `${s}\nreturn true;`) as Forward);
@@ -203,11 +116,209 @@ export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportT
   return { replay, stats, source };
 }
 
+/** Literals are told apart by their variable (the tape keeps one per value): below this many. */
+const LITERAL_IDS = 2 ** 26;
+
+/**
+ * The replay of one trace as statements: the forward code (values, guards, kinks) and
+ * the reverse sweep decided ahead, each statement a shape and its indices. Shapes are
+ * interned once per kind of statement (a number built from the primitive, the literals
+ * and the sweep's decisions), so that a long trace builds no string per statement.
+ */
+class Program {
+  readonly shapes = new Shapes();
+  private readonly forms: Form[] = [];
+  private readonly sigs = new Map<number, Map<number, number>>();
+  readonly template: Template = (sig, at, idx) => this.forms[sig](at, idx);
+  readonly usesOf: UsesOf;
+  /** Which variables a contribution reaches (the reverse sweep's `has`, decided ahead). */
+  readonly has: Uint8Array;
+  private readonly active: Uint8Array;
+  private readonly need: Uint8Array;
+  private readonly guardsAt = new Map<number, Guard[]>();
+
+  constructor(
+    private readonly term: TraceTerm,
+    guards: readonly Guard[],
+    private readonly reportTies: boolean,
+  ) {
+    const { op, a, b, length: n } = term.tape;
+    const out = term.output.atoms[0];
+    this.usesOf = recordUses(this.forms);
+    this.active = activity(term);
+    this.has = new Uint8Array(n);
+    // the reverse sweep once, for which variables it reaches
+    if (this.active[out]) this.has[out] = 1;
+    for (let i = n - 1; i >= 0; i--) {
+      if (!this.has[i] || op[i] < FIRST_PRIMITIVE) continue;
+      for (let k = 0; k < ARITY[op[i]]; k++) if (this.contributes(i, k)) this.has[k === 0 ? a[i] : b[i]] = 1;
+    }
+    // the forward values needed: the output, guards, kinks, and what the rules read
+    const need = (this.need = new Uint8Array(n));
+    need[out] = 1;
+    for (const g of guards) need[g.a] = need[g.b] = 1;
+    for (let i = 0; i < n; i++) {
+      if (!this.kinked(i) && !(this.has[i] && op[i] >= FIRST_PRIMITIVE)) continue;
+      need[i] = need[a[i]] = 1;
+      if (ARITY[op[i]] === 2) need[b[i]] = 1;
+    }
+    for (let i = n - 1; i >= 0; i--) {
+      if (!need[i] || op[i] < FIRST_PRIMITIVE) continue;
+      need[a[i]] = 1;
+      if (ARITY[op[i]] === 2) need[b[i]] = 1;
+    }
+    // a guard is checked once its later argument is computed (literals are always there)
+    for (const g of guards) {
+      const at = Math.max(op[g.a] === CONST ? -1 : g.a, op[g.b] === CONST ? -1 : g.b);
+      if (at < 0) continue; // decided on literals: it comes out the same everywhere
+      if (!this.guardsAt.has(at)) this.guardsAt.set(at, []);
+      this.guardsAt.get(at)!.push(g);
+    }
+  }
+
+  /** Whether instruction i's rule sends argument k a contribution (active, and not a symbolic zero). */
+  private contributes(i: number, k: number): boolean {
+    const { op, a, b } = this.term.tape;
+    return this.active[k === 0 ? a[i] : b[i]] === 1 && !zeroRule(op[i], k);
+  }
+
+  private kinked(i: number): boolean {
+    const op = this.term.tape.op;
+    return this.reportTies && op[i] >= FIRST_PRIMITIVE && KINKS[op[i]] !== undefined;
+  }
+
+  /** The literal a variable is, as an id (its variable), or -1. */
+  private literalId(v: number): number {
+    return this.term.tape.op[v] === CONST ? v : -1;
+  }
+
+  /** Literals are written into the code (their values are part of a statement's shape). */
+  private literalAt(v: number): string | null {
+    const tape = this.term.tape;
+    return tape.op[v] === CONST ? literal(tape.val[v]) : null;
+  }
+
+  /**
+   * The shape for (kind, la, lb): `kind` a small number naming everything but the
+   * literals, la and lb literal ids or -1; `make` gives the key and form the first time.
+   */
+  private sig(kind: number, la: number, lb: number, make: () => [string, Form]): number {
+    let byLiterals = this.sigs.get(kind);
+    if (byLiterals === undefined) this.sigs.set(kind, (byLiterals = new Map()));
+    const k = (la + 1) * LITERAL_IDS + (lb + 1);
+    let id = byLiterals.get(k);
+    if (id === undefined) {
+      const [key, form] = make();
+      id = this.shapes.of(key);
+      this.forms[id] = form;
+      byLiterals.set(k, id);
+    }
+    return id;
+  }
+
+  /** The statements, indices renamed by `order` if given (the slots that name variables). */
+  statements(order: Int32Array | null): { forward: Statements; reverse: Statements } {
+    const { op, a, b, length: n } = this.term.tape;
+    const usesOf = this.usesOf;
+    const named: boolean[][] = []; // per shape, per slot: whether it names a variable (not an input's place in x)
+    const idx = [[0], [0, 0], [0, 0, 0]];
+    /** Append statement `sig` with the first `width` of the indices (i, j, k), renamed. */
+    const stmt = (into: Statements, sig: number, width: number, i: number, j = 0, k = 0): void => {
+      const given = idx[width - 1];
+      given[0] = i;
+      if (width > 1) given[1] = j;
+      if (width > 2) given[2] = k;
+      if (order !== null) {
+        const slots = (named[sig] ??= given.map((_, slot) => usesOf(sig).some((u) => u.slot === slot)));
+        for (let slot = 0; slot < width; slot++) if (slots[slot]) given[slot] = order[given[slot]];
+      }
+      into.push(sig, given);
+    };
+    const out = this.term.output.atoms[0];
+    // cotangents of inputs are written straight into the gradient `g` (by input index, after
+    // the renumbering), the array the call returns; the others into ct
+    const cotangent = (x: number): Space => (op[x] === INPUT ? "g" : "ct");
+
+    const reverse = new Statements();
+    const reached = new Uint8Array(n);
+    if (this.active[out]) {
+      reached[out] = 1;
+      const into = cotangent(out);
+      stmt(reverse, this.sig(into === "g" ? -1 : -2, -1, -1, () => [`seed:${into}`, (at) => `${at(into, 0, "write")} = 1;`]), 1, out);
+    }
+    for (let i = n - 1; i >= 0; i--) {
+      if (!reached[i] || op[i] < FIRST_PRIMITIVE) continue;
+      const code = op[i];
+      // per argument: 0 none, 1 first contribution (=), 2 a later one (+=); and its array
+      const how = [0, 0];
+      const into: Space[] = ["ct", "ct"];
+      for (let k = 0; k < ARITY[code]; k++) {
+        const v = k === 0 ? a[i] : b[i];
+        into[k] = cotangent(v);
+        if (this.contributes(i, k)) {
+          how[k] = reached[v] ? 2 : 1;
+          reached[v] = 1;
+        }
+      }
+      const kind = ((code * 3 + how[0]) * 3 + how[1]) * 4 + (into[0] === "g" ? 2 : 0) + (into[1] === "g" ? 1 : 0);
+      const sig = this.sig(2 * kind, this.literalId(a[i]), this.literalId(b[i]), () => {
+        const [sa, sb] = [this.literalAt(a[i]), this.literalAt(b[i])];
+        const form: Form = (at) => {
+          const lines = [`c = ${at("ct", 0, "read")};`];
+          how.forEach((h, k) => {
+            if (h === 0) return;
+            const rule = ruleSource(code, k, sa ?? at("v", 1, "read"), sb ?? at("v", 2, "read"), at("v", 0, "read"), "c")!;
+            lines.push(`${at(into[k], k + 1, h === 1 ? "write" : "update")} ${h === 1 ? "=" : "+="} ${rule};`);
+          });
+          return lines.join(" ");
+        };
+        return [`r${code}:${how.join("")}:${sa}:${sb}:${into.join("")}`, form];
+      });
+      stmt(reverse, sig, 3, i, a[i], b[i]);
+    }
+
+    const forward = new Statements();
+    const need = this.need;
+    const input = this.sig(-3, -1, -1, () => ["in", (at, [, K]) => `${at("v", 0, "write")} = x[${K}];`]);
+    for (let i = 0; i < n; i++) {
+      if (need[i] && op[i] === INPUT) stmt(forward, input, 2, i, a[i]);
+      if (need[i] && op[i] >= FIRST_PRIMITIVE) {
+        const code = op[i];
+        const sig = this.sig(2 * code + 1, this.literalId(a[i]), this.literalId(b[i]), () => {
+          const [sa, sb] = [this.literalAt(a[i]), this.literalAt(b[i])];
+          return [`f${code}:${sa}:${sb}`, (at) => `${at("v", 0, "write")} = ${kernelSource(code, sa ?? at("v", 1, "read"), sb ?? at("v", 2, "read"))};`];
+        });
+        stmt(forward, sig, 3, i, a[i], b[i]);
+      }
+      if (this.kinked(i)) {
+        const code = op[i];
+        stmt(forward, this.sig(-4 - code, -1, -1, () => [`k${code}`, (at) => `if (KINK[${code}](${at("v", 0, "read")})) return false;`]), 1, a[i]);
+      }
+      for (const g of this.guardsAt.get(i) ?? []) {
+        const tie = this.reportTies && g.a !== g.b;
+        const [sa, sb] = [this.literalAt(g.a), this.literalAt(g.b)];
+        // guards are few (one per decision): their key is written out
+        const key = `g${g.pred}:${g.outcome}:${tie}:${sa}:${sb}`;
+        const sig = this.shapes.of(key);
+        this.forms[sig] ??= (at) => guardSource(g.pred, g.outcome, tie, sa ?? at("v", 0, "read"), sb ?? at("v", 1, "read"));
+        stmt(forward, sig, 2, g.a, g.b);
+      }
+    }
+    return { forward, reverse };
+  }
+}
+
 /** The source of primitive `code`'s kernel applied to the expressions x, y. */
 function kernelSource(code: number, x: string, y: string): string {
   const name = primitiveOf(code).name as keyof typeof javascript;
   return ARITY[code] === 1 ? (javascript[name] as (x: string) => string)(x) : (javascript[name] as (x: string, y: string) => string)(x, y);
 }
+
+/** Whether the reverse rule of `code` for argument k is a symbolic zero (asked once per primitive and argument). */
+function zeroRule(code: number, k: number): boolean {
+  return (zeroRules[2 * code + k] ??= ruleSource(code, k, "0", "0", "0", "c") === null);
+}
+const zeroRules: boolean[] = [];
 
 /** The source of the reverse rule of `code` for argument k, or null for a symbolic zero. */
 function ruleSource(code: number, k: number, x: string, y: string, out: string, ct: string): string | null {

@@ -28,7 +28,7 @@
  * the bit against the interpreter). The plan also tells which variables the code still
  * touches in the arrays; gradient.ts numbers those first, so that they lie together.
  */
-import type { Loop, Node, Stmt } from "./reroll.js";
+import type { Loop, Node, Statements, Stmt } from "./reroll.js";
 
 /** The arrays compiled code reads and writes: values, cotangents, and the inputs' cotangents (the gradient). */
 export type Space = "v" | "ct" | "g";
@@ -84,22 +84,24 @@ export class Accesses {
   readonly n: number;
 
   /**
-   * `program`: every statement in order; `liveOut`: variables read after the program
-   * (the value and the gradient), at the position after the last statement.
+   * `program`: every statement in order (in parts: forward, then reverse); `liveOut`:
+   * variables read after the program (the value and the gradient), at the position after
+   * the last statement.
    */
-  constructor(n: number, program: readonly Stmt[], usesOf: UsesOf, liveOut: readonly { space: Space; x: number }[]) {
+  constructor(n: number, program: readonly Statements[], usesOf: UsesOf, liveOut: readonly { space: Space; x: number }[]) {
     this.n = n;
-    const end = program.length;
     // per shape, its accesses as (array, slot) pairs: this runs over every statement twice
     const pairs: number[][] = [];
     const pairsOf = (sig: number): number[] => (pairs[sig] ??= usesOf(sig).flatMap((u) => [SPACES.indexOf(u.space), u.slot]));
     const visit = (f: (space: number, x: number, p: number) => void): void => {
-      for (let p = 0; p < program.length; p++) {
-        const s = program[p];
-        const uses = pairsOf(s.sig);
-        for (let k = 0; k < uses.length; k += 2) f(uses[k], s.idx[uses[k + 1]], p);
+      let p = 0;
+      for (const part of program) {
+        for (let i = 0; i < part.length; i++, p++) {
+          const uses = pairsOf(part.sig(i));
+          for (let k = 0; k < uses.length; k += 2) f(uses[k], part.index(i, uses[k + 1]), p);
+        }
       }
-      for (const l of liveOut) f(SPACES.indexOf(l.space), l.x, end);
+      for (const l of liveOut) f(SPACES.indexOf(l.space), l.x, p);
     };
     // counting sort into one array per space: start[x] … start[x+1] are x's positions
     const counts = SPACES.map(() => new Int32Array(n + 1));

@@ -55,6 +55,92 @@ export class Shapes {
   }
 }
 
+/**
+ * Statements in columns, as a long trace's replay is first written down: a shape and up
+ * to three indices each, no object per statement (millions of them would be most of the
+ * memory, and of the time, of compiling). Re-rolling makes objects only of what it keeps.
+ */
+export class Statements {
+  private sigs = new Int32Array(64);
+  private idxs = new Int32Array(3 * 64);
+  private widths = new Uint8Array(64);
+  length = 0;
+
+  static of(stmts: readonly Stmt[]): Statements {
+    const s = new Statements();
+    for (const x of stmts) s.push(x.sig, x.idx);
+    return s;
+  }
+
+  push(sig: number, idx: readonly number[]): void {
+    if (this.length === this.sigs.length) {
+      const grow = <T extends Int32Array | Uint8Array>(old: T, make: (n: number) => T): T => {
+        const next = make(2 * old.length);
+        next.set(old);
+        return next;
+      };
+      this.sigs = grow(this.sigs, (n) => new Int32Array(n));
+      this.idxs = grow(this.idxs, (n) => new Int32Array(n));
+      this.widths = grow(this.widths, (n) => new Uint8Array(n));
+    }
+    const i = this.length++;
+    this.sigs[i] = sig;
+    this.widths[i] = idx.length;
+    for (let k = 0; k < idx.length; k++) this.idxs[3 * i + k] = idx[k];
+  }
+
+  sig(i: number): number {
+    return this.sigs[i];
+  }
+
+  width(i: number): number {
+    return this.widths[i];
+  }
+
+  index(i: number, k: number): number {
+    return this.idxs[3 * i + k];
+  }
+
+  node(i: number): Stmt {
+    const idx: number[] = [];
+    for (let k = 0; k < this.widths[i]; k++) idx.push(this.idxs[3 * i + k]);
+    return { kind: "stmt", sig: this.sigs[i], idx };
+  }
+}
+
+/** What a scan reads of a list of nodes, by position: Statements, or nodes in an array. */
+interface Seq {
+  readonly length: number;
+  sig(i: number): number;
+  width(i: number): number;
+  index(i: number, k: number): number;
+  node(i: number): Node;
+}
+
+class NodeSeq implements Seq {
+  constructor(readonly nodes: readonly Node[]) {}
+
+  get length(): number {
+    return this.nodes.length;
+  }
+
+  sig(i: number): number {
+    return this.nodes[i].sig;
+  }
+
+  width(i: number): number {
+    return this.nodes[i].idx.length;
+  }
+
+  index(i: number, k: number): number {
+    return this.nodes[i].idx[k];
+  }
+
+  node(i: number): Node {
+    return this.nodes[i];
+  }
+}
+
 /** Periods longer than this are not looked for (a loop body of more nodes stays unrolled). */
 export const MAX_PERIOD = 512;
 
@@ -63,43 +149,53 @@ export const MAX_PERIOD = 512;
  * shortest first (up to 1, 2, 4, … maxPeriod nodes), each limit until nothing more
  * repeats: an inner loop is rolled before the loop around it, whose body is then short.
  */
-export function reroll(xs: readonly Node[], shapes: Shapes, maxPeriod = MAX_PERIOD): Node[] {
-  let nodes = xs.slice();
+export function reroll(xs: readonly Node[] | Statements, shapes: Shapes, maxPeriod = MAX_PERIOD): Node[] {
+  let nodes: Seq = xs instanceof Statements ? xs : new NodeSeq(xs);
   for (let limit = 1; ; limit = Math.min(2 * limit, maxPeriod)) {
     for (;;) {
       const next = rollOnce(nodes, shapes, limit);
-      if (next.length === nodes.length) break;
-      nodes = next;
+      if (next === null) break;
+      nodes = new NodeSeq(next);
     }
-    if (limit === maxPeriod) return nodes;
+    if (limit === maxPeriod) return nodes instanceof NodeSeq ? nodes.nodes.slice() : Array.from({ length: nodes.length }, (_, i) => nodes.node(i));
   }
 }
 
-/** One scan: each run starting at the scan position (shortest period first) becomes a loop. */
-function rollOnce(xs: readonly Node[], shapes: Shapes, maxPeriod: number): Node[] {
+/** One scan: each run starting at the scan position (shortest period first) becomes a loop; null if none does. */
+function rollOnce(xs: Seq, shapes: Shapes, maxPeriod: number): Node[] | null {
   const n = xs.length;
   // nextSame[i]: the next position with the shape of i (candidate periods are only those)
-  const nextSame = new Int32Array(n).fill(-1);
-  const last = new Map<number, number>();
+  const nextSame = new Int32Array(n);
+  let shapesSeen = 0;
+  for (let i = 0; i < n; i++) shapesSeen = Math.max(shapesSeen, xs.sig(i) + 1);
+  const last = new Int32Array(shapesSeen).fill(-1); // shape ids are small and dense (Shapes)
   for (let i = n - 1; i >= 0; i--) {
-    nextSame[i] = last.get(xs[i].sig) ?? -1;
-    last.set(xs[i].sig, i);
+    const sig = xs.sig(i);
+    nextSame[i] = last[sig];
+    last[sig] = i;
   }
+  // the runs first, so that a scan finding none makes nothing
+  const runs: { start: number; period: number; count: number; step: number[] }[] = [];
+  for (let s = 0; s < n; ) {
+    const run = runAt(xs, s, nextSame, maxPeriod);
+    if (run === null) s++;
+    else {
+      runs.push({ start: s, ...run });
+      s += run.period * run.count;
+    }
+  }
+  if (runs.length === 0) return null;
   const out: Node[] = [];
   let s = 0;
-  while (s < n) {
-    const run = runAt(xs, s, nextSame, maxPeriod);
-    if (run === null) {
-      out.push(xs[s]);
-      s++;
-      continue;
-    }
-    const body = xs.slice(s, s + run.period);
+  for (const run of runs) {
+    while (s < run.start) out.push(xs.node(s++));
+    const body = Array.from({ length: run.period }, (_, j) => xs.node(s + j));
     const idx = body.flatMap((x) => x.idx);
     const key = `L${run.count}(${body.map((x) => x.sig).join(",")}|${run.step.join(",")})`;
     out.push({ kind: "loop", sig: shapes.of(key), idx, count: run.count, body, step: run.step });
     s += run.period * run.count;
   }
+  while (s < n) out.push(xs.node(s++));
   return out;
 }
 
@@ -111,13 +207,13 @@ const WORK_PER_POSITION = 1 << 16;
  * loop), or null. A candidate period is first tested on its first node alone, three
  * copies of it, so that in code without loops a position costs little.
  */
-function runAt(xs: readonly Node[], s: number, nextSame: Int32Array, maxPeriod: number): { period: number; count: number; step: number[] } | null {
+function runAt(xs: Seq, s: number, nextSame: Int32Array, maxPeriod: number): { period: number; count: number; step: number[] } | null {
   const n = xs.length;
   let work = 0;
   for (let t = nextSame[s]; t !== -1 && t - s <= maxPeriod && work < WORK_PER_POSITION; t = nextSame[t]) {
     const period = t - s;
     if (s + 3 * period > n) return null;
-    if (!evenlySpaced(xs[s], xs[t], xs[t + period])) continue;
+    if (!evenlySpaced(xs, s, t, t + period)) continue;
     work += period;
     const step = stepBetween(xs, s, t, period);
     if (step === null || !sameStep(xs, t, t + period, period, step)) continue;
@@ -128,33 +224,29 @@ function runAt(xs: readonly Node[], s: number, nextSame: Int32Array, maxPeriod: 
   return null;
 }
 
-/** Whether x, y, z have one shape and y's indices lie halfway between x's and z's. */
-function evenlySpaced(x: Node, y: Node, z: Node): boolean {
-  if (y.sig !== x.sig || z.sig !== x.sig) return false;
-  for (let k = 0; k < x.idx.length; k++) if (z.idx[k] - y.idx[k] !== y.idx[k] - x.idx[k]) return false;
+/** Whether nodes x, y, z have one shape and y's indices lie halfway between x's and z's. */
+function evenlySpaced(xs: Seq, x: number, y: number, z: number): boolean {
+  if (xs.sig(y) !== xs.sig(x) || xs.sig(z) !== xs.sig(x)) return false;
+  for (let k = 0; k < xs.width(x); k++) if (xs.index(z, k) - xs.index(y, k) !== xs.index(y, k) - xs.index(x, k)) return false;
   return true;
 }
 
 /** The per-index steps from block [s, s+p) to block [t, t+p), or null if their shapes differ. */
-function stepBetween(xs: readonly Node[], s: number, t: number, p: number): number[] | null {
+function stepBetween(xs: Seq, s: number, t: number, p: number): number[] | null {
   const step: number[] = [];
   for (let j = 0; j < p; j++) {
-    const x = xs[s + j];
-    const y = xs[t + j];
-    if (x.sig !== y.sig) return null;
-    for (let k = 0; k < x.idx.length; k++) step.push(y.idx[k] - x.idx[k]);
+    if (xs.sig(s + j) !== xs.sig(t + j)) return null;
+    for (let k = 0; k < xs.width(s + j); k++) step.push(xs.index(t + j, k) - xs.index(s + j, k));
   }
   return step;
 }
 
 /** Whether block [t, t+p) follows block [s, s+p) by exactly `step`. */
-function sameStep(xs: readonly Node[], s: number, t: number, p: number, step: readonly number[]): boolean {
+function sameStep(xs: Seq, s: number, t: number, p: number, step: readonly number[]): boolean {
   let f = 0;
   for (let j = 0; j < p; j++) {
-    const x = xs[s + j];
-    const y = xs[t + j];
-    if (x.sig !== y.sig) return false;
-    for (let k = 0; k < x.idx.length; k++) if (y.idx[k] - x.idx[k] !== step[f++]) return false;
+    if (xs.sig(s + j) !== xs.sig(t + j)) return false;
+    for (let k = 0; k < xs.width(s + j); k++) if (xs.index(t + j, k) - xs.index(s + j, k) !== step[f++]) return false;
   }
   return true;
 }
