@@ -19,7 +19,7 @@ import {
   abs, acos, add, asin, atan, atan2, broadcastTo, concat, conv2d, cos, cosh, div, dot, exp, expm1, gather, grad, gt, hvp, index, jvp,
   log, log1p, logSoftmax, logsumexp, matmul, max, mean, min, mul, neg, outer, pow, reshape, safeLog, safeRecip, scatterAdd, sigmoid,
   sign, sin, sinh, slice, softmax, softplus, sqrt, square, stack, sub, sum, tan, tanh, transpose, unstack, where, xlogy,
-  type NdArray, type Scalar,
+  type NdArray, type Scalar, type Tensor,
 } from "../src/index.js";
 import { rng, sizeOf, isNd, flat, nd } from "./helpers/tensors.js";
 
@@ -339,6 +339,12 @@ const CASES: Case[] = [
   { name: "matmul A Aᵀ", f: (p) => matmul(p.a, transpose(p.a)), x: { a: T([3, 2], 19) } },
   { name: "matmul with a constant", f: (p) => matmul(nd([1, 2, -1, 0.5, 3, -2], [2, 3]), p.w), x: { w: T([3, 2], 20) } },
   { name: "matmul [1,1]@[1,1]", f: (p) => matmul(p.a, p.b), x: { a: T([1, 1], 21), b: T([1, 1], 22) } },
+  // shapes where a cotangent is formed as a transposed product, (C̄ᵀ A)ᵀ or (B C̄ᵀ)ᵀ, which
+  // transposes fewer elements than Aᵀ C̄ or C̄ Bᵀ
+  { name: "matmul tall [8,6]@[6,2] (B̄ = (C̄ᵀ A)ᵀ)", f: (p) => matmul(p.a, p.b), x: { a: T([8, 6], 23), b: T([6, 2], 24) } },
+  { name: "matmul wide [2,6]@[6,8] (Ā = (B C̄ᵀ)ᵀ)", f: (p) => matmul(p.a, p.b), x: { a: T([2, 6], 25), b: T([6, 8], 26) } },
+  { name: "matmul batched tall [3,8,6]@[6,2] (B̄ transposed, summed over the batch)", f: (p) => matmul(p.a, p.b), x: { a: T([3, 8, 6], 27), b: T([6, 2], 28) } },
+  { name: "matmul [2,6]@ batched wide [3,6,8] (Ā transposed, summed over the batch)", f: (p) => matmul(p.a, p.b), x: { a: T([2, 6], 29), b: T([3, 6, 8], 30) } },
   { name: "dot of vectors", f: (p) => dot(p.a, p.b), x: { a: T([5], 23, true), b: T([5], 24) } },
   { name: "dot matrix-vector", f: (p) => dot(p.a, p.b), x: { a: T([2, 5], 25), b: T([5], 26, true) } },
   { name: "dot matrix-matrix", f: (p) => dot(p.a, p.b), x: { a: T([2, 3], 27), b: T([3, 3], 28) } },
@@ -428,6 +434,24 @@ const CASES: Case[] = [
 describe("tensor ops: reverse rules against central differences", () => {
   it.each(CASES.map((c) => [c.name, c] as const))("%s", (_n, c) => {
     expect(checkReverse(c)).toEqual([]);
+  });
+});
+
+describe("matmul's cotangents: whichever operand the rule transposes, the plain formulas to the bit", () => {
+  // L = Σ (A B) ⊙ R, so Ā = R Bᵀ and B̄ = Aᵀ R, computed here untraced by those very formulas
+  it.each([
+    [[8, 6], [6, 2]], [[2, 6], [6, 8]], [[64, 128], [128, 10]], [[5, 5], [5, 5]], [[3, 8, 6], [3, 6, 2]], [[3, 2, 6], [3, 6, 8]],
+  ])("%j @ %j", (ad, bd) => {
+    const [a, b] = [T(ad, 31) as NdArray, T(bd, 32) as NdArray];
+    const R = T([...ad.slice(0, -1), bd[bd.length - 1]], 33) as NdArray;
+    const g = grad((p: { a: Tensor; b: Tensor }) => sum(mul(matmul(p.a, p.b), R)), { a, b }) as { a: NdArray; b: NdArray };
+    const swap = (x: NdArray) => transpose(x, [...x.shape.slice(0, -2).map((_, i) => i), x.shape.length - 1, x.shape.length - 2]) as NdArray;
+    const same = (x: NdArray, y: NdArray) => {
+      const [u, w] = [flat(x), flat(y)];
+      return u.length === w.length && u.every((v, i) => Object.is(v, w[i]));
+    };
+    expect(same(g.a, matmul(R, swap(b)) as NdArray)).toBe(true);
+    expect(same(g.b, matmul(swap(a), R) as NdArray)).toBe(true);
   });
 });
 

@@ -8,13 +8,13 @@
  */
 import type { BinaryName, UnaryName } from "./emitter.js";
 import type { BinaryOp, UnaryOp } from "./rules.js";
-import { ARITH } from "./tensor/kernels.js";
+import { ARITH, UNARY_ARITH } from "./tensor/elementwise.js";
 
 const unary = (forward: (x: number) => number, reverse: UnaryOp["reverse"]): UnaryOp => ({ arity: 1, forward, reverse });
 
 export const unaryOps: { readonly [K in UnaryName]: UnaryOp } = {
   // d(−x) = −dx
-  neg: unary((x) => -x, (e, _x, _y, ct) => e.neg(ct)),
+  neg: unary(UNARY_ARITH.neg, (e, _x, _y, ct) => e.neg(ct)),
   // d(eˣ) = eˣ dx
   exp: unary(Math.exp, (e, _x, y, ct) => e.mul(ct, y)),
   // d(log x) = dx / x
@@ -40,7 +40,7 @@ export const unaryOps: { readonly [K in UnaryName]: UnaryOp } = {
   // d(√x) = dx / (2√x)
   sqrt: unary(Math.sqrt, (e, _x, y, ct) => e.div(ct, e.mul(e.lit(2), y))),
   // d(x²) = 2x dx
-  square: unary((x) => x * x, (e, x, _y, ct) => e.mul(ct, e.mul(e.lit(2), x))),
+  square: unary(UNARY_ARITH.square, (e, x, _y, ct) => e.mul(ct, e.mul(e.lit(2), x))),
   // d(log(1 + x)) = dx / (1 + x)
   log1p: unary(Math.log1p, (e, x, _y, ct) => e.div(ct, e.add(e.lit(1), x))),
   // d(eˣ − 1) = eˣ dx = (y + 1) dx

@@ -1,9 +1,10 @@
 /**
- * Kernels with fast paths — transpose by tiles, elementwise arithmetic by strided runs,
- * reductions by runs, transcendental maps by name — against plain definitions, to the bit.
+ * Kernels with fast paths — transpose by bands of four rows, elementwise arithmetic by
+ * strided runs or SIMD kernels (large buffers), reductions by runs or SIMD column sums,
+ * broadcasts by copies and fills, maps by name — against plain definitions, to the bit.
  */
 import { describe, expect, it } from "vitest";
-import { ARITH, map, reduce, transpose, zip } from "../src/tensor/kernels.js";
+import { ARITH, UNARY_ARITH, broadcastTo, map, reduce, transpose, zip } from "../src/tensor/kernels.js";
 import { broadcastDims, size, strides, type Dims } from "../src/tensor/dims.js";
 import { randomArray, randomInt, rng, sameBits } from "./random.js";
 
@@ -31,7 +32,8 @@ function* indices(dims: Dims): Generator<number[]> {
 describe("transpose", () => {
   it("matrices (tiled) and batches of them, sizes not multiples of the tile", () => {
     const next = rng(11);
-    for (const xd of [[1, 1], [3, 70], [33, 17], [64, 128], [2, 19, 5], [3, 2, 40, 21]]) {
+    // up to 200 columns: several bands of 64; row counts not multiples of four
+    for (const xd of [[1, 1], [3, 70], [33, 17], [64, 128], [2, 19, 5], [3, 2, 40, 21], [130, 200], [7, 129], [2, 67, 66]]) {
       const x = randomArray(next, size(xd));
       const r = xd.length;
       const perm = [...Array.from({ length: r - 2 }, (_, i) => i), r - 1, r - 2];
@@ -79,6 +81,42 @@ describe("zip", () => {
   });
 });
 
+describe("zip on large buffers (the SIMD kernels, in rows)", () => {
+  // ≥ 1024 elements; rows of 16 or more go to wasm, shorter ones stay in JavaScript
+  const shapes: [Dims, Dims][] = [
+    [[64, 128], [64, 128]], [[33, 65], [33, 65]], [[2049], [2049]], // whole, odd lengths
+    [[], [40, 31]], [[40, 31], [1]], // a scalar
+    [[64, 128], [128]], [[17], [3, 41, 17]], [[5, 33], [9, 5, 33]], [[200, 8], [8]], // a bias row (short rows: JS)
+    [[64, 33], [64, 1]], [[100, 1], [100, 17]], [[300, 5], [300, 1]], // a column (short rows: JS)
+  ];
+  it("every arithmetic kernel, on every broadcasting pattern, with NaN, ±∞, ±0 among the values", () => {
+    const next = rng(16);
+    const specials = [NaN, Infinity, -Infinity, 0, -0, 5e-324, -1e308];
+    const values = (n: number) => randomArray(next, n).map((v, i) => (i % 37 === 5 ? specials[i % specials.length] : v));
+    for (const [name, f] of Object.entries(ARITH)) {
+      for (const [ad, bd] of shapes) {
+        const out = broadcastDims(ad, bd) as Dims;
+        const a = values(size(ad));
+        const b = values(size(bd));
+        const want = Float64Array.from(indices(out), (idx) => f(broadcastRead(a, ad, out, idx), broadcastRead(b, bd, out, idx)));
+        expect(sameBits(zip(a, ad, b, bd, out, f), want), `${name} ${JSON.stringify(ad)} ${JSON.stringify(bd)}`).toBe(true);
+        if (ad.length === 0) expect(sameBits(zip(a[0], ad, b, bd, out, f), want)).toBe(true);
+      }
+    }
+  });
+});
+
+describe("broadcastTo", () => {
+  it("a repeated row, a repeated column and the general walk", () => {
+    const next = rng(17);
+    for (const [xd, out] of [[[7], [5, 7]], [[1, 6], [2, 3, 6]], [[4, 1], [4, 9]], [[2, 1, 3], [2, 4, 3]], [[1], [5]], [[], [3, 2]]] as [Dims, Dims][]) {
+      const x = randomArray(next, size(xd));
+      const want = Float64Array.from(indices(out), (idx) => broadcastRead(x, xd, out, idx));
+      expect(sameBits(broadcastTo(x, xd, out), want), `${xd} → ${out}`).toBe(true);
+    }
+  });
+});
+
 describe("reduce", () => {
   it("sum, max, min, logsumexp over contiguous and scattered axes", () => {
     const next = rng(14);
@@ -107,6 +145,21 @@ describe("reduce", () => {
   });
 });
 
+describe("reduce on large buffers (SIMD column sums)", () => {
+  it("sums over leading axes add the rows in order, from zero, as the plain loop", () => {
+    const next = rng(18);
+    for (const [xd, axes] of [[[64, 128], [0]], [[3, 40, 33], [1]], [[2, 3, 30, 21], [1, 2]], [[2000, 3], [0]], [[1100, 1], [0]], [[9, 130], [0]]] as [Dims, number[]][]) {
+      const x = randomArray(next, size(xd)).map((v, i) => (i === 77 ? NaN : i === 78 ? -0 : v));
+      const A = size(xd.slice(0, axes[0]));
+      const R = size(xd.slice(axes[0], axes[axes.length - 1] + 1));
+      const B = x.length / (A * R);
+      const want = new Float64Array(A * B);
+      for (let a = 0; a < A; a++) for (let r = 0; r < R; r++) for (let b = 0; b < B; b++) want[a * B + b] += x[(a * R + r) * B + b];
+      expect(sameBits(reduce(x, xd, axes, "sum"), want), `${xd} over ${axes}`).toBe(true);
+    }
+  });
+});
+
 describe("map", () => {
   it("the functions called by name give what Math gives, and others still apply", () => {
     const next = rng(15);
@@ -114,8 +167,14 @@ describe("map", () => {
     x[0] = NaN;
     x[1] = -0;
     x[2] = Infinity;
-    for (const f of [Math.tanh, Math.exp, Math.log, Math.sin, (v: number) => v * v]) {
+    for (const f of [Math.tanh, Math.exp, Math.log, Math.sin, (v: number) => v * v, UNARY_ARITH.square, UNARY_ARITH.neg]) {
       expect(sameBits(map(x, f), Array.from(x, f)), f.name).toBe(true);
     }
+    // a large square: the SIMD kernel
+    const big = Float64Array.from({ length: 3001 }, () => 40 * next() - 20);
+    big[5] = NaN;
+    big[6] = -0;
+    big[7] = 1e200;
+    expect(sameBits(map(big, UNARY_ARITH.square), Array.from(big, (v) => v * v))).toBe(true);
   });
 });

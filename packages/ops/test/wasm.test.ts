@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { assemble, f64, f64x2, forLoop, i32, instantiate, local, sleb, type, uleb, v128 } from "../src/tensor/wasm.js";
 import { gemmModule } from "../src/tensor/simd-gemm.js";
+import { elementwiseModule } from "../src/tensor/simd-elementwise.js";
 
 describe("wasm assembler", () => {
   it("encodes LEB128", () => {
@@ -46,5 +47,9 @@ describe("wasm assembler", () => {
 
   it("the gemm module validates", () => {
     expect(() => instantiate(gemmModule())).not.toThrow();
+  });
+
+  it("the elementwise module validates", () => {
+    expect(() => instantiate(elementwiseModule())).not.toThrow();
   });
 });

@@ -6,11 +6,17 @@
  * Formulas are above each entry; `ȳ` is the output cotangent, `ẋ` a tangent.
  */
 import { alloc } from "./pool.js";
-import { broadcastAxes, broadcastDims, sameDims, showDims, size, type Dims } from "./dims.js";
+import { broadcastAxes, broadcastDims, reducedDims, sameDims, showDims, size, type Dims } from "./dims.js";
 import * as K from "./kernels.js";
 import type { Buf, ConvDims, ReduceParams, TensorEmitter, TensorOp } from "./op.js";
 
 const buf = (b: Buf): Float64Array => (typeof b === "number" ? Float64Array.of(b) : b);
+/** A copy from the pool: each instruction owns its buffer (the pool takes every one back). */
+const copy = (x: Float64Array): Float64Array => {
+  const r = alloc(x.length, true);
+  r.set(x);
+  return r;
+};
 /** A kernel's result as a Buf: a number when the output is a scalar. */
 const out = (r: Float64Array, dims: Dims): Buf => (dims.length === 0 ? r[0] : r);
 
@@ -26,8 +32,7 @@ export function sumTo<A>(e: TensorEmitter<A>, x: A, to: Dims): A {
 const kept = <A>(e: TensorEmitter<A>, y: A, x: A, p: ReduceParams): A =>
   p.keepdims ? y : e.reshape(y, e.dims(x).map((d, i) => (p.axes.includes(i) ? 1 : d)));
 
-const reduceShape = (dims: readonly Dims[], p: ReduceParams): Dims =>
-  dims[0].flatMap((d, i) => (p.axes.includes(i) ? (p.keepdims ? [1] : []) : [d]));
+const reduceShape = (dims: readonly Dims[], p: ReduceParams): Dims => reducedDims(dims[0], p.axes, p.keepdims);
 
 const showReduce = (p: ReduceParams): string => `axes=${showDims(p.axes)}${p.keepdims ? ", keepdims" : ""}`;
 
@@ -69,6 +74,24 @@ const swapLast = <A>(e: TensorEmitter<A>, x: A): A => {
   const r = e.dims(x).length;
   return e.transpose(x, [...Array.from({ length: r - 2 }, (_, i) => i), r - 1, r - 2]);
 };
+
+/**
+ * x yᵀ (`right`) or xᵀ y (`left`), the matrix product's cotangents: as written, or as
+ * (y xᵀ)ᵀ and (yᵀ x)ᵀ, which transpose y and the result instead of x (or x and the result
+ * instead of y), whichever moves fewer elements. Both give the same numbers: each element
+ * is the same products (commuted, which is exact) summed in the same order. In W2's MLP,
+ * hᵀ C̄ as (C̄ᵀ h)ᵀ transposes 640 + 1280 elements instead of h's 8192.
+ */
+function transposedProduct<A>(e: TensorEmitter<A>, x: A, y: A, side: "left" | "right"): A {
+  const [xd, yd] = [e.dims(x), e.dims(y)];
+  const batch = size(broadcastDims(xd.slice(0, -2), yd.slice(0, -2)) as Dims);
+  // elements each form transposes; the result has x's rows by y's rows (right), or x's
+  // columns by y's columns (left), for each batch entry
+  const written = size(side === "right" ? yd : xd);
+  const swapped = size(side === "right" ? xd : yd) + batch * (side === "right" ? xd.at(-2)! * yd.at(-2)! : xd.at(-1)! * yd.at(-1)!);
+  if (written <= swapped) return side === "right" ? e.matmul(x, swapLast(e, y)) : e.matmul(swapLast(e, x), y);
+  return swapLast(e, side === "right" ? e.matmul(y, swapLast(e, x)) : e.matmul(swapLast(e, y), x));
+}
 
 const zerosFor = <A>(e: TensorEmitter<A>, args: readonly A[], tangents: readonly (A | null)[]): A[] =>
   tangents.map((t, k) => t ?? e.zeros(e.dims(args[k])));
@@ -114,7 +137,7 @@ export const tensorOps = {
     kind: "tensor",
     arity: 1,
     shape: ([xd], p) => (size(xd) === size(p.dims) ? p.dims : `cannot reshape ${showDims(xd)} (${size(xd)} elements) to ${showDims(p.dims)} (${size(p.dims)} elements)`),
-    forward: ([x], _d, _p, o) => (o.length === 0 ? buf(x)[0] : typeof x === "number" ? Float64Array.of(x) : x.slice()),
+    forward: ([x], _d, _p, o) => (o.length === 0 ? buf(x)[0] : copy(buf(x))),
     reverse: (e, _k, [x], _y, ct) => e.reshape(ct, e.dims(x)),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.reshape(dx, p.dims)),
     show: (p) => `dims=${showDims(p.dims)}`,
@@ -142,7 +165,8 @@ export const tensorOps = {
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.transpose(dx, p.perm)),
     show: (p) => `perm=${showDims(p.perm)}`,
   } satisfies TensorOp<{ readonly perm: readonly number[] }>,
-  // C = AB (batched);  Ā = C̄ Bᵀ,  B̄ = Aᵀ C̄ (summed over broadcast batch axes);  Ċ = ȦB + AḂ
+  // C = AB (batched);  Ā = C̄ Bᵀ,  B̄ = Aᵀ C̄ (summed over broadcast batch axes; formed as
+  // transposedProduct says);  Ċ = ȦB + AḂ
   matmul: {
     kind: "tensor",
     arity: 2,
@@ -154,7 +178,7 @@ export const tensorOps = {
       return [...batch, ad[ad.length - 2], bd[bd.length - 1]];
     },
     forward: ([a, b], [ad, bd], _p, o) => K.matmul(buf(a), ad, buf(b), bd, o),
-    reverse: (e, k, [a, b], _y, ct) => (k === 0 ? e.matmul(ct, swapLast(e, b)) : e.matmul(swapLast(e, a), ct)),
+    reverse: (e, k, [a, b], _y, ct) => (k === 0 ? transposedProduct(e, ct, b, "right") : transposedProduct(e, a, ct, "left")),
     tangent: (e, [a, b], _y, [da, db]) => {
       const l = da === null ? null : e.matmul(da, b);
       const r = db === null ? null : e.matmul(a, db);

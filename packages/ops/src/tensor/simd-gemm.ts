@@ -10,7 +10,7 @@
  * (padding adds whole rows of A and columns of B that no kept element reads), and the
  * result copied out: O(nk + km + nm) against the product's O(nkm).
  */
-import { assemble, f64x2, forLoop, i32, instantiate, local, PAGE, type, v128, type Code, type WasmMemory } from "./wasm.js";
+import { assemble, f64x2, forLoop, i32, lazyWorkspace, local, type, v128, type Code } from "./wasm.js";
 
 /** Rows of a result block: 2·ROWS vector accumulators, two vectors of B and one of A stay in 16 registers. */
 export const ROWS = 4;
@@ -85,25 +85,8 @@ export function gemmModule(): Uint8Array {
 
 type GemmFn = (a: number, b: number, c: number, n: number, k: number, m: number) => void;
 
-let state: { memory: WasmMemory; gemm: GemmFn; heap: Float64Array } | null | undefined;
-
-/** The instance, made on first use; null where WebAssembly SIMD is not available. */
-function instance(): typeof state {
-  if (state !== undefined) return state;
-  try {
-    const { memory, exports } = instantiate(gemmModule());
-    state = { memory, gemm: exports.gemm as GemmFn, heap: new Float64Array(memory.buffer) };
-  } catch {
-    state = null;
-  }
-  return state;
-}
-
-/**
- * The most memory the kernel's operands may take: memory grown once stays grown, so a
- * larger product goes to the JavaScript kernel rather than pin more.
- */
-const MAX_BYTES = 256 * 1024 * 1024;
+/** Operands and result of up to 256 MB; larger products go to the JavaScript kernel. */
+const workspace = lazyWorkspace(gemmModule, 256 * 1024 * 1024);
 
 const roundUp = (x: number, to: number) => Math.ceil(x / to) * to;
 
@@ -112,20 +95,15 @@ const roundUp = (x: number, to: number) => Math.ceil(x / to) * to;
  * WebAssembly SIMD is unavailable. r's block is overwritten, not added to.
  */
 export function simdGemm(a: Float64Array, ao: number, b: Float64Array, bo: number, r: Float64Array, ro: number, n: number, k: number, m: number): boolean {
-  const s = instance();
-  if (s === null || s === undefined) return false;
+  const s = workspace();
+  if (s === null) return false;
   const n4 = roundUp(n, ROWS);
   const m4 = roundUp(m, COLS);
   const aAt = 0;
   const bAt = n4 * k;
   const cAt = bAt + k * m4;
-  const need = (cAt + n4 * m4) * 8;
-  if (need > MAX_BYTES) return false;
-  if (need > s.heap.byteLength) {
-    s.memory.grow(Math.ceil((need - s.memory.buffer.byteLength) / PAGE));
-    s.heap = new Float64Array(s.memory.buffer); // growing detached the old view
-  }
-  const heap = s.heap;
+  const heap = s.heap(cAt + n4 * m4);
+  if (heap === null) return false;
   heap.set(a.subarray(ao, ao + n * k), aAt);
   heap.fill(0, aAt + n * k, bAt); // padding rows of A
   if (m4 === m) heap.set(b.subarray(bo, bo + k * m), bAt);
@@ -136,7 +114,7 @@ export function simdGemm(a: Float64Array, ao: number, b: Float64Array, bo: numbe
       for (let j = m; j < m4; j++) heap[to + j] = 0;
     }
   }
-  s.gemm(aAt * 8, bAt * 8, cAt * 8, n4, k, m4);
+  (s.exports.gemm as GemmFn)(aAt * 8, bAt * 8, cAt * 8, n4, k, m4);
   if (m4 === m) r.set(heap.subarray(cAt, cAt + n * m), ro);
   else for (let i = 0, from = cAt, to = ro; i < n; i++, from += m4, to += m) for (let j = 0; j < m; j++) r[to + j] = heap[from + j];
   return true;

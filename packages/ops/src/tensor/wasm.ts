@@ -68,7 +68,9 @@ export const f64 = {
   load: (addr: Code, offset = 0): Code => seq(addr, [0x2b, ...memarg(3, offset)]),
   store: (addr: Code, value: Code, offset = 0): Code => seq(addr, value, [0x39, ...memarg(3, offset)]),
   add: op(0xa0),
+  sub: op(0xa1),
   mul: op(0xa2),
+  div: op(0xa3),
 };
 
 // 128-bit vectors are read and written at 8-byte alignment: tensors are arrays of doubles
@@ -82,7 +84,9 @@ export const v128 = {
 
 export const f64x2 = {
   add: simd(0xf0),
+  sub: simd(0xf1),
   mul: simd(0xf2),
+  div: simd(0xf3),
 };
 
 /** `while (i < end) { body; i += step }` on an i32 local, as block/loop/br_if. */
@@ -90,6 +94,11 @@ export function forLoop(i: number, end: Code, step: number, body: Code[]): Code 
   const exitUnlessBelow = seq(i32.ltU(local.get(i), end), [0x45 /* i32.eqz */, 0x0d, 1 /* br_if to the block's end */]);
   const next = local.set(i, i32.add(local.get(i), i32.const(step)));
   return seq([0x02, 0x40 /* block, no result */, 0x03, 0x40 /* loop */], exitUnlessBelow, ...body, next, [0x0c, 0 /* br to the loop */, 0x0b, 0x0b]);
+}
+
+/** `if (cond) { body }`: no else, no result. */
+export function ifThen(cond: Code, body: Code[]): Code {
+  return seq(cond, [0x04, 0x40 /* if, no result */], ...body, [0x0b]);
 }
 
 export interface Func {
@@ -151,4 +160,41 @@ export function instantiate(bytes: Uint8Array): { memory: WasmMemory; exports: R
   const memory = new W.Memory({ initial: 1 });
   const { exports } = new W.Instance(new W.Module(bytes), { env: { memory } });
   return { memory, exports };
+}
+
+/** An instantiated kernel module and a view of its memory, grown on demand. */
+export interface Workspace {
+  readonly exports: Record<string, unknown>;
+  /** A view of the memory with room for `n` doubles; null beyond the workspace's limit. */
+  heap(n: number): Float64Array | null;
+}
+
+/**
+ * The module of `bytes`, instantiated on first use: null where WebAssembly (or SIMD) is
+ * not available, and the callers fall back to JavaScript. Its operands may take up to
+ * `maxBytes`: memory grown once stays grown, so a larger operation goes to the
+ * JavaScript kernel rather than pin more.
+ */
+export function lazyWorkspace(bytes: () => Uint8Array, maxBytes: number): () => Workspace | null {
+  let made: Workspace | null | undefined;
+  return () => {
+    if (made !== undefined) return made;
+    try {
+      const { memory, exports } = instantiate(bytes());
+      let view = new Float64Array(memory.buffer);
+      const heap = (n: number): Float64Array | null => {
+        const need = n * 8;
+        if (need > maxBytes) return null;
+        if (need > view.byteLength) {
+          memory.grow(Math.ceil((need - memory.buffer.byteLength) / PAGE));
+          view = new Float64Array(memory.buffer); // growing detached the old view
+        }
+        return view;
+      };
+      made = { exports, heap };
+    } catch {
+      made = null;
+    }
+    return made;
+  };
 }
