@@ -9,7 +9,7 @@
  * (`scalarTangent`).
  */
 import { numeric, type ScalarOp } from "@wengert/ops";
-import { FIRST_PRIMITIVE, INPUT, scalarSpec } from "../trace/opcodes.js";
+import { CODE, FIRST_PRIMITIVE, INPUT, scalarSpec } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 
 /**
@@ -19,12 +19,19 @@ import type { TraceTerm } from "../trace/term.js";
  * tangent, summed (see TangentRule in @wengert/ops). Null when the result is zero.
  */
 export function scalarTangent(spec: ScalarOp, x: number, y: number, out: number, tx: number | null, ty: number | null): number | null {
+  // the commonest ones written out: their reverse rules on numbers (scalar.ts), summed as below
+  if (spec === ADD) return tx === null ? ty : ty === null ? tx : tx + ty;
+  if (spec === SUB) return tx === null ? -(ty as number) : ty === null ? tx : tx + -ty;
+  if (spec === MUL) return tx === null ? (ty as number) * x : ty === null ? tx * y : tx * y + ty * x;
+  if (spec === SQUARE) return (tx as number) * (2 * x);
   if (spec.arity === 1) return spec.tangent ? spec.tangent(numeric, [x], out, [tx]) : spec.reverse(numeric, x, out, tx as number);
   if (spec.tangent) return spec.tangent(numeric, [x, y], out, [tx, ty]);
   const dx = tx === null ? null : spec.reverse[0](numeric, x, y, out, tx);
   const dy = ty === null ? null : spec.reverse[1](numeric, x, y, out, ty);
   return dx === null ? dy : dy === null ? dx : dx + dy;
 }
+
+const [ADD, SUB, MUL, SQUARE] = [CODE.add, CODE.sub, CODE.mul, CODE.square].map(scalarSpec);
 
 /** Every variable's tangent: `dt[i]`, meaningful where `has[i]` (0: the symbolic zero). */
 export interface Tangents {
