@@ -43,7 +43,7 @@ export function reverseSweep(
 function sweep(term: TraceTerm, seeds: readonly number[], checkNaN: { caller: string } | null, val: Float64Array, scratch: Scratch): number[] {
   const { op, a, b, length: n } = term.tape;
   const { ct, has } = scratch;
-  ct.fill(0, 0, n);
+  // ct[v] is read only where has[v] (a first contribution is assigned): no need to clear it
   has.fill(0, 0, n);
   // which variables depend on the inputs: only the general rules and checkNaN need to know
   // (see `inlined`), so it is computed on first use
