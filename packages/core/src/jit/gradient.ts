@@ -10,17 +10,17 @@
  * each contribution is a plain `ct[a] = …` (first) or `ct[a] += …` (later; an input's
  * goes straight into `g`, the gradient array the call returns), in the same
  * order with the same rules (javascript.ts): the same numbers as the sweep, to the bit.
- * Both are re-rolled into loops (reroll.ts) before the source is written (source.ts).
+ * The statements come from program.ts; both are re-rolled into loops (reroll.ts), the
+ * loops' short-lived variables planned into locals (registers.ts), and the source
+ * written (source.ts).
  */
-import type { PredicateName } from "@wengert/ops";
-import { activity } from "../diff/place.js";
-import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, KERNELS, KINKS, primitiveOf, scalarSpec } from "../trace/opcodes.js";
+import { KERNELS, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
-import { COMPARISON, javascript, literal } from "./javascript.js";
-import { codeSize, reroll, Shapes, Statements, type Node } from "./reroll.js";
-import { Accesses, planRegisters, type Space, type Use, type UsesOf } from "./registers.js";
-import { chunkSources, type At, type Template } from "./source.js";
+import { LITERAL_IDS, Program } from "./program.js";
+import { codeSize, reroll, type Node, type Statements } from "./reroll.js";
+import { Accesses, planRegisters } from "./registers.js";
+import { chunkSources } from "./source.js";
 
 /** Value and gradient at new inputs, or null where the trace does not hold there. */
 export type Replay = (inputs: ArrayLike<number>) => [number, number[]] | null;
@@ -41,9 +41,6 @@ export interface Compiled {
   readonly stats: CompiledStats;
   readonly source: { readonly forward: readonly string[]; readonly reverse: readonly string[] };
 }
-
-/** A statement shape's code, given the places its accesses name and its indices. */
-type Form = (at: At, idx: readonly string[]) => string;
 
 /** Traces whose re-rolled code is larger than this are replayed by the interpreter. */
 export const MAX_STATEMENTS = 40000;
@@ -114,242 +111,4 @@ export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportT
     return [v[out2], g];
   };
   return { replay, stats, source };
-}
-
-/** Literals are told apart by their variable (the tape keeps one per value): below this many. */
-const LITERAL_IDS = 2 ** 26;
-
-/**
- * The replay of one trace as statements: the forward code (values, guards, kinks) and
- * the reverse sweep decided ahead, each statement a shape and its indices. Shapes are
- * interned once per kind of statement (a number built from the primitive, the literals
- * and the sweep's decisions), so that a long trace builds no string per statement.
- */
-class Program {
-  readonly shapes = new Shapes();
-  private readonly forms: Form[] = [];
-  private readonly sigs = new Map<number, Map<number, number>>();
-  readonly template: Template = (sig, at, idx) => this.forms[sig](at, idx);
-  readonly usesOf: UsesOf;
-  /** Which variables a contribution reaches (the reverse sweep's `has`, decided ahead). */
-  readonly has: Uint8Array;
-  private readonly active: Uint8Array;
-  private readonly need: Uint8Array;
-  private readonly guardsAt = new Map<number, Guard[]>();
-
-  constructor(
-    private readonly term: TraceTerm,
-    guards: readonly Guard[],
-    private readonly reportTies: boolean,
-  ) {
-    const { op, a, b, length: n } = term.tape;
-    const out = term.output.atoms[0];
-    this.usesOf = recordUses(this.forms);
-    this.active = activity(term);
-    this.has = new Uint8Array(n);
-    // the reverse sweep once, for which variables it reaches
-    if (this.active[out]) this.has[out] = 1;
-    for (let i = n - 1; i >= 0; i--) {
-      if (!this.has[i] || op[i] < FIRST_PRIMITIVE) continue;
-      for (let k = 0; k < ARITY[op[i]]; k++) if (this.contributes(i, k)) this.has[k === 0 ? a[i] : b[i]] = 1;
-    }
-    // the forward values needed: the output, guards, kinks, and what the rules read
-    const need = (this.need = new Uint8Array(n));
-    need[out] = 1;
-    for (const g of guards) need[g.a] = need[g.b] = 1;
-    for (let i = 0; i < n; i++) {
-      if (!this.kinked(i) && !(this.has[i] && op[i] >= FIRST_PRIMITIVE)) continue;
-      need[i] = need[a[i]] = 1;
-      if (ARITY[op[i]] === 2) need[b[i]] = 1;
-    }
-    for (let i = n - 1; i >= 0; i--) {
-      if (!need[i] || op[i] < FIRST_PRIMITIVE) continue;
-      need[a[i]] = 1;
-      if (ARITY[op[i]] === 2) need[b[i]] = 1;
-    }
-    // a guard is checked once its later argument is computed (literals are always there)
-    for (const g of guards) {
-      const at = Math.max(op[g.a] === CONST ? -1 : g.a, op[g.b] === CONST ? -1 : g.b);
-      if (at < 0) continue; // decided on literals: it comes out the same everywhere
-      if (!this.guardsAt.has(at)) this.guardsAt.set(at, []);
-      this.guardsAt.get(at)!.push(g);
-    }
-  }
-
-  /** Whether instruction i's rule sends argument k a contribution (active, and not a symbolic zero). */
-  private contributes(i: number, k: number): boolean {
-    const { op, a, b } = this.term.tape;
-    return this.active[k === 0 ? a[i] : b[i]] === 1 && !zeroRule(op[i], k);
-  }
-
-  private kinked(i: number): boolean {
-    const op = this.term.tape.op;
-    return this.reportTies && op[i] >= FIRST_PRIMITIVE && KINKS[op[i]] !== undefined;
-  }
-
-  /** The literal a variable is, as an id (its variable), or -1. */
-  private literalId(v: number): number {
-    return this.term.tape.op[v] === CONST ? v : -1;
-  }
-
-  /** Literals are written into the code (their values are part of a statement's shape). */
-  private literalAt(v: number): string | null {
-    const tape = this.term.tape;
-    return tape.op[v] === CONST ? literal(tape.val[v]) : null;
-  }
-
-  /**
-   * The shape for (kind, la, lb): `kind` a small number naming everything but the
-   * literals, la and lb literal ids or -1; `make` gives the key and form the first time.
-   */
-  private sig(kind: number, la: number, lb: number, make: () => [string, Form]): number {
-    let byLiterals = this.sigs.get(kind);
-    if (byLiterals === undefined) this.sigs.set(kind, (byLiterals = new Map()));
-    const k = (la + 1) * LITERAL_IDS + (lb + 1);
-    let id = byLiterals.get(k);
-    if (id === undefined) {
-      const [key, form] = make();
-      id = this.shapes.of(key);
-      this.forms[id] = form;
-      byLiterals.set(k, id);
-    }
-    return id;
-  }
-
-  /** The statements, indices renamed by `order` if given (the slots that name variables). */
-  statements(order: Int32Array | null): { forward: Statements; reverse: Statements } {
-    const { op, a, b, length: n } = this.term.tape;
-    const usesOf = this.usesOf;
-    const named: boolean[][] = []; // per shape, per slot: whether it names a variable (not an input's place in x)
-    const idx = [[0], [0, 0], [0, 0, 0]];
-    /** Append statement `sig` with the first `width` of the indices (i, j, k), renamed. */
-    const stmt = (into: Statements, sig: number, width: number, i: number, j = 0, k = 0): void => {
-      const given = idx[width - 1];
-      given[0] = i;
-      if (width > 1) given[1] = j;
-      if (width > 2) given[2] = k;
-      if (order !== null) {
-        const slots = (named[sig] ??= given.map((_, slot) => usesOf(sig).some((u) => u.slot === slot)));
-        for (let slot = 0; slot < width; slot++) if (slots[slot]) given[slot] = order[given[slot]];
-      }
-      into.push(sig, given);
-    };
-    const out = this.term.output.atoms[0];
-    // cotangents of inputs are written straight into the gradient `g` (by input index, after
-    // the renumbering), the array the call returns; the others into ct
-    const cotangent = (x: number): Space => (op[x] === INPUT ? "g" : "ct");
-
-    const reverse = new Statements();
-    const reached = new Uint8Array(n);
-    if (this.active[out]) {
-      reached[out] = 1;
-      const into = cotangent(out);
-      stmt(reverse, this.sig(into === "g" ? -1 : -2, -1, -1, () => [`seed:${into}`, (at) => `${at(into, 0, "write")} = 1;`]), 1, out);
-    }
-    for (let i = n - 1; i >= 0; i--) {
-      if (!reached[i] || op[i] < FIRST_PRIMITIVE) continue;
-      const code = op[i];
-      // per argument: 0 none, 1 first contribution (=), 2 a later one (+=); and its array
-      const how = [0, 0];
-      const into: Space[] = ["ct", "ct"];
-      for (let k = 0; k < ARITY[code]; k++) {
-        const v = k === 0 ? a[i] : b[i];
-        into[k] = cotangent(v);
-        if (this.contributes(i, k)) {
-          how[k] = reached[v] ? 2 : 1;
-          reached[v] = 1;
-        }
-      }
-      const kind = ((code * 3 + how[0]) * 3 + how[1]) * 4 + (into[0] === "g" ? 2 : 0) + (into[1] === "g" ? 1 : 0);
-      const sig = this.sig(2 * kind, this.literalId(a[i]), this.literalId(b[i]), () => {
-        const [sa, sb] = [this.literalAt(a[i]), this.literalAt(b[i])];
-        const form: Form = (at) => {
-          const lines = [`c = ${at("ct", 0, "read")};`];
-          how.forEach((h, k) => {
-            if (h === 0) return;
-            const rule = ruleSource(code, k, sa ?? at("v", 1, "read"), sb ?? at("v", 2, "read"), at("v", 0, "read"), "c")!;
-            lines.push(`${at(into[k], k + 1, h === 1 ? "write" : "update")} ${h === 1 ? "=" : "+="} ${rule};`);
-          });
-          return lines.join(" ");
-        };
-        return [`r${code}:${how.join("")}:${sa}:${sb}:${into.join("")}`, form];
-      });
-      stmt(reverse, sig, 3, i, a[i], b[i]);
-    }
-
-    const forward = new Statements();
-    const need = this.need;
-    const input = this.sig(-3, -1, -1, () => ["in", (at, [, K]) => `${at("v", 0, "write")} = x[${K}];`]);
-    for (let i = 0; i < n; i++) {
-      if (need[i] && op[i] === INPUT) stmt(forward, input, 2, i, a[i]);
-      if (need[i] && op[i] >= FIRST_PRIMITIVE) {
-        const code = op[i];
-        const sig = this.sig(2 * code + 1, this.literalId(a[i]), this.literalId(b[i]), () => {
-          const [sa, sb] = [this.literalAt(a[i]), this.literalAt(b[i])];
-          return [`f${code}:${sa}:${sb}`, (at) => `${at("v", 0, "write")} = ${kernelSource(code, sa ?? at("v", 1, "read"), sb ?? at("v", 2, "read"))};`];
-        });
-        stmt(forward, sig, 3, i, a[i], b[i]);
-      }
-      if (this.kinked(i)) {
-        const code = op[i];
-        stmt(forward, this.sig(-4 - code, -1, -1, () => [`k${code}`, (at) => `if (KINK[${code}](${at("v", 0, "read")})) return false;`]), 1, a[i]);
-      }
-      for (const g of this.guardsAt.get(i) ?? []) {
-        const tie = this.reportTies && g.a !== g.b;
-        const [sa, sb] = [this.literalAt(g.a), this.literalAt(g.b)];
-        // guards are few (one per decision): their key is written out
-        const key = `g${g.pred}:${g.outcome}:${tie}:${sa}:${sb}`;
-        const sig = this.shapes.of(key);
-        this.forms[sig] ??= (at) => guardSource(g.pred, g.outcome, tie, sa ?? at("v", 0, "read"), sb ?? at("v", 1, "read"));
-        stmt(forward, sig, 2, g.a, g.b);
-      }
-    }
-    return { forward, reverse };
-  }
-}
-
-/** The source of primitive `code`'s kernel applied to the expressions x, y. */
-function kernelSource(code: number, x: string, y: string): string {
-  const name = primitiveOf(code).name as keyof typeof javascript;
-  return ARITY[code] === 1 ? (javascript[name] as (x: string) => string)(x) : (javascript[name] as (x: string, y: string) => string)(x, y);
-}
-
-/** Whether the reverse rule of `code` for argument k is a symbolic zero (asked once per primitive and argument). */
-function zeroRule(code: number, k: number): boolean {
-  return (zeroRules[2 * code + k] ??= ruleSource(code, k, "0", "0", "0", "c") === null);
-}
-const zeroRules: boolean[] = [];
-
-/** The source of the reverse rule of `code` for argument k, or null for a symbolic zero. */
-function ruleSource(code: number, k: number, x: string, y: string, out: string, ct: string): string | null {
-  const spec = scalarSpec(code);
-  return spec.arity === 1 ? spec.reverse(javascript, x, out, ct) : spec.reverse[k](javascript, x, y, out, ct);
-}
-
-/** `return false` unless `pred(x, y)` comes out `outcome` (and, with tie, x ≠ y). */
-function guardSource(pred: PredicateName, outcome: boolean, tie: boolean, x: string, y: string): string {
-  const test = `${x} ${COMPARISON[pred]} ${y}`;
-  const fails = outcome ? `!(${test})` : `(${test})`;
-  return `if (${tie ? `${x} === ${y} || ` : ""}${fails}) return false;`;
-}
-
-/**
- * Each shape's accesses, in order: its code written once with a marker for each place,
- * keeping those the code uses (a rule may not read every argument).
- */
-function recordUses(forms: readonly Form[]): UsesOf {
-  const memo: (readonly Use[])[] = [];
-  return (sig) => {
-    if (memo[sig] === undefined) {
-      const made: { use: Use; mark: string }[] = [];
-      const at: At = (space, slot, mode) => {
-        const mark = `@${made.length}@`;
-        made.push({ use: { space, slot, mode }, mark });
-        return mark;
-      };
-      const code = forms[sig](at, ["0", "0", "0"]);
-      memo[sig] = made.filter((m) => code.includes(m.mark)).map((m) => m.use);
-    }
-    return memo[sig];
-  };
 }
