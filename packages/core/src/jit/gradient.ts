@@ -45,7 +45,7 @@ export interface Compiled {
 /** Traces whose re-rolled code is larger than this are replayed by the interpreter. */
 export const MAX_STATEMENTS = 40000;
 
-type Forward = (v: Float64Array, x: ArrayLike<number>, K: typeof KERNELS, KINK: typeof KINKS) => boolean;
+type Forward = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS) => boolean;
 type Reverse = (v: Float64Array, ct: Float64Array, g: number[], K: typeof KERNELS) => void;
 
 /**
@@ -93,7 +93,7 @@ export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportT
   const { groups } = plan(second.forward, second.reverse, code, out2, params2);
   const stats = { forward: codeSize(code[0]), reverse: codeSize(code[1]), locals: [...groups.values()].reduce((k, gs) => k + gs.length, 0) };
   const source = { forward: chunkSources(code[0], template, groups), reverse: chunkSources(code[1], template, groups) };
-  const forwards = source.forward.map((s) => new Function("v", "x", "K", "KINK", `${s}\nreturn true;`) as Forward);
+  const forwards = source.forward.map((s) => new Function("v", "K", "KINK", `${s}\nreturn true;`) as Forward);
   const reverses = source.reverse.map((s) => new Function("v", "ct", "g", "K", `let c = 0;\n${s}`) as Reverse);
 
   const v = new Float64Array(n);
@@ -105,7 +105,9 @@ export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportT
   for (let k = 0; k < params2.length; k++) zeros.push(0.5);
   zeros.fill(0);
   const replay: Replay = (inputs) => {
-    for (const f of forwards) if (!f(v, inputs, KERNELS, KINKS)) return null;
+    // input k is variable k: one copy of them all, before the code that reads them
+    v.set(inputs);
+    for (const f of forwards) if (!f(v, KERNELS, KINKS)) return null;
     const g = zeros.slice();
     for (const f of reverses) f(v, ct, g, KERNELS);
     return [v[out2], g];

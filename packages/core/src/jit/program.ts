@@ -180,9 +180,7 @@ export class Program {
 
     const forward = new Statements();
     const need = this.need;
-    const input = this.sig(-3, -1, -1, () => ["in", (at, [, K]) => `${at("v", 0, "write")} = x[${K}];`]);
     for (let i = 0; i < n; i++) {
-      if (need[i] && op[i] === INPUT) stmt(forward, input, 2, i, a[i]);
       if (need[i] && op[i] >= FIRST_PRIMITIVE) {
         const code = op[i];
         const sig = this.sig(2 * code + 1, this.literalId(a[i]), this.literalId(b[i]), () => {
