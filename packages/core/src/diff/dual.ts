@@ -57,11 +57,6 @@ export class DualColumns {
     return s;
   }
 
-  /** A value with its tangent (null: the symbolic zero). */
-  pushTangent(value: number, tangent: number | null): number {
-    return tangent === null ? this.push(value, 0, PLAIN) : this.push(value, tangent, DUAL);
-  }
-
   copy(from: number, to: number): void {
     this.val[to] = this.val[from];
     this.tan[to] = this.tan[from];
@@ -87,35 +82,65 @@ export class DualColumns {
   }
 }
 
+/**
+ * The result of `unaryDual` and `binaryDual`: a dual in three numbers rather than a slot
+ * (value, tangent, kind), so that hvp-sweep.ts's written-out rules need no slot for a
+ * temporary. The emitter below computes through the same two functions.
+ */
+export const held = { v: 0, t: 0, k: LITERAL };
+
+function hold(v: number, t: number | null, k: number): void {
+  held.v = v;
+  held.t = t === null ? 0 : t;
+  held.k = t === null && k === DUAL ? PLAIN : k;
+}
+
+/** Unary primitive `code` of the dual (vx, tx, kx), into `held`. */
+export function unaryDual(code: number, vx: number, tx: number, kx: number): void {
+  const y = KERNELS[code](vx, 0);
+  if (kx !== DUAL) hold(y, 0, kx);
+  else hold(y, scalarTangent(scalarSpec(code), vx, 0, y, tx, null), DUAL);
+}
+
+/**
+ * Binary primitive `code` of the duals a and b, folded as the tape folds: 0 or 1 when
+ * the result is argument a or b itself (`x + 0`, `x · 1`), else -1 with it in `held`.
+ */
+export function binaryDual(code: number, va: number, ta: number, ka: number, vb: number, tb: number, kb: number): -1 | 0 | 1 {
+  const y = binaryKernel(code, va, vb);
+  if (ka === LITERAL && kb === LITERAL) {
+    hold(y, 0, LITERAL);
+    return -1;
+  }
+  const same = identityArgument(code, va, vb, ka === LITERAL, kb === LITERAL);
+  if (same >= 0) return same;
+  if (ka !== DUAL && kb !== DUAL) hold(y, 0, PLAIN);
+  else hold(y, scalarTangent(scalarSpec(code), va, vb, y, ka === DUAL ? ta : null, kb === DUAL ? tb : null), DUAL);
+  return -1;
+}
+
+/** `binaryDual` with the result in `held` also where it folds to an argument (a copy of it). */
+export function binaryHeld(code: number, va: number, ta: number, ka: number, vb: number, tb: number, kb: number): void {
+  const same = binaryDual(code, va, ta, ka, vb, tb, kb);
+  if (same === 0) (held.v = va), (held.t = ta), (held.k = ka);
+  else if (same === 1) (held.v = vb), (held.t = tb), (held.k = kb);
+}
+
 /** Primitives as methods on the slots of `d`; each result is a new slot (or an argument's, where the tape folds). */
 export function dualEmitter(d: DualColumns): Emitter<number> {
   const e: Record<string, unknown> = { lit: (c: number) => d.push(c, 0, LITERAL) };
   for (const name of UNARY_NAMES) {
     const code = CODE[name];
-    const spec = scalarSpec(code);
-    const kernel = KERNELS[code];
     e[name] = (x: number): number => {
-      const vx = d.val[x];
-      const y = kernel(vx, 0);
-      const kx = d.kind[x];
-      if (kx !== DUAL) return d.push(y, 0, kx);
-      return d.pushTangent(y, scalarTangent(spec, vx, 0, y, d.tan[x], null));
+      unaryDual(code, d.val[x], d.tan[x], d.kind[x]);
+      return d.push(held.v, held.t, held.k);
     };
   }
   for (const name of BINARY_NAMES) {
     const code = CODE[name];
-    const spec = scalarSpec(code);
     e[name] = (a: number, b: number): number => {
-      const va = d.val[a];
-      const vb = d.val[b];
-      const ka = d.kind[a];
-      const kb = d.kind[b];
-      const y = binaryKernel(code, va, vb);
-      if (ka === LITERAL && kb === LITERAL) return d.push(y, 0, LITERAL);
-      const same = identityArgument(code, va, vb, ka === LITERAL, kb === LITERAL);
-      if (same >= 0) return same === 0 ? a : b;
-      if (ka !== DUAL && kb !== DUAL) return d.push(y, 0, PLAIN);
-      return d.pushTangent(y, scalarTangent(spec, va, vb, y, ka === DUAL ? d.tan[a] : null, kb === DUAL ? d.tan[b] : null));
+      const same = binaryDual(code, d.val[a], d.tan[a], d.kind[a], d.val[b], d.tan[b], d.kind[b]);
+      return same === 0 ? a : same === 1 ? b : d.push(held.v, held.t, held.k);
     };
   }
   return e as Emitter<number>;
