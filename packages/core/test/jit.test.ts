@@ -14,7 +14,7 @@ import { trace } from "../src/api/transform.js";
 import { compileReplay } from "../src/jit/gradient.js";
 import { KERNELS } from "../src/trace/opcodes.js";
 import { COMPARISON, javascript, literal } from "../src/jit/javascript.js";
-import { codeSize, reroll, Shapes, Statements, unroll, type Node, type Stmt } from "../src/jit/reroll.js";
+import { codeSize, MIN_COUNT, reroll, Shapes, Statements, unroll, type Node, type Stmt } from "../src/jit/reroll.js";
 
 const rosen = (x: readonly Scalar[]): Scalar => {
   let s: Scalar = 0;
@@ -74,11 +74,13 @@ describe("reroll", () => {
   it("a loop of any length rolls to its body; nested loops to nested loops", () => {
     const shapes = new Shapes();
     const body = (n: number): Stmt[] => statements([{ loop: true, count: n, body: [{ loop: false, sigs: [0, 1, 2, 1] }] }], shapes);
-    for (const n of [10, 1000, 100000]) {
+    for (const n of [MIN_COUNT, 10, 1000, 100000]) {
       const rolled = reroll(body(n), shapes);
       expect(rolled).toHaveLength(1);
       expect(codeSize(rolled)).toBe(4);
     }
+    // fewer repetitions stay written out (cheaper than a loop's entry and exit)
+    expect(codeSize(reroll(body(MIN_COUNT - 1), shapes))).toBe(4 * (MIN_COUNT - 1));
     // from columns, a statement becomes an object only if the code keeps it (counted)
     const columns = Statements.of(body(100000));
     const node = vi.spyOn(columns, "node");
