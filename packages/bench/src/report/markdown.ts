@@ -141,7 +141,7 @@ export function markdown(results: BenchResults): string {
       .map(([k, v]) => `${k} ${v}`)
       .join(", ")}. Run took ${m.seconds.toFixed(0)} s.`,
     "",
-    "Medians of benchmark.js samples, all candidates in one process, interleaved after warm-up. Every gradient was checked against the hand-written one before timing " +
+    "Medians of benchmark.js samples; each workload in a process of its own, its candidates in that one process, interleaved after warm-up. Every gradient was checked against the hand-written one before timing " +
       "(float64: relative error ≤ 1e-9; float32 peers: ≤ 1e-3 unless noted). Ratios of peers are to the hand-written gradient.",
     "",
     table(HEADER, body),
