@@ -34,6 +34,8 @@ export class Program {
   readonly usesOf: UsesOf;
   /** Which variables a contribution reaches (the reverse sweep's `has`, decided ahead). */
   readonly has: Uint8Array;
+  /** Per instruction i and argument k, at 2i + k: 0 no contribution, 1 the first (=), 2 a later one (+=). */
+  private readonly how: Uint8Array;
   private readonly active: Uint8Array;
   private readonly need: Uint8Array;
   private readonly guardsAt = new Map<number, Guard[]>();
@@ -47,12 +49,19 @@ export class Program {
     const out = term.output.atoms[0];
     this.usesOf = recordUses(this.forms);
     this.active = activity(term);
-    this.has = new Uint8Array(n);
-    // the reverse sweep once, for which variables it reaches
-    if (this.active[out]) this.has[out] = 1;
+    const has = (this.has = new Uint8Array(n));
+    const how = (this.how = new Uint8Array(2 * n));
+    // the reverse sweep once, for which contribution reaches a variable first: an argument
+    // gets one where it is active and the rule is not a symbolic zero
+    if (this.active[out]) has[out] = 1;
     for (let i = n - 1; i >= 0; i--) {
-      if (!this.has[i] || op[i] < FIRST_PRIMITIVE) continue;
-      for (let k = 0; k < ARITY[op[i]]; k++) if (this.contributes(i, k)) this.has[k === 0 ? a[i] : b[i]] = 1;
+      if (!has[i] || op[i] < FIRST_PRIMITIVE) continue;
+      for (let k = 0; k < ARITY[op[i]]; k++) {
+        const v = k === 0 ? a[i] : b[i];
+        if (!this.active[v] || zeroRule(op[i], k)) continue;
+        how[2 * i + k] = has[v] ? 2 : 1;
+        has[v] = 1;
+      }
     }
     // the forward values needed: the output, guards, kinks, and what the rules read
     const need = (this.need = new Uint8Array(n));
@@ -75,12 +84,6 @@ export class Program {
       if (!this.guardsAt.has(at)) this.guardsAt.set(at, []);
       this.guardsAt.get(at)!.push(g);
     }
-  }
-
-  /** Whether instruction i's rule sends argument k a contribution (active, and not a symbolic zero). */
-  private contributes(i: number, k: number): boolean {
-    const { op, a, b } = this.term.tape;
-    return this.active[k === 0 ? a[i] : b[i]] === 1 && !zeroRule(op[i], k);
   }
 
   private kinked(i: number): boolean {
@@ -141,26 +144,16 @@ export class Program {
     const cotangent = (x: number): Space => (op[x] === INPUT ? "g" : "ct");
 
     const reverse = new Statements();
-    const reached = new Uint8Array(n);
     if (this.active[out]) {
-      reached[out] = 1;
       const into = cotangent(out);
       stmt(reverse, this.sig(into === "g" ? -1 : -2, -1, -1, () => [`seed:${into}`, (at) => `${at(into, 0, "write")} = 1;`]), 1, out);
     }
     for (let i = n - 1; i >= 0; i--) {
-      if (!reached[i] || op[i] < FIRST_PRIMITIVE) continue;
+      if (!this.has[i] || op[i] < FIRST_PRIMITIVE) continue;
       const code = op[i];
-      // per argument: 0 none, 1 first contribution (=), 2 a later one (+=); and its array
-      const how = [0, 0];
-      const into: Space[] = ["ct", "ct"];
-      for (let k = 0; k < ARITY[code]; k++) {
-        const v = k === 0 ? a[i] : b[i];
-        into[k] = cotangent(v);
-        if (this.contributes(i, k)) {
-          how[k] = reached[v] ? 2 : 1;
-          reached[v] = 1;
-        }
-      }
+      // per argument: how its contribution is made, and into which array
+      const how = [this.how[2 * i], this.how[2 * i + 1]];
+      const into: Space[] = ARITY[code] === 1 ? [cotangent(a[i]), "ct"] : [cotangent(a[i]), cotangent(b[i])];
       const kind = ((code * 3 + how[0]) * 3 + how[1]) * 4 + (into[0] === "g" ? 2 : 0) + (into[1] === "g" ? 1 : 0);
       const sig = this.sig(2 * kind, this.literalId(a[i]), this.literalId(b[i]), () => {
         const [sa, sb] = [this.literalAt(a[i]), this.literalAt(b[i])];
