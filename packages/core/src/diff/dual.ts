@@ -57,12 +57,6 @@ export class DualColumns {
     return s;
   }
 
-  copy(from: number, to: number): void {
-    this.val[to] = this.val[from];
-    this.tan[to] = this.tan[from];
-    this.kind[to] = this.kind[from];
-  }
-
   /** Drop every temporary. */
   reset(): void {
     this.top = this.base;
@@ -122,8 +116,8 @@ export function binaryDual(code: number, va: number, ta: number, ka: number, vb:
 /** `binaryDual` with the result in `held` also where it folds to an argument (a copy of it). */
 export function binaryHeld(code: number, va: number, ta: number, ka: number, vb: number, tb: number, kb: number): void {
   const same = binaryDual(code, va, ta, ka, vb, tb, kb);
-  if (same === 0) (held.v = va), (held.t = ta), (held.k = ka);
-  else if (same === 1) (held.v = vb), (held.t = tb), (held.k = kb);
+  if (same === 0) hold(va, ta, ka);
+  else if (same === 1) hold(vb, tb, kb);
 }
 
 /** Primitives as methods on the slots of `d`; each result is a new slot (or an argument's, where the tape folds). */

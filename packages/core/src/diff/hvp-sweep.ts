@@ -50,18 +50,10 @@ export function hvpSweeper(term: TraceTerm): (v: readonly number[]) => number[] 
   const hasCt = new Uint8Array(n);
   const e = dualEmitter(d);
 
-  const accumulate = (u: number, c: number | null): void => {
-    if (c === null || !active[u]) return;
-    const s = n + u;
-    if (!hasCt[u]) {
-      hasCt[u] = 1;
-      d.copy(c, s);
-      return;
-    }
-    const sum = e.add(s, c);
-    if (sum !== s) d.copy(sum, s);
-  };
-  /** `accumulate` of the dual in `held` (dual.ts): the same sums, with no slot for it. */
+  /**
+   * Add the dual in `held` (dual.ts) to u's cotangent: the first contribution is its
+   * cotangent, later ones are added as e.add would add them (folding included).
+   */
   const accumulateHeld = (u: number): void => {
     if (!active[u]) return;
     const s = n + u;
@@ -87,6 +79,10 @@ export function hvpSweeper(term: TraceTerm): (v: readonly number[]) => number[] 
     held.v = d.val[x];
     held.t = d.tan[x];
     held.k = d.kind[x];
+  };
+  /** A rule's contribution (a slot, or null for a symbolic zero) added to u's cotangent. */
+  const accumulate = (u: number, c: number | null): void => {
+    if (c !== null) (load(c), accumulateHeld(u));
   };
 
   return (v) => {
