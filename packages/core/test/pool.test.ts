@@ -31,6 +31,20 @@ describe("buffer pool", () => {
     expect(Array.from(g3.W.data)).toEqual(keep);
     expect(Array.from(g2.W.data)).toEqual(keep); // g3's call did not reuse g2's buffers
   });
+  it("the pool stays the same size from call to call: inputs and literals are copied into pooled buffers", () => {
+    // before, the copies of x's tensors and of X were fresh buffers handed to the pool at
+    // the end of every call, and the pool grew by their size each call up to its bound
+    const p = params();
+    const fromF64 = (q: { W: Tensor; b: Tensor }) => loss({ W: q.W, b: add(q.b, new Float64Array(8).fill(0.5)) });
+    for (let i = 0; i < 3; i++) grad(fromF64, p);
+    const bytes = poolStats.bytes;
+    for (let i = 0; i < 20; i++) grad(fromF64, p);
+    expect(poolStats.bytes).toBe(bytes);
+    for (let i = 0; i < 20; i++) valueAndGrad(loss, p);
+    const after = poolStats.bytes;
+    for (let i = 0; i < 20; i++) valueAndGrad(loss, p);
+    expect(poolStats.bytes).toBe(after);
+  });
   it("a term kept for inspection keeps its buffers", () => {
     const term = traceOf(loss, params());
     for (let i = 0; i < 3; i++) grad(loss, params());

@@ -13,7 +13,7 @@ import { OutputTypeError, SeedMismatchError, WengertError } from "../errors.js";
 import { flatten, flattenLike, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
 import type { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
-import { concreteShape, fromDense, Tensor, toDense, type ConcreteTensor, type Dense, type NdArray } from "../trace/tensor.js";
+import { concreteShape, fromDense, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense, type NdArray } from "../trace/tensor.js";
 import { closeTrace, isOperand, live, openTrace, primalOf, Real, sinkFor, TIE_MODES, wrap, type Operand, type Scalar, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
 
 export interface RdOptions {
@@ -92,7 +92,7 @@ export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}
   try {
     const inputs = leaves.map((leaf, k) => {
       const p = primalOf(leaf, `${caller}'s input`);
-      return typeof p === "number" ? new Real(t, t.tape.input(k, p)) : new Tensor(t, t.tape.tensorInput(k, { dims: p.dims, data: p.data.slice() }));
+      return typeof p === "number" ? new Real(t, t.tape.input(k, p)) : new Tensor(t, t.tape.tensorInput(k, ownedCopy(p)));
     });
     const y = f(unflatten(shape, inputs) as never);
     const out = flatten(y, "f(x)", isOperand, "the output of f", (m) => new OutputTypeError(`${caller}: ${m}`), leafShape);
@@ -194,7 +194,7 @@ export function apply(
     const nx = term.params[0].atoms.length;
     const extras = extra.leaves.map((s, j) => {
       const p = primalOf(s, extra.name);
-      return typeof p === "number" ? sink.tape.input(nx + j, p) : sink.tape.tensorInput(nx + j, { dims: p.dims, data: p.data.slice() });
+      return typeof p === "number" ? sink.tape.input(nx + j, p) : sink.tape.tensorInput(nx + j, ownedCopy(p));
     });
     const d = transform(term, sink, extras, null);
     closeTrace(sink);

@@ -9,7 +9,7 @@
  */
 import ndarray from "ndarray";
 import type { NdArray as AnyNdArray } from "ndarray";
-import { showDims, size, type Dims } from "@wengert/ops";
+import { alloc, showDims, size, type Dims } from "@wengert/ops";
 import { ClosedTraceError, InputTypeError, TracedOperatorError } from "../errors.js";
 import type { Shape } from "../structure.js";
 import type { Trace } from "./tracer.js";
@@ -125,6 +125,18 @@ function rowMajor(dims: Dims, stride: readonly number[]): boolean {
     k *= dims[i];
   }
   return true;
+}
+
+/**
+ * A copy of `d` that a trace owns (an input's or a literal's value, so that the user's
+ * buffer may change afterwards), taken from the buffer pool: the tape hands its buffers
+ * back to the pool when the derivative has been read, so a copy made with `slice`
+ * would add a buffer to the pool on every call, one the pool never hands out again.
+ */
+export function ownedCopy(d: Dense): Dense {
+  const data = alloc(d.data.length, true);
+  data.set(d.data);
+  return { dims: d.dims, data };
 }
 
 /** A value handed back to the user: an ndarray over a copy, or a Float64Array copy. */

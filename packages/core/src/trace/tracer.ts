@@ -13,13 +13,13 @@
  * inner trace term of the paper's nested examples (end of Sec. 3).
  */
 import ndarray from "ndarray";
-import { broadcastDims, kernels, predicates, showDims, size, type Dims, type Emitter, type PredicateName, type TensorEmitter, type UnaryOp } from "@wengert/ops";
+import { alloc, broadcastDims, kernels, predicates, showDims, size, type Dims, type Emitter, type PredicateName, type TensorEmitter, type UnaryOp } from "@wengert/ops";
 import { ClosedTraceError, NaNError, ShapeError, TieError, TraceLengthError, TracedOperatorError, WengertError } from "../errors.js";
 import { describe } from "../structure.js";
 import { atCallSite } from "./callsite.js";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, IS_TENSOR_OP, KERNELS, KINKS, PRIMITIVES, primitiveOf, tensorSpec } from "./opcodes.js";
 import { Tape } from "./tape.js";
-import { isConcreteTensor, Tensor, toDense, type ConcreteTensor, type Dense } from "./tensor.js";
+import { isConcreteTensor, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense } from "./tensor.js";
 
 export type TieMode = "warn" | "error" | "ignore";
 export const TIE_MODES: readonly TieMode[] = ["warn", "error", "ignore"];
@@ -156,7 +156,7 @@ export class Trace {
     let v = this.constants.get(x);
     if (v === undefined) {
       const d = toDense(x, "a tensor argument");
-      v = this.tape.tensorConstant({ dims: d.dims, data: d.data.slice() });
+      v = this.tape.tensorConstant(ownedCopy(d));
       this.constants.set(x, v);
     }
     return v;
@@ -502,7 +502,7 @@ export function emitterFor(sink: Trace): TensorEmitter<number> {
   const reduce = (name: "sum" | "max" | "min" | "logsumexp") => (x: number, axes: readonly number[], keepdims: boolean) => op(name, [x], { axes, keepdims });
   const tensor: Omit<TensorEmitter<number>, keyof Emitter<number>> = {
     dims: (x) => tape.dims(x),
-    zeros: (dims) => tape.tensorConstant({ dims, data: new Float64Array(size(dims)) }),
+    zeros: (dims) => tape.tensorConstant({ dims, data: alloc(size(dims)) }),
     sum: reduce("sum"),
     max: reduce("max"),
     min: reduce("min"),

@@ -198,7 +198,8 @@ export function gather(x: Float64Array, xd: Dims, indices: ArrayLike<number>, ax
 
 /** A copy of `t` with `values` (gathered shape) added at `indices` along `axis`. */
 export function scatterAdd(t: Float64Array, td: Dims, indices: ArrayLike<number>, values: Float64Array, axis: number): Float64Array {
-  const r = t.slice();
+  const r = alloc(t.length, true);
+  r.set(t);
   const outer = size(td.slice(0, axis));
   const inner = size(td.slice(axis + 1));
   const len = td[axis];

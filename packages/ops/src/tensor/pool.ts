@@ -8,11 +8,20 @@
  * beyond what one call needs.
  */
 const free = new Map<number, Float64Array[]>();
-let pooledBytes = 0;
+/**
+ * The buffers `alloc` made. Only they are taken back, so the pool never holds more than
+ * the most that were out at once: a buffer made elsewhere (a copy, a kernel's own
+ * result) and handed to `release` on every call would otherwise add to it every call.
+ */
+const issued = new WeakSet<ArrayBuffer>();
 const MAX_BYTES = 256 * 1024 * 1024;
 
-/** Counters for tests and the bench (allocated fresh, taken from the pool). */
-export const poolStats = { fresh: 0, reused: 0 };
+/**
+ * Counters for tests and the bench: buffers allocated fresh, buffers taken from the
+ * pool, and the bytes the pool holds now. A caller that releases only what it took from
+ * the pool keeps `bytes` flat from one call to the next.
+ */
+export const poolStats = { fresh: 0, reused: 0, bytes: 0 };
 
 /** A buffer of length n: zeroed, unless `dirty` (the caller writes every element). */
 export function alloc(n: number, dirty = false): Float64Array {
@@ -20,18 +29,21 @@ export function alloc(n: number, dirty = false): Float64Array {
   const b = list?.pop();
   if (b === undefined) {
     poolStats.fresh++;
-    return new Float64Array(n);
+    const made = new Float64Array(n);
+    issued.add(made.buffer);
+    return made;
   }
-  pooledBytes -= b.byteLength;
+  poolStats.bytes -= b.byteLength;
   poolStats.reused++;
   return dirty ? b : b.fill(0);
 }
 
-/** Give a buffer back; the caller guarantees nothing refers to it any more. */
+/** Give a buffer back; the caller guarantees nothing refers to it any more. One `alloc` did not make is left to the collector. */
 export function release(b: Float64Array): void {
-  if (b.length < 64 || pooledBytes + b.byteLength > MAX_BYTES || b.byteOffset !== 0 || b.length !== b.buffer.byteLength / 8) return;
+  if (b.length < 64 || poolStats.bytes + b.byteLength > MAX_BYTES || b.byteOffset !== 0 || b.length !== b.buffer.byteLength / 8) return;
+  if (!issued.has(b.buffer as ArrayBuffer)) return;
   let list = free.get(b.length);
   if (list === undefined) free.set(b.length, (list = []));
   list.push(b);
-  pooledBytes += b.byteLength;
+  poolStats.bytes += b.byteLength;
 }
