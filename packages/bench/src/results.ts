@@ -75,17 +75,23 @@ export interface MemoryResult {
     readonly pooledBytes?: number;
     readonly ms: number;
   };
-  /** Heap after every tenth of `calls` calls of grad (bytes above the start), after gc. */
-  readonly retention: {
-    readonly calls: number;
-    readonly fn: string;
-    readonly traceBytesEstimate: number;
-    readonly heap: readonly { readonly calls: number; readonly bytes: number }[];
-    readonly growthBytes: number;
-    readonly bytesPerCall: number;
-    readonly flat: boolean;
-  };
+  /** Calls of grad on reals (W1). */
+  readonly retention: Retention;
+  /** Calls of grad on tensors (W2), the pool of tensor buffers counted. */
+  readonly tensorRetention?: Retention;
   readonly gc: "exposed" | "flag set at run time";
+}
+
+/** Heap after every tenth of `calls` calls of grad (bytes above the start), after gc. */
+export interface Retention {
+  readonly calls: number;
+  readonly fn: string;
+  /** What one call's trace would keep, if it were kept. */
+  readonly traceBytesEstimate: number;
+  readonly heap: readonly { readonly calls: number; readonly bytes: number }[];
+  readonly growthBytes: number;
+  readonly bytesPerCall: number;
+  readonly flat: boolean;
 }
 
 /** GradBench evals: derivative time over primal time (ADBench's headline metric), as a Markdown table. */

@@ -114,6 +114,18 @@ function fakeResults(): BenchResults {
         bytesPerCall: 0.2,
         flat: true,
       },
+      tensorRetention: {
+        calls: 1000,
+        fn: "W2's grad",
+        traceBytesEstimate: 300000,
+        heap: [
+          { calls: 0, bytes: 0 },
+          { calls: 1000, bytes: 40000000 },
+        ],
+        growthBytes: 40000000,
+        bytesPerCall: 40000,
+        flat: false,
+      },
       gc: "exposed",
     },
   };
@@ -153,6 +165,8 @@ describe("markdown", () => {
     expect(md).toContain("2.02"); // wengert 101 / 50
     expect(md).toContain("18.8 bytes per recorded instruction");
     expect(md).toContain("flat, nothing retained after rd returns");
+    // one line per series: the tensor one here grew
+    expect(md).toMatch(/1000 calls of W2's grad: .*38\.1 MiB in all .*\*\*NOT flat\*\*/);
   });
   it("lists the run's notes", () => {
     expect(md).toContain("- a note with | a pipe and <angle> & ampersand");

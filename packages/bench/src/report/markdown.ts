@@ -5,7 +5,7 @@
  * peers); cells of candidates that were not timed say why, with long error texts in
  * numbered notes under the table.
  */
-import { COLUMN_TITLES, PEER_COLUMNS, type BenchResults, type CandidateResult, type WorkloadResult } from "../results.js";
+import { COLUMN_TITLES, PEER_COLUMNS, type BenchResults, type CandidateResult, type Retention, type WorkloadResult } from "../results.js";
 import { formatBytes, formatMs, formatRatio } from "./format.js";
 
 /** Escape what would break a table cell. */
@@ -118,15 +118,17 @@ function memorySection(results: BenchResults): string | undefined {
   const m = results.memory;
   if (!m) return undefined;
   const t = m.trace;
-  const r = m.retention;
+  const calls = (r: Retention) =>
+    `- ${r.calls} calls of ${r.fn}: heap after gc, relative to the start, every ${r.heap[1]?.calls ?? r.calls} calls: ${r.heap
+      .slice(1)
+      .map((h) => formatBytes(h.bytes))
+      .join(", ")}. Growth ${formatBytes(r.growthBytes)} in all (${r.bytesPerCall.toFixed(2)} B per call; one trace is about ${formatBytes(r.traceBytesEstimate)}): **${r.flat ? "flat, nothing retained after rd returns" : "NOT flat"}**.`;
   return [
     "Memory (wengert):",
     "",
     `- Trace of W5 with N=${t.steps}: ${t.instructions} instructions (${t.primitives} primitives), ${formatBytes(t.bytes)} of heap and array buffers: **${t.bytesPerInstruction.toFixed(1)} bytes per recorded instruction** (traced in ${formatMs(t.ms)})${t.pooledBytes ? `; besides, ${formatBytes(t.pooledBytes)} of outgrown tape columns kept in the pool of buffers for the next call (bounded at 64 MiB)` : ""}.`,
-    `- ${r.calls} calls of ${r.fn}: heap after gc, relative to the start, every ${r.heap[1]?.calls ?? r.calls} calls: ${r.heap
-      .slice(1)
-      .map((h) => formatBytes(h.bytes))
-      .join(", ")}. Growth ${formatBytes(r.growthBytes)} in all (${r.bytesPerCall.toFixed(2)} B per call; one trace is about ${formatBytes(r.traceBytesEstimate)}): **${r.flat ? "flat, nothing retained after rd returns" : "NOT flat"}**.`,
+    calls(m.retention),
+    ...(m.tensorRetention ? [calls(m.tensorRetention)] : []),
   ].join("\n");
 }
 

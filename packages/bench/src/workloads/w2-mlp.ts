@@ -8,7 +8,7 @@
  */
 import type { Array as JaxArray } from "@jax-js/jax";
 import ndarray from "ndarray";
-import { add, grad, logsumexp, matmul, mean, mul, sub, sum, tanh, type NdArray, type Tensor as WTensor } from "@wengert/core";
+import { add, grad, logsumexp, matmul, mean, mul, sub, sum, tanh, type NdArray, type Scalar, type Tensor as WTensor } from "@wengert/core";
 import type { Tensor } from "@tensorflow/tfjs-core";
 import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
 
@@ -126,21 +126,28 @@ export function mlpGrad(p: MlpParams, data: MlpData, out: Float64Array = new Flo
   return out;
 }
 
-/** wengert's W2: the loss written with tensor operations, in float64. */
-export const wengertW2 = (): (() => Vec) => {
+type W2Params = { W1: NdArray; b1: Float64Array; W2: NdArray; b2: Float64Array };
+
+/** wengert's W2 loss, written with tensor operations in float64, and the point it is differentiated at. */
+export function wengertW2Loss(): { loss: (q: { W1: WTensor; b1: WTensor; W2: WTensor; b2: WTensor }) => Scalar; params: W2Params } {
   const data = mlpData();
   const p = mlpParams();
   const X = ndarray(data.X, [B, D]);
   const onehot = ndarray(Float64Array.from({ length: B * K }, (_, i) => (i % K === data.label[Math.floor(i / K)] ? 1 : 0)), [B, K]);
-  type P = { W1: NdArray; b1: Float64Array; W2: NdArray; b2: Float64Array };
-  const params: P = { W1: ndarray(p.W1, [D, H]), b1: p.b1, W2: ndarray(p.W2, [H, K]), b2: p.b2 };
+  const params: W2Params = { W1: ndarray(p.W1, [D, H]), b1: p.b1, W2: ndarray(p.W2, [H, K]), b2: p.b2 };
   const loss = (q: { W1: WTensor; b1: WTensor; W2: WTensor; b2: WTensor }) => {
     const h = tanh(add(matmul(X, q.W1), q.b1));
     const z = add(matmul(h, q.W2), q.b2);
     return mean(sub(logsumexp(z, 1), sum(mul(z, onehot), 1)));
   };
+  return { loss, params };
+}
+
+/** wengert's W2 gradient, flattened. */
+export const wengertW2 = (): (() => Vec) => {
+  const { loss, params } = wengertW2Loss();
   return () => {
-    const g = grad(loss, params) as P;
+    const g = grad(loss, params) as W2Params;
     return concat([g.W1.data, g.b1, g.W2.data, g.b2]);
   };
 };
