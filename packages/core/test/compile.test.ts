@@ -5,6 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { abs, add, compileGrad, cos, div, exp, grad, gt, hessian, hvp, jacobian, jvp, lt, mul, primal, sin, square, sub, valueAndGrad, type Scalar } from "../src/index.js";
+import { trace } from "../src/api/transform.js";
 
 const rosen = (x: readonly Scalar[]): Scalar => {
   let s: Scalar = 0;
@@ -53,6 +54,22 @@ describe("compileGrad", () => {
     );
     expect(g.stats.replays).toBeGreaterThan(0);
     expect(g.stats.traces).toBeGreaterThan(1);
+  });
+
+  it("only a trace to be replayed keeps its decisions as guards, and so does every trace opened inside it", () => {
+    const newton = (a: Scalar) => {
+      let y = a;
+      for (let i = 0; i < 20 && gt(abs(sub(mul(y, y), a)), 1e-12); i++) y = mul(0.5, add(y, div(a, y)));
+      return y;
+    };
+    const decisions = (x: number) => trace("test", ((a: Scalar) => newton(a)) as never, x, {}, true).trace.guards.length;
+    expect(decisions(2)).toBeGreaterThan(3);
+    // grad's own trace (not replayed) keeps none
+    expect(trace("test", ((a: Scalar) => newton(a)) as never, 2, {}).trace.guards).toHaveLength(0);
+    // an inner grad's decisions reach a replayed trace (placed with its term), not a plain one
+    const inner = (a: Scalar) => grad((b: Scalar) => mul(newton(b), a), a);
+    expect(trace("test", inner as never, 2, {}, true).trace.guards.length).toBeGreaterThan(3);
+    expect(trace("test", inner as never, 2, {}).trace.guards).toHaveLength(0);
   });
 
   it("decisions taken inside an inner grad, jvp, hessian, hvp or jacobian guard the replay too", () => {

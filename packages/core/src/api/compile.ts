@@ -79,7 +79,7 @@ export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOpt
       }
     }
     stats.traces++;
-    const traced = trace("compileGrad", f as Fn, x, options);
+    const traced = trace("compileGrad", f as Fn, x, options, true);
     const { term } = traced;
     if (term.output.shape.kind !== "real") {
       throw new OutputTypeError(`compileGrad: f returned ${typeString(term.output.shape)} at x; compileGrad needs f to return a real.`);

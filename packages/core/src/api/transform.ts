@@ -80,10 +80,13 @@ function checkOptions(caller: string, options: RdOptions): TraceSettings {
   return { ties, checkNaN: options.checkNaN === true, maxLength };
 }
 
-/** Symbolic evaluation of `f` at `x`: the trace term `C` of `x:T. C`. */
-export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}): TracedFn {
+/**
+ * Symbolic evaluation of `f` at `x`: the trace term `C` of `x:T. C`. `replayable`: the
+ * term will be replayed at other points, so its decisions are kept as guards.
+ */
+export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}, replayable = false): TracedFn {
   if (typeof f !== "function") throw new WengertError(`${caller}: f is ${typeof f}; expected the function to differentiate.`);
-  const settings = checkOptions(caller, options);
+  const settings = { ...checkOptions(caller, options), replayable };
   const tieMode = settings.ties;
   const { shape, leaves } = flatten(x, "x", isOperand, `${caller}'s input`, undefined, leafShape);
   for (const leaf of leaves) if (leaf instanceof Real || leaf instanceof Tensor) live(leaf, caller);

@@ -48,7 +48,7 @@ export function place(term: TraceTerm, sink: Trace, placement: Placement | null)
     else at[i] = placement.free(frees[a[i]]);
   }
   if (placement !== null) {
-    for (const g of placement.guards) sink.guards.push({ ...g, a: at[g.a], b: at[g.b] });
+    if (sink.keepsGuards) for (const g of placement.guards) sink.guards.push({ ...g, a: at[g.a], b: at[g.b] });
     if (placement.opaque) sink.opaque = true;
   }
   return at;

@@ -98,6 +98,13 @@ export interface TraceSettings {
   readonly checkNaN: boolean;
   /** Throw when the trace grows beyond this many instructions. */
   readonly maxLength: number;
+  /**
+   * The trace will be replayed at other points (compileGrad), so its decisions are kept
+   * as guards; so are those of every trace opened inside it, whose terms may be placed
+   * in it with their guards (diff/place.ts). Other traces keep none: a guard per
+   * decision was a fifth of the time of `grad` on a loop that decides at every step.
+   */
+  readonly replayable?: boolean;
 }
 
 export const DEFAULT_SETTINGS: TraceSettings = { ties: "warn", checkNaN: false, maxLength: Infinity };
@@ -120,8 +127,10 @@ export class Trace {
   quiet = 0;
   /** Ties met while tracing (descriptions), for `ties: "warn"`. */
   readonly ties: string[] = [];
-  /** The predicates decided while tracing, on which variables, with which outcome. */
+  /** The predicates decided while tracing, on which variables, with which outcome (if it keeps guards). */
   readonly guards: Guard[] = [];
+  /** Whether decisions are kept as guards: settings.replayable, or the enclosing trace's (see openTrace). */
+  keepsGuards = false;
   /** Set when f read a traced value (`.value`, primal, String): a decision no guard records. */
   opaque = false;
   private readonly lifted = new Map<Traced, number>();
@@ -278,6 +287,7 @@ const stack: Trace[] = [];
 
 export function openTrace(settings: TraceSettings, caller: string): Trace {
   const t = new Trace(stack.length, settings, caller, stack.length === 0 ? Tape.reusing() : new Tape());
+  t.keepsGuards = settings.replayable === true || (stack.length > 0 && stack[stack.length - 1].keepsGuards);
   stack.push(t);
   return t;
 }
@@ -452,7 +462,7 @@ export function decide(name: PredicateName, a: unknown, b: unknown): boolean {
   }
   const outcome = predicates[name].test(va, vb);
   // the decision, for replaying the trace at another point (compile.ts): it must come out the same
-  if (t !== null) t.guards.push({ pred: name, a: t.atomOf(a), b: t.atomOf(b), outcome });
+  if (t !== null && t.keepsGuards) t.guards.push({ pred: name, a: t.atomOf(a), b: t.atomOf(b), outcome });
   return outcome;
 }
 
