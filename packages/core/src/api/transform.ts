@@ -70,14 +70,15 @@ export interface TracedFn {
   readonly point: Operand[];
 }
 
-function checkOptions(caller: string, options: RdOptions): TraceSettings {
+function checkOptions(caller: string, options: RdOptions, replayable: boolean): TraceSettings {
   const ties = options.ties ?? "warn";
   if (!TIE_MODES.includes(ties)) {
     throw new WengertError(`${caller}: options.ties is ${JSON.stringify(ties)}; expected one of ${TIE_MODES.map((m) => `"${m}"`).join(", ")}.`);
   }
   const maxLength = options.maxTraceLength ?? Infinity;
   if (!(maxLength > 0)) throw new WengertError(`${caller}: options.maxTraceLength is ${maxLength}; expected a positive number.`);
-  return { ties, checkNaN: options.checkNaN === true, maxLength };
+  // every settings object has the same fields in the same order: the tracer reads them per instruction
+  return { ties, checkNaN: options.checkNaN === true, maxLength, replayable };
 }
 
 /**
@@ -86,17 +87,19 @@ function checkOptions(caller: string, options: RdOptions): TraceSettings {
  */
 export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}, replayable = false): TracedFn {
   if (typeof f !== "function") throw new WengertError(`${caller}: f is ${typeof f}; expected the function to differentiate.`);
-  const settings = { ...checkOptions(caller, options), replayable };
+  const settings = checkOptions(caller, options, replayable);
   const tieMode = settings.ties;
   const { shape, leaves } = flatten(x, "x", isOperand, `${caller}'s input`, undefined, leafShape);
-  for (const leaf of leaves) if (leaf instanceof Real || leaf instanceof Tensor) live(leaf, caller);
+  for (const leaf of leaves) if (typeof leaf !== "number" && (leaf instanceof Real || leaf instanceof Tensor)) live(leaf, caller);
   const t = openTrace(settings, caller);
   let term: TraceTerm;
   try {
-    const inputs = leaves.map((leaf, k) => {
-      const p = primalOf(leaf, `${caller}'s input`);
-      return typeof p === "number" ? new Real(t, t.tape.input(k, p)) : new Tensor(t, t.tape.tensorInput(k, ownedCopy(p)));
-    });
+    const inputs = new Array<Real | Tensor>(leaves.length);
+    for (let k = 0; k < leaves.length; k++) {
+      const leaf = leaves[k];
+      const p = typeof leaf === "number" ? leaf : primalOf(leaf, `${caller}'s input`);
+      inputs[k] = typeof p === "number" ? new Real(t, t.tape.input(k, p)) : new Tensor(t, t.tape.tensorInput(k, ownedCopy(p)));
+    }
     const y = f(unflatten(shape, inputs) as never);
     const out = flatten(y, "f(x)", isOperand, "the output of f", (m) => new OutputTypeError(`${caller}: ${m}`), leafShape);
     const outAtoms = out.leaves.map((leaf) => t.atomOf(leaf));
@@ -150,12 +153,13 @@ export function leavesLike(caller: string, name: string, shape: Shape, value: un
 /** The innermost live trace that a transformation of the term depends on, or null. */
 function enclosing(traced: TracedFn, extras: readonly Operand[]): Trace | null {
   let target: Trace | null = null;
-  const consider = (v: unknown): void => {
-    if ((v instanceof Real || v instanceof Tensor) && !v.trace.closed && (target === null || v.trace.level > target.level)) target = v.trace;
-  };
-  traced.term.tape.frees.forEach(consider);
-  traced.point.forEach(consider);
-  extras.forEach(consider);
+  for (const values of [traced.term.tape.frees, traced.point, extras]) {
+    for (let k = 0; k < values.length; k++) {
+      const v = values[k];
+      // numbers first: x is often thousands of them
+      if (typeof v !== "number" && (v instanceof Real || v instanceof Tensor) && !v.trace.closed && (target === null || v.trace.level > target.level)) target = v.trace;
+    }
+  }
   return target;
 }
 

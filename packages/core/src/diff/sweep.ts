@@ -85,8 +85,11 @@ function sweep(term: TraceTerm, seeds: readonly number[], checkNaN: { caller: st
     term.output.atoms.forEach((v, j) => accumulate(v, seeds[j], v));
     for (let i = n - 1; i >= 0; i--) if (has[i] && op[i] >= FIRST_PRIMITIVE) rule(i);
   }
-  const results: number[] = [];
-  for (const v of term.params[0].atoms) results.push(has[v] ? ct[v] : 0);
+  // written into an array of the right length: pushing, for the thousands of inputs of a
+  // vector x, took a fifth of grad's time on a trivial f
+  const atoms = term.params[0].atoms;
+  const results = new Array<number>(atoms.length);
+  for (let k = 0; k < atoms.length; k++) results[k] = has[atoms[k]] ? ct[atoms[k]] : 0;
   return results;
 }
 

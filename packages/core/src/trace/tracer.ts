@@ -104,10 +104,10 @@ export interface TraceSettings {
    * in it with their guards (diff/place.ts). Other traces keep none: a guard per
    * decision was a fifth of the time of `grad` on a loop that decides at every step.
    */
-  readonly replayable?: boolean;
+  readonly replayable: boolean;
 }
 
-export const DEFAULT_SETTINGS: TraceSettings = { ties: "warn", checkNaN: false, maxLength: Infinity };
+export const DEFAULT_SETTINGS: TraceSettings = { ties: "warn", checkNaN: false, maxLength: Infinity, replayable: false };
 
 /** A decision taken while tracing: `pred(v_a, v_b)` came out `outcome`. */
 export interface Guard {
@@ -287,7 +287,7 @@ const stack: Trace[] = [];
 
 export function openTrace(settings: TraceSettings, caller: string): Trace {
   const t = new Trace(stack.length, settings, caller, stack.length === 0 ? Tape.reusing() : new Tape());
-  t.keepsGuards = settings.replayable === true || (stack.length > 0 && stack[stack.length - 1].keepsGuards);
+  t.keepsGuards = settings.replayable || (stack.length > 0 && stack[stack.length - 1].keepsGuards);
   stack.push(t);
   return t;
 }
@@ -299,7 +299,7 @@ export function openTrace(settings: TraceSettings, caller: string): Trace {
  * the public functions, run on its traced reals. Close it when done.
  */
 export function sinkFor(tape: Tape, caller: string, checkNaN: boolean): Trace {
-  return new Trace(stack.length, { ties: "ignore", checkNaN, maxLength: Infinity }, caller, tape.extend());
+  return new Trace(stack.length, { ties: "ignore", checkNaN, maxLength: Infinity, replayable: false }, caller, tape.extend());
 }
 
 export function closeTrace(t: Trace): void {
