@@ -18,4 +18,4 @@ export * as kernels from "./tensor/kernels.js";
 export type { Buf, Contribution, TensorOp, TensorEmitter, ReduceParams, ConvDims } from "./tensor/op.js";
 export { tensorOps, TENSOR_OP_NAMES, sumTo, inversePerm } from "./tensor/ops.js";
 export type { TensorOpName, SliceParams, EmbedParams, GatherParams } from "./tensor/ops.js";
-export { alloc, release, poolStats } from "./tensor/pool.js";
+export { alloc, pooledCopy, release, poolStats } from "./tensor/pool.js";

@@ -9,7 +9,7 @@
  */
 import ndarray from "ndarray";
 import type { NdArray as AnyNdArray } from "ndarray";
-import { alloc, showDims, size, type Dims } from "@wengert/ops";
+import { pooledCopy, showDims, size, type Dims } from "@wengert/ops";
 import { ClosedTraceError, InputTypeError, TracedOperatorError } from "../errors.js";
 import type { Shape } from "../structure.js";
 import type { Trace } from "./tracer.js";
@@ -134,9 +134,7 @@ function rowMajor(dims: Dims, stride: readonly number[]): boolean {
  * would add a buffer to the pool on every call, one the pool never hands out again.
  */
 export function ownedCopy(d: Dense): Dense {
-  const data = alloc(d.data.length, true);
-  data.set(d.data);
-  return { dims: d.dims, data };
+  return { dims: d.dims, data: pooledCopy(d.data) };
 }
 
 /** A value handed back to the user: an ndarray over a copy, or a Float64Array copy. */

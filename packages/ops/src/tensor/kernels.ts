@@ -9,7 +9,7 @@
  * last axis) have straight loops.
  */
 import { gemm } from "./gemm.js";
-import { alloc } from "./pool.js";
+import { alloc, pooledCopy } from "./pool.js";
 import { size, strides, type Dims } from "./dims.js";
 import { odometer } from "./odometer.js";
 import { pattern } from "./elementwise.js";
@@ -198,8 +198,7 @@ export function gather(x: Float64Array, xd: Dims, indices: ArrayLike<number>, ax
 
 /** A copy of `t` with `values` (gathered shape) added at `indices` along `axis`. */
 export function scatterAdd(t: Float64Array, td: Dims, indices: ArrayLike<number>, values: Float64Array, axis: number): Float64Array {
-  const r = alloc(t.length, true);
-  r.set(t);
+  const r = pooledCopy(t);
   const outer = size(td.slice(0, axis));
   const inner = size(td.slice(axis + 1));
   const len = td[axis];

@@ -5,18 +5,12 @@
  *
  * Formulas are above each entry; `ȳ` is the output cotangent, `ẋ` a tangent.
  */
-import { alloc } from "./pool.js";
+import { alloc, pooledCopy } from "./pool.js";
 import { broadcastAxes, broadcastDims, reducedDims, sameDims, showDims, size, type Dims } from "./dims.js";
 import * as K from "./kernels.js";
 import type { Buf, ConvDims, ReduceParams, TensorEmitter, TensorOp } from "./op.js";
 
 const buf = (b: Buf): Float64Array => (typeof b === "number" ? Float64Array.of(b) : b);
-/** A copy from the pool: each instruction owns its buffer (the pool takes every one back). */
-const copy = (x: Float64Array): Float64Array => {
-  const r = alloc(x.length, true);
-  r.set(x);
-  return r;
-};
 /** A kernel's result as a Buf: a number when the output is a scalar. */
 const out = (r: Float64Array, dims: Dims): Buf => (dims.length === 0 ? r[0] : r);
 
@@ -137,7 +131,7 @@ export const tensorOps = {
     kind: "tensor",
     arity: 1,
     shape: ([xd], p) => (size(xd) === size(p.dims) ? p.dims : `cannot reshape ${showDims(xd)} (${size(xd)} elements) to ${showDims(p.dims)} (${size(p.dims)} elements)`),
-    forward: ([x], _d, _p, o) => (o.length === 0 ? buf(x)[0] : copy(buf(x))),
+    forward: ([x], _d, _p, o) => (o.length === 0 ? buf(x)[0] : pooledCopy(buf(x))), // each instruction owns its buffer (the pool takes every one back)
     reverse: (e, _k, [x], _y, ct) => e.reshape(ct, e.dims(x)),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.reshape(dx, p.dims)),
     show: (p) => `dims=${showDims(p.dims)}`,

@@ -47,3 +47,10 @@ export function release(b: Float64Array): void {
   list.push(b);
   poolStats.bytes += b.byteLength;
 }
+
+/** A copy of `x` in a buffer from the pool, so that whoever releases it later gives back what it took. */
+export function pooledCopy(x: Float64Array): Float64Array {
+  const r = alloc(x.length, true);
+  r.set(x);
+  return r;
+}
