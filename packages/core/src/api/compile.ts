@@ -12,27 +12,37 @@
  * A trace replayed twice is compiled to JavaScript (jit/gradient.ts: the replay and the
  * sweep as loops over typed arrays, the same numbers) and runs as that from then on.
  *
+ * With tensors, what is cached is the trace of `f` extended by its derivative, as the
+ * outermost rd emits it (Fig. 4: the derivative is itself a trace term), and a replay
+ * runs both on the new inputs (eval/replay.ts): no tracing, no differentiation, each
+ * buffer back in the pool after its last use. The same guards, the same numbers.
+ *
  * What no guard can see is not replayed: a trace in which `f` read a traced value
- * (`.value`, `primal`, `String(x)`), used tensors, user primitives, values of an
- * enclosing trace, or asked for checkNaN is traced every time. The contract, as for
- * jax.jit: `f` is a function of `x` alone; numbers and arrays it captures are read at
- * the first trace and kept (pass what changes between calls as part of `x`), and its
- * side effects happen when it is traced, not on replays.
+ * (`.value`, `primal`, `String(x)`), decided a mask on traced values (`gt(t, 0)` on a
+ * tensor), used user primitives, values of an enclosing trace, or asked for checkNaN,
+ * or whose derivative a rule built from a mask of values (max, min), is traced every
+ * time. The contract, as for jax.jit: `f` is a function of `x` alone; numbers and arrays
+ * it captures are read at the first trace and kept (pass what changes between calls as
+ * part of `x`), and its side effects happen when it is traced, not on replays.
  */
-import { predicates } from "@wengert/ops";
+import { release } from "@wengert/ops";
+import { differentiate } from "../diff/differentiate.js";
 import { newScratch, reverseSweep, type Scratch } from "../diff/sweep.js";
 import { runReals } from "../eval/evaluate.js";
+import { guardsHold, tensorReplay, type TensorReplay } from "../eval/replay.js";
 import { OutputTypeError } from "../errors.js";
-import { flatten, typeString, unflatten, type Shape } from "../structure.js";
-import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
+import { flatten, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
+import { FIRST_PRIMITIVE, INPUT, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
+import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor } from "../trace/tensor.js";
 import type { Guard, Scalar } from "../trace/tracer.js";
 import { compileReplay, type Replay } from "../jit/gradient.js";
 import { usesUserOps } from "./forward.js";
 import { rdWithValue } from "./rd.js";
-import { trace, type Cotangent, type Fn, type RdOptions, type Traced } from "./transform.js";
+import { apply, trace, type Cotangent, type Fn, type RdOptions, type Traced, type TracedFn } from "./transform.js";
 
 interface Cached {
+  readonly kind: "reals";
   readonly term: TraceTerm;
   readonly key: string;
   readonly guards: readonly Guard[];
@@ -47,6 +57,13 @@ interface Cached {
   compiled: Replay | null | undefined;
 }
 
+/** A trace of a function of tensors, with its derivative, to replay (eval/replay.ts). */
+interface CachedTensors {
+  readonly kind: "tensors";
+  readonly key: string;
+  readonly replay: TensorReplay;
+}
+
 /** Replays by the interpreter before the trace is compiled (compiling costs a few traces' time). */
 const COMPILE_AFTER = 2;
 
@@ -54,28 +71,26 @@ export interface CompiledGrad<X> {
   (x: X): Cotangent<X>;
   /** `[f(x), ∇f(x)]`. */
   valueAndGrad(x: X): [number, Cotangent<X>];
-  /** How many calls traced `f`, how many replayed a cached trace, and how many of those ran compiled code. */
+  /** How many calls traced `f`, how many replayed a cached trace, and how many of those ran compiled code (reals only). */
   readonly stats: { traces: number; replays: number; compiled: number };
 }
 
-const isNumber = (v: unknown): v is number => typeof v === "number";
-
 /** The gradient of a real-valued `f`, replaying its trace on later calls where it holds. */
 export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOptions = {}): CompiledGrad<X> {
-  let cached: Cached | null = null;
+  let cached: Cached | CachedTensors | null = null;
   const stats = { traces: 0, replays: 0, compiled: 0 };
 
   const valueAndGrad = (x: X): [number, Cotangent<X>] => {
-    const flat = numbers(x);
-    // traced values or tensors: the general path differentiates them (or says what is wrong)
+    const flat = leavesOf(x);
+    // traced values: the general path differentiates them (or says what is wrong)
     if (flat === null) return rdWithValue("compileGrad", f as Fn, x, () => 1, options) as [number, Cotangent<X>];
     const key = flat.key;
     if (cached !== null && cached.key === key) {
-      const replayed = replay(cached, flat.leaves);
+      const replayed = cached.kind === "reals" ? replayReals(cached, flat) : replayTensors(cached, flat);
       if (replayed !== null) {
         stats.replays++;
-        if (cached.compiled) stats.compiled++;
-        return [replayed[0], shaped(flat, replayed[1]) as Cotangent<X>];
+        if (cached.kind === "reals" && cached.compiled) stats.compiled++;
+        return replayed as [number, Cotangent<X>];
       }
     }
     stats.traces++;
@@ -84,9 +99,14 @@ export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOpt
     if (term.output.shape.kind !== "real") {
       throw new OutputTypeError(`compileGrad: f returned ${typeString(term.output.shape)} at x; compileGrad needs f to return a real.`);
     }
-    const replayable =
-      !traced.trace.opaque && !traced.trace.settings.checkNaN && term.tape.tensorCount === 0 && term.tape.frees.length === 0 && !usesUserOps(term);
-    cached = replayable ? cache(term, key, traced.trace.guards, traced.trace.settings.ties !== "ignore") : null;
+    const replayable = !traced.trace.opaque && !traced.trace.settings.checkNaN && term.tape.frees.length === 0 && !usesUserOps(term);
+    const reportTies = traced.trace.settings.ties !== "ignore";
+    if (term.tape.tensorCount > 0) {
+      const [value, g, replay] = traceTensors(traced, replayable, reportTies);
+      cached = replay === null ? null : { kind: "tensors", key, replay };
+      return [value, g as Cotangent<X>];
+    }
+    cached = replayable ? cache(term, key, traced.trace.guards, reportTies) : null;
     const g = reverseSweep(term, [1], null);
     return [term.tape.val[term.output.atoms[0]], shaped(flat, g) as Cotangent<X>];
   };
@@ -96,21 +116,25 @@ export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOpt
   return compiled;
 }
 
-/** x's numbers and structure (null: an array of numbers), with a key to compare; null if x holds anything else. */
-interface Numbers {
+/** x's leaves and structure (null: an array of numbers), with a key to compare (dims included). */
+interface Leaves {
   readonly shape: Shape | null;
-  readonly leaves: readonly number[];
+  readonly leaves: readonly (number | ConcreteTensor)[];
   readonly key: string;
 }
 
 /** The gradient, shaped like x (for an array of numbers, the array of its components as it is). */
-const shaped = (flat: Numbers, g: number[]): unknown => (flat.shape === null ? g : unflatten(flat.shape, g));
+const shaped = (flat: Leaves, g: unknown[]): unknown => (flat.shape === null ? g : unflatten(flat.shape, g));
 
-function numbers(x: unknown): Numbers | null {
+const isLeaf = (v: unknown): v is number | ConcreteTensor => typeof v === "number" || isConcreteTensor(v);
+const leafShape = (v: number | ConcreteTensor): Shape => (typeof v === "number" ? REAL : concreteShape(v));
+
+/** x's numbers and tensors (ndarrays, Float64Arrays) with its structure; null if x holds anything else (traced values). */
+function leavesOf(x: unknown): Leaves | null {
   // the common case, an array of numbers, without walking the structure (a call costs microseconds here)
   if (Array.isArray(x) && allNumbers(x)) return { shape: null, leaves: x, key: `[${x.length}]` };
   try {
-    const flat = flatten(x, "x", isNumber, "compileGrad's input");
+    const flat = flatten(x, "x", isLeaf, "compileGrad's input", undefined, leafShape);
     return { ...flat, key: typeString(flat.shape) };
   } catch {
     return null;
@@ -127,7 +151,7 @@ function cache(term: TraceTerm, key: string, guards: readonly Guard[], reportTie
   const { op, length } = term.tape;
   const kinked: number[] = [];
   for (let i = 0; i < length; i++) if (op[i] >= FIRST_PRIMITIVE && KINKS[op[i]] !== undefined) kinked.push(i);
-  return { term, key, guards: [...guards], kinked: Int32Array.from(kinked), vals: new Float64Array(length), scratch: newScratch(term), reportTies, replays: 0, compiled: undefined };
+  return { kind: "reals", term, key, guards: [...guards], kinked: Int32Array.from(kinked), vals: new Float64Array(length), scratch: newScratch(term), reportTies, replays: 0, compiled: undefined };
 }
 
 /** `[f(x), ∇f(x)]` from the cached trace at new inputs, or null where it does not hold. */
@@ -144,14 +168,53 @@ function interpret(c: Cached, inputs: readonly number[]): [number, number[]] | n
   const { term, vals } = c;
   const tape = term.tape;
   runReals(tape, vals, inputs);
-  for (const g of c.guards) {
-    const va = vals[g.a];
-    const vb = vals[g.b];
-    // a tie is reported by tracing; a different outcome is another trace
-    if (c.reportTies && va === vb && g.a !== g.b) return null;
-    if (predicates[g.pred].test(va, vb) !== g.outcome) return null;
-  }
+  // a tie is reported by tracing; a different outcome is another trace
+  if (!guardsHold(vals, c.guards, c.reportTies)) return null;
   if (c.reportTies) for (const i of c.kinked) if (KINKS[tape.op[i]]!(vals[tape.a[i]])) return null;
   const out = vals[term.output.atoms[0]];
   return [out, reverseSweep(term, [1], null, vals, c.scratch)];
+}
+
+/**
+ * The first call on tensors: f's trace differentiated as the outermost rd does it, into
+ * a trace extending it; that extended trace is kept to replay when nothing it holds was
+ * decided on values. Returns f(x), the gradient, and the replay (or null).
+ */
+function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean): [number, unknown, TensorReplay | null] {
+  const { term } = traced;
+  const applied = apply(traced, differentiate, { name: "W", shape: REAL, leaves: [1] }, term.params[0].shape, undefined, true, !replayable);
+  const value = applied.outputs[0] as number;
+  const g = unflatten(term.params[0].shape, applied.results);
+  const program = applied.term;
+  if (program === null) return [value, g, null];
+  const tape = program.tape;
+  if (applied.opaque) {
+    tape.releaseBuffers();
+    return [value, g, null];
+  }
+  const replay = tensorReplay(program, term.tape.length, term.output.atoms[0], traced.trace.guards, reportTies);
+  // the trace's own buffers go back to the pool; its literals stay with the replay
+  for (let i = 0; i < tape.length; i++) if ((tape.op[i] >= FIRST_PRIMITIVE || tape.op[i] === INPUT) && tape.isTensor(i)) release(tape.buf(i));
+  return [value, g, replay];
+}
+
+/** `[f(x), ∇f(x)]` by the cached trace of reals, or null where it does not hold. */
+function replayReals(c: Cached, flat: Leaves): [number, unknown] | null {
+  const r = replay(c, flat.leaves as number[]);
+  return r === null ? null : [r[0], shaped(flat, r[1])];
+}
+
+/** `[f(x), ∇f(x)]` by the cached tensor program, or null where it does not hold. */
+function replayTensors(c: CachedTensors, flat: Leaves): [number, unknown] | null {
+  const inputs = flat.leaves.map((v) => (typeof v === "number" ? v : toDense(v, "compileGrad's input").data));
+  const r = c.replay.run(inputs);
+  if (r === null) return null;
+  // x may be an array of numbers (f's tensors being literals): its cotangents are numbers
+  const shapes = flat.shape === null ? [] : leafShapes(flat.shape);
+  const g = r.results.map((v, j) => {
+    const s = shapes[j];
+    // the buffer is the caller's now: no copy
+    return typeof v === "number" || s.kind !== "tensor" ? v : fromDense({ dims: s.dims, data: v }, s.container, false);
+  });
+  return [r.value, shaped(flat, g)];
 }

@@ -178,6 +178,8 @@ export interface Applied {
   readonly results: unknown[];
   /** At the outermost level, the emitted term with parameters `x` and the extra input. */
   readonly term: TraceTerm | null;
+  /** Whether a rule decided on values (a mask emitted as a literal): the emitted term holds at this point only. */
+  readonly opaque: boolean;
 }
 
 /**
@@ -216,6 +218,7 @@ export function apply(
       outputs: d.outputs.map((v, j) => userValue(sink.tape, v, outShapes[j])),
       results: d.results.map((v, j) => userValue(sink.tape, v, resultShapes[j])),
       term: recycle ? null : emitted,
+      opaque: sink.opaque,
     };
     // the user's values are copies: the buffers of C and of its derivative can be reused
     if (recycle && inspect === undefined) sink.tape.releaseBuffers();
@@ -236,5 +239,5 @@ export function apply(
   } finally {
     t.nanCaller = saved;
   }
-  return { outputs: d.outputs.map((v) => wrap(t, v)), results: d.results.map((v) => wrap(t, v)), term: null };
+  return { outputs: d.outputs.map((v) => wrap(t, v)), results: d.results.map((v) => wrap(t, v)), term: null, opaque: t.opaque };
 }

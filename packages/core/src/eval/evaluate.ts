@@ -6,9 +6,9 @@
  * Tensor variables keep their buffers in `bufs`, computed by the same kernels that
  * tracing used.
  */
-import { kernels, type Buf } from "@wengert/ops";
-import { ARITY, CODE, CONST, FREE, INPUT, FIRST_PRIMITIVE, IS_TENSOR_OP, KERNELS, tensorSpec } from "../trace/opcodes.js";
-import type { Tape } from "../trace/tape.js";
+import type { Buf } from "@wengert/ops";
+import { CODE, CONST, FREE, INPUT, FIRST_PRIMITIVE, KERNELS } from "../trace/opcodes.js";
+import { compute, type Tape } from "../trace/tape.js";
 import type { Dense } from "../trace/tensor.js";
 import { EvaluationError } from "../errors.js";
 
@@ -34,11 +34,7 @@ export function run(
         continue;
       }
       const args = tape.args(i);
-      const y: Buf = IS_TENSOR_OP[code]
-        ? tensorSpec(code).forward(args.map(value), args.map((v) => tape.dims(v)), tape.params(i), tape.dims(i))
-        : ARITY[code] === 1
-          ? elementwise1(code, value(args[0]))
-          : kernels.zip(value(args[0]), tape.dims(args[0]), value(args[1]), tape.dims(args[1]), tape.dims(i), KERNELS[code]);
+      const y = compute(code, args.map(value), args.map((v) => tape.dims(v)), tape.params(i), tape.dims(i));
       if (typeof y === "number") vals[i] = y;
       else bufs[i] = y;
     } else if (code === INPUT) {
@@ -91,9 +87,4 @@ export function runReals(tape: Tape, vals: Float64Array, inputs: ArrayLike<numbe
         vals[i] = KERNELS[code](vals[a[i]], vals[b[i]]);
     }
   }
-}
-
-function elementwise1(code: number, x: Buf): Buf {
-  const k = KERNELS[code];
-  return typeof x === "number" ? k(x, 0) : kernels.map(x, (t) => k(t, 0));
 }

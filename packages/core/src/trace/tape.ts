@@ -26,7 +26,7 @@ export interface Extra {
 
 const SCALAR: Dims = [];
 import { kernels, release, sameDims, type Buf, type Dims } from "@wengert/ops";
-import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, KERNELS, tensorSpec } from "./opcodes.js";
+import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, tensorSpec } from "./opcodes.js";
 import type { Dense } from "./tensor.js";
 import { giveColumn, isKept, takeColumn, type Column } from "./columns.js";
 
@@ -191,15 +191,16 @@ export class Tape {
       if (code === MUL && this.isConstant(b, 1) && sameDims(this.dims(a), dims)) return a;
       if (code === MUL && this.isConstant(a, 1) && sameDims(this.dims(b), dims)) return b;
     }
-    const buf = unary ? kernels.map(this.buf(a), kernel as (x: number) => number) : kernels.zip(this.value(a), this.dims(a), this.value(b), this.dims(b), dims, kernel);
+    const args = unary ? [a] : [a, b];
+    const buf = compute(code, args.map((v) => this.value(v)), args.map((v) => this.dims(v)), undefined, dims) as Float64Array;
     if (constant) return this.tensorConstant({ dims, data: buf });
     return this.pushExtra(code, a, unary ? 0 : b, { dims, buf, args: unary ? [a] : [a, b], params: undefined });
   }
 
   /** Append a tensor primitive (dims: its output's, from its shape rule, checked by the caller). */
   applyOp(code: number, args: readonly number[], params: unknown, dims: Dims): number {
-    const spec = tensorSpec(code);
-    const y = spec.forward(
+    const y = compute(
+      code,
       args.map((v) => this.value(v)),
       args.map((v) => this.dims(v)),
       params,
@@ -304,6 +305,20 @@ export class Tape {
     this.val = grow(this.val, Float64Array);
     this.x = grow(this.x, Int32Array);
   }
+}
+
+/**
+ * The value of a primitive applied to tensors (a tensor primitive, or a scalar one
+ * elementwise with broadcasting) from its arguments' values and dims: a buffer, or a
+ * number for a result of dims []. Tracing computes every such instruction with this
+ * function, and so do evaluation and replay (eval/), so they compute the same numbers.
+ */
+export function compute(code: number, values: readonly Buf[], dims: readonly Dims[], params: unknown, out: Dims): Buf {
+  if (IS_TENSOR_OP[code]) return tensorSpec(code).forward(values, dims, params, out);
+  const kernel = KERNELS[code];
+  if (ARITY[code] === 1) return typeof values[0] === "number" ? kernel(values[0], 0) : kernels.map(values[0], kernel as (x: number) => number);
+  if (out.length === 0) return kernel(values[0] as number, values[1] as number);
+  return kernels.zip(values[0], dims[0], values[1], dims[1], out, kernel);
 }
 
 /** A binary primitive on numbers, the four arithmetic kernels inline: a call through the table per instruction is dear. */

@@ -36,11 +36,15 @@ export class Tensor {
     return [...this.trace.tape.dims(this.atom)];
   }
 
-  /** Its concrete value, as an ndarray copy (what control flow may decide on). */
+  /**
+   * Its concrete value, as an ndarray copy (what control flow may decide on). As for a
+   * real's, reading it is a decision wengert cannot see: the trace is never replayed.
+   */
   get value(): NdArray {
     if (this.trace.closed) {
       throw new ClosedTraceError(`A traced tensor (dims ${showDims(this.trace.tape.dims(this.atom))}) was read after the ${this.trace.caller} call that traced it returned; return what you need from f instead.`);
     }
+    this.trace.opaque = true;
     return ndarray(this.trace.tape.buf(this.atom).slice(), [...this.trace.tape.dims(this.atom)]);
   }
 
@@ -137,7 +141,11 @@ export function ownedCopy(d: Dense): Dense {
   return { dims: d.dims, data: pooledCopy(d.data) };
 }
 
-/** A value handed back to the user: an ndarray over a copy, or a Float64Array copy. */
-export function fromDense(d: Dense, container: Container): ConcreteTensor {
-  return container === "float64array" && d.dims.length === 1 ? d.data.slice() : ndarray(d.data.slice(), [...d.dims]);
+/**
+ * A value handed back to the user: an ndarray over a copy, or a Float64Array copy; over
+ * `d.data` itself when `copy` is false (a buffer nothing else holds).
+ */
+export function fromDense(d: Dense, container: Container, copy = true): ConcreteTensor {
+  const data = copy ? d.data.slice() : d.data;
+  return container === "float64array" && d.dims.length === 1 ? data : ndarray(data, [...d.dims]);
 }

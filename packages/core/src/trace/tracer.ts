@@ -469,12 +469,15 @@ export function decide(name: PredicateName, a: unknown, b: unknown): boolean {
 /**
  * A 0/1 mask `pred(a, b)` elementwise (broadcasting) from concrete values: a decision,
  * no derivative. A tie (equal elements) is reported to the innermost trace involved.
+ * The mask enters the trace as a literal, which no guard checks: a trace whose values
+ * decided a mask is never replayed (opaque, as when a value is read).
  */
 export function decideTensor(name: PredicateName, a: unknown, b: unknown): ConcreteTensor {
   for (const [v, i] of [[a, 1], [b, 2]] as const) {
     if (!isOperand(v)) throw new WengertError(`${name}: argument ${i} is ${describe(v)}; expected a number, a tensor or a traced value${atCallSite()}.`);
   }
   const t = innermostOf(name, [a as Operand, b as Operand]);
+  if (t !== null) t.opaque = true;
   const da = denseOf(a as Operand, name);
   const db = denseOf(b as Operand, name);
   const dims = broadcastDims(da.dims, db.dims);
@@ -529,7 +532,9 @@ export function emitterFor(sink: Trace): TensorEmitter<number> {
     scatterAdd: (t, indices, values, axis) => op("scatterAdd", [t, values], { indices, axis }),
     concat: (xs, axis) => op("concat", xs, { axis }),
     where: (m, a, b) => op("where", [m, a, b]),
+    // a mask decided on the values a rule sees, emitted as a literal (see decideTensor)
     decide: (pred, a, b) => {
+      if (tape.op[a] !== CONST || tape.op[b] !== CONST) sink.opaque = true;
       const dims = broadcastDims(tape.dims(a), tape.dims(b));
       if (typeof dims === "string") throw shapeError(pred, dims);
       const test = predicates[pred].test;
