@@ -70,6 +70,11 @@ describe("W2 mlp", () => {
     expect(g.length).toBe(mlpGradLength);
     expect(relativeError(g, mlpGrad(p, data))).toBeLessThan(1e-12);
   });
+  it("wengert's W2 by compileGrad: grad's numbers, on the trace and on replays", () => {
+    const run = w2().wengertCompiled!;
+    const want = wengertW2()();
+    for (let k = 0; k < 3; k++) expect(run()).toEqual(want);
+  });
 });
 
 describe("W3 control flow", () => {

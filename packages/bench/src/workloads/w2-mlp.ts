@@ -8,7 +8,7 @@
  */
 import type { Array as JaxArray } from "@jax-js/jax";
 import ndarray from "ndarray";
-import { add, grad, logsumexp, matmul, mean, mul, sub, sum, tanh, type NdArray, type Scalar, type Tensor as WTensor } from "@wengert/core";
+import { add, compileGrad, grad, logsumexp, matmul, mean, mul, sub, sum, tanh, type NdArray, type Scalar, type Tensor as WTensor } from "@wengert/core";
 import type { Tensor } from "@tensorflow/tfjs-core";
 import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
 
@@ -143,12 +143,13 @@ export function wengertW2Loss(): { loss: (q: { W1: WTensor; b1: WTensor; W2: WTe
   return { loss, params };
 }
 
-/** wengert's W2 gradient, flattened. */
-export const wengertW2 = (): (() => Vec) => {
+/** wengert's W2 gradient, flattened: by `grad`, or by `compileGrad` (the trace and its derivative replayed). */
+export const wengertW2 = (compiled = false): (() => Vec) => {
   const { loss, params } = wengertW2Loss();
+  const g = compiled ? compileGrad(loss) : (q: W2Params) => grad(loss, q);
   return () => {
-    const g = grad(loss, params) as W2Params;
-    return concat([g.W1.data, g.b1, g.W2.data, g.b2]);
+    const r = g(params) as W2Params;
+    return concat([r.W1.data, r.b1, r.W2.data, r.b2]);
   };
 };
 
@@ -233,6 +234,7 @@ export function w2(): Workload {
     primal: () => mlpLoss(p, data, h, z),
     hand: () => mlpGrad(p, data, out),
     wengert: wengertW2(),
+    wengertCompiled: wengertW2(true),
     peers: [{ label: "", tfjs: tfjsMlp, jaxEager: jaxMlp(false), jaxJit: jaxMlp(true) }],
   };
 }
