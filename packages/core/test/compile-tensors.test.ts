@@ -163,6 +163,12 @@ describe("compileGrad on tensors", () => {
     expect(gh.stats).toMatchObject({ traces: 1, replays: 2 });
   });
 
+  it("inside rd, f closing over the enclosing trace's values is differentiated through them", () => {
+    // d/dy of Σ ∂/∂x Σ(x·y·x) at x = (1, 2) = d/dy Σ 2·x·y = 2·(1 + 2)
+    const outer = grad((y: Scalar) => sum(compileGrad((x: Tensor) => sum(mul(mul(x, y), x)))(Float64Array.of(1, 2)) as unknown as Tensor) as Scalar, 3);
+    expect(outer).toBe(6);
+  });
+
   it("replays hand every intermediate buffer back: the pool stays the same size from call to call", () => {
     // the tensors of f have 256 elements (the pool keeps buffers of 64 and more)
     const f = (p: { a: Tensor; b: Tensor }): Scalar => sum(mul(tanh(matmul(p.a, p.b)), p.a));

@@ -128,6 +128,20 @@ describe("compileGrad", () => {
     // d/dx of h'(x) = 6x: compileGrad inside grad is traced like grad
     expect(grad((x: Scalar) => h(x as number) as Scalar, 2)).toBe(12);
   });
+
+  it("inside rd, f closing over the enclosing trace's values is differentiated through them, cached trace or not", () => {
+    let y: Scalar = 5;
+    const g = compileGrad((x: Scalar) => mul(square(x), y));
+    expect([g(2), g(3)]).toEqual([20, 30]);
+    expect(g.stats).toMatchObject({ traces: 1, replays: 1 });
+    // d/dy of g(2) = d/dy (2·2·y) = 4: the cached trace has y = 5 as a literal, so it is not replayed here
+    const outer = grad((t: Scalar) => {
+      y = t;
+      return g(2) as Scalar;
+    }, 7);
+    expect(outer).toBe(4);
+    y = 5;
+  });
 });
 
 describe("compileGrad with ties: 'ignore'", () => {

@@ -23,7 +23,10 @@
  * or whose derivative a rule built from a mask of values (max, min), is traced every
  * time. The contract, as for jax.jit: `f` is a function of `x` alone; numbers and arrays
  * it captures are read at the first trace and kept (pass what changes between calls as
- * part of `x`), and its side effects happen when it is traced, not on replays.
+ * part of `x`), and its side effects happen when it is traced, not on replays. Inside an
+ * enclosing rd, a call is grad's: f is traced, and where it closes over the enclosing
+ * trace's values its gradient is emitted into that trace (Sec. 3's free variables of an
+ * inner trace term), so the outer derivative goes through them.
  */
 import { release } from "@wengert/ops";
 import { differentiate } from "../diff/differentiate.js";
@@ -35,7 +38,7 @@ import { flatten, leafShapes, REAL, typeString, unflatten, type Shape } from "..
 import { FIRST_PRIMITIVE, INPUT, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor } from "../trace/tensor.js";
-import type { Guard, Scalar } from "../trace/tracer.js";
+import { tracing, type Guard, type Scalar } from "../trace/tracer.js";
 import { compileReplay, type Replay } from "../jit/gradient.js";
 import { usesUserOps } from "./forward.js";
 import { rdWithValue } from "./rd.js";
@@ -64,6 +67,9 @@ interface CachedTensors {
   readonly replay: TensorReplay;
 }
 
+/** The seed of a gradient: 1 for f's real output. */
+const SEED = { name: "W", shape: REAL, leaves: [1] };
+
 /** Replays by the interpreter before the trace is compiled (compiling costs a few traces' time). */
 const COMPILE_AFTER = 2;
 
@@ -85,7 +91,9 @@ export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOpt
     // traced values: the general path differentiates them (or says what is wrong)
     if (flat === null) return rdWithValue("compileGrad", f as Fn, x, () => 1, options) as [number, Cotangent<X>];
     const key = flat.key;
-    if (cached !== null && cached.key === key) {
+    // inside an enclosing rd, f may close over its traced values, which no cached trace
+    // has seen: a call traces f, and its gradient is emitted there if it depends on them
+    if (cached !== null && cached.key === key && !tracing()) {
       const replayed = cached.kind === "reals" ? replayReals(cached, flat) : replayTensors(cached, flat);
       if (replayed !== null) {
         stats.replays++;
@@ -99,7 +107,12 @@ export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOpt
     if (term.output.shape.kind !== "real") {
       throw new OutputTypeError(`compileGrad: f returned ${typeString(term.output.shape)} at x; compileGrad needs f to return a real.`);
     }
-    const replayable = !traced.trace.opaque && !traced.trace.settings.checkNaN && term.tape.frees.length === 0 && !usesUserOps(term);
+    // f closed over values of an enclosing trace: its gradient depends on them, so it is emitted there, as grad's is
+    if (term.tape.frees.length > 0) {
+      const { outputs, results } = apply(traced, differentiate, SEED, term.params[0].shape);
+      return [outputs[0] as number, unflatten(term.params[0].shape, results) as Cotangent<X>];
+    }
+    const replayable = !traced.trace.opaque && !traced.trace.settings.checkNaN && !usesUserOps(term);
     const reportTies = traced.trace.settings.ties !== "ignore";
     if (term.tape.tensorCount > 0) {
       const [value, g, replay] = traceTensors(traced, replayable, reportTies);
@@ -182,7 +195,7 @@ function interpret(c: Cached, inputs: readonly number[]): [number, number[]] | n
  */
 function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean): [number, unknown, TensorReplay | null] {
   const { term } = traced;
-  const applied = apply(traced, differentiate, { name: "W", shape: REAL, leaves: [1] }, term.params[0].shape, undefined, true, !replayable);
+  const applied = apply(traced, differentiate, SEED, term.params[0].shape, undefined, true, !replayable);
   const value = applied.outputs[0] as number;
   const g = unflatten(term.params[0].shape, applied.results);
   const program = applied.term;

@@ -292,6 +292,11 @@ export function openTrace(settings: TraceSettings, caller: string): Trace {
   return t;
 }
 
+/** Whether some trace is open: an rd (or another transformation) is running f. */
+export function tracing(): boolean {
+  return stack.length > 0;
+}
+
 /**
  * A trace that is not on the stack, to emit a derivative term into at the outermost
  * level: it extends `tape` (the finished trace term C, whose variables and values it
