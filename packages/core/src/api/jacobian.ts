@@ -177,6 +177,7 @@ export function hessian<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: Rd
     const sweep = hvpSweeper(term);
     const n = term.params[0].atoms.length;
     const columns = Array.from({ length: n }, (_, i) => sweep(Array.from({ length: n }, (_, j) => (j === i ? 1 : 0))));
+    sweep.recycle();
     term.tape.recycle(); // nobody holds the trace: its columns serve the next one
     return unflatten(xs, Array.from({ length: n }, (_, j) => unflatten(xs, columns.map((c) => c[j]))));
   }

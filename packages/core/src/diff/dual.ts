@@ -16,6 +16,7 @@
  */
 import { BINARY_NAMES, UNARY_NAMES, type Emitter } from "@wengert/ops";
 import { CODE, KERNELS, scalarSpec } from "../trace/opcodes.js";
+import { giveColumn, takeColumn } from "../trace/columns.js";
 import { binaryKernel, identityArgument } from "../trace/tape.js";
 import { scalarTangent } from "./tangents.js";
 
@@ -34,18 +35,24 @@ export class DualColumns {
   val: Float64Array;
   tan: Float64Array;
   kind: Uint8Array;
-  /** The next free slot; slots from `base` on are a rule's temporaries. */
+  /** The next free slot; slots from `base` on are a rule's temporaries. Slots hold nothing until written. */
   top: number;
 
   constructor(
     /** Slots below it are the caller's, kept across `reset`. */
     readonly base: number,
   ) {
+    // from the pool of tape columns: an hvp's are as long as its trace, every call
     const capacity = base + 64;
-    this.val = new Float64Array(capacity);
-    this.tan = new Float64Array(capacity);
-    this.kind = new Uint8Array(capacity);
+    this.val = takeColumn(Float64Array, capacity);
+    this.tan = takeColumn(Float64Array, capacity);
+    this.kind = takeColumn(Uint8Array, capacity);
     this.top = base;
+  }
+
+  /** Hand the columns back to the pool, once nothing will read them again. */
+  recycle(): void {
+    for (const c of [this.val, this.tan, this.kind]) giveColumn(c);
   }
 
   push(value: number, tangent: number, kind: number): number {

@@ -32,7 +32,16 @@ const { add: ADD, sub: SUB, mul: MUL, neg: NEG, square: SQUARE } = CODE;
  * inputs (by input index): the tangents of `1.R_x(x. C)` along v, by input.
  */
 export function hvpSweep(term: TraceTerm, v: readonly number[]): number[] {
-  return hvpSweeper(term)(v);
+  const sweep = hvpSweeper(term);
+  const hv = sweep(v);
+  sweep.recycle();
+  return hv;
+}
+
+/** `v ↦ ∇²f(x)·v` over one trace; `recycle` hands its columns back when no more directions will come. */
+export interface HvpSweeper {
+  (v: readonly number[]): number[];
+  recycle(): void;
 }
 
 /**
@@ -40,7 +49,7 @@ export function hvpSweep(term: TraceTerm, v: readonly number[]): number[] {
  * what does not depend on v (which variables are active, C's values, the columns) is
  * prepared once, and each call runs the forward sweep and the dual reverse sweep alone.
  */
-export function hvpSweeper(term: TraceTerm): (v: readonly number[]) => number[] {
+export function hvpSweeper(term: TraceTerm): HvpSweeper {
   const { op, a, b, val, length: n } = term.tape;
   const active = activity(term);
   // slots [0, n): C's variables with their tangents; [n, 2n): their cotangents, where
@@ -48,6 +57,7 @@ export function hvpSweeper(term: TraceTerm): (v: readonly number[]) => number[] 
   const d = new DualColumns(2 * n);
   d.val.set(val.subarray(0, n));
   const hasCt = new Uint8Array(n);
+  const hasTangent = new Uint8Array(n);
   const e = dualEmitter(d);
 
   /**
@@ -85,9 +95,9 @@ export function hvpSweeper(term: TraceTerm): (v: readonly number[]) => number[] 
     if (c !== null) (load(c), accumulateHeld(u));
   };
 
-  return (v) => {
-    const { dt, has } = tangentsOf(term, v);
-    d.tan.set(dt);
+  const sweep = (v: readonly number[]): number[] => {
+    // C's tangents go straight into the slots of its variables
+    const { has } = tangentsOf(term, v, d.tan, hasTangent);
     const kind = d.kind;
     for (let i = 0; i < n; i++) kind[i] = op[i] === CONST ? LITERAL : has[i] ? DUAL : PLAIN;
     hasCt.fill(0);
@@ -137,4 +147,5 @@ export function hvpSweeper(term: TraceTerm): (v: readonly number[]) => number[] 
     // an input without a cotangent has the literal 0, whose tangent is 0
     return term.params[0].atoms.map((u) => (hasCt[u] && d.kind[n + u] === DUAL ? d.tan[n + u] : 0));
   };
+  return Object.assign(sweep, { recycle: () => d.recycle() });
 }

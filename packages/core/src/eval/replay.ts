@@ -44,9 +44,9 @@ export interface TensorReplay {
 }
 
 /**
- * The replay of `program` (a trace of `f` followed by its derivative, with the seed as
- * input number `seedInput` and `results` as its output atoms), whose first `primalLength`
- * instructions are `f`'s, valid under `guards`; `value` is f's output variable.
+ * The replay of `program`: a trace of `f` followed by its derivative, as the outermost rd
+ * emits it (parameters x and the seed, outputs the cotangents of x's leaves). Its first
+ * `primalLength` instructions are `f`'s, valid under `guards`; `value` is f's output.
  */
 export function tensorReplay(program: TraceTerm, primalLength: number, value: number, guards: readonly Guard[], reportTies: boolean): TensorReplay {
   const tape = program.tape;
