@@ -9,7 +9,7 @@
 import { binaryOps, unaryOps, type BinaryName, type PredicateName, type UnaryName } from "@wengert/ops";
 import { CODE } from "../trace/opcodes.js";
 import { isTensorLike, type ConcreteTensor, type NdArray, type Tensor } from "../trace/tensor.js";
-import { applyBinary, applyUnary, decide, decideTensor, type Operand, type Scalar } from "../trace/tracer.js";
+import { applyBinary, applyUnary, decide, decideTensor, isScalar, type Operand, type Scalar } from "../trace/tracer.js";
 
 export type Unary = {
   (x: number): number;
@@ -43,8 +43,9 @@ const binary = (name: BinaryName): Binary => {
   const kernel = binaryOps[name].forward;
   return ((a: Operand, b: Operand) => (typeof a === "number" && typeof b === "number" ? kernel(a, b) : applyBinary(code, a, b))) as Binary;
 };
+// reals first: a loop decides at every step, and telling a tensor apart costs more than the decision
 const predicate = (name: PredicateName): Pred =>
-  ((a: unknown, b: unknown) => (isTensorLike(a) || isTensorLike(b) ? decideTensor(name, a, b) : decide(name, a, b))) as Pred;
+  ((a: unknown, b: unknown) => (!(isScalar(a) && isScalar(b)) && (isTensorLike(a) || isTensorLike(b)) ? decideTensor(name, a, b) : decide(name, a, b))) as Pred;
 
 export const neg = unary("neg");
 export const exp = unary("exp");
