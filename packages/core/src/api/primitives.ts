@@ -6,7 +6,7 @@
  * traced real they record the primitive in its trace. On tensors they apply
  * elementwise, with NumPy broadcasting between tensors and numbers.
  */
-import { binaryOps, unaryOps, type BinaryName, type PredicateName, type UnaryName } from "@wengert/ops";
+import { binaryOps, predicates, unaryOps, type BinaryName, type PredicateName, type UnaryName } from "@wengert/ops";
 import { CODE } from "../trace/opcodes.js";
 import { isTensorLike, type ConcreteTensor, type NdArray, type Tensor } from "../trace/tensor.js";
 import { applyBinary, applyUnary, decide, decideTensor, isScalar, type Operand, type Scalar } from "../trace/tracer.js";
@@ -44,8 +44,10 @@ const binary = (name: BinaryName): Binary => {
   return ((a: Operand, b: Operand) => (typeof a === "number" && typeof b === "number" ? kernel(a, b) : applyBinary(code, a, b))) as Binary;
 };
 // reals first: a loop decides at every step, and telling a tensor apart costs more than the decision
-const predicate = (name: PredicateName): Pred =>
-  ((a: unknown, b: unknown) => (!(isScalar(a) && isScalar(b)) && (isTensorLike(a) || isTensorLike(b)) ? decideTensor(name, a, b) : decide(name, a, b))) as Pred;
+const predicate = (name: PredicateName): Pred => {
+  const test = predicates[name].test;
+  return ((a: unknown, b: unknown) => (!(isScalar(a) && isScalar(b)) && (isTensorLike(a) || isTensorLike(b)) ? decideTensor(name, a, b) : decide(name, a, b, test))) as Pred;
+};
 
 export const neg = unary("neg");
 export const exp = unary("exp");

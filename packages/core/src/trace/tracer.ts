@@ -455,8 +455,11 @@ function innermostOf(name: string, args: readonly Operand[]): Trace | null {
   return best;
 }
 
-/** Decide a predicate on concrete values, reporting a tie (equal arguments) to the trace. */
-export function decide(name: PredicateName, a: unknown, b: unknown): boolean {
+/**
+ * Decide a predicate on concrete values, reporting a tie (equal arguments) to the trace.
+ * `test` is the predicate's (callers that decide often look it up once).
+ */
+export function decide(name: PredicateName, a: unknown, b: unknown, test = predicates[name].test): boolean {
   checkArg(a, name, 1);
   checkArg(b, name, 2);
   const t = innermost(name, a, b);
@@ -465,7 +468,7 @@ export function decide(name: PredicateName, a: unknown, b: unknown): boolean {
   if (t !== null && va === vb && a !== b) {
     t.tie(`${name}(${va}, ${vb}) was decided at a tie (both sides equal), taking the branch where ${va} ${predicates[name].symbol} ${vb} is ${predicates[name].test(va, vb)}`);
   }
-  const outcome = predicates[name].test(va, vb);
+  const outcome = test(va, vb);
   // the decision, for replaying the trace at another point (compile.ts): it must come out the same
   if (t !== null && t.keepsGuards) t.guards.push({ pred: name, a: t.atomOf(a), b: t.atomOf(b), outcome });
   return outcome;
