@@ -15,7 +15,7 @@
  * has been read, so the columns stay small and nothing is allocated per operation.
  */
 import { BINARY_NAMES, UNARY_NAMES, type Emitter } from "@wengert/ops";
-import { CODE, KERNELS, scalarSpec } from "../trace/opcodes.js";
+import { CODE, KERNELS } from "../trace/opcodes.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
 import { binaryKernel, identityArgument } from "../trace/tape.js";
 import { scalarTangent } from "./tangents.js";
@@ -100,7 +100,7 @@ function hold(v: number, t: number | null, k: number): void {
 export function unaryDual(code: number, vx: number, tx: number, kx: number): void {
   const y = KERNELS[code](vx, 0);
   if (kx !== DUAL) hold(y, 0, kx);
-  else hold(y, scalarTangent(scalarSpec(code), vx, 0, y, tx, null), DUAL);
+  else hold(y, scalarTangent(code, vx, 0, y, tx, null), DUAL);
 }
 
 /**
@@ -116,7 +116,7 @@ export function binaryDual(code: number, va: number, ta: number, ka: number, vb:
   const same = identityArgument(code, va, vb, ka === LITERAL, kb === LITERAL);
   if (same >= 0) return same;
   if (ka !== DUAL && kb !== DUAL) hold(y, 0, PLAIN);
-  else hold(y, scalarTangent(scalarSpec(code), va, vb, y, ka === DUAL ? ta : null, kb === DUAL ? tb : null), DUAL);
+  else hold(y, scalarTangent(code, va, vb, y, ka === DUAL ? ta : null, kb === DUAL ? tb : null), DUAL);
   return -1;
 }
 

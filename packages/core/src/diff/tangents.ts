@@ -8,22 +8,19 @@
  * tangent (`tangentsOf`), and its dual numbers take their tangents from the same rule
  * (`scalarTangent`).
  */
-import { numeric, type ScalarOp } from "@wengert/ops";
-import { CODE, FIRST_PRIMITIVE, INPUT, scalarSpec } from "../trace/opcodes.js";
+import { numeric } from "@wengert/ops";
+import { ARITY, CODE, FIRST_PRIMITIVE, INPUT, scalarSpec } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 
 /**
- * The tangent of `out = op(x, y)` (`y` ignored for a unary op) from its arguments'
+ * The tangent of `out = op(x, y)` (primitive `code`; `y` ignored for a unary op) from its arguments'
  * tangents, null being the symbolic zero (at least one is not null): the spec's
  * tangent rule, or else its reverse rules with the cotangent set to each argument's
  * tangent, summed (see TangentRule in @wengert/ops). Null when the result is zero.
  */
-export function scalarTangent(spec: ScalarOp, x: number, y: number, out: number, tx: number | null, ty: number | null): number | null {
-  // the commonest ones written out: their reverse rules on numbers (scalar.ts), summed as below
-  if (spec === ADD) return tx === null ? ty : ty === null ? tx : tx + ty;
-  if (spec === SUB) return tx === null ? -(ty as number) : ty === null ? tx : tx + -ty;
-  if (spec === MUL) return tx === null ? (ty as number) * x : ty === null ? tx * y : tx * y + ty * x;
-  if (spec === SQUARE) return (tx as number) * (2 * x);
+export function scalarTangent(code: number, x: number, y: number, out: number, tx: number | null, ty: number | null): number | null {
+  if (isArithmetic(code)) return arithmeticTangent(code, x, y, tx ?? 0, ty ?? 0, tx !== null, ty !== null);
+  const spec = scalarSpec(code);
   if (spec.arity === 1) return spec.tangent ? spec.tangent(numeric, [x], out, [tx]) : spec.reverse(numeric, x, out, tx as number);
   if (spec.tangent) return spec.tangent(numeric, [x, y], out, [tx, ty]);
   const dx = tx === null ? null : spec.reverse[0](numeric, x, y, out, tx);
@@ -31,7 +28,26 @@ export function scalarTangent(spec: ScalarOp, x: number, y: number, out: number,
   return dx === null ? dy : dy === null ? dx : dx + dy;
 }
 
-const [ADD, SUB, MUL, SQUARE] = [CODE.add, CODE.sub, CODE.mul, CODE.square].map(scalarSpec);
+const { add: ADD, sub: SUB, mul: MUL, square: SQUARE } = CODE;
+const isArithmetic = (code: number): boolean => code === ADD || code === SUB || code === MUL || code === SQUARE;
+
+/**
+ * The tangent of add, sub, mul or square, written out: their reverse rules on numbers
+ * (scalar.ts), summed as `scalarTangent` sums them. `hx`, `hy`: whether each argument has
+ * a tangent (one that has none contributes nothing, not a zero).
+ */
+function arithmeticTangent(code: number, x: number, y: number, tx: number, ty: number, hx: boolean, hy: boolean): number {
+  switch (code) {
+    case ADD:
+      return !hx ? ty : !hy ? tx : tx + ty;
+    case SUB:
+      return !hx ? -ty : !hy ? tx : tx + -ty;
+    case MUL:
+      return !hx ? ty * x : !hy ? tx * y : tx * y + ty * x;
+    default:
+      return tx * (2 * x);
+  }
+}
 
 /** Every variable's tangent: `dt[i]`, meaningful where `has[i]` (0: the symbolic zero). */
 export interface Tangents {
@@ -39,13 +55,9 @@ export interface Tangents {
   readonly has: Uint8Array;
 }
 
-const [ADD_CODE, SUB_CODE, MUL_CODE, SQUARE_CODE] = [CODE.add, CODE.sub, CODE.mul, CODE.square];
-
 /**
  * The tangents of all of C's variables for input tangents `tangents` (by input index),
- * written into `dt` and `has` (C's length at least; new ones by default). add, sub, mul
- * and square compute what `scalarTangent` computes for them, inline: the call and the
- * lookup of the spec per instruction were a fifth of an hvp.
+ * written into `dt` and `has` (C's length at least; new ones by default).
  */
 export function tangentsOf(
   term: TraceTerm,
@@ -67,28 +79,15 @@ export function tangentsOf(
     const x = a[i];
     const y = b[i];
     const ha = has[x];
-    switch (code) {
-      case ADD_CODE:
-      case SUB_CODE:
-      case MUL_CODE: {
-        const hb = has[y];
-        if (!ha && !hb) continue;
-        has[i] = 1;
-        if (code === ADD_CODE) dt[i] = !ha ? dt[y] : !hb ? dt[x] : dt[x] + dt[y];
-        else if (code === SUB_CODE) dt[i] = !ha ? -dt[y] : !hb ? dt[x] : dt[x] + -dt[y];
-        else dt[i] = !ha ? dt[y] * val[x] : !hb ? dt[x] * val[y] : dt[x] * val[y] + dt[y] * val[x];
-        continue;
-      }
-      case SQUARE_CODE:
-        if (!ha) continue;
-        has[i] = 1;
-        dt[i] = dt[x] * (2 * val[x]);
-        continue;
-    }
-    const spec = scalarSpec(code);
-    const hb = spec.arity === 2 ? has[y] : 0;
+    const hb = ARITY[code] === 2 ? has[y] : 0;
     if (!ha && !hb) continue;
-    const t = scalarTangent(spec, val[x], val[y], val[i], ha ? dt[x] : null, hb ? dt[y] : null);
+    // the commonest ones without a call through scalarTangent's nulls: a fifth of an hvp
+    if (isArithmetic(code)) {
+      dt[i] = arithmeticTangent(code, val[x], val[y], dt[x], dt[y], ha === 1, hb === 1);
+      has[i] = 1;
+      continue;
+    }
+    const t = scalarTangent(code, val[x], val[y], val[i], ha ? dt[x] : null, hb ? dt[y] : null);
     if (t !== null) {
       dt[i] = t;
       has[i] = 1;
