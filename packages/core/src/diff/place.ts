@@ -67,12 +67,12 @@ export function activity(term: TraceTerm, active = new Uint8Array(term.tape.leng
 }
 
 /**
- * Which variables the outputs depend on. A nested rd leaves dead code behind (its
- * replayed primal, results a user rule computed but nobody needs); forward sweeps skip it.
+ * Which variables the outputs depend on, and those already marked in `live` (other roots
+ * a caller needs). A nested rd leaves dead code behind (its replayed primal, results a
+ * user rule computed but nobody needs); forward sweeps and replays skip it.
  */
-export function liveness(term: TraceTerm): Uint8Array {
+export function liveness(term: TraceTerm, live = new Uint8Array(term.tape.length)): Uint8Array {
   const { op, a, b, x, length: n } = term.tape;
-  const live = new Uint8Array(n);
   for (const v of term.output.atoms) live[v] = 1;
   for (let i = n - 1; i >= 0; i--) {
     if (!live[i] || op[i] < FIRST_PRIMITIVE) continue;

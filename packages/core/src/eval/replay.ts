@@ -17,6 +17,7 @@
  */
 import { predicates, release, type Buf, type Dims } from "@wengert/ops";
 import { ARITY, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, KINKS, tensorSpec } from "../trace/opcodes.js";
+import { liveness } from "../diff/place.js";
 import { binaryKernel, compute } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
@@ -72,13 +73,12 @@ export function tensorReplay(program: TraceTerm, primalLength: number, value: nu
     }
   }
 
-  // needed: the results, f's value, what the guards and checks read, and what those need
+  // needed: the results (the program's outputs), f's value, what the guards and checks read, and what those need
   const live = new Uint8Array(n);
-  for (const v of results) live[v] = 1;
   live[value] = 1;
   for (const g of guards) live[g.a] = live[g.b] = 1;
   for (let i = 0; i < n; i++) if (checked[i]) live[i] = 1;
-  for (let i = n - 1; i >= 0; i--) if (live[i] && op[i] >= FIRST_PRIMITIVE) for (const v of args[i]) live[v] = 1;
+  liveness(program, live);
 
   // each intermediate buffer is released after its last reader (or at once, if none reads it)
   const kept = new Uint8Array(n);
