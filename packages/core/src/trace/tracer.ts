@@ -465,10 +465,10 @@ export function decide(name: PredicateName, a: unknown, b: unknown, test = predi
   const t = innermost(name, a, b);
   const va = typeof a === "number" ? a : valueOf(a);
   const vb = typeof b === "number" ? b : valueOf(b);
-  if (t !== null && va === vb && a !== b) {
-    t.tie(`${name}(${va}, ${vb}) was decided at a tie (both sides equal), taking the branch where ${va} ${predicates[name].symbol} ${vb} is ${predicates[name].test(va, vb)}`);
-  }
   const outcome = test(va, vb);
+  if (t !== null && va === vb && a !== b) {
+    t.tie(`${name}(${va}, ${vb}) was decided at a tie (both sides equal), taking the branch where ${va} ${predicates[name].symbol} ${vb} is ${outcome}`);
+  }
   // the decision, for replaying the trace at another point (compile.ts): it must come out the same
   if (t !== null && t.keepsGuards) t.guards.push({ pred: name, a: t.atomOf(a), b: t.atomOf(b), outcome });
   return outcome;
