@@ -178,26 +178,18 @@ export class Tape {
 
   /** Append a scalar primitive applied elementwise (dims: the broadcast result's, checked by the caller). */
   applyElementwise(code: number, a: number, b: number, dims: Dims): number {
-    const kernel = KERNELS[code];
-    const unary = ARITY[code] === 1;
-    const constant = this.op[a] === CONST && (unary || this.op[b] === CONST);
-    if (dims.length === 0) {
-      const v = unary ? kernel(this.value(a) as number, 0) : kernel(this.value(a) as number, this.value(b) as number);
-      return constant ? this.constant(v) : this.pushExtra(code, a, unary ? 0 : b, { dims, buf: null, args: unary ? [a] : [a, b], params: undefined }, v);
-    }
-    if (!unary) {
+    const args = ARITY[code] === 1 ? [a] : [a, b];
+    if (args.length === 2 && dims.length > 0) {
       if (code === ADD && this.isConstant(b, 0) && sameDims(this.dims(a), dims)) return a;
       if (code === ADD && this.isConstant(a, 0) && sameDims(this.dims(b), dims)) return b;
       if (code === MUL && this.isConstant(b, 1) && sameDims(this.dims(a), dims)) return a;
       if (code === MUL && this.isConstant(a, 1) && sameDims(this.dims(b), dims)) return b;
     }
-    const args = unary ? [a] : [a, b];
-    const buf = compute(code, args.map((v) => this.value(v)), args.map((v) => this.dims(v)), undefined, dims) as Float64Array;
-    if (constant) return this.tensorConstant({ dims, data: buf });
-    return this.pushExtra(code, a, unary ? 0 : b, { dims, buf, args: unary ? [a] : [a, b], params: undefined });
+    // otherwise appended as any primitive on tensors is (compute applies it elementwise)
+    return this.applyOp(code, args, undefined, dims);
   }
 
-  /** Append a tensor primitive (dims: its output's, from its shape rule, checked by the caller). */
+  /** Append a tensor primitive, or a scalar one elementwise (dims: its output's, checked by the caller). */
   applyOp(code: number, args: readonly number[], params: unknown, dims: Dims): number {
     const y = compute(
       code,
