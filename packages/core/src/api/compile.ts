@@ -28,14 +28,13 @@
  * trace's values its gradient is emitted into that trace (Sec. 3's free variables of an
  * inner trace term), so the outer derivative goes through them.
  */
-import { release } from "@wengert/ops";
 import { differentiate } from "../diff/differentiate.js";
 import { newScratch, reverseSweep, type Scratch } from "../diff/sweep.js";
 import { runReals } from "../eval/evaluate.js";
 import { guardsHold, tensorReplay, type TensorReplay } from "../eval/replay.js";
 import { OutputTypeError } from "../errors.js";
 import { flatten, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
-import { FIRST_PRIMITIVE, INPUT, KINKS } from "../trace/opcodes.js";
+import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor } from "../trace/tensor.js";
 import { tracing, type Guard, type Scalar } from "../trace/tracer.js";
@@ -207,7 +206,7 @@ function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean
   }
   const replay = tensorReplay(program, term.tape.length, term.output.atoms[0], traced.trace.guards, reportTies);
   // the trace's own buffers go back to the pool; its literals stay with the replay
-  for (let i = 0; i < tape.length; i++) if ((tape.op[i] >= FIRST_PRIMITIVE || tape.op[i] === INPUT) && tape.isTensor(i)) release(tape.buf(i));
+  tape.releaseBuffers(false);
   return [value, g, replay];
 }
 

@@ -133,13 +133,18 @@ export class Tape {
   }
 
   /**
-   * Hand every tensor buffer back to the pool. Only for a tape nobody will read again,
-   * whose buffers nobody else holds (no free variables aliasing an outer trace's).
+   * Hand every tensor buffer back to the pool, or all but the literals' (`literals`
+   * false: a replay of the tape goes on reading those, eval/replay.ts). Only for a tape
+   * nobody will read otherwise, whose buffers nobody else holds (no free variables
+   * aliasing an outer trace's).
    */
-  releaseBuffers(): void {
+  releaseBuffers(literals = true): void {
     if (this.frees.length > 0 || this.released) return;
     this.released = true;
-    for (const e of this.extras) if (e.buf !== null) release(e.buf);
+    for (let i = 0; i < this.length; i++) {
+      const buf = this.x[i] === 0 ? null : this.extras[this.x[i] - 1].buf;
+      if (buf !== null && (literals || this.op[i] !== CONST)) release(buf);
+    }
   }
 
   private released = false;
