@@ -43,6 +43,15 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
+/** Whether every element is a number that is a leaf (a hole is not: `every` would skip it). */
+function allNumbers(v: readonly unknown[], isLeaf: (v: unknown) => boolean): boolean {
+  for (let i = 0; i < v.length; i++) {
+    const e = v[i];
+    if (typeof e !== "number" || !isLeaf(e)) return false;
+  }
+  return true;
+}
+
 /**
  * Split a value into its shape and its leaves. `isLeaf` says what a leaf is (numbers,
  * and traced reals where those are allowed); `what` names the role of the value in
@@ -56,6 +65,8 @@ export function flatten<L>(
   fail: (message: string) => Error = (m) => new InputTypeError(m),
   leafShape: (leaf: L) => Shape = () => REAL,
 ): Flat<L> {
+  // x as an array of numbers, the most common input by far: no walk (a number is a `real` leaf)
+  if (Array.isArray(value) && allNumbers(value, isLeaf)) return { shape: realVector(value.length), leaves: value.slice() };
   const leaves: L[] = [];
   // the keys from the root down to the part being walked: its path is written only for a message
   const keys: (string | number)[] = [];
@@ -96,6 +107,16 @@ export function flatten<L>(
   return { shape: walk(value), leaves };
 }
 
+/** Tuple shapes whose items are all reals, made by `realVector`: assembled without a walk. */
+const realVectors = new WeakSet<Shape>();
+
+/** The shape `real^n` of an array of n numbers. */
+export function realVector(n: number): Shape {
+  const s: Shape = { kind: "tuple", items: new Array<Shape>(n).fill(REAL) };
+  realVectors.add(s);
+  return s;
+}
+
 /**
  * Rebuild something of `shape` from its leaves (depth-first order): `tuple` and
  * `record` say how parts are put together (they also get the parts' shapes).
@@ -106,6 +127,10 @@ export function assemble<R>(
   tuple: (items: R[], shapes: readonly Shape[]) => R,
   record: (keys: readonly string[], fields: R[], shapes: readonly Shape[]) => R,
 ): R {
+  if (realVectors.has(shape)) {
+    const items = (shape as { items: readonly Shape[] }).items;
+    return tuple(leaves.slice(0, items.length), items);
+  }
   let next = 0;
   const build = (s: Shape): R => {
     switch (s.kind) {
@@ -197,6 +222,10 @@ export function flattenLike<L>(
   mismatch: (path: string, expected: Shape, actual: string) => Error,
   leafShape: (leaf: L) => Shape = () => REAL,
 ): L[] {
+  // a vector of numbers where one is expected (a seed or tangent for x = number[]): no walk
+  if (realVectors.has(expected) && Array.isArray(value) && value.length === (expected as { items: readonly Shape[] }).items.length && allNumbers(value, isLeaf)) {
+    return value.slice();
+  }
   const leaves: L[] = [];
   const typeOf = (v: unknown): string => {
     try {

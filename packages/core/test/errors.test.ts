@@ -34,6 +34,9 @@ describe("inputs and outputs", () => {
     expect(() => rd((v: unknown) => 0 as Scalar, x as never, 0)).toThrow(InputTypeError);
     expect(() => rd(() => 0, x, 0)).toThrow('x[1].w is a string ("a"); rd\'s input must be a number, a tensor (ndarray or Float64Array), [] (unit), an array or a plain object of them.');
     expect(() => grad(() => 0, [1, null] as never)).toThrow("x[1] is null");
+    // eslint-disable-next-line no-sparse-arrays
+    expect(() => grad(() => 0, [1, , 3] as never)).toThrow("x[1] is undefined");
+    expect(() => grad(() => 0, [1, 2, NaN, "3"] as never)).toThrow('x[3] is a string ("3")');
     expect(() => grad(() => 0, new Date() as never)).toThrow("x is an object of class Date");
   });
   it("a non-numeric output names its path", () => {

@@ -90,20 +90,27 @@ export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}
   const settings = checkOptions(caller, options, replayable);
   const tieMode = settings.ties;
   const { shape, leaves } = flatten(x, "x", isOperand, `${caller}'s input`, undefined, leafShape);
-  for (const leaf of leaves) if (typeof leaf !== "number" && (leaf instanceof Real || leaf instanceof Tensor)) live(leaf, caller);
   const t = openTrace(settings, caller);
   let term: TraceTerm;
   try {
+    // one pass over the leaves: x is often thousands of numbers
     const inputs = new Array<Real | Tensor>(leaves.length);
+    const atoms = new Array<number>(leaves.length);
     for (let k = 0; k < leaves.length; k++) {
       const leaf = leaves[k];
-      const p = typeof leaf === "number" ? leaf : primalOf(leaf, `${caller}'s input`);
-      inputs[k] = typeof p === "number" ? new Real(t, t.tape.input(k, p)) : new Tensor(t, t.tape.tensorInput(k, ownedCopy(p)));
+      if (typeof leaf === "number") {
+        inputs[k] = new Real(t, (atoms[k] = t.tape.input(k, leaf)));
+        continue;
+      }
+      if (leaf instanceof Real || leaf instanceof Tensor) live(leaf, caller);
+      const p = primalOf(leaf, `${caller}'s input`);
+      atoms[k] = typeof p === "number" ? t.tape.input(k, p) : t.tape.tensorInput(k, ownedCopy(p));
+      inputs[k] = typeof p === "number" ? new Real(t, atoms[k]) : new Tensor(t, atoms[k]);
     }
     const y = f(unflatten(shape, inputs) as never);
     const out = flatten(y, "f(x)", isOperand, "the output of f", (m) => new OutputTypeError(`${caller}: ${m}`), leafShape);
     const outAtoms = out.leaves.map((leaf) => t.atomOf(leaf));
-    term = new TraceTerm(t.tape, [{ name: "x", shape, atoms: inputs.map((r) => r.atom) }], { shape: out.shape, atoms: outAtoms });
+    term = new TraceTerm(t.tape, [{ name: "x", shape, atoms }], { shape: out.shape, atoms: outAtoms });
   } finally {
     closeTrace(t);
   }
