@@ -249,6 +249,15 @@ export class Tape {
   apply(code: number, a: number, b = 0): number {
     const op = this.op;
     const val = this.val;
+    // no literal among the arguments (almost every instruction of a trace): nothing to fold
+    if (op[a] !== CONST && op[b] !== CONST) return this.push(code, a, b, binaryKernel(code, val[a], val[b]));
+    return this.applyToLiterals(code, a, b);
+  }
+
+  /** `apply` where an argument is a literal: folded if exact. */
+  private applyToLiterals(code: number, a: number, b: number): number {
+    const op = this.op;
+    const val = this.val;
     if (ARITY[code] === 1) {
       const y = KERNELS[code](val[a], 0);
       return op[a] === CONST ? this.constant(y) : this.push(code, a, 0, y);

@@ -122,7 +122,20 @@ export class Trace {
   /** While a reverse or tangent rule is being emitted: which one, for checkNaN's message. */
   context = "";
   /** An inner rd with checkNaN emitting its derivative here: its name (it asks for checks). */
-  nanCaller: string | null = null;
+  get nanCaller(): string | null {
+    return this.nanCallerName;
+  }
+  set nanCaller(name: string | null) {
+    this.nanCallerName = name;
+    this.checked = this.settings.checkNaN || name !== null || this.maxLength < Infinity;
+  }
+  private nanCallerName: string | null = null;
+  /**
+   * Whether every instruction is checked as it is recorded (checkNaN, maxLength): read
+   * per instruction, so kept in one field; without checks `applyScalar` stays small
+   * enough for V8 to inline into the primitives (a third of grad's time on W1).
+   */
+  private checked: boolean;
   /** > 0 while a user rule computes results of which only some are needed (checked after). */
   quiet = 0;
   /** Ties met while tracing (descriptions), for `ties: "warn"`. */
@@ -146,6 +159,7 @@ export class Trace {
     readonly tape: Tape = new Tape(),
   ) {
     this.maxLength = settings.maxLength;
+    this.checked = settings.checkNaN || this.maxLength < Infinity;
   }
 
   /** The variable standing for `x` in this trace: a literal, a variable, or a free one. */
@@ -184,6 +198,11 @@ export class Trace {
 
   /** `apply` on variables known to be reals (what almost every traced operation is). */
   applyScalar(code: number, a: number, b = 0): number {
+    return this.checked || KINKS[code] !== undefined ? this.applyChecked(code, a, b) : this.tape.apply(code, a, b);
+  }
+
+  /** `applyScalar` with its checks: kinks, NaN, the trace's length. */
+  private applyChecked(code: number, a: number, b: number): number {
     const tape = this.tape;
     const kink = KINKS[code];
     if (kink !== undefined && tape.op[a] !== CONST && kink(tape.val[a])) {
