@@ -33,7 +33,7 @@ import { newScratch, reverseSweep, type Scratch } from "../diff/sweep.js";
 import { runReals } from "../eval/evaluate.js";
 import { guardsHold, tensorReplay, type TensorReplay } from "../eval/replay.js";
 import { OutputTypeError } from "../errors.js";
-import { flatten, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
+import { allNumbers, flatten, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
 import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor } from "../trace/tensor.js";
@@ -151,12 +151,6 @@ function leavesOf(x: unknown): Leaves | null {
   } catch {
     return null;
   }
-}
-
-/** Whether every element is a number (a loop: `every` with a callback costs a few times more). */
-function allNumbers(x: readonly unknown[]): x is number[] {
-  for (let i = 0; i < x.length; i++) if (typeof x[i] !== "number") return false;
-  return true;
 }
 
 function cache(term: TraceTerm, key: string, guards: readonly Guard[], reportTies: boolean): Cached {
