@@ -250,6 +250,7 @@ export class Tape {
     const op = this.op;
     const val = this.val;
     // no literal among the arguments (almost every instruction of a trace): nothing to fold
+    // (a unary op's b is 0, whichever variable that is: a literal there only costs the longer way)
     if (op[a] !== CONST && op[b] !== CONST) return this.push(code, a, b, binaryKernel(code, val[a], val[b]));
     return this.applyToLiterals(code, a, b);
   }
