@@ -456,8 +456,9 @@ export function applyGeneric(code: number, args: readonly unknown[], params: unk
     if (typeof dims === "string") throw shapeError(name, dims, ds.map((d) => d.dims));
     return concrete(spec.forward(ds.map(value), ds.map((d) => d.dims), params, dims), dims);
   }
-  const kernel = (primitiveOf(code).spec as { forward: (a: number, b: number) => number }).forward;
-  if (ds.length === 1) return concrete(kernels.map(ds[0].data, (x) => kernel(x, 0)), ds[0].dims);
+  const kernel = KERNELS[code];
+  // the kernel itself, as compute (tape.ts) passes it: map knows Math.tanh, exp… and runs a loop of its own
+  if (ds.length === 1) return concrete(kernels.map(ds[0].data, kernel as (x: number) => number), ds[0].dims);
   const dims = broadcastDims(ds[0].dims, ds[1].dims);
   if (typeof dims === "string") throw shapeError(name, dims);
   return concrete(kernels.zip(value(ds[0]), ds[0].dims, value(ds[1]), ds[1].dims, dims, kernel), dims);
