@@ -5,14 +5,20 @@
  *
  * Formulas are above each entry; `ȳ` is the output cotangent, `ẋ` a tangent.
  */
-import { alloc, pooledCopy } from "./pool.js";
+import { alloc, pooledCopy, release } from "./pool.js";
 import { broadcastAxes, broadcastDims, reducedDims, sameDims, showDims, size, type Dims } from "./dims.js";
 import * as K from "./kernels.js";
 import type { Buf, ConvDims, ReduceParams, TensorEmitter, TensorOp } from "./op.js";
 
 const buf = (b: Buf): Float64Array => (typeof b === "number" ? Float64Array.of(b) : b);
 /** A kernel's result as a Buf: a number when the output is a scalar. */
-const out = (r: Float64Array, dims: Dims): Buf => (dims.length === 0 ? r[0] : r);
+/** A kernel's fresh result as dims say: the buffer, or for a real its element (the buffer back to the pool). */
+const out = (r: Float64Array, dims: Dims): Buf => {
+  if (dims.length > 0) return r;
+  const v = r[0];
+  release(r);
+  return v;
+};
 
 /** `x` summed back to dims `to` it was broadcast from (the adjoint of broadcasting). */
 export function sumTo<A>(e: TensorEmitter<A>, x: A, to: Dims): A {

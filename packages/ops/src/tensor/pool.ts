@@ -40,7 +40,7 @@ export function alloc(n: number, dirty = false): Float64Array {
 
 /** Give a buffer back; the caller guarantees nothing refers to it any more. One `alloc` did not make is left to the collector. */
 export function release(b: Float64Array): void {
-  if (b.length < 64 || poolStats.bytes + b.byteLength > MAX_BYTES || b.byteOffset !== 0 || b.length !== b.buffer.byteLength / 8) return;
+  if (poolStats.bytes + b.byteLength > MAX_BYTES || b.byteOffset !== 0 || b.length !== b.buffer.byteLength / 8) return;
   if (!issued.has(b.buffer as ArrayBuffer)) return;
   let list = free.get(b.length);
   if (list === undefined) free.set(b.length, (list = []));
