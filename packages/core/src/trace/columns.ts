@@ -12,31 +12,33 @@
 export type Column = Uint8Array | Uint16Array | Int32Array | Float64Array;
 
 const MAX_BYTES = 64 * 2 ** 20;
-const pool = new Map<string, Column[]>();
+type Kind = { new (n: number): Column; readonly name: string };
+/** Columns kept, by kind (the typed array's constructor) and length: no string key to build per call. */
+const pool = new Map<Kind, Map<number, Column[]>>();
 let kept = 0;
-
-const keyOf = (kind: string, length: number): string => `${kind}:${length}`;
 
 /** A column of `length` entries (contents unspecified): recycled if one is kept, else new. */
 export function takeColumn<T extends Column>(make: { new (n: number): T; readonly name: string }, length: number): T {
-  const free = pool.get(keyOf(make.name, length));
-  const c = free?.pop();
+  const c = pool.get(make)?.get(length)?.pop();
   if (c === undefined) return new make(length);
   kept -= c.byteLength;
   return c as T;
 }
 
 /** Whether a column of this kind and length is kept. */
-export function isKept(make: { readonly name: string }, length: number): boolean {
-  return (pool.get(keyOf(make.name, length))?.length ?? 0) > 0;
+export function isKept(make: Kind, length: number): boolean {
+  return (pool.get(make)?.get(length)?.length ?? 0) > 0;
 }
 
 /** Hand back a column nobody will read again. */
 export function giveColumn(c: Column): void {
   if (kept + c.byteLength > MAX_BYTES) return;
-  const key = keyOf(c.constructor.name, c.length);
-  if (!pool.has(key)) pool.set(key, []);
-  pool.get(key)!.push(c);
+  const kind = c.constructor as Kind;
+  let byLength = pool.get(kind);
+  if (byLength === undefined) pool.set(kind, (byLength = new Map()));
+  let free = byLength.get(c.length);
+  if (free === undefined) byLength.set(c.length, (free = []));
+  free.push(c);
   kept += c.byteLength;
 }
 

@@ -36,6 +36,10 @@ const SUB = CODE.sub;
 const DIV = CODE.div;
 
 const INITIAL_CAPACITY = 64;
+/** A recycled tape's columns: empty (nothing can be written to them), shared. */
+const NO_OPS = new Uint16Array(0);
+const NO_INDICES = new Int32Array(0);
+const NO_VALUES = new Float64Array(0);
 
 /** The capacity of the last tape recycled: a training loop's next trace is as long. */
 let lastRecycled = INITIAL_CAPACITY;
@@ -76,8 +80,7 @@ export class Tape {
 
   /** A copy to append to: same variables, same values. */
   extend(): Tape {
-    const t = new Tape();
-    t.reserve(this.length * 2 + INITIAL_CAPACITY);
+    const t = new Tape(this.length * 2 + INITIAL_CAPACITY);
     t.op.set(this.op.subarray(0, this.length));
     t.a.set(this.a.subarray(0, this.length));
     t.b.set(this.b.subarray(0, this.length));
@@ -156,9 +159,9 @@ export class Tape {
   recycle(): void {
     lastRecycled = this.op.length;
     for (const c of [this.op, this.a, this.b, this.val, this.x]) giveColumn(c);
-    this.op = new Uint16Array(0);
-    this.a = this.b = this.x = new Int32Array(0);
-    this.val = new Float64Array(0);
+    this.op = NO_OPS;
+    this.a = this.b = this.x = NO_INDICES;
+    this.val = NO_VALUES;
     this.length = 0;
   }
 
