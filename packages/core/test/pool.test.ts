@@ -6,6 +6,7 @@ import ndarray from "ndarray";
 import { poolStats } from "@wengert/ops";
 import { describe, expect, it } from "vitest";
 import { add, grad, matmul, sum, tanh, traceOf, valueAndGrad, type NdArray, type Tensor } from "../src/index.js";
+import { keptBytes } from "../src/trace/columns.js";
 
 const X = ndarray(Float64Array.from({ length: 32 * 16 }, (_, i) => Math.cos(i)), [32, 16]);
 const loss = (p: { W: Tensor; b: Tensor }) => sum(tanh(add(matmul(X, p.W), p.b)));
@@ -44,6 +45,14 @@ describe("buffer pool", () => {
     const after = poolStats.bytes;
     for (let i = 0; i < 20; i++) valueAndGrad(loss, p);
     expect(poolStats.bytes).toBe(after);
+  });
+  it("the tapes' columns come back too: a grad on tensors takes them from the column pool and gives them back", () => {
+    const p = params();
+    for (let i = 0; i < 3; i++) grad(loss, p);
+    const kept = keptBytes();
+    expect(kept).toBeGreaterThan(0);
+    for (let i = 0; i < 10; i++) grad(loss, p);
+    expect(keptBytes()).toBe(kept);
   });
   it("a term kept for inspection keeps its buffers", () => {
     const term = traceOf(loss, params());

@@ -229,6 +229,8 @@ describe("other misuses of tensors", () => {
       return sum(t);
     }, Float64Array.from([1, 2]));
     expect(() => sum(leaked!)).toThrow(ClosedTraceError);
+    expect(() => sum(leaked!)).toThrow(/^sum: a traced value \(v0, dims \[2\]\) was used after the grad call that traced it returned/);
+    expect(String(leaked)).toBe("Tensor[2]");
     expect(() => grad((u: Tensor) => sum(mul(u, leaked!)), Float64Array.from([1, 2]))).toThrow(ClosedTraceError);
   });
 

@@ -24,7 +24,7 @@ export type RealResult = Scalar;
 /** The dims of any operand (`[]` for a real). */
 export function shapeOf(v: Operand): number[] {
   if (typeof v === "number" || v instanceof Real) return [];
-  if (v instanceof Tensor) return [...v.trace.tape.dims(v.atom)];
+  if (v instanceof Tensor) return [...v.dims];
   if (v instanceof Float64Array) return [v.length];
   if (isConcreteTensor(v)) return [...v.shape];
   throw shapeError("shapeOf", `the argument is ${describe(v)}, not a real or a tensor`);

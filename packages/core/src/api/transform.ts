@@ -127,7 +127,7 @@ export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}
 /** The structure of a leaf: a real, or a tensor with its dims and container. */
 export function leafShape(v: Operand): Shape {
   if (typeof v === "number" || v instanceof Real) return REAL;
-  if (v instanceof Tensor) return { kind: "tensor", dims: v.trace.tape.dims(v.atom), container: "ndarray" };
+  if (v instanceof Tensor) return { kind: "tensor", dims: v.dims, container: "ndarray" };
   return concreteShape(v);
 }
 
@@ -227,8 +227,13 @@ export function apply(
       term: recycle ? null : emitted,
       opaque: sink.opaque,
     };
-    // the user's values are copies: the buffers of C and of its derivative can be reused
-    if (recycle && inspect === undefined) sink.tape.releaseBuffers();
+    // the user's values are copies: the buffers of C and of its derivative can be reused,
+    // and so can both tapes' columns (C's last, so that the next trace starts as long as C)
+    if (recycle && inspect === undefined) {
+      sink.tape.releaseBuffers();
+      sink.tape.recycle();
+      term.tape.recycle();
+    }
     return applied;
   }
   const t: Trace = target;

@@ -26,14 +26,19 @@ export interface Dense {
 
 /** A traced tensor: its trace and its variable there. */
 export class Tensor {
+  /** Its dims, fixed when it was traced (kept here: they outlive a recycled tape). */
+  readonly dims: Dims;
+
   constructor(
     readonly trace: Trace,
     readonly atom: number,
-  ) {}
+  ) {
+    this.dims = trace.tape.dims(atom);
+  }
 
-  /** The dims of the tensor (fixed when it was traced). */
+  /** The dims of the tensor. */
   get shape(): number[] {
-    return [...this.trace.tape.dims(this.atom)];
+    return [...this.dims];
   }
 
   /**
@@ -42,22 +47,22 @@ export class Tensor {
    */
   get value(): NdArray {
     if (this.trace.closed) {
-      throw new ClosedTraceError(`A traced tensor (dims ${showDims(this.trace.tape.dims(this.atom))}) was read after the ${this.trace.caller} call that traced it returned; return what you need from f instead.`);
+      throw new ClosedTraceError(`A traced tensor (dims ${showDims(this.dims)}) was read after the ${this.trace.caller} call that traced it returned; return what you need from f instead.`);
     }
     this.trace.opaque = true;
-    return ndarray(this.trace.tape.buf(this.atom).slice(), [...this.trace.tape.dims(this.atom)]);
+    return ndarray(this.trace.tape.buf(this.atom).slice(), [...this.dims]);
   }
 
   [Symbol.toPrimitive](hint: string): string {
     if (hint === "string") return this.toString();
     throw new TracedOperatorError(
-      `A traced tensor (dims ${showDims(this.trace.tape.dims(this.atom))}) was used with a JavaScript operator. ` +
+      `A traced tensor (dims ${showDims(this.dims)}) was used with a JavaScript operator. ` +
         `Use wengert's functions (add, mul, matmul, sum, …), which work on tensors, numbers and traced values alike.`,
     );
   }
 
   toString(): string {
-    return `Tensor${showDims(this.trace.tape.dims(this.atom))}`;
+    return `Tensor${showDims(this.dims)}`;
   }
 
   [Symbol.for("nodejs.util.inspect.custom")](): string {

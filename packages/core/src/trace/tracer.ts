@@ -13,7 +13,7 @@
  * inner trace term of the paper's nested examples (end of Sec. 3).
  */
 import ndarray from "ndarray";
-import { alloc, broadcastDims, kernels, predicates, showDims, size, type Dims, type Emitter, type PredicateName, type TensorEmitter, type UnaryOp } from "@wengert/ops";
+import { alloc, binaryOps, broadcastDims, kernels, predicates, showDims, size, unaryOps, type BinaryName, type Dims, type Emitter, type PredicateName, type TensorEmitter, type UnaryName, type UnaryOp } from "@wengert/ops";
 import { ClosedTraceError, NaNError, ShapeError, TieError, TraceLengthError, TracedOperatorError, WengertError } from "../errors.js";
 import { describe } from "../structure.js";
 import { atCallSite } from "./callsite.js";
@@ -347,8 +347,8 @@ export function shapeError(name: string, message: string, dims?: readonly Dims[]
 
 export function live(r: Real | Tensor, where: string): Trace {
   if (r.trace.closed) {
-    const recycled = r.atom >= r.trace.tape.length;
-    const what = recycled ? "its value gone with its trace" : r instanceof Real ? `value ${valueOf(r)}` : `dims ${showDims(r.trace.tape.dims(r.atom))}`;
+    // a tensor keeps its dims; a real's value goes when its tape is recycled (columns.ts)
+    const what = r instanceof Tensor ? `dims ${showDims(r.dims)}` : r.atom >= r.trace.tape.length ? "its value gone with its trace" : `value ${valueOf(r)}`;
     throw new ClosedTraceError(
       `${where}: a traced value (v${r.atom}, ${what}) was used after the ${r.trace.caller} call that traced it returned. ` +
         `Traced values live only while their ${r.trace.caller} runs: return what you need from f instead of keeping it outside.`,
@@ -423,7 +423,7 @@ function concrete(y: number | Float64Array, dims: Dims): Operand {
 export function primalOf(v: Operand, where: string): number | Dense {
   if (typeof v === "number") return v;
   if (v instanceof Real) return valueOf(v);
-  if (v instanceof Tensor) return { dims: v.trace.tape.dims(v.atom), data: v.trace.tape.buf(v.atom) };
+  if (v instanceof Tensor) return { dims: v.dims, data: v.trace.tape.buf(v.atom) };
   return toDense(v, where);
 }
 
@@ -530,50 +530,113 @@ export function primal(x: Scalar): number {
 /**
  * Primitives as methods emitting into a sink (a trace, or a tape being built): the
  * emitter that reverse rules run against when derivatives are built symbolically.
+ * User primitives' rules are written with the public functions: they find the trace
+ * as the emitter's `sink`.
  */
 export function emitterFor(sink: Trace): TensorEmitter<number> {
-  const e: Record<string, unknown> = { lit: (c: number) => sink.constant(c) };
-  PRIMITIVES.forEach((p, i) => {
-    const code = FIRST_PRIMITIVE + i;
-    if (IS_TENSOR_OP[code]) return;
-    e[p.name] = p.spec.arity === 1 ? (x: number) => sink.apply(code, x) : (a: number, b: number) => sink.apply(code, a, b);
-  });
-  const tape = sink.tape;
-  const op = (name: keyof typeof CODE, args: readonly number[], params?: unknown): number => sink.applyOp(CODE[name], args, params);
-  const reduce = (name: "sum" | "max" | "min" | "logsumexp") => (x: number, axes: readonly number[], keepdims: boolean) => op(name, [x], { axes, keepdims });
-  const tensor: Omit<TensorEmitter<number>, keyof Emitter<number>> = {
-    dims: (x) => tape.dims(x),
-    zeros: (dims) => tape.tensorConstant({ dims, data: alloc(size(dims)) }),
+  const e = Object.create(emitterMethods()) as { sink: Trace };
+  e.sink = sink;
+  return e as unknown as TensorEmitter<number>;
+}
+
+/** The emitter's methods, shared by every emitter (each reads its sink from `this`), made once. */
+let methods: object | null = null;
+
+function emitterMethods(): object {
+  if (methods !== null) return methods;
+  type This = { readonly sink: Trace };
+  const m: Record<string, unknown> = {
+    lit(this: This, c: number) {
+      return this.sink.constant(c);
+    },
+  };
+  // the built-in scalar primitives: the rules are written with them (a user primitive's rules with the public functions)
+  for (const name of Object.keys(unaryOps) as UnaryName[]) {
+    const code = CODE[name];
+    m[name] = function (this: This, x: number) {
+      return this.sink.apply(code, x);
+    };
+  }
+  for (const name of Object.keys(binaryOps) as BinaryName[]) {
+    const code = CODE[name];
+    m[name] = function (this: This, a: number, b: number) {
+      return this.sink.apply(code, a, b);
+    };
+  }
+  const op = (sink: Trace, name: keyof typeof CODE, args: readonly number[], params?: unknown): number => sink.applyOp(CODE[name], args, params);
+  const reduce = (name: "sum" | "max" | "min" | "logsumexp") =>
+    function (this: This, x: number, axes: readonly number[], keepdims: boolean) {
+      return op(this.sink, name, [x], { axes, keepdims });
+    };
+  type Tensorial = Omit<TensorEmitter<number>, keyof Emitter<number>>;
+  const tensor: { [K in keyof Tensorial]: (this: This, ...args: Parameters<Tensorial[K]>) => ReturnType<Tensorial[K]> } = {
+    dims(x) {
+      return this.sink.tape.dims(x);
+    },
+    zeros(dims) {
+      return this.sink.tape.tensorConstant({ dims, data: alloc(size(dims)) });
+    },
     sum: reduce("sum"),
     max: reduce("max"),
     min: reduce("min"),
     logsumexp: reduce("logsumexp"),
-    reshape: (x, dims) => op("reshape", [x], { dims }),
-    broadcastTo: (x, dims) => op("broadcastTo", [x], { dims }),
-    transpose: (x, perm) => op("transpose", [x], { perm }),
-    matmul: (a, b) => op("matmul", [a, b]),
-    slice: (x, starts, ends) => op("slice", [x], { starts, ends }),
-    index: (x, at) => op("index", [x], { at }),
-    embed: (dims, pieces, starts) => op("embed", pieces, { dims, starts }),
-    pack: (xs) => op("pack", xs),
-    gather: (x, indices, axis) => op("gather", [x], { indices, axis }),
-    scatterAdd: (t, indices, values, axis) => op("scatterAdd", [t, values], { indices, axis }),
-    concat: (xs, axis) => op("concat", xs, { axis }),
-    where: (m, a, b) => op("where", [m, a, b]),
+    reshape(x, dims) {
+      return op(this.sink, "reshape", [x], { dims });
+    },
+    broadcastTo(x, dims) {
+      return op(this.sink, "broadcastTo", [x], { dims });
+    },
+    transpose(x, perm) {
+      return op(this.sink, "transpose", [x], { perm });
+    },
+    matmul(a, b) {
+      return op(this.sink, "matmul", [a, b]);
+    },
+    slice(x, starts, ends) {
+      return op(this.sink, "slice", [x], { starts, ends });
+    },
+    index(x, at) {
+      return op(this.sink, "index", [x], { at });
+    },
+    embed(dims, pieces, starts) {
+      return op(this.sink, "embed", pieces, { dims, starts });
+    },
+    pack(xs) {
+      return op(this.sink, "pack", xs);
+    },
+    gather(x, indices, axis) {
+      return op(this.sink, "gather", [x], { indices, axis });
+    },
+    scatterAdd(t, indices, values, axis) {
+      return op(this.sink, "scatterAdd", [t, values], { indices, axis });
+    },
+    concat(xs, axis) {
+      return op(this.sink, "concat", xs, { axis });
+    },
+    where(m, a, b) {
+      return op(this.sink, "where", [m, a, b]);
+    },
     // a mask decided on the values a rule sees, emitted as a literal (see decideTensor)
-    decide: (pred, a, b) => {
+    decide(pred, a, b) {
+      const sink = this.sink;
+      const tape = sink.tape;
       if (tape.op[a] !== CONST || tape.op[b] !== CONST) sink.opaque = true;
       const dims = broadcastDims(tape.dims(a), tape.dims(b));
       if (typeof dims === "string") throw shapeError(pred, dims);
       const test = predicates[pred].test;
       return tape.tensorConstant({ dims, data: kernels.zip(tape.value(a), tape.dims(a), tape.value(b), tape.dims(b), dims, (x, y) => (test(x, y) ? 1 : 0)) });
     },
-    conv2d: (x, w, p) => op("conv2d", [x, w], p),
-    conv2dInput: (g, w, p) => op("conv2dInput", [g, w], p),
-    conv2dFilter: (x, g, p) => op("conv2dFilter", [x, g], p),
+    conv2d(x, w, p) {
+      return op(this.sink, "conv2d", [x, w], p);
+    },
+    conv2dInput(g, w, p) {
+      return op(this.sink, "conv2dInput", [g, w], p);
+    },
+    conv2dFilter(x, g, p) {
+      return op(this.sink, "conv2dFilter", [x, g], p);
+    },
   };
-  Object.assign(e, tensor);
-  // user primitives' rules are written with the public functions: they need the trace
-  Object.defineProperty(e, "sink", { value: sink });
-  return e as TensorEmitter<number>;
+  Object.assign(m, tensor);
+  methods = m;
+  return m;
 }
