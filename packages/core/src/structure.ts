@@ -124,6 +124,7 @@ export function assemble<R>(
   tuple: (items: R[], shapes: readonly Shape[]) => R,
   record: (keys: readonly string[], fields: R[], shapes: readonly Shape[]) => R,
 ): R {
+  if (shape.kind === "real" || shape.kind === "tensor") return leaves[0];
   if (realVectors.has(shape)) {
     const items = (shape as { items: readonly Shape[] }).items;
     return tuple(leaves.slice(0, items.length), items);

@@ -90,7 +90,7 @@ export class Tape {
     t.length = this.length;
     for (const v of this.frees) t.frees.push(v);
     for (const [c, v] of this.consts) t.consts.set(c, v);
-    t.recent.set(this.recent);
+    for (let i = 0; i < 8; i++) t.recent[i] = this.recent[i];
     t.slot = this.slot;
     t.negZero = this.negZero;
     return t;
@@ -232,7 +232,8 @@ export class Tape {
   }
 
   /** [value, variable] pairs of recently used literals (NaN: empty). */
-  private readonly recent = new Float64Array(8).fill(NaN);
+  // a plain array: a typed array of 8 was a fifth of the cost of making a tape
+  private readonly recent: number[] = [NaN, NaN, NaN, NaN, NaN, NaN, NaN, NaN];
   private slot = 0;
 
   free(value: unknown, current: number): number {
