@@ -13,7 +13,7 @@
  * inner trace term of the paper's nested examples (end of Sec. 3).
  */
 import ndarray from "ndarray";
-import { alloc, binaryOps, broadcastDims, kernels, predicates, showDims, size, unaryOps, type BinaryName, type Dims, type Emitter, type PredicateName, type TensorEmitter, type UnaryName, type UnaryOp } from "@wengert/ops";
+import { alloc, BINARY_NAMES, broadcastDims, kernels, predicates, showDims, size, UNARY_NAMES, type Dims, type Emitter, type PredicateName, type TensorEmitter, type UnaryOp } from "@wengert/ops";
 import { ClosedTraceError, NaNError, ShapeError, TieError, TraceLengthError, TracedOperatorError, WengertError } from "../errors.js";
 import { describe } from "../structure.js";
 import { atCallSite } from "./callsite.js";
@@ -551,13 +551,13 @@ function emitterMethods(): object {
     },
   };
   // the built-in scalar primitives: the rules are written with them (a user primitive's rules with the public functions)
-  for (const name of Object.keys(unaryOps) as UnaryName[]) {
+  for (const name of UNARY_NAMES) {
     const code = CODE[name];
     m[name] = function (this: This, x: number) {
       return this.sink.apply(code, x);
     };
   }
-  for (const name of Object.keys(binaryOps) as BinaryName[]) {
+  for (const name of BINARY_NAMES) {
     const code = CODE[name];
     m[name] = function (this: This, a: number, b: number) {
       return this.sink.apply(code, a, b);
