@@ -62,7 +62,8 @@ export function flatten<L>(
   fail: (message: string) => Error = (m) => new InputTypeError(m),
   leafShape: (leaf: L) => Shape = () => REAL,
 ): Flat<L> {
-  // x as an array of numbers, the most common input by far: no walk (a number is a `real` leaf)
+  // a number, or x as an array of numbers, the most common inputs by far: no walk (a number is a `real` leaf)
+  if (typeof value === "number" && isLeaf(value)) return { shape: REAL, leaves: [value] };
   if (Array.isArray(value) && allNumbers(value) && isLeaf(0)) return { shape: realVector(value.length), leaves: value.slice() as L[] };
   const leaves: L[] = [];
   // the keys from the root down to the part being walked: its path is written only for a message
@@ -220,7 +221,8 @@ export function flattenLike<L>(
   mismatch: (path: string, expected: Shape, actual: string) => Error,
   leafShape: (leaf: L) => Shape = () => REAL,
 ): L[] {
-  // a vector of numbers where one is expected (a seed or tangent for x = number[]): no walk
+  // a number, or a vector of numbers, where one is expected (a seed, a tangent for x = number[]): no walk
+  if (expected.kind === "real" && typeof value === "number" && isLeaf(value)) return [value];
   if (realVectors.has(expected) && Array.isArray(value) && value.length === (expected as { items: readonly Shape[] }).items.length && allNumbers(value) && isLeaf(0)) {
     return value.slice() as L[];
   }
