@@ -9,7 +9,7 @@ import { CODE, CONST } from "../src/trace/opcodes.js";
 import { Tape } from "../src/trace/tape.js";
 import { keptBytes } from "../src/trace/columns.js";
 import { chain, chainDerivative } from "./helpers/chain.js";
-import { grad, sum as sumT, tanh as tanhT, mul as mulT, type Scalar, type Tensor } from "../src/index.js";
+import { grad, sin as sinT, sum as sumT, tanh as tanhT, mul as mulT, type Scalar, type Tensor } from "../src/index.js";
 
 describe("tape literals", () => {
   it("the same value gives the same variable, another value another, in any order", () => {
@@ -77,6 +77,21 @@ describe("tape columns recycled between traces (trace/columns.ts)", () => {
     const again = Tape.reusing();
     expect(again.op.length).toBe(capacity);
     again.recycle();
+  });
+
+  it("a grad inside a grad hands its trace's columns back once its derivative is in the enclosing trace", () => {
+    // f'' of x ↦ x³ sin x by grad of grad: many inner traces, each of a few instructions
+    const second = (x: number): number => grad((y: Scalar) => grad((z: Scalar) => mulT(mulT(mulT(z, z), z), sinT(z)), y), x) as number;
+    const want = (x: number): number => 6 * x * Math.sin(x) + 6 * x * x * Math.cos(x) - x ** 3 * Math.sin(x);
+    for (let k = 0; k < 3; k++) second(0.5);
+    const kept = keptBytes();
+    expect(kept).toBeGreaterThan(0);
+    for (const x of [0.3, 0.7, 1.1, -2]) expect(second(x)).toBeCloseTo(want(x), 12);
+    expect(keptBytes()).toBe(kept);
+    // the inner trace's tape was recycled: a value leaked from it is gone (its trace closed either way)
+    let inner: Scalar = 0;
+    grad((y: Scalar) => grad((z: Scalar) => ((inner = z), mulT(z, z)), y), 0.5);
+    expect(() => mulT(inner, 2)).toThrow(/a traced value \(v0, its value gone with its trace\) was used after the grad call/);
   });
 
   it("recycled columns give the same derivatives, also after tensor tapes used them", () => {

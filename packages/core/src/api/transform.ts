@@ -200,7 +200,7 @@ export function apply(
   resultShape: Shape,
   inspect?: Inspect,
   outermost = false,
-  /** At the outermost level, recycle the tensor buffers once the results are read (nothing keeps the term). */
+  /** Nothing keeps the term: recycle its columns once the results are read, and at the outermost level its tensor buffers. */
   recycle = false,
 ): Applied {
   const { term } = traced;
@@ -251,5 +251,8 @@ export function apply(
   } finally {
     t.nanCaller = saved;
   }
+  // the term is placed in t now: when nobody keeps it, its tape's columns serve the next
+  // trace (its tensor buffers stay: t may hold its literals' as its own)
+  if (recycle) term.tape.recycle();
   return { outputs: d.outputs.map((v) => wrap(t, v)), results: d.results.map((v) => wrap(t, v)), term: null, opaque: t.opaque };
 }
