@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   abs, add, ClosedTraceError, derivativeOf, eq, grad, InputTypeError, jvp, lt, mul, OutputTypeError, rd, type Real,
-  type Scalar, SeedMismatchError, sin, TieError, TracedOperatorError, valueAndGrad, WengertError,
+  type Scalar, SeedMismatchError, sin, TieError, TracedOperatorError, valueAndGrad, vjp, WengertError,
 } from "../src/index.js";
 
 afterEach(() => vi.restoreAllMocks());
@@ -62,10 +62,12 @@ describe("traced values", () => {
     expect(() => sin(leaked)).toThrow("sin: a traced value (v1, its value gone with its trace) was used after the grad call that traced it returned.");
     expect(() => (leaked as unknown as Real).value).toThrow(ClosedTraceError);
     expect((leaked as unknown as Real).toString()).toBe("Real(?)");
-    // where the tape is not recycled (jvp), the message shows the value
+    // where the tape is not recycled (vjp: its pullback reads the term), the message shows the value
     let kept: Scalar = 0;
+    vjp((x: Scalar) => ((kept = mul(x, x)), sin(kept)), 2);
+    expect(() => sin(kept)).toThrow("sin: a traced value (v1, value 4) was used after the vjp call that traced it returned.");
     jvp((x: Scalar) => ((kept = mul(x, x)), sin(kept)), 2, 1);
-    expect(() => sin(kept)).toThrow("sin: a traced value (v1, value 4) was used after the jvp call that traced it returned.");
+    expect(() => sin(kept)).toThrow("sin: a traced value (v1, its value gone with its trace) was used after the jvp call that traced it returned.");
     expect(() => grad((y: Scalar) => mul(y, leaked), 1)).toThrow(ClosedTraceError);
     expect(() => rd((y: Scalar) => y, leaked as never, 1)).toThrow(ClosedTraceError);
     expect(() => lt(leaked, 1)).toThrow(ClosedTraceError);

@@ -29,9 +29,12 @@ export function jvpAs(caller: string, f: Fn, x: unknown, v: unknown, options?: R
   if (term.tape.tensorCount === 0 && !traced.trace.settings.checkNaN && !usesUserOps(term) && isOutermost(traced, tangents)) {
     // nothing will look at the tangent term: evaluate it without building it
     const dt = tangentSweep(term, (tangents as Scalar[]).map(primal));
-    return [unflatten(out, term.output.atoms.map((a) => term.tape.val[a])), unflatten(out, dt)];
+    const value = unflatten(out, term.output.atoms.map((a) => term.tape.val[a]));
+    term.tape.recycle(); // nobody holds the term: its columns serve the next trace
+    return [value, unflatten(out, dt)];
   }
-  const { outputs, results } = apply(traced, pushforward, { name: "v", shape: xs, leaves: tangents }, out);
+  // nobody keeps the term either: its columns (and at the outermost level its buffers) are recycled
+  const { outputs, results } = apply(traced, pushforward, { name: "v", shape: xs, leaves: tangents }, out, undefined, false, true);
   return [unflatten(out, outputs), unflatten(out, results)];
 }
 
