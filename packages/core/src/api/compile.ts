@@ -188,7 +188,7 @@ function interpret(c: Cached, inputs: readonly number[]): [number, number[]] | n
  */
 function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean): [number, unknown, TensorReplay | null] {
   const { term } = traced;
-  const applied = apply(traced, differentiate, SEED, term.params[0].shape, undefined, true, !replayable);
+  const applied = apply(traced, differentiate, SEED, term.params[0].shape, undefined, true, replayable ? "both" : "neither");
   const value = applied.outputs[0] as number;
   const g = unflatten(term.params[0].shape, applied.results);
   const program = applied.term;

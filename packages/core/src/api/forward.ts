@@ -34,7 +34,7 @@ export function jvpAs(caller: string, f: Fn, x: unknown, v: unknown, options?: R
     return [value, unflatten(out, dt)];
   }
   // nobody keeps the term either: its columns (and at the outermost level its buffers) are recycled
-  const { outputs, results } = apply(traced, pushforward, { name: "v", shape: xs, leaves: tangents }, out, undefined, false, true);
+  const { outputs, results } = apply(traced, pushforward, { name: "v", shape: xs, leaves: tangents }, out, undefined, false, "neither");
   return [unflatten(out, outputs), unflatten(out, results)];
 }
 

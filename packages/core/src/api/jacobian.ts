@@ -80,11 +80,11 @@ function byReverse(traced: TracedFn): unknown {
   const out = traced.term.output.shape;
   const xs = traced.term.params[0].shape;
   if (hasTensor(out) || hasTensor(xs)) {
-    return tensorBlocks(traced, out, xs, "reverse", (seed) => apply(traced, differentiate, { name: "W", shape: out, leaves: leavesLike(caller(traced), "seed", out, seed, "f(x)") }, xs).results);
+    return tensorBlocks(traced, out, xs, "reverse", (seed) => apply(traced, differentiate, { name: "W", shape: out, leaves: leavesLike(caller(traced), "seed", out, seed, "f(x)") }, xs, undefined, false, "trace").results);
   }
   const rows = Array.from({ length: countLeaves(out) }, (_, j) => {
     const seed = leavesLike(caller(traced), "seed", out, oneHot(out, j), "f(x)");
-    return unflatten(xs, apply(traced, differentiate, { name: "W", shape: out, leaves: seed }, xs).results);
+    return unflatten(xs, apply(traced, differentiate, { name: "W", shape: out, leaves: seed }, xs, undefined, false, "trace").results);
   });
   return unflatten(out, rows);
 }
@@ -93,11 +93,11 @@ function byForward(traced: TracedFn): unknown {
   const out = traced.term.output.shape;
   const xs = traced.term.params[0].shape;
   if (hasTensor(out) || hasTensor(xs)) {
-    return tensorBlocks(traced, out, xs, "forward", (v) => apply(traced, pushforward, { name: "v", shape: xs, leaves: leavesLike(caller(traced), "v", xs, v, "x") }, out).results);
+    return tensorBlocks(traced, out, xs, "forward", (v) => apply(traced, pushforward, { name: "v", shape: xs, leaves: leavesLike(caller(traced), "v", xs, v, "x") }, out, undefined, false, "trace").results);
   }
   const columns: unknown[][] = Array.from({ length: countLeaves(xs) }, (_, i) => {
     const v = leavesLike(caller(traced), "v", xs, oneHot(xs, i), "x");
-    return apply(traced, pushforward, { name: "v", shape: xs, leaves: v }, out).results;
+    return apply(traced, pushforward, { name: "v", shape: xs, leaves: v }, out, undefined, false, "trace").results;
   });
   const rows = Array.from({ length: countLeaves(out) }, (_, j) => unflatten(xs, columns.map((c) => c[j])));
   return unflatten(out, rows);
@@ -203,7 +203,7 @@ function gradOfTrace(caller: string, inner: TracedFn, seed: readonly Operand[]):
   const xs = term.params[0].shape;
   return ((y: unknown): unknown => {
     const point = leavesLike(caller, "x", xs, y, "x");
-    return unflatten(xs, apply({ ...inner, point }, differentiate, { name: "W", shape: out, leaves: seed }, xs).results);
+    return unflatten(xs, apply({ ...inner, point }, differentiate, { name: "W", shape: out, leaves: seed }, xs, undefined, false, "trace").results);
   }) as Fn;
 }
 

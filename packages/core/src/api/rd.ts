@@ -38,7 +38,7 @@ export function rdWithValue(
     term.tape.recycle(); // nobody holds the term: its columns serve the next trace
     return [value, unflatten(term.params[0].shape, cotangents)];
   }
-  const { outputs, results } = apply(traced, differentiate, { name: "W", shape: out, leaves: seed }, traced.term.params[0].shape, inspect, false, inspect === undefined);
+  const { outputs, results } = apply(traced, differentiate, { name: "W", shape: out, leaves: seed }, traced.term.params[0].shape, inspect, false, inspect === undefined ? "neither" : "both");
   return [unflatten(out, outputs), unflatten(traced.term.params[0].shape, results)];
 }
 

@@ -190,6 +190,13 @@ export interface Applied {
 }
 
 /**
+ * What the caller of `apply` goes on reading, besides the results (which are copies at
+ * the outermost level): the trace term C and the emitted term, C alone (a Jacobian
+ * applies it once per column), or neither. What nobody reads is recycled.
+ */
+export type Keep = "both" | "trace" | "neither";
+
+/**
  * Emit `transform` of the traced term with extra inputs `extras` (named `name`, shaped
  * `extraShape`), whose results have the structure `resultShape`.
  */
@@ -200,8 +207,7 @@ export function apply(
   resultShape: Shape,
   inspect?: Inspect,
   outermost = false,
-  /** Nothing keeps the term: recycle its columns once the results are read, and at the outermost level its tensor buffers. */
-  recycle = false,
+  keep: Keep = "both",
 ): Applied {
   const { term } = traced;
   const target = outermost ? null : enclosing(traced, extra.leaves);
@@ -224,15 +230,16 @@ export function apply(
     const applied = {
       outputs: d.outputs.map((v, j) => userValue(sink.tape, v, outShapes[j])),
       results: d.results.map((v, j) => userValue(sink.tape, v, resultShapes[j])),
-      term: recycle ? null : emitted,
+      term: keep === "both" ? emitted : null,
       opaque: sink.opaque,
     };
-    // the user's values are copies: the buffers of C and of its derivative can be reused,
-    // and so can both tapes' columns (C's last, so that the next trace starts as long as C)
-    if (recycle && inspect === undefined) {
-      sink.tape.releaseBuffers();
+    // the user's values are copies: the buffers and columns of what nobody keeps can be
+    // reused, the derivative's alone if C is kept (C's columns last, so that the next trace
+    // starts as long as C)
+    if (keep !== "both" && inspect === undefined) {
+      sink.tape.releaseBuffers(true, keep === "trace" ? term.tape.length : 0);
       sink.tape.recycle();
-      term.tape.recycle();
+      if (keep === "neither") term.tape.recycle();
     }
     return applied;
   }
@@ -253,6 +260,6 @@ export function apply(
   }
   // the term is placed in t now: when nobody keeps it, its tape's columns serve the next
   // trace (its tensor buffers stay: t may hold its literals' as its own)
-  if (recycle) term.tape.recycle();
+  if (keep === "neither") term.tape.recycle();
   return { outputs: d.outputs.map((v) => wrap(t, v)), results: d.results.map((v) => wrap(t, v)), term: null, opaque: t.opaque };
 }

@@ -137,14 +137,15 @@ export class Tape {
 
   /**
    * Hand every tensor buffer back to the pool, or all but the literals' (`literals`
-   * false: a replay of the tape goes on reading those, eval/replay.ts). Only for a tape
-   * nobody will read otherwise, whose buffers nobody else holds (no free variables
+   * false: a replay of the tape goes on reading those, eval/replay.ts), from instruction
+   * `from` on (those before it may be a kept tape's, which this one extends). Only for a
+   * tape nobody will read otherwise, whose buffers nobody else holds (no free variables
    * aliasing an outer trace's).
    */
-  releaseBuffers(literals = true): void {
+  releaseBuffers(literals = true, from = 0): void {
     if (this.frees.length > 0 || this.released) return;
     this.released = true;
-    for (let i = 0; i < this.length; i++) {
+    for (let i = from; i < this.length; i++) {
       const buf = this.x[i] === 0 ? null : this.extras[this.x[i] - 1].buf;
       if (buf !== null && (literals || this.op[i] !== CONST)) release(buf);
     }
