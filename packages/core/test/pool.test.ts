@@ -5,7 +5,7 @@
 import ndarray from "ndarray";
 import { poolStats } from "@wengert/ops";
 import { describe, expect, it } from "vitest";
-import { add, grad, matmul, sum, tanh, traceOf, valueAndGrad, type NdArray, type Tensor } from "../src/index.js";
+import { add, grad, jacfwd, matmul, mul, sum, tanh, traceOf, valueAndGrad, type NdArray, type Tensor } from "../src/index.js";
 import { keptBytes } from "../src/trace/columns.js";
 
 const X = ndarray(Float64Array.from({ length: 32 * 16 }, (_, i) => Math.cos(i)), [32, 16]);
@@ -53,6 +53,23 @@ describe("buffer pool", () => {
     expect(kept).toBeGreaterThan(0);
     for (let i = 0; i < 10; i++) grad(loss, p);
     expect(keptBytes()).toBe(kept);
+  });
+  it("a Jacobian hands back each column's derivative buffers, and keeps the trace's until it is done", () => {
+    const f = (t: Tensor) => tanh(mul(t, sum(mul(t, t))));
+    const x = Float64Array.from({ length: 100 }, (_, i) => Math.sin(i));
+    const want = jacfwd(f, x) as NdArray;
+    for (let k = 0; k < 2; k++) jacfwd(f, x);
+    const freshPerCall = (): number => {
+      const fresh = poolStats.fresh;
+      expect(Array.from((jacfwd(f, x) as NdArray).data)).toEqual(Array.from(want.data));
+      return poolStats.fresh - fresh;
+    };
+    const bytes = poolStats.bytes;
+    const first = freshPerCall();
+    // what is handed out is new; the 100 columns' intermediate buffers come from the pool
+    expect(first).toBeLessThan(10);
+    expect(freshPerCall()).toBe(first);
+    expect(poolStats.bytes).toBe(bytes);
   });
   it("a term kept for inspection keeps its buffers", () => {
     const term = traceOf(loss, params());
