@@ -6,8 +6,10 @@
  * on every call, those off-heap buffers count against V8's limits and set off full
  * collections of the whole heap, so the time of a call grows faster than its trace does
  * in a process with a large heap. Columns whose tape is done (outgrown, or its `grad`
- * returned) and the sweep's buffers come back here and serve the next call. The pool is
- * bounded: at most MAX_BYTES are kept.
+ * returned) and the sweep's buffers come back here and serve the next call. Short traces
+ * gain too: a typed array costs far more to make than to take from here, and a nested
+ * derivative or a Jacobian makes a tape per inner call or column. The pool is bounded:
+ * at most MAX_BYTES are kept.
  */
 export type Column = Uint8Array | Uint16Array | Int32Array | Float64Array;
 
