@@ -132,10 +132,11 @@ export class Trace {
   private nanCallerName: string | null = null;
   /**
    * Whether every instruction is checked as it is recorded (checkNaN, maxLength): read
-   * per instruction, so kept in one field; without checks `applyScalar` stays small
-   * enough for V8 to inline into the primitives (W1's grad took 8% longer when it was not).
+   * per instruction, so kept in one field, set with `nanCaller`; without checks
+   * `applyScalar` stays small enough for V8 to inline into the primitives (W1's grad
+   * took 8% longer when it was not).
    */
-  private checked: boolean;
+  private checked = false;
   /** > 0 while a user rule computes results of which only some are needed (checked after). */
   quiet = 0;
   /** Ties met while tracing (descriptions), for `ties: "warn"`. */
@@ -159,7 +160,7 @@ export class Trace {
     readonly tape: Tape = new Tape(),
   ) {
     this.maxLength = settings.maxLength;
-    this.checked = settings.checkNaN || this.maxLength < Infinity;
+    this.nanCaller = null; // sets `checked`
   }
 
   /** The variable standing for `x` in this trace: a literal, a variable, or a free one. */
