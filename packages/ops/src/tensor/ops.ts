@@ -11,7 +11,6 @@ import * as K from "./kernels.js";
 import type { Buf, ConvDims, ReduceParams, TensorEmitter, TensorOp } from "./op.js";
 
 const buf = (b: Buf): Float64Array => (typeof b === "number" ? Float64Array.of(b) : b);
-/** A kernel's result as a Buf: a number when the output is a scalar. */
 /** A kernel's fresh result as dims say: the buffer, or for a real its element (the buffer back to the pool). */
 const out = (r: Float64Array, dims: Dims): Buf => {
   if (dims.length > 0) return r;
