@@ -115,6 +115,11 @@ export function realVector(n: number): Shape {
   return s;
 }
 
+/** n if `shape` is a `realVector(n)`, else -1. */
+function realVectorLength(shape: Shape): number {
+  return realVectors.has(shape) && shape.kind === "tuple" ? shape.items.length : -1;
+}
+
 /**
  * Rebuild something of `shape` from its leaves (depth-first order): `tuple` and
  * `record` say how parts are put together (they also get the parts' shapes).
@@ -126,10 +131,8 @@ export function assemble<R>(
   record: (keys: readonly string[], fields: R[], shapes: readonly Shape[]) => R,
 ): R {
   if (shape.kind === "real" || shape.kind === "tensor") return leaves[0];
-  if (realVectors.has(shape)) {
-    const items = (shape as { items: readonly Shape[] }).items;
-    return tuple(leaves.slice(0, items.length), items);
-  }
+  const n = realVectorLength(shape);
+  if (n >= 0) return tuple(leaves.slice(0, n), (shape as { items: readonly Shape[] }).items);
   let next = 0;
   const build = (s: Shape): R => {
     switch (s.kind) {
@@ -223,9 +226,7 @@ export function flattenLike<L>(
 ): L[] {
   // a number, or a vector of numbers, where one is expected (a seed, a tangent for x = number[]): no walk
   if (expected.kind === "real" && typeof value === "number" && isLeaf(value)) return [value];
-  if (realVectors.has(expected) && Array.isArray(value) && value.length === (expected as { items: readonly Shape[] }).items.length && allNumbers(value) && isLeaf(0)) {
-    return value.slice() as L[];
-  }
+  if (Array.isArray(value) && value.length === realVectorLength(expected) && allNumbers(value) && isLeaf(0)) return value.slice() as L[];
   const leaves: L[] = [];
   const typeOf = (v: unknown): string => {
     try {

@@ -98,14 +98,10 @@ export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}
     const atoms = new Array<number>(leaves.length);
     for (let k = 0; k < leaves.length; k++) {
       const leaf = leaves[k];
-      if (typeof leaf === "number") {
-        inputs[k] = new Real(t, (atoms[k] = t.tape.input(k, leaf)));
-        continue;
-      }
-      if (leaf instanceof Real || leaf instanceof Tensor) live(leaf, caller);
-      const p = primalOf(leaf, `${caller}'s input`);
-      atoms[k] = typeof p === "number" ? t.tape.input(k, p) : t.tape.tensorInput(k, ownedCopy(p));
-      inputs[k] = typeof p === "number" ? new Real(t, atoms[k]) : new Tensor(t, atoms[k]);
+      if (typeof leaf !== "number" && (leaf instanceof Real || leaf instanceof Tensor)) live(leaf, caller);
+      const p = typeof leaf === "number" ? leaf : primalOf(leaf, `${caller}'s input`);
+      if (typeof p === "number") inputs[k] = new Real(t, (atoms[k] = t.tape.input(k, p)));
+      else inputs[k] = new Tensor(t, (atoms[k] = t.tape.tensorInput(k, ownedCopy(p))));
     }
     const y = f(unflatten(shape, inputs) as never);
     const out = flatten(y, "f(x)", isOperand, "the output of f", (m) => new OutputTypeError(`${caller}: ${m}`), leafShape);
