@@ -273,6 +273,18 @@ describe("checkNaN", () => {
     expect(() => grad((x: Scalar) => log(sub(x, x)), 1)).not.toThrow();
   });
 
+  it("checks binary primitives too, on two traced reals or one and a number (their common path skips checks only when none is asked)", () => {
+    const cases: [string, (x: Scalar) => Scalar, RegExp][] = [
+      ["div(x, x − x)", (x) => div(x, sub(x, x)), /^grad: checkNaN: div\(1, 0\) = Infinity in the forward pass/],
+      ["div(x, 0)", (x) => div(x, 0), /^grad: checkNaN: div\(1, 0\) = Infinity/],
+      ["mul(1e308, x·10)", (x) => mul(1e308, mul(x, 10)), /^grad: checkNaN: mul\(1e\+308, 10\) = Infinity/],
+    ];
+    for (const [name, f, message] of cases) {
+      expect(() => grad(f, 1), name).not.toThrow();
+      expect(thrown(() => grad(f, 1, { checkNaN: true })).message, name).toMatch(message);
+    }
+  });
+
   it("names the reverse (or tangent) rule of sqrt at 0, where only the derivative is infinite", () => {
     expect(grad(sqrt, 0)).toBe(Infinity);
     expect(() => grad(sqrt, 0, { checkNaN: true })).toThrow(NaNError);
@@ -319,6 +331,16 @@ describe("maxTraceLength", () => {
       expect(err, name).toBeInstanceOf(TraceLengthError);
       expect(err.message, name).toMatch(over);
     }
+  });
+
+  it("counts binary instructions too", () => {
+    const steps = (x: Scalar) => {
+      let y = x;
+      for (let i = 0; i < 10; i++) y = add(mul(y, y), x);
+      return y;
+    };
+    expect(() => grad(steps, 0.1, { maxTraceLength: 21 })).not.toThrow(); // x and twenty
+    expect(() => grad(steps, 0.1, { maxTraceLength: 20 })).toThrow("grad: the trace reached 21 instructions, over options.maxTraceLength = 20");
   });
 
   it("counts instructions: sin(sin(x)) is 3 (x and two sins)", () => {

@@ -118,7 +118,15 @@ export interface Guard {
 }
 
 export class Trace {
-  closed = false;
+  /** Set once its transformation has returned: its traced values are dead (live()). */
+  get closed(): boolean {
+    return this.isClosed;
+  }
+  set closed(c: boolean) {
+    this.isClosed = c;
+    this.refresh();
+  }
+  private isClosed = false;
   /** While a reverse or tangent rule is being emitted: which one, for checkNaN's message. */
   context = "";
   /** An inner rd with checkNaN emitting its derivative here: its name (it asks for checks). */
@@ -127,16 +135,29 @@ export class Trace {
   }
   set nanCaller(name: string | null) {
     this.nanCallerName = name;
-    this.checked = this.settings.checkNaN || name !== null || this.maxLength < Infinity;
+    this.refresh();
   }
   private nanCallerName: string | null = null;
   /**
-   * Whether every instruction is checked as it is recorded (checkNaN, maxLength): read
-   * per instruction, so kept in one field, set with `nanCaller`; without checks
-   * `applyScalar` stays small enough for V8 to inline into the primitives (W1's grad
-   * took 8% longer when it was not).
+   * Whether every instruction is checked as it is recorded (checkNaN, maxLength); set
+   * with `nanCaller`.
    */
   private checked = false;
+  /**
+   * Open and unchecked: a primitive on its reals is appended to the tape and nothing
+   * else (kinks aside). The one field the primitives read on their common path
+   * (applyBinary): W1's trace took 8–13% longer with `closed`, `checked` and the kink
+   * table read per instruction.
+   */
+  get fast(): boolean {
+    return this.unchecked;
+  }
+  private unchecked = false;
+
+  private refresh(): void {
+    this.checked = this.settings.checkNaN || this.nanCallerName !== null || this.maxLength < Infinity;
+    this.unchecked = !this.isClosed && !this.checked;
+  }
   /** > 0 while a user rule computes results of which only some are needed (checked after). */
   quiet = 0;
   /** Ties met while tracing (descriptions), for `ties: "warn"`. */
@@ -377,8 +398,8 @@ const nameOf = (code: number | PredicateName): string => (typeof code === "numbe
 export function applyUnary(code: number, x: Scalar): Scalar;
 export function applyUnary(code: number, x: unknown): Operand;
 export function applyUnary(code: number, x: unknown): Operand {
-  // the common case first: a real of an open trace
-  if (x instanceof Real && !x.trace.closed) return new Real(x.trace, x.trace.applyScalar(code, x.atom));
+  // the common case first: a real of an open trace without checks
+  if (x instanceof Real && x.trace.fast && KINKS[code] === undefined) return new Real(x.trace, x.trace.tape.apply(code, x.atom));
   const p = primitiveOf(code);
   if (typeof x === "number") return (p.spec.forward as (x: number) => number)(x);
   if (x instanceof Real) {
@@ -391,16 +412,17 @@ export function applyUnary(code: number, x: unknown): Operand {
 export function applyBinary(code: number, a: Scalar, b: Scalar): Scalar;
 export function applyBinary(code: number, a: unknown, b: unknown): Operand;
 export function applyBinary(code: number, a: unknown, b: unknown): Operand {
-  // the common cases first: reals of one open trace, or one of them and a number
+  // the common cases first: reals of one open trace without checks (binary
+  // primitives have no kinks), or one of them and a number
   if (a instanceof Real) {
     const t = a.trace;
-    if (!t.closed) {
-      if (b instanceof Real && b.trace === t) return new Real(t, t.applyScalar(code, a.atom, b.atom));
-      if (typeof b === "number") return new Real(t, t.applyScalar(code, a.atom, t.tape.constant(b)));
+    if (t.fast) {
+      if (b instanceof Real && b.trace === t) return new Real(t, t.tape.apply(code, a.atom, b.atom));
+      if (typeof b === "number") return new Real(t, t.tape.apply(code, a.atom, t.tape.constant(b)));
     }
-  } else if (typeof a === "number" && b instanceof Real && !b.trace.closed) {
+  } else if (typeof a === "number" && b instanceof Real && b.trace.fast) {
     const t = b.trace;
-    return new Real(t, t.applyScalar(code, t.tape.constant(a), b.atom));
+    return new Real(t, t.tape.apply(code, t.tape.constant(a), b.atom));
   }
   if ((a instanceof Real || typeof a === "number") && (b instanceof Real || typeof b === "number")) {
     const t = innermost(code, a, b);
