@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CODE, CONST } from "../src/trace/opcodes.js";
 import { Tape } from "../src/trace/tape.js";
-import { keptBytes } from "../src/trace/columns.js";
+import { giveColumn, keptBytes, takeColumn } from "../src/trace/columns.js";
 import { chain, chainDerivative } from "./helpers/chain.js";
 import { grad, sin as sinT, sum as sumT, tanh as tanhT, mul as mulT, type Scalar, type Tensor } from "../src/index.js";
 
@@ -47,6 +47,20 @@ describe("tape literals", () => {
 });
 
 describe("tape columns recycled between traces (trace/columns.ts)", () => {
+  it("a column given back is taken again by its kind and length only, and counted by its bytes", () => {
+    const kinds = [Float64Array, Int32Array, Uint16Array, Uint8Array] as const;
+    const length = 12345; // no trace here has columns of this length
+    const columns = kinds.map((make) => takeColumn(make, length));
+    columns.forEach((c, i) => expect(c).toBeInstanceOf(kinds[i]));
+    const before = keptBytes();
+    for (const c of columns) giveColumn(c);
+    expect(keptBytes() - before).toBe(length * (8 + 4 + 2 + 1));
+    expect(takeColumn(Float64Array, length + 1)).not.toBe(columns[0]);
+    for (let i = kinds.length - 1; i >= 0; i--) expect(takeColumn(kinds[i], length)).toBe(columns[i]);
+    expect(keptBytes()).toBe(before);
+    expect(takeColumn(Int32Array, length)).not.toBe(columns[1]); // taken already: a new one
+  });
+
   it("an outermost grad hands its columns back; the pool stays bounded", () => {
     grad(chain(20000), 0.3);
     expect(keptBytes()).toBeGreaterThan(0);

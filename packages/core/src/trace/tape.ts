@@ -56,7 +56,8 @@ export class Tape {
   /** The values that `free` instructions stand for (traced values of outer traces). */
   readonly frees: unknown[] = [];
   /** One variable per distinct literal (keyed by value; -0 kept apart from 0). */
-  private readonly consts = new Map<number, number>();
+  // made on first use (a short trace may have no literal, or only recent ones)
+  private consts: Map<number, number> | null = null;
   private negZero = -1;
 
   constructor(capacity = INITIAL_CAPACITY) {
@@ -74,7 +75,7 @@ export class Tape {
    */
   static reusing(): Tape {
     const c = lastRecycled;
-    const kept = c > INITIAL_CAPACITY && [Uint16Array, Int32Array, Float64Array].every((make) => isKept(make, c));
+    const kept = c > INITIAL_CAPACITY && isKept(Uint16Array, c) && isKept(Int32Array, c) && isKept(Float64Array, c);
     return new Tape(kept ? c : INITIAL_CAPACITY);
   }
 
@@ -89,7 +90,7 @@ export class Tape {
     for (const e of this.extras) t.extras.push(e);
     t.length = this.length;
     for (const v of this.frees) t.frees.push(v);
-    for (const [c, v] of this.consts) t.consts.set(c, v);
+    if (this.consts !== null) t.consts = new Map(this.consts);
     for (let i = 0; i < 8; i++) t.recent[i] = this.recent[i];
     t.slot = this.slot;
     t.negZero = this.negZero;
@@ -219,6 +220,7 @@ export class Tape {
     const r = this.recent;
     if (c !== 0) for (let i = 0; i < 8; i += 2) if (r[i] === c) return r[i + 1];
     if (Object.is(c, -0)) return this.negZero >= 0 ? this.negZero : (this.negZero = this.push(CONST, 0, 0, c));
+    this.consts ??= new Map();
     let k = this.consts.get(c);
     if (k === undefined) {
       k = this.push(CONST, 0, 0, c);

@@ -168,10 +168,11 @@ export class Trace {
   keepsGuards = false;
   /** Set when f read a traced value (`.value`, primal, String): a decision no guard records. */
   opaque = false;
-  private readonly lifted = new Map<Traced, number>();
+  // both maps made on first use: most traces need neither, and a trace is made per call
+  private lifted: Map<Traced, number> | null = null;
   /** settings.maxLength, read on every instruction. */
   private readonly maxLength: number;
-  private readonly constants = new Map<object, number>();
+  private constants: Map<object, number> | null = null;
 
   constructor(
     readonly level: number,
@@ -189,6 +190,7 @@ export class Trace {
     if (typeof x === "number") return this.tape.constant(x);
     if (x instanceof Real || x instanceof Tensor) {
       if (x.trace === this) return x.atom;
+      this.lifted ??= new Map();
       let v = this.lifted.get(x);
       if (v === undefined) {
         const from = x.trace.tape;
@@ -198,6 +200,7 @@ export class Trace {
       return v;
     }
     // a tensor the user holds (data, a closure's constant): a literal, copied once per trace
+    this.constants ??= new Map();
     let v = this.constants.get(x);
     if (v === undefined) {
       const d = toDense(x, "a tensor argument");
