@@ -13,7 +13,9 @@ const free = new Map<number, Float64Array[]>();
  * the most that were out at once: a buffer made elsewhere (a copy, a kernel's own
  * result) and handed to `release` on every call would otherwise add to it every call.
  */
-const issued = new WeakSet<ArrayBuffer>();
+// the arrays, not their ArrayBuffers: reading `.buffer` of a small typed array moves its
+// data off the heap, a cost per kernel result; a view of an issued array is not issued
+const issued = new WeakSet<Float64Array>();
 const MAX_BYTES = 256 * 1024 * 1024;
 
 /**
@@ -30,22 +32,22 @@ export function alloc(n: number, dirty = false): Float64Array {
   if (b === undefined) {
     poolStats.fresh++;
     const made = new Float64Array(n);
-    issued.add(made.buffer);
+    issued.add(made);
     return made;
   }
-  poolStats.bytes -= b.byteLength;
+  poolStats.bytes -= 8 * n;
   poolStats.reused++;
   return dirty ? b : b.fill(0);
 }
 
 /** Give a buffer back; the caller guarantees nothing refers to it any more. One `alloc` did not make is left to the collector. */
 export function release(b: Float64Array): void {
-  if (poolStats.bytes + b.byteLength > MAX_BYTES || b.byteOffset !== 0 || b.length !== b.buffer.byteLength / 8) return;
-  if (!issued.has(b.buffer as ArrayBuffer)) return;
+  const bytes = 8 * b.length;
+  if (poolStats.bytes + bytes > MAX_BYTES || !issued.has(b)) return;
   let list = free.get(b.length);
   if (list === undefined) free.set(b.length, (list = []));
   list.push(b);
-  poolStats.bytes += b.byteLength;
+  poolStats.bytes += bytes;
 }
 
 /** A copy of `x` in a buffer from the pool, so that whoever releases it later gives back what it took. */
