@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CODE, CONST } from "../src/trace/opcodes.js";
 import { Tape } from "../src/trace/tape.js";
-import { giveColumn, keptBytes, takeColumn } from "../src/trace/columns.js";
+import { giveColumn, keptBytes, takeColumn, type Column } from "../src/trace/columns.js";
 import { chain, chainDerivative } from "./helpers/chain.js";
 import { grad, sin as sinT, sum as sumT, tanh as tanhT, mul as mulT, type Scalar, type Tensor } from "../src/index.js";
 
@@ -48,7 +48,7 @@ describe("tape literals", () => {
 
 describe("tape columns recycled between traces (trace/columns.ts)", () => {
   it("a column given back is taken again by its kind and length only, and counted by its bytes", () => {
-    const kinds = [Float64Array, Int32Array, Uint16Array, Uint8Array] as const;
+    const kinds: { new (n: number): Column; readonly name: string }[] = [Float64Array, Int32Array, Uint16Array, Uint8Array];
     const length = 12345; // no trace here has columns of this length
     const columns = kinds.map((make) => takeColumn(make, length));
     columns.forEach((c, i) => expect(c).toBeInstanceOf(kinds[i]));
