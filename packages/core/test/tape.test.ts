@@ -30,6 +30,25 @@ describe("tape literals", () => {
     );
   });
 
+  it("a primitive on a variable and a number (applyLiteral) records what apply does with the number's literal", () => {
+    const specials = fc.constantFrom(0, -0, 1, -1, 2, 0.5, NaN, Infinity);
+    const codes = fc.constantFrom(CODE.add, CODE.sub, CODE.mul, CODE.div, CODE.pow, CODE.atan2);
+    fc.assert(
+      fc.property(codes, fc.oneof(specials, fc.double()), fc.oneof(specials, fc.double()), fc.boolean(), fc.boolean(), (code, x, c, first, literalX) => {
+        const [t1, t2] = [new Tape(), new Tape()];
+        const [a1, a2] = literalX ? [t1.constant(x), t2.constant(x)] : [t1.input(0, x), t2.input(0, x)];
+        const r1 = t1.applyLiteral(code, a1, c, first);
+        const k = t2.constant(c);
+        const r2 = first ? t2.apply(code, k, a2) : t2.apply(code, a2, k);
+        expect(Object.is(t1.val[r1], t2.val[r2])).toBe(true);
+        expect(r1 === a1).toBe(r2 === a2); // folded to x alike
+        expect(t1.op[r1]).toBe(t2.op[r2]); // a literal alike, or the same primitive
+        if (t1.op[r1] === code) expect([t1.val[t1.a[r1]], t1.val[t1.b[r1]]]).toEqual([t2.val[t2.a[r2]], t2.val[t2.b[r2]]]);
+      }),
+      { numRuns: 500, seed: 5 },
+    );
+  });
+
   it("folds literal op literal, x + 0 and x · 1, and nothing else", () => {
     const tape = new Tape();
     const x = tape.input(0, 2);

@@ -262,6 +262,19 @@ export class Tape {
     return this.applyToLiterals(code, a, b);
   }
 
+  /**
+   * `apply(code, a, constant(c))`, or with c first: what a primitive on a traced real and
+   * a number records, without `apply`'s second look at which argument is a literal.
+   */
+  applyLiteral(code: number, a: number, c: number, first: boolean): number {
+    if (this.op[a] === CONST) return first ? this.apply(code, this.constant(c), a) : this.apply(code, a, this.constant(c));
+    const va = this.val[a];
+    const same = first ? identityArgument(code, c, va, true, false) : identityArgument(code, va, c, false, true);
+    if (same >= 0) return a;
+    const k = this.constant(c);
+    return first ? this.push(code, k, a, binaryKernel(code, c, va)) : this.push(code, a, k, binaryKernel(code, va, c));
+  }
+
   /** `apply` where an argument is a literal: folded if exact. */
   private applyToLiterals(code: number, a: number, b: number): number {
     const op = this.op;

@@ -421,11 +421,11 @@ export function applyBinary(code: number, a: unknown, b: unknown): Operand {
     const t = a.trace;
     if (t.fast) {
       if (b instanceof Real && b.trace === t) return new Real(t, t.tape.apply(code, a.atom, b.atom));
-      if (typeof b === "number") return new Real(t, t.tape.apply(code, a.atom, t.tape.constant(b)));
+      if (typeof b === "number") return new Real(t, t.tape.applyLiteral(code, a.atom, b, false));
     }
   } else if (typeof a === "number" && b instanceof Real && b.trace.fast) {
     const t = b.trace;
-    return new Real(t, t.tape.apply(code, t.tape.constant(a), b.atom));
+    return new Real(t, t.tape.applyLiteral(code, b.atom, a, true));
   }
   if ((a instanceof Real || typeof a === "number") && (b instanceof Real || typeof b === "number")) {
     const t = innermost(code, a, b);
