@@ -506,6 +506,11 @@ function innermostOf(name: string, args: readonly Operand[]): Trace | null {
  * `test` is the predicate's (callers that decide often look it up once).
  */
 export function decide(name: PredicateName, a: unknown, b: unknown, test = predicates[name].test): boolean {
+  // the common case first: a real of an open trace that keeps no guards, against a number, not a tie
+  if (a instanceof Real && typeof b === "number" && a.trace.fast && !a.trace.keepsGuards) {
+    const va = a.trace.tape.val[a.atom];
+    if (va !== b) return test(va, b);
+  }
   checkArg(a, name, 1);
   checkArg(b, name, 2);
   const t = innermost(name, a, b);
