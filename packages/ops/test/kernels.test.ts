@@ -63,7 +63,8 @@ describe("zip", () => {
     [[], [6, 7]], [[6, 7], []], [[1], [6, 7]], [[6, 7], [1]], // a scalar
     [[6, 7], [7]], [[7], [6, 7]], [[2, 3, 7], [1, 7]], // a bias row
     [[6, 7], [6, 1]], [[6, 1], [6, 7]], // a column
-    [[6, 1], [1, 7]], [[2, 1, 4], [3, 1]], [[5, 1, 3], [2, 3]], // others: the odometer
+    [[6, 1], [1, 7]], [[2, 1, 4], [3, 1]], [[5, 1, 3], [2, 3]], // others: a run per row of the result
+    [[3, 1, 5], [3, 4, 1]], [[2, 1, 1], [1, 3, 1]], [[4, 1], [2, 1, 3]], [[0, 1], [1, 3]], [[2, 0, 1], [1, 3]],
     [[1, 3], [3]], [[], []],
   ];
   it("every arithmetic kernel and a general one, on every broadcasting pattern", () => {
@@ -76,6 +77,25 @@ describe("zip", () => {
         const want = Float64Array.from(indices(out), (idx) => f(broadcastRead(a, ad, out, idx), broadcastRead(b, bd, out, idx)));
         expect(sameBits(zip(a, ad, b, bd, out, f), want), `${name} ${JSON.stringify(ad)} ${JSON.stringify(bd)}`).toBe(true);
         if (ad.length === 0) expect(sameBits(zip(a[0], ad, b, bd, out, f), want)).toBe(true); // a scalar as a number
+      }
+    }
+  });
+
+  it("on random broadcasts (ranks up to 4, each axis of either side possibly 1 or missing)", () => {
+    const next = rng(29);
+    for (let trial = 0; trial < 300; trial++) {
+      const rank = randomInt(next, 0, 4);
+      const out = Array.from({ length: rank }, () => randomInt(next, 1, 4));
+      const side = (): Dims => {
+        const d = out.map((n) => (next() < 0.4 ? 1 : n));
+        return d.slice(randomInt(next, 0, d.length)); // leading axes dropped
+      };
+      const [ad, bd] = [side(), side()];
+      const dims = broadcastDims(ad, bd) as Dims;
+      const [a, b] = [randomArray(next, size(ad)), randomArray(next, size(bd))];
+      for (const [name, f] of Object.entries(fs)) {
+        const want = Float64Array.from(indices(dims), (idx) => f(broadcastRead(a, ad, dims, idx), broadcastRead(b, bd, dims, idx)));
+        expect(sameBits(zip(a, ad, b, bd, dims, f), want), `${name} ${JSON.stringify(ad)} ${JSON.stringify(bd)}`).toBe(true);
       }
     }
   });

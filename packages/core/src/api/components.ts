@@ -16,12 +16,15 @@ import { flatten } from "../structure.js";
 export function componentsOf(value: unknown, caller: string): { shape: Shape; values: number[] } {
   const flat = flatten(value, "x", isOperand, `${caller}'s input`, undefined, leafShape);
   const values: number[] = [];
-  for (const leaf of flat.leaves) {
-    if (typeof leaf === "number") values.push(leaf);
-    else if (isConcreteTensor(leaf)) for (const t of toDense(leaf, caller).data) values.push(t);
-    else throw new WengertError(`${caller}: works on numbers and tensors you hold; call it outside rd.`);
-  }
+  for (const leaf of flat.leaves) for (const t of leafComponents(leaf, caller)) values.push(t);
   return { shape: flat.shape, values };
+}
+
+/** The components of one untraced leaf, a number or a tensor: its data, read, not copied. */
+export function leafComponents(leaf: unknown, caller: string): ArrayLike<number> & Iterable<number> {
+  if (typeof leaf === "number") return [leaf];
+  if (isConcreteTensor(leaf)) return toDense(leaf, caller).data;
+  throw new WengertError(`${caller}: works on numbers and tensors you hold; call it outside rd.`);
 }
 
 /** A value of structure `shape` from its components (tensors in their containers). */

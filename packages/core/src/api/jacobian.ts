@@ -12,7 +12,7 @@ import { ClosedTraceError, WengertError } from "../errors.js";
 import { size, type Dims } from "@wengert/ops";
 import { countLeaves, leafShapes, unflatten, type Shape } from "../structure.js";
 import { fromDense, Tensor } from "../trace/tensor.js";
-import { basisVector, componentCount, components, componentsOf, fromComponents } from "./components.js";
+import { basisVector, componentCount, components, componentsOf, fromComponents, leafComponents } from "./components.js";
 import type { Tape } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";
 import { primal, Real, type Operand, type Scalar } from "../trace/tracer.js";
@@ -132,7 +132,7 @@ function tensorBlocks(traced: TracedFn, out: Shape, xs: Shape, mode: "reverse" |
   components(along).forEach(({ leaf, at }, c) => {
     const results = sweep(basisVector(along, c));
     (mode === "reverse" ? ins : outs).forEach((_, k) => {
-      const r = componentsOf(results[k], caller(traced)).values;
+      const r = leafComponents(results[k], caller(traced));
       const [j, i] = mode === "reverse" ? [leaf, k] : [k, leaf];
       const block = blocks[j][i];
       const nIn = size(dimsOf(ins[i]));

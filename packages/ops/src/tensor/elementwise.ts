@@ -13,7 +13,7 @@
 import { alloc } from "./pool.js";
 import { isVector, MIN_ROW, rowStart, SIMD_FROM, simdArith, type Arith, type Layout } from "./simd-elementwise.js";
 import { size, type Dims } from "./dims.js";
-import { odometer } from "./odometer.js";
+import { odometerRows } from "./odometer.js";
 
 const ADD = (a: number, b: number) => a + b;
 const SUB = (a: number, b: number) => a - b;
@@ -124,7 +124,10 @@ export function zip(
   const la = A.length === n ? "whole" : A.length === 1 ? "scalar" : layout(ad, out);
   const lb = B.length === n ? "whole" : B.length === 1 ? "scalar" : layout(bd, out);
   if (la === null || lb === null || (la !== "whole" && lb !== "whole")) {
-    odometer(out, [ad, bd], (o, offs) => (r[o] = f(A[offs[0]], B[offs[1]])));
+    // any other broadcast: a run per row of the result, each argument at its stride along it
+    const run = RUNS.get(f) ?? callRun(f);
+    const m = out.length === 0 ? 1 : out[out.length - 1];
+    odometerRows(out, [ad, bd], (o, offs, along) => run(m, r, o, A, offs[0], along[0], B, offs[1], along[1]));
     return r;
   }
   if (n === 0) return r;
