@@ -1,6 +1,6 @@
 /**
- * The tensor buffer pool takes back only the buffers it handed out, so it cannot grow
- * from call to call when a caller releases buffers made elsewhere.
+ * The tensor buffer pool keeps no more buffers of a length than it made of it, so it
+ * cannot grow from call to call when a caller releases buffers made elsewhere.
  */
 import { describe, expect, it } from "vitest";
 import { alloc, poolStats, release } from "../src/index.js";
@@ -20,15 +20,24 @@ describe("buffer pool", () => {
     release(again);
     expect(alloc(100, true)[0]).toBe(3);
   });
-  it("leaves buffers made elsewhere to the garbage collector", () => {
+  it("keeps no more buffers of a length than alloc made of it: buffers made elsewhere, released every call, do not add up", () => {
+    const length = 4321; // no other test uses it
     const bytes = poolStats.bytes;
-    for (let i = 0; i < 10; i++) release(new Float64Array(100));
-    release(alloc(100).slice());
-    expect(poolStats.bytes).toBe(bytes);
+    for (let i = 0; i < 10; i++) release(new Float64Array(length));
+    expect(poolStats.bytes).toBe(bytes); // alloc made none of this length
+    const [a, b] = [alloc(length), alloc(length)];
+    for (let i = 0; i < 10; i++) release(new Float64Array(length));
+    expect(poolStats.bytes).toBe(bytes + 2 * 8 * length); // two made, two kept
+    release(a);
+    release(b);
+    expect(poolStats.bytes).toBe(bytes + 2 * 8 * length);
   });
   it("keeps no views", () => {
     const bytes = poolStats.bytes;
-    release(alloc(200).subarray(0, 100));
+    const whole = alloc(200);
+    release(whole.subarray(0, 100)); // a view off V8's heap, from the start
+    release(whole.subarray(100)); // at an offset
+    release(alloc(9).subarray(1, 3)); // a short one at an offset
     expect(poolStats.bytes).toBe(bytes);
   });
 
