@@ -145,9 +145,9 @@ export class Trace {
   private checked = false;
   /**
    * Open and unchecked: a primitive on its reals is appended to the tape and nothing
-   * else (kinks aside). The one field the primitives read on their common path
-   * (applyBinary): W1's trace took 8–13% longer with `closed`, `checked` and the kink
-   * table read per instruction.
+   * else (kinks aside). The one field the common paths read (applyUnary, applyBinary,
+   * decide): W1's trace took 8–13% longer with `closed`, `checked` and the kink table
+   * read per instruction.
    */
   get fast(): boolean {
     return this.unchecked;
@@ -170,7 +170,7 @@ export class Trace {
   opaque = false;
   // both maps made on first use: most traces need neither, and a trace is made per call
   private lifted: Map<Traced, number> | null = null;
-  /** settings.maxLength, read on every instruction. */
+  /** settings.maxLength, read on every checked instruction. */
   private readonly maxLength: number;
   private constants: Map<object, number> | null = null;
 
