@@ -20,9 +20,11 @@ type Kind = { new (n: number): Column; readonly name: string };
  * constructor cost more, and so did reading `byteLength`: a pair of take and give took
  * 70 ns, and a grad makes seven.
  */
-const pool: Map<number, Column[]>[] = [new Map(), new Map(), new Map(), new Map()];
+const KINDS = [Float64Array, Int32Array, Uint16Array, Uint8Array] as const;
+const pool: Map<number, Column[]>[] = KINDS.map(() => new Map());
 /** Bytes per element of each kind. */
-const BYTES = [8, 4, 2, 1];
+const BYTES = KINDS.map((k) => k.BYTES_PER_ELEMENT);
+// the index in KINDS, by comparisons in its order
 const kindOf = (make: Kind): number => (make === Float64Array ? 0 : make === Int32Array ? 1 : make === Uint16Array ? 2 : 3);
 // instanceof, not `c.constructor` or `c.byteLength`: loads from typed arrays of several kinds are slow
 const kindOfColumn = (c: Column): number => (c instanceof Float64Array ? 0 : c instanceof Int32Array ? 1 : c instanceof Uint16Array ? 2 : 3);

@@ -51,10 +51,11 @@ export function release(b: Float64Array): void {
   const n = b.length;
   const bytes = 8 * n;
   if (poolStats.bytes + bytes > MAX_BYTES || b.byteOffset !== 0 || (n > ON_HEAP && b.buffer.byteLength !== bytes)) return;
-  let list = free.get(n);
-  if (list === undefined) free.set(n, (list = []));
-  if (list.length >= (made.get(n) ?? 0)) return;
-  list.push(b);
+  // the count first: a length alloc never made gets no (empty) list in the map
+  const list = free.get(n);
+  if ((list?.length ?? 0) >= (made.get(n) ?? 0)) return;
+  if (list === undefined) free.set(n, [b]);
+  else list.push(b);
   poolStats.bytes += bytes;
 }
 
