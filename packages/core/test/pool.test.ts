@@ -5,7 +5,7 @@
 import ndarray from "ndarray";
 import { poolStats } from "@wengert/ops";
 import { describe, expect, it } from "vitest";
-import { add, grad, jacfwd, matmul, mul, sum, tanh, traceOf, valueAndGrad, type NdArray, type Tensor } from "../src/index.js";
+import { add, grad, jacfwd, jvp, matmul, mul, sum, tanh, traceOf, valueAndGrad, vjp, type NdArray, type Tensor } from "../src/index.js";
 import { keptBytes } from "../src/trace/columns.js";
 
 const X = ndarray(Float64Array.from({ length: 32 * 16 }, (_, i) => Math.cos(i)), [32, 16]);
@@ -75,5 +75,42 @@ describe("buffer pool", () => {
     const term = traceOf(loss, params());
     for (let i = 0; i < 3; i++) grad(loss, params());
     expect(term.evaluate(params())).toBeCloseTo(valueAndGrad(loss, params())[0] as number, 12);
+  });
+  // a term replayed into an enclosing trace (a vjp inside grad: once for its value, once
+  // per pullback) has its tensor literals there too; each copy must be the enclosing
+  // tape's own buffer, or the enclosing grad hands one buffer to the pool once per copy
+  // and later results share it
+  describe("a nested transformation's tensor literals", () => {
+    const C = Float64Array.of(1, 2, 3);
+    const x = Float64Array.of(0.5, -1, 2);
+    // f(x) = Σ Cᵢ xᵢ² tanh(Cᵢ xᵢ), by a pullback of q ↦ C·q applied to x
+    const f = (t: Tensor) => {
+      const [y, pullback] = vjp((q: Tensor) => mul(q, C), t);
+      return sum(mul(mul(pullback(t) as Tensor, t), tanh(y as Tensor)));
+    };
+    const want = Array.from(x, (xi, i) => C[i] * (2 * xi * Math.tanh(C[i] * xi) + (C[i] * xi * xi) / Math.cosh(C[i] * xi) ** 2));
+    it("grad gives the same numbers call after call", () => {
+      for (let k = 0; k < 5; k++) {
+        const g = grad(f, x) as Float64Array;
+        g.forEach((gi, i) => expect(gi).toBeCloseTo(want[i], 12));
+      }
+    });
+    it("later results share no buffer", () => {
+      const twice = (t: Tensor) => {
+        const [, pullback] = vjp((q: Tensor) => mul(q, C), t);
+        return sum(mul(add(pullback(Float64Array.of(1, 1, 1)) as Tensor, pullback(Float64Array.of(2, 2, 2)) as Tensor), t));
+      };
+      const fresh = () => {
+        const rs = Array.from({ length: 12 }, (_, k) => mul(Float64Array.of(1, 1, 1), k + 1) as NdArray);
+        expect(rs.map((r) => r.get(0))).toEqual(rs.map((_, k) => k + 1));
+        expect(new Set(rs.map((r) => r.data)).size).toBe(rs.length);
+      };
+      expect(Array.from(grad(twice, x) as Float64Array)).toEqual([3, 6, 9]);
+      fresh();
+      // by forward mode: f(x) = 3 Σ Cᵢ xᵢ, along e₀
+      const [value, tangent] = jvp(twice, x, Float64Array.of(1, 0, 0));
+      expect([value, tangent]).toEqual([3 * (0.5 - 2 + 6), 3]);
+      fresh();
+    });
   });
 });

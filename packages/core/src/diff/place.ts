@@ -8,6 +8,7 @@
  */
 import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
+import { ownedCopy } from "../trace/tensor.js";
 import type { Guard, Trace } from "../trace/tracer.js";
 
 /** How to replay a term in a sink that does not extend it. */
@@ -44,7 +45,10 @@ export function place(term: TraceTerm, sink: Trace, placement: Placement | null)
     else if (op[i] >= FIRST_PRIMITIVE) {
       at[i] = IS_TENSOR_OP[op[i]] ? sink.applyOp(op[i], tape.args(i).map((v) => at[v]), tape.params(i)) : sink.apply(op[i], at[a[i]], at[b[i]]);
     } else if (op[i] === INPUT) at[i] = placement.inputs[a[i]];
-    else if (op[i] === CONST) at[i] = x[i] === 0 ? sink.constant(val[i]) : sink.tape.tensorConstant({ dims: tape.dims(i), data: tape.buf(i) });
+    // a tensor literal is copied: a tape owns its literals' buffers and hands them back to
+    // the pool when done, and this term may be placed more than once (a vjp's value and
+    // each pullback inside an enclosing grad) or handed back on its own
+    else if (op[i] === CONST) at[i] = x[i] === 0 ? sink.constant(val[i]) : sink.tape.tensorConstant(ownedCopy({ dims: tape.dims(i), data: tape.buf(i) }));
     else at[i] = placement.free(frees[a[i]]);
   }
   if (placement !== null) {
