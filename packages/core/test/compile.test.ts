@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { abs, add, compileGrad, cos, div, exp, grad, gt, hessian, hvp, jacobian, jvp, lt, mul, primal, sin, square, sub, valueAndGrad, type Scalar } from "../src/index.js";
+import { abs, add, atan2, compileGrad, cos, div, exp, grad, gt, hessian, hvp, jacobian, jvp, lt, mul, primal, sin, square, sub, sum, valueAndGrad, type Scalar, type Tensor } from "../src/index.js";
 import { trace } from "../src/api/transform.js";
 
 const rosen = (x: readonly Scalar[]): Scalar => {
@@ -25,6 +25,21 @@ describe("compileGrad", () => {
     );
     expect(g.stats.traces).toBe(1);
     expect(g.stats.replays).toBeGreaterThan(40);
+  });
+
+  it("a −0 reaching x + 0 gives +0 on every path: the trace keeps the addition (folding it gave atan2(−0, −1) = −π)", () => {
+    const f = (x: Scalar[]) => mul(x[1], atan2(add(x[0], 0), -1));
+    const plain = (x: number[]) => x[1] * Math.atan2(x[0] + 0, -1);
+    const g = compileGrad(f);
+    for (const x of [[1, 2], [-0, 1], [0.5, 3], [-0, 1], [-0, 2], [-0, 1]]) {
+      const want = [(x[1] * -1) / (x[0] * x[0] + 1), Math.atan2(x[0] + 0, -1)]; // atan2's rule, in its order
+      expect(valueAndGrad(f, x)).toEqual([plain(x), want]);
+      expect(g.valueAndGrad(x)).toEqual([plain(x), want]);
+    }
+    expect(g.stats.compiled).toBeGreaterThan(0);
+    // on tensors: an elementwise x + 0 is kept too
+    const t = (v: Tensor) => sum(atan2(add(v, 0), -1));
+    expect(valueAndGrad(t, Float64Array.of(-0, 0))[0]).toBe(2 * Math.PI);
   });
 
   it("a branch decided otherwise is traced again; each trace is right on its side", () => {
@@ -106,6 +121,33 @@ describe("compileGrad", () => {
     g(0.5);
     expect(g(1)).toBe(2);
     expect(warn).toHaveBeenCalled();
+    warn.mockRestore();
+  });
+
+  it("grad and compileGrad agree on what a tie is: two variables with equal values, not one variable on both sides", () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const warnings = (run: () => unknown): number => {
+      warn.mockClear();
+      run();
+      return warn.mock.calls.length;
+    };
+    // x · 1 is x: the decision is x < x, the same at every point, so no tie anywhere
+    const same = (x: readonly Scalar[]) => (lt(mul(x[0], 1), x[0]) ? x[0] : sin(x[0]));
+    // an inner derivative taken at the outer x, whose inner branch is decided at y = x: a tie
+    // every call, though placed in the outer trace both sides are x
+    const inner = (x: readonly Scalar[]) => grad((y: Scalar) => (lt(y, x[0]) ? mul(y, 2) : mul(y, 3)), x[0]) as Scalar;
+    const [gSame, gInner] = [compileGrad(same), compileGrad(inner)];
+    for (let k = 0; k < 5; k++) {
+      const x = [1 + k / 8];
+      expect(warnings(() => grad(same, x))).toBe(0);
+      expect(warnings(() => expect(gSame(x)).toEqual(grad(same, x)))).toBe(0);
+      let want: unknown;
+      expect(warnings(() => (want = grad(inner, x)))).toBe(1);
+      expect(warnings(() => expect(gInner(x)).toEqual(want))).toBe(1);
+    }
+    expect(() => grad(same, [1], { ties: "error" })).not.toThrow();
+    expect(gSame.stats).toMatchObject({ traces: 1, replays: 4 });
+    expect(gInner.stats).toMatchObject({ traces: 5, replays: 0 });
     warn.mockRestore();
   });
 

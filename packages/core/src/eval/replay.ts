@@ -27,7 +27,7 @@ export function guardsHold(vals: Float64Array, guards: readonly Guard[], reportT
   for (const g of guards) {
     const va = vals[g.a];
     const vb = vals[g.b];
-    if (reportTies && va === vb && g.a !== g.b) return false;
+    if (reportTies && va === vb && g.distinct) return false;
     if (predicates[g.pred].test(va, vb) !== g.outcome) return false;
   }
   return true;

@@ -187,7 +187,7 @@ export class Program {
         stmt(forward, this.sig(-4 - code, -1, -1, () => [`k${code}`, (at) => `if (KINK[${code}](${at("v", 0, "read")})) return false;`]), 1, a[i]);
       }
       for (const g of this.guardsAt.get(i) ?? []) {
-        const tie = this.reportTies && g.a !== g.b;
+        const tie = this.reportTies && g.distinct;
         const [sa, sb] = [this.literalAt(g.a), this.literalAt(g.b)];
         // guards are few (one per decision): their key is written out
         const key = `g${g.pred}:${g.outcome}:${tie}:${sa}:${sb}`;

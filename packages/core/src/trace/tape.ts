@@ -190,8 +190,8 @@ export class Tape {
   applyElementwise(code: number, a: number, b: number, dims: Dims): number {
     const args = ARITY[code] === 1 ? [a] : [a, b];
     if (args.length === 2 && dims.length > 0) {
-      if (code === ADD && this.isConstant(b, 0) && sameDims(this.dims(a), dims)) return a;
-      if (code === ADD && this.isConstant(a, 0) && sameDims(this.dims(b), dims)) return b;
+      if (code === ADD && this.isConstant(b, -0) && sameDims(this.dims(a), dims)) return a;
+      if (code === ADD && this.isConstant(a, -0) && sameDims(this.dims(b), dims)) return b;
       if (code === MUL && this.isConstant(b, 1) && sameDims(this.dims(a), dims)) return a;
       if (code === MUL && this.isConstant(a, 1) && sameDims(this.dims(b), dims)) return b;
     }
@@ -244,9 +244,9 @@ export class Tape {
     return this.push(FREE, this.frees.length - 1, 0, current);
   }
 
-  /** A real literal (equal to c, if given); tensor literals are not. */
+  /** A real literal (c itself, if given: −0 is not 0); tensor literals are not. */
   isConstant(v: number, c?: number): boolean {
-    return this.op[v] === CONST && this.x[v] === 0 && (c === undefined || this.val[v] === c);
+    return this.op[v] === CONST && this.x[v] === 0 && (c === undefined || Object.is(this.val[v], c));
   }
 
   /**
@@ -354,14 +354,16 @@ export function binaryKernel(code: number, va: number, vb: number): number {
 }
 
 /**
- * The tape's exact folding of `x + 0` and `x · 1` (ca, cb: whether each argument is a
+ * The tape's exact folding of `x + (−0)` and `x · 1` (ca, cb: whether each argument is a
  * literal): 0 if `op(a, b)` is `a` itself, 1 if it is `b`, −1 if it is a new value.
- * dual.ts folds by the same rule, so that its numbers are the built term's.
+ * Not `x + 0`: at x = −0 it is +0, and a trace holds at other points than its own
+ * (a −0 there turned atan2(x + 0, −1) from π into −π). dual.ts folds by the same rule,
+ * so that its numbers are the built term's.
  */
 export function identityArgument(code: number, va: number, vb: number, ca: boolean, cb: boolean): -1 | 0 | 1 {
   if (code === ADD) {
-    if (cb && vb === 0) return 0;
-    if (ca && va === 0) return 1;
+    if (cb && Object.is(vb, -0)) return 0;
+    if (ca && Object.is(va, -0)) return 1;
   } else if (code === MUL) {
     if (cb && vb === 1) return 0;
     if (ca && va === 1) return 1;

@@ -115,6 +115,12 @@ export interface Guard {
   readonly a: number;
   readonly b: number;
   readonly outcome: boolean;
+  /**
+   * Whether the two sides were different variables where it was decided: then equal
+   * values are a tie. Kept as decided, since placing the guard in an enclosing trace
+   * may make a and b one variable there (an inner grad taken at an outer value).
+   */
+  readonly distinct: boolean;
 }
 
 export class Trace {
@@ -517,11 +523,13 @@ export function decide(name: PredicateName, a: unknown, b: unknown, test = predi
   const va = typeof a === "number" ? a : valueOf(a);
   const vb = typeof b === "number" ? b : valueOf(b);
   const outcome = test(va, vb);
-  if (t !== null && va === vb && a !== b) {
+  // one variable on both sides (x against x, or x · 1, which is x) is equal at every point: no tie
+  const distinct = a !== b && !(a instanceof Real && b instanceof Real && a.trace === b.trace && a.atom === b.atom);
+  if (t !== null && va === vb && distinct) {
     t.tie(`${name}(${va}, ${vb}) was decided at a tie (both sides equal), taking the branch where ${va} ${predicates[name].symbol} ${vb} is ${outcome}`);
   }
   // the decision, for replaying the trace at another point (compile.ts): it must come out the same
-  if (t !== null && t.keepsGuards) t.guards.push({ pred: name, a: t.atomOf(a), b: t.atomOf(b), outcome });
+  if (t !== null && t.keepsGuards) t.guards.push({ pred: name, a: t.atomOf(a), b: t.atomOf(b), outcome, distinct });
   return outcome;
 }
 
