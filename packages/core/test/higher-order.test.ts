@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  add, cos, div, exp, fd, grad, log, mul, pow, rd, sin, sqrt, square, sub, tanh, valueAndGrad, type Scalar,
+  add, cos, div, exp, fd, grad, hessian, hvp, jvp, log, mul, pow, rd, sin, sqrt, square, sub, sum, tanh, valueAndGrad, type Scalar, type Tensor,
 } from "../src/index.js";
 import { expectClose } from "./helpers/check.js";
 
@@ -55,6 +55,29 @@ describe("x^5 via pow at a negative base (the exponent is a constant)", () => {
     const x = -1.3;
     const d = [5 * x ** 4, 20 * x ** 3, 60 * x ** 2, 120 * x];
     expectClose(nth((y) => pow(y, 5), k)(x), d[k - 1], 1e-10, 1e-12, `(x^5)^(${k})(${x})`);
+  });
+});
+
+describe("xⁿ via pow at x = 0: every order, past the n-th too (0, where 0 · 0⁻¹ gave NaN)", () => {
+  // the k-th derivative of xⁿ at 0: n! at k = n, else 0
+  it.each([0, 1, 2, 3])("x^%i, orders 1–5, by nested grad, jvp, hvp and hessian", (n) => {
+    const f = (y: Scalar) => pow(y, n);
+    for (let k = 1; k <= 5; k++) expect(nth(f, k)(0)).toBe(k === n ? fact(n) : 0);
+    const first = (y: Scalar) => grad(f, y) as Scalar;
+    expect(jvp(f, 0, 1)[1]).toBe(n === 1 ? 1 : 0);
+    expect(jvp(first, 0, 1)[1]).toBe(n === 2 ? 2 : 0);
+    expect(hvp(f, 0, 1)).toBe(n === 2 ? 2 : 0);
+    expect(hessian((p: Scalar[]) => pow(p[0], n), [0])).toEqual([[n === 2 ? 2 : 0]]);
+    expect(fd(first, 0, 1)).toBe(n === 2 ? 2 : 0);
+  });
+  it("on tensors: the Hessian of Σ tᵢ¹ is 0, of Σ tᵢ² is 2I", () => {
+    const t = Float64Array.of(0, 0, 1);
+    expect(Array.from(hvp((u: Tensor) => sum(pow(u, 1)), t, Float64Array.of(1, 1, 1)) as Float64Array)).toEqual([0, 0, 0]);
+    expect(Array.from(hvp((u: Tensor) => sum(pow(u, 2)), t, Float64Array.of(1, 2, 3)) as Float64Array)).toEqual([2, 4, 6]);
+  });
+  it("a traced exponent keeps its derivatives at b = 0: the Hessian of aᵇ at (1/2, 0) is symmetric", () => {
+    // ∂²/∂a∂b aᵇ = a^(b−1)(1 + b log a) = 2 there, ∂²/∂a² = b(b − 1)a^(b−2) = 0, ∂²/∂b² = aᵇ log² a
+    expect(hessian((p: Scalar[]) => pow(p[0], p[1]), [0.5, 0])).toEqual([[0, 2], [2, Math.log(0.5) ** 2]]);
   });
 });
 

@@ -17,7 +17,7 @@
 import { BINARY_NAMES, UNARY_NAMES, type Emitter } from "@wengert/ops";
 import { CODE, KERNELS } from "../trace/opcodes.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
-import { binaryKernel, identityArgument } from "../trace/tape.js";
+import { binaryKernel, identityArgument, isLiteralPower } from "../trace/tape.js";
 import { scalarTangent } from "./tangents.js";
 
 /**
@@ -105,11 +105,12 @@ export function unaryDual(code: number, vx: number, tx: number, kx: number): voi
 
 /**
  * Binary primitive `code` of the duals a and b, folded as the tape folds: 0 or 1 when
- * the result is argument a or b itself (`x + 0`, `x · 1`), else -1 with it in `held`.
+ * the result is argument a or b itself (`x + (−0)`, `x · 1`), else -1 with it in `held`
+ * (a literal where the tape makes one: both arguments literals, or `x⁰`).
  */
 export function binaryDual(code: number, va: number, ta: number, ka: number, vb: number, tb: number, kb: number): -1 | 0 | 1 {
   const y = binaryKernel(code, va, vb);
-  if (ka === LITERAL && kb === LITERAL) {
+  if ((ka === LITERAL && kb === LITERAL) || isLiteralPower(code, vb, kb === LITERAL)) {
     hold(y, 0, LITERAL);
     return -1;
   }

@@ -25,7 +25,7 @@ export interface Extra {
 }
 
 const SCALAR: Dims = [];
-import { kernels, release, sameDims, type Buf, type Dims } from "@wengert/ops";
+import { alloc, kernels, release, sameDims, size, type Buf, type Dims } from "@wengert/ops";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, tensorSpec } from "./opcodes.js";
 import type { Dense } from "./tensor.js";
 import { giveColumn, isKept, takeColumn, type Column } from "./columns.js";
@@ -34,6 +34,7 @@ const ADD = CODE.add;
 const MUL = CODE.mul;
 const SUB = CODE.sub;
 const DIV = CODE.div;
+const POW = CODE.pow;
 
 const INITIAL_CAPACITY = 64;
 /** A recycled tape's columns: empty (nothing can be written to them), shared. */
@@ -194,6 +195,7 @@ export class Tape {
       if (code === ADD && this.isConstant(a, -0) && sameDims(this.dims(b), dims)) return b;
       if (code === MUL && this.isConstant(b, 1) && sameDims(this.dims(a), dims)) return a;
       if (code === MUL && this.isConstant(a, 1) && sameDims(this.dims(b), dims)) return b;
+      if (isLiteralPower(code, this.val[b], this.isConstant(b))) return this.tensorConstant({ dims, data: alloc(size(dims), true).fill(1) });
     }
     // otherwise appended as any primitive on tensors is (compute applies it elementwise)
     return this.applyOp(code, args, undefined, dims);
@@ -269,6 +271,7 @@ export class Tape {
   applyLiteral(code: number, a: number, c: number, first: boolean): number {
     if (this.op[a] === CONST) return first ? this.apply(code, this.constant(c), a) : this.apply(code, a, this.constant(c));
     const va = this.val[a];
+    if (!first && isLiteralPower(code, c, true)) return this.constant(1);
     const same = first ? identityArgument(code, c, va, true, false) : identityArgument(code, va, c, false, true);
     if (same >= 0) return a;
     const k = this.constant(c);
@@ -288,7 +291,7 @@ export class Tape {
     const ca = op[a] === CONST && this.x[a] === 0;
     const cb = op[b] === CONST && this.x[b] === 0;
     const y = binaryKernel(code, va, vb);
-    if (ca && cb) return this.constant(y);
+    if ((ca && cb) || isLiteralPower(code, vb, cb)) return this.constant(y);
     const same = identityArgument(code, va, vb, ca, cb);
     return same === 0 ? a : same === 1 ? b : this.push(code, a, b, y);
   }
@@ -351,6 +354,16 @@ export function compute(code: number, values: readonly Buf[], dims: readonly Dim
 /** A binary primitive on numbers, the four arithmetic kernels inline: a call through the table per instruction is dear. */
 export function binaryKernel(code: number, va: number, vb: number): number {
   return code === ADD ? va + vb : code === MUL ? va * vb : code === SUB ? va - vb : code === DIV ? va / vb : KERNELS[code](va, vb);
+}
+
+/**
+ * Whether `op(x, b)` is the literal 1 whatever x is: x⁰ (Math.pow(x, ±0) is 1 even for
+ * NaN). Folded, so that its derivative is none: b · x^(b − 1), pow's rule, is 0 · x⁻¹
+ * at b = 0, NaN at x = 0 (d/dx x⁰, and every derivative of xⁿ past the n-th, there).
+ * dual.ts folds by the same rule.
+ */
+export function isLiteralPower(code: number, vb: number, cb: boolean): boolean {
+  return code === POW && cb && vb === 0;
 }
 
 /**
