@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   add, atan, ClosedTraceError, cos, defineOp, div, exp, fd, grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, log, lt, mul,
-  pow, primal, rd, SeedMismatchError, sigmoid, sin, sqrt, square, sub, tanh, taylor, vjp, WengertError, type Scalar,
+  pow, primal, rd, SeedMismatchError, sigmoid, sin, softplus, sqrt, square, sub, tanh, taylor, vjp, WengertError, type Scalar,
 } from "../src/index.js";
 import { decided, H, MAX, recorded, reliableDiff } from "./helpers/branches.js";
 import { expectClose } from "./helpers/check.js";
@@ -356,6 +356,7 @@ const SERIES: { name: string; f: (x: Scalar) => Scalar; d: (x: number, k: number
   { name: "x^2.5 (pow)", f: (x) => pow(x, 2.5), d: powDeriv(2.5), maxK: 5, points: [0.5, 1.3, 3] },
   { name: "x^3 (pow) at negative x", f: (x) => pow(x, 3), d: powDeriv(3), maxK: 5, points: [-1.3, -0.5, 0] },
   { name: "x^-2 (pow)", f: (x) => pow(x, -2), d: powDeriv(-2), maxK: 5, points: [-0.5, 0.8] },
+  { name: "x^65 (pow) at negative x", f: (x) => pow(x, 65), d: powDeriv(65), maxK: 4, points: [-1, -0.9] },
   { name: "atan", f: atan, d: (x, k) => [Math.atan(x), 1 / (1 + x * x), (-2 * x) / (1 + x * x) ** 2, (6 * x * x - 2) / (1 + x * x) ** 3, (24 * x * (1 - x * x)) / (1 + x * x) ** 4][k], maxK: 4, points: [-1.5, 0.5, 2] },
   // t = tanh x, s = 1 − t²: tanh' = s, tanh'' = −2ts, tanh''' = s(6t² − 2), tanh'''' = 8ts(2 − 3t²)
   { name: "tanh", f: tanh, d: (x, k) => ((t, s) => [t, s, -2 * t * s, s * (6 * t * t - 2), 8 * t * s * (2 - 3 * t * t)][k])(Math.tanh(x), 1 - Math.tanh(x) ** 2), maxK: 4, points: [-1, 0.5, 1.8] },
@@ -372,6 +373,36 @@ describe("taylor against closed-form derivatives", () => {
         got.forEach((dj, j) => expectClose(dj, v ** j * d(x, j), 1e-9, 1e-9, `${name}^(${j})(${x}), v = ${v}`));
       }
     }
+  });
+
+  it("finite far out, where e^x and cosh x overflow (|x| > 710): tanh, sigmoid, softplus", () => {
+    const sigma = (x: number) => 1 / (1 + Math.exp(-x));
+    for (const x of [-800, -30, 20, 800]) {
+      // t = tanh x, s = sech² x (not 1 − t², which is 0 out there); p = σ(x), q = σ(−x)
+      const [t, s, p, q] = [Math.tanh(x), 1 / Math.cosh(x) ** 2, sigma(x), sigma(-x)];
+      const want = {
+        tanh: [t, s, -2 * t * s, s * (4 * t * t - 2 * s)],
+        sigmoid: [p, p * q, p * q * (q - p), p * q * ((q - p) ** 2 - 2 * p * q)],
+        softplus: [Math.max(x, 0) + Math.log1p(Math.exp(-Math.abs(x))), p, p * q, p * q * (q - p)],
+      };
+      for (const [name, f] of [["tanh", tanh], ["sigmoid", sigmoid], ["softplus", softplus]] as const) {
+        expectClose(taylor(f, x, 1, 3), want[name], 1e-9, 1e-300, `${name} at ${x}`);
+      }
+    }
+  });
+
+  it("pow where log a is not finite: a base through 0, a negative base, 0^b", () => {
+    // (at 0) t^2.5: 0 below order 2.5, no derivative past it (as nested jvp: ∞)
+    expect(taylor((x: Scalar) => pow(x, 2.5), 0, 1, 4)).toEqual([0, 0, 0, Infinity, -Infinity]);
+    expect(taylor((x: Scalar) => pow(x, 3), 0, 2, 4)).toEqual([0, 0, 0, 48, 0]);
+    expect(taylor((x: Scalar) => pow(0, x), 2, 1, 3)).toEqual([0, 0, 0, 0]);
+    expect(taylor((x: Scalar) => pow(x, 65), -1, 1, 2)).toEqual([-1, 65, -4160]);
+  });
+
+  it("checkNaN names the first primitive with a derivative that is not finite; j! past 170 does not turn a 0 into NaN", () => {
+    expect(() => taylor(sqrt, 0, 1, 2, { checkNaN: true })).toThrow(/taylor: checkNaN: the derivative of order 1 of sqrt \(for v1\) along v is Infinity/);
+    expect(taylor(sqrt, 0, 1, 2)).toEqual([0, Infinity, -Infinity]);
+    expect(taylor((x: Scalar) => mul(x, x), 0.5, 1, 172).slice(169)).toEqual([0, 0, 0, 0]);
   });
 
   it("k = 0 gives [f(x)], shaped like f(x)", () => {

@@ -102,8 +102,69 @@ function sinCos(a: Series, hyperbolic: boolean): [Series, Series] {
   return [s, c];
 }
 
+/**
+ * y = f(a) for a logistic-like f whose derivative is a polynomial in y, y′ = w(y) a′:
+ * y_n = (1/n) Σ_j j a_j w_{n−j}, with w's coefficients from y's as they come (w_n needs
+ * y_0 … y_n). tanh (w = 1 − y²) and sigmoid (w = y − y²) this way, not as quotients of
+ * series of e^a or cosh a, which overflow past |a| ≈ 710 and give ∞/∞.
+ */
+function logistic(a: Series, y0: number, w0: number, w: (y: Series, n: number) => number): Series {
+  const K = a.length;
+  const y = new Float64Array(K);
+  const ws = new Float64Array(K);
+  y[0] = y0;
+  ws[0] = w0;
+  for (let n = 1; n < K; n++) {
+    let s = 0;
+    for (let j = 1; j <= n; j++) s += j * a[j] * ws[n - j];
+    y[n] = s / n;
+    ws[n] = w(y, n);
+  }
+  return y;
+}
+/** Coefficient n ≥ 1 of y² (Cauchy product). */
+function squareAt(y: Series, n: number): number {
+  let s = 0;
+  for (let i = 0; i <= n; i++) s += y[i] * y[n - i];
+  return s;
+}
+
+// aⁿ for an integer n, by products: repeated below 64, by squaring above
+function integerPower(a: Series, n: number): Series {
+  const m = Math.abs(n);
+  let y = constant(1, a.length);
+  if (m <= 64) for (let i = 0; i < m; i++) y = mul(y, a);
+  else {
+    // p runs through a^(2^i), multiplied in where bit i of m is set
+    let p = a;
+    for (let k = m; ; p = mul(p, p)) {
+      if (k % 2 === 1) y = mul(y, p);
+      k = Math.floor(k / 2);
+      if (k === 0) break;
+    }
+  }
+  return n < 0 ? div(constant(1, a.length), y) : y;
+}
+
+/**
+ * aᵖ where a₀ = 0 and p > 0 is not an integer: aᵖ = O(tᵖ), so coefficient j < p is 0;
+ * past p there is no derivative (t^(p−j) at 0): the leading term's C(p, j) 0^(p−j) a₁ʲ,
+ * infinite, as nested forward mode gives it (NaN where a₁ = 0).
+ */
+function powerAtZero(a: Series, p: number): Series {
+  const y = new Float64Array(a.length);
+  let binomial = 1;
+  for (let j = 1; j < a.length; j++) {
+    binomial *= (p - j + 1) / j;
+    if (j > p) y[j] = binomial * Math.pow(0, p - j) * Math.pow(a[1], j);
+  }
+  return y;
+}
+
 const map = (a: Series, f: (x: number) => number): Series => a.map(f);
 const isZero = (a: Series): boolean => a.every((x) => x === 0);
+/** A series of a constant: no coefficient past the first. */
+const isConstant = (a: Series): boolean => a.every((x, i) => i === 0 || x === 0);
 const lift = (a: Series, c: number): Series => {
   const y = a.slice();
   y[0] = c;
@@ -123,21 +184,24 @@ const explicit: Partial<Record<UnaryName | BinaryName, (e: Emitter<Series>, a: S
   sinh: (_e, a) => sinCos(a, true)[0],
   cosh: (_e, a) => sinCos(a, true)[1],
   tan: (_e, a) => lift(div(...sinCos(a, false)), Math.tan(a[0])),
-  tanh: (_e, a) => lift(div(...sinCos(a, true)), Math.tanh(a[0])),
-  // σ(a) = 1 / (1 + e^(−a))
-  sigmoid: (_e, a) => lift(div(constant(1, a.length), exp(map(a, (x) => -x)).map((x, i) => (i === 0 ? 1 + x : x))), unaryOps.sigmoid.forward(a[0])),
+  // tanh′ = 1 − tanh² (sech² a₀ at order 0, which has no cancellation), σ′ = σ(1 − σ) (σ(a₀)σ(−a₀))
+  tanh: (_e, a) => logistic(a, Math.tanh(a[0]), 1 / Math.cosh(a[0]) ** 2, (y, n) => -squareAt(y, n)),
+  sigmoid: (_e, a) => {
+    const s = unaryOps.sigmoid.forward;
+    return logistic(a, s(a[0]), s(a[0]) * s(-a[0]), (y, n) => y[n] - squareAt(y, n));
+  },
   safeRecip: (_e, a) => (a[0] === 0 ? new Float64Array(a.length) : div(constant(1, a.length), a)),
   safeLog: (e, a) => (a[0] === 0 ? new Float64Array(a.length) : e.log(a)),
   sign: (_e, a) => constant(unaryOps.sign.forward(a[0]), a.length),
   div: (_e, a, b) => div(a, b),
   mul: (_e, a, b) => mul(a, b),
-  // aᵇ = exp(b log a) for a > 0; an integer power of a constant exponent by products
+  // aᵇ = exp(b log a) for a > 0; where log a is not finite: an integer power of a constant
+  // exponent by products, a power of a series through 0 by its order there, 0^b = 0 (b > 0)
   pow: (e, a, b) => {
-    if (b.slice(1).every((x) => x === 0) && Number.isInteger(b[0]) && Math.abs(b[0]) <= 64 && a[0] <= 0) {
-      let y = constant(1, a.length);
-      for (let i = 0; i < Math.abs(b[0]); i++) y = mul(y, a);
-      return b[0] < 0 ? div(constant(1, a.length), y) : y;
-    }
+    const constantB = isConstant(b);
+    if (constantB && Number.isInteger(b[0]) && a[0] <= 0) return integerPower(a, b[0]);
+    if (constantB && a[0] === 0 && b[0] > 0) return powerAtZero(a, b[0]);
+    if (isConstant(a) && a[0] === 0 && b[0] > 0) return new Float64Array(a.length);
     return lift(exp(mul(b, e.log(a))), Math.pow(a[0], b[0]));
   },
   xlogy: (e, a, b) => (isZero(a) ? new Float64Array(a.length) : lift(mul(a, e.log(b)), binaryOps.xlogy.forward(a[0], b[0]))),

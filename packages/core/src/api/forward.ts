@@ -3,9 +3,9 @@
  */
 import { seriesEmitter, type Emitter, type Series } from "@wengert/ops";
 import { pushforward } from "../diff/pushforward.js";
-import { WengertError } from "../errors.js";
+import { NaNError, WengertError } from "../errors.js";
 import { unflatten } from "../structure.js";
-import { CONST, FIRST_PRIMITIVE, FREE, INPUT, primitiveOf } from "../trace/opcodes.js";
+import { ARITY, CONST, FIRST_PRIMITIVE, FREE, INPUT, primitiveOf } from "../trace/opcodes.js";
 import { primal, Real, type Scalar } from "../trace/tracer.js";
 import { tangentSweep } from "../diff/tangents.js";
 import type { TraceTerm } from "../trace/term.js";
@@ -67,6 +67,11 @@ export function taylor<const X>(f: (x: Traced<X>) => unknown, x: X, v: unknown, 
   }
   const K = k + 1;
   const e = seriesEmitter(K) as Emitter<Series> & Record<string, (a: Series, b: Series) => Series>;
+  // j! for j ≤ k; a coefficient that is 0 is a derivative of 0 even where j! overflows (j > 170)
+  const factorials = [1];
+  for (let j = 1; j < K; j++) factorials.push(factorials[j - 1] * j);
+  const derivative = (c: Series, j: number): number => (c[j] === 0 ? c[j] : c[j] * factorials[j]);
+  const checkNaN = traced.trace.settings.checkNaN;
   const { op, a, b, val, length: n } = term.tape;
   const s: Series[] = new Array(n);
   const constant = (c: number): Series => {
@@ -84,16 +89,17 @@ export function taylor<const X>(f: (x: Traced<X>) => unknown, x: X, v: unknown, 
       const name = primitiveOf(op[i]).name;
       const rule = e[name];
       if (!rule && K > 1) throw new WengertError(`taylor: the primitive ${name} has no Taylor rule: user primitives (defineOp) do not have Taylor rules yet; use nested jvp or rd for their derivatives.`);
-      // order 0 is the value, already recorded
+      // order 0 is the value, already recorded (and checked while tracing)
       s[i] = K === 1 ? constant(val[i]) : rule(s[a[i]], s[b[i]]);
+      for (let j = 1; checkNaN && j < K; j++) {
+        if (Number.isFinite(s[i][j])) continue;
+        const args = [val[a[i]], val[b[i]]].slice(0, ARITY[op[i]]).join(", ");
+        throw new NaNError(`taylor: checkNaN: the derivative of order ${j} of ${name} (for v${i}) along v is ${derivative(s[i], j)} (argument values ${args}).`);
+      }
     }
   }
   const out = term.output;
   const derivatives: unknown[] = [];
-  let factorial = 1;
-  for (let j = 0; j < K; j++) {
-    if (j > 0) factorial *= j;
-    derivatives.push(unflatten(out.shape, out.atoms.map((v) => s[v][j] * factorial)));
-  }
+  for (let j = 0; j < K; j++) derivatives.push(unflatten(out.shape, out.atoms.map((v) => derivative(s[v], j))));
   return derivatives;
 }
