@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
-  add, checkGrad, cos, defineOp, DefineOpError, div, exp, grad, GradientCheckError, hessian, hvp, jacobian, jvp, log, lt,
+  add, checkGrad, cos, defineOp, DefineOpError, div, exp, fd, grad, GradientCheckError, hessian, hvp, jacobian, jvp, log, lt,
   mul, NaNError, rd, runProgram, sigmoid, sin, sqrt, square, sub, taylor, traceOf, TraceLengthError, TypeCheckError, vjp,
   WengertError, type GradCheckReport, type Scalar,
 } from "../src/index.js";
@@ -305,6 +305,11 @@ describe("checkNaN", () => {
   it("applies to an inner rd's derivative computation when set on the inner call", () => {
     // the inner grad computes sqrt'(0) = ∞ inside an outer grad that did not ask for checks
     expect(() => grad((x: Scalar) => grad(sqrt, sub(x, x), { checkNaN: true }), 1)).toThrow(NaNError);
+    // and names where, as an outer checkNaN does: the rule, not "the forward pass"
+    const C = { checkNaN: true };
+    expect(() => grad((x: Scalar) => grad(sqrt, x, C) as Scalar, 0)).toThrow(/^grad: checkNaN: div\(1, 0\) = Infinity in the reverse rule of sqrt \(for v1\)/);
+    expect(() => jvp((x: Scalar) => grad(sqrt, x, C) as Scalar, 0, 1)).toThrow(/in the reverse rule of sqrt/);
+    expect(() => grad((x: Scalar) => jvp(sqrt, x, 1, C)[1] as Scalar, 0)).toThrow(/^jvp: checkNaN: .* in the tangent rule of sqrt/);
   });
 });
 
@@ -314,6 +319,14 @@ describe("maxTraceLength", () => {
     while (lt(y, 10)) y = sin(y); // sin y < 10 forever
     return y;
   };
+  const givesUp = (x: Scalar): Scalar => {
+    let y = x;
+    for (let i = 0; lt(y, 10); i++) {
+      if (i > 1e6) throw new Error("still looping");
+      y = sin(y);
+    }
+    return y;
+  };
   const over = /the trace reached 1001 instructions, over options\.maxTraceLength = 1000/;
 
   it("turns a runaway loop into a TraceLengthError in every transformation", () => {
@@ -321,6 +334,9 @@ describe("maxTraceLength", () => {
     for (const [name, g] of Object.entries({
       grad: () => grad(runaway, 1, o),
       jvp: () => jvp(runaway, 1, 1, o),
+      // fd ran f on numbers first (for the shape of f(x)), where no limit applies: it never
+      // returned (here the loop gives up after 10⁶ steps, so that the test fails instead)
+      fd: () => fd(givesUp, 1, 1, o),
       vjp: () => vjp(runaway, 1, o),
       taylor: () => taylor(runaway, 1, 1, 2, o),
       jacobian: () => jacobian(runaway, 1, o),

@@ -10,11 +10,11 @@ import { size } from "@wengert/ops";
 import { differentiate } from "../diff/differentiate.js";
 import { reverseSweep } from "../diff/sweep.js";
 import { OutputTypeError } from "../errors.js";
-import { flatten, leafShapes, typeString, unflatten, type Shape } from "../structure.js";
+import { leafShapes, typeString, unflatten, type Shape } from "../structure.js";
 import { fromDense } from "../trace/tensor.js";
 import type { TraceTerm } from "../trace/term.js";
-import { isOperand, primal, type Scalar } from "../trace/tracer.js";
-import { apply, isOutermost, leafShape, leavesLike, trace, type Fn, type Inspect, type RdOptions, type Traced, type Cotangent } from "./transform.js";
+import { primal, type Scalar } from "../trace/tracer.js";
+import { apply, isOutermost, leavesLike, trace, type Fn, type Inspect, type RdOptions, type Traced, type Cotangent } from "./transform.js";
 
 export type { RdOptions, Traced, Cotangent } from "./transform.js";
 
@@ -76,7 +76,12 @@ export function valueAndGrad<const X>(f: (x: Traced<X>) => Scalar, x: X, options
  * its seed `u`; differentiating it with respect to `u` transposes it back.
  */
 export function fd<const X>(f: (x: Traced<X>) => unknown, x: X, v: X | Traced<X>, options?: RdOptions): unknown {
-  const out = flatten(f(x as Traced<X>), "f(x)", isOperand, "the output of f", (m) => new OutputTypeError(`fd: ${m}`), leafShape);
+  // the point u = 0 is shaped like f(x): learnt from a trace of f, under the caller's
+  // options (maxTraceLength, checkNaN; ties are reported by the trace that follows)
+  const { term } = trace("fd", f as Fn, x, { ...options, ties: "ignore" });
+  const out = term.output;
+  term.tape.releaseBuffers();
+  term.tape.recycle();
   const zero = unflatten(out.shape, leafShapes(out.shape).map((s) => (s.kind === "tensor" ? fromDense({ dims: s.dims, data: new Float64Array(size(s.dims)) }, s.container) : 0)));
   return rdWithValue("fd", (u: unknown) => rdWithValue("fd", f as Fn, x, () => u, options)[1], zero, () => v, options)[1];
 }

@@ -115,7 +115,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
     if (op[i] < FIRST_PRIMITIVE) continue;
     const c = x[i] === 0 ? ct[i] : settle(i);
     if (c < 0) continue;
-    if (sink.settings.checkNaN) sink.context = `the reverse rule of ${primitiveOf(op[i]).name} (for v${i})`;
+    if (sink.checksNaN()) sink.context = `the reverse rule of ${primitiveOf(op[i]).name} (for v${i})`;
     if (x[i] === 0) {
       // a real instruction: the common case, kept lean
       const spec = scalarSpec(op[i]);

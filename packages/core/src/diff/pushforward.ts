@@ -35,7 +35,7 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
       continue;
     }
     if (op[i] < FIRST_PRIMITIVE || !active[i] || !live[i]) continue;
-    if (sink.settings.checkNaN) sink.context = `the tangent rule of ${primitiveOf(op[i]).name} (for v${i})`;
+    if (sink.checksNaN()) sink.context = `the tangent rule of ${primitiveOf(op[i]).name} (for v${i})`;
     if (IS_TENSOR_OP[op[i]]) {
       const args = tape.args(i);
       const ts = args.map((v) => (dt[v] < 0 ? null : dt[v]));

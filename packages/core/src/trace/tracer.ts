@@ -241,7 +241,7 @@ export class Trace {
       this.tie(`${primitiveOf(code).name}(${tape.val[a]}) was evaluated at its kink; wengert uses ${spec.atKink}`);
     }
     const v = tape.apply(code, a, b);
-    if ((this.settings.checkNaN || this.nanCaller !== null) && this.quiet === 0 && !Number.isFinite(tape.val[v])) this.reportNaN(code, a, b, v);
+    if (this.checksNaN() && !Number.isFinite(tape.val[v])) this.reportNaN(code, a, b, v);
     if (tape.length > this.maxLength) this.checkLength();
     return v;
   }
@@ -307,6 +307,7 @@ export class Trace {
     }
   }
 
+  /** Whether a result that is NaN or infinite is reported: checkNaN here, or asked by an inner rd emitting here (nanCaller). */
   checksNaN(): boolean {
     return (this.settings.checkNaN || this.nanCaller !== null) && this.quiet === 0;
   }
