@@ -219,6 +219,14 @@ describe("ties of max and min", () => {
     expect(Array.from(g)).toEqual([-1, 0, 1]);
     expect(warn).toHaveBeenCalledTimes(1);
   });
+
+  it("a tensor against itself is no tie, also as two objects of one variable (t · 1 is t)", () => {
+    const x = Float64Array.from([1, 2, 3]);
+    for (const f of [(t: Tensor) => sum(where(gt(t, t), t, 0)), (t: Tensor) => sum(where(gt(mul(t, 1), t), t, mul(t, t)))]) {
+      expect(() => grad(f, x, { ties: "error" })).not.toThrow();
+    }
+    expect(() => grad((t: Tensor) => sum(where(gt(mul(t, 2), add(t, t)), t, 0)), x, { ties: "error" })).toThrow(TieError);
+  });
 });
 
 describe("other misuses of tensors", () => {

@@ -524,14 +524,23 @@ export function decide(name: PredicateName, a: unknown, b: unknown, test = predi
   const va = typeof a === "number" ? a : valueOf(a);
   const vb = typeof b === "number" ? b : valueOf(b);
   const outcome = test(va, vb);
-  // one variable on both sides (x against x, or x · 1, which is x) is equal at every point: no tie
-  const distinct = a !== b && !(a instanceof Real && b instanceof Real && a.trace === b.trace && a.atom === b.atom);
+  const distinct = !oneVariable(a, b);
   if (t !== null && va === vb && distinct) {
     t.tie(`${name}(${va}, ${vb}) was decided at a tie (both sides equal), taking the branch where ${va} ${predicates[name].symbol} ${vb} is ${outcome}`);
   }
   // the decision, for replaying the trace at another point (compile.ts): it must come out the same
   if (t !== null && t.keepsGuards) t.guards.push({ pred: name, a: t.atomOf(a), b: t.atomOf(b), outcome, distinct });
   return outcome;
+}
+
+/**
+ * Whether a and b are one variable (x against x, or x · 1, which the tape folds to x):
+ * equal at every point, so equal values there are no tie.
+ */
+function oneVariable(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  const traced = (a instanceof Real && b instanceof Real) || (a instanceof Tensor && b instanceof Tensor);
+  return traced && a.trace === b.trace && a.atom === b.atom;
 }
 
 /**
@@ -553,7 +562,7 @@ export function decideTensor(name: PredicateName, a: unknown, b: unknown): Concr
   const test = predicates[name].test;
   const va = da.dims.length === 0 ? da.data[0] : da.data;
   const vb = db.dims.length === 0 ? db.data[0] : db.data;
-  if (t !== null && a !== b) {
+  if (t !== null && !oneVariable(a, b)) {
     const ties = kernels.zip(va, da.dims, vb, db.dims, dims, (x, y) => (x === y ? 1 : 0));
     const at = ties.indexOf(1);
     if (at >= 0) t.tie(`${name} was decided at a tie (element ${at} of the mask ${showDims(dims)}: both sides ${va instanceof Float64Array ? va[at % va.length] : va})`);
