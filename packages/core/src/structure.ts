@@ -37,6 +37,9 @@ export function describe(v: unknown): string {
   return `${typeof v === "undefined" ? "undefined" : `a ${typeof v}`}`;
 }
 
+/** An option's value in a message: a number or boolean as written, anything else described. */
+export const showValue = (v: unknown): string => (typeof v === "number" || typeof v === "boolean" ? String(v) : describe(v));
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (typeof v !== "object" || v === null) return false;
   const proto = Object.getPrototypeOf(v);

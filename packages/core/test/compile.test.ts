@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { abs, add, atan2, compileGrad, cos, div, exp, grad, gt, hessian, hvp, jacobian, jvp, lt, mul, primal, sin, square, sub, sum, valueAndGrad, type Scalar, type Tensor } from "../src/index.js";
+import { abs, add, atan2, compileGrad, cos, div, exp, grad, gt, hessian, hvp, jacobian, jvp, lt, mul, primal, sin, sqrt, square, sub, sum, valueAndGrad, type Scalar, type Tensor } from "../src/index.js";
 import { trace } from "../src/api/transform.js";
 
 const rosen = (x: readonly Scalar[]): Scalar => {
@@ -149,6 +149,23 @@ describe("compileGrad", () => {
     expect(gSame.stats).toMatchObject({ traces: 1, replays: 4 });
     expect(gInner.stats).toMatchObject({ traces: 5, replays: 0 });
     warn.mockRestore();
+  });
+
+  it("checkNaN checks the reverse rules too, as grad's does (sqrt at 0: only the derivative is infinite)", () => {
+    const g = compileGrad((x: Scalar) => sqrt(x), { checkNaN: true });
+    expect(() => g(0)).toThrow(/^compileGrad: checkNaN: the reverse rule of sqrt/);
+    expect(g(4)).toBe(0.25);
+    expect(compileGrad((x: Scalar) => sqrt(x))(0)).toBe(Infinity);
+  });
+
+  it("another structure is traced again, however its record keys are spelt", () => {
+    const f = (p: Record<string, Scalar>) => Object.values(p).reduce<Scalar>((s, v) => add(s, mul(v, v)), 0);
+    const g = compileGrad(f);
+    for (let k = 0; k < 3; k++) g({ a: 1, b: 2 });
+    // {"a: real, b": real} printed as {a: real, b: real} keyed the cache before
+    const x = { "a: real, b": 5 };
+    expect(g.valueAndGrad(x)).toEqual(valueAndGrad(f, x));
+    expect(g.stats.traces).toBe(2);
   });
 
   it("a trace that read a value (primal, .value) is never replayed", () => {

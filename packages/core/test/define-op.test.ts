@@ -7,9 +7,9 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
-  add, checkGrad, cos, defineOp, DefineOpError, div, exp, fd, grad, GradientCheckError, hessian, hvp, jacobian, jvp, log, lt,
-  mul, NaNError, rd, runProgram, sigmoid, sin, sqrt, square, sub, taylor, traceOf, TraceLengthError, TypeCheckError, vjp,
-  WengertError, type GradCheckReport, type Scalar,
+  add, checkGrad, cos, defineOp, DefineOpError, div, exp, fd, grad, GradientCheckError, hessian, hvp, index, jacobian, jvp, log, lt,
+  mul, NaNError, rd, runProgram, sigmoid, sin, sqrt, square, sub, sum, taylor, traceOf, TraceLengthError, TypeCheckError, vjp,
+  WengertError, type GradCheckReport, type Scalar, type Tensor,
 } from "../src/index.js";
 import { expectClose } from "./helpers/check.js";
 
@@ -96,6 +96,17 @@ const logaddexp = defineOp({
 });
 const lae = ([a, b]: Scalar[]) => logaddexp(a, b);
 const sig = (t: number) => 1 / (1 + Math.exp(-t));
+
+describe("a user primitive on a tensor", () => {
+  it("is an error naming it (its rules are for reals: on a tensor every derivative came out 0)", () => {
+    const x = Float64Array.of(1, 2);
+    const message = /^cube: argument 1 is .*; a user primitive \(defineOp\) applies to numbers and traced reals/;
+    expect(() => cube(x as never)).toThrow(message);
+    expect(() => grad((t: Tensor) => sum(cube(t as never) as never), x)).toThrow(message);
+    expect(() => grad((t: Tensor) => sum(t), x)).not.toThrow();
+    expect(grad((t: Tensor) => cube(index(t, 1)), x)).toEqual(Float64Array.of(0, 12));
+  });
+});
 
 describe("a binary user primitive: logaddexp", () => {
   it.each([[0.3, 1.1], [-2, 0.5], [4, -1], [700, 700]])("value, both partials, Hessian and a third partial at (%d, %d)", (a, b) => {
@@ -222,6 +233,17 @@ describe("malformed specs", () => {
 
 describe("checkGrad", () => {
   const badCube = defineOp({ name: "badCube", forward: (x) => x * x * x, reverse: ([x], _y, ct) => [mul(ct, mul(2, mul(x, x)))] });
+
+  it("rejects options under which no check can fail (no direction) or none can pass", () => {
+    for (const directions of [0, -1, NaN, 1.5]) {
+      expect(() => checkGrad(badCube, 1.3, { directions })).toThrow(`checkGrad: options.directions is ${directions}; expected a positive integer.`);
+    }
+    expect(() => checkGrad(badCube, 1.3, { eps: 0 })).toThrow("checkGrad: options.eps is 0; expected a positive number.");
+    expect(() => checkGrad(badCube, 1.3, { rtol: "a" as never })).toThrow('checkGrad: options.rtol is a string ("a"); expected a number ≥ 0.');
+    expect(() => checkGrad(badCube, 1.3, { directions: 1 })).toThrow(GradientCheckError);
+    // rd's own options go on to every evaluation, and are checked there
+    expect(() => checkGrad(cube, 1.3, { directions: 1, chekNaN: true } as never)).toThrow(/checkGrad: options.chekNaN is not an option/);
+  });
 
   it("passes a right rule; its report holds 2 checks per direction", () => {
     const report = checkGrad((x: Scalar) => mul(cube(x), sin(x)), 0.9);

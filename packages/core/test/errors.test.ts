@@ -51,6 +51,16 @@ describe("inputs and outputs", () => {
     expect(() => rd(3 as never, 1, 1)).toThrow("rd: f is number");
     expect(() => rd((x: Scalar) => x, 1, 1, { ties: "loud" as never })).toThrow('rd: options.ties is "loud"; expected one of "warn", "error", "ignore".');
   });
+  it("an option misspelt or of another type is an error, not a check silently left off", () => {
+    const f = (x: Scalar) => sin(x);
+    expect(() => grad(f, 1, { chekNaN: true } as never)).toThrow("grad: options.chekNaN is not an option; the options are ties, checkNaN and maxTraceLength.");
+    expect(() => grad(f, 1, { checkNaN: "yes" } as never)).toThrow("grad: options.checkNaN is a string (\"yes\"); expected true or false.");
+    expect(() => grad(f, 1, { checkNaN: 1 } as never)).toThrow("grad: options.checkNaN is 1; expected true or false.");
+    expect(() => grad(f, 1, { maxTraceLength: "10" } as never)).toThrow('grad: options.maxTraceLength is a string ("10"); expected a positive number.');
+    expect(() => grad(f, 1, null as never)).toThrow("grad: options is null; expected an object such as { checkNaN: true }.");
+    expect(() => jvp(f, 1, 1, { tie: "error" } as never)).toThrow(/jvp: options.tie is not an option/);
+    expect(grad(f, 1, { checkNaN: false, ties: "error", maxTraceLength: 10 })).toBe(Math.cos(1));
+  });
 });
 
 describe("traced values", () => {
@@ -71,6 +81,13 @@ describe("traced values", () => {
     expect(() => grad((y: Scalar) => mul(y, leaked), 1)).toThrow(ClosedTraceError);
     expect(() => rd((y: Scalar) => y, leaked as never, 1)).toThrow(ClosedTraceError);
     expect(() => lt(leaked, 1)).toThrow(ClosedTraceError);
+  });
+  it("returned from f after their rd returned: a ClosedTraceError, not NaN and a zero derivative", () => {
+    let leaked: Scalar = 0;
+    grad((x: Scalar) => (leaked = x), 7);
+    expect(() => valueAndGrad(() => leaked, 1)).toThrow(/^valueAndGrad: a traced value \(v0, its value gone with its trace\) was used after the grad call/);
+    expect(() => jvp(() => leaked, 1, 1)).toThrow(ClosedTraceError);
+    expect(() => rd((x: Scalar) => [x, leaked], 1, [1, 1])).toThrow(ClosedTraceError);
   });
   it("with JavaScript operators, instead of silently losing the derivative", () => {
     expect(() => grad((x: Scalar) => ((x as unknown as number) * 2) as Scalar, 1)).toThrow(TracedOperatorError);

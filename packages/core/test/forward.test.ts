@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   add, atan, ClosedTraceError, cos, defineOp, div, exp, fd, grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, log, lt, mul,
-  pow, primal, rd, SeedMismatchError, sigmoid, sin, softplus, sqrt, square, sub, tanh, taylor, vjp, WengertError, type Scalar,
+  pow, primal, rd, SeedMismatchError, sigmoid, sin, softplus, sqrt, square, sub, sum, tanh, taylor, vjp, WengertError, type Scalar, type Tensor,
 } from "../src/index.js";
 import { decided, H, MAX, recorded, reliableDiff } from "./helpers/branches.js";
 import { expectClose } from "./helpers/check.js";
@@ -249,6 +249,9 @@ describe("vjp", () => {
     // the same when only a value f closes over was traced there
     grad((x: Scalar) => ((pb = vjp((y: Scalar) => mul(x, y), 3)[1]), x), 2);
     expect(() => pb!(1)).toThrow(ClosedTraceError);
+    // and for a traced tensor (it went on from the stale trace before)
+    grad((t: Tensor) => ((pb = vjp((y: Tensor) => mul(y, y), t)[1]), sum(t)), Float64Array.of(1, 2));
+    expect(() => pb!(Float64Array.of(1, 1))).toThrow(ClosedTraceError);
   });
 });
 

@@ -7,8 +7,8 @@
  * differences of ⟨w, f(x + h u)⟩ (up to truncation error).
  */
 import { rng } from "@wengert/ops";
-import { GradientCheckError } from "../errors.js";
-import { leafShapes } from "../structure.js";
+import { GradientCheckError, WengertError } from "../errors.js";
+import { leafShapes, showValue } from "../structure.js";
 import { componentCount, componentsOf, fromComponents } from "./components.js";
 import { jvp } from "./forward.js";
 import { rd } from "./rd.js";
@@ -49,16 +49,24 @@ const dot = (a: readonly number[], b: readonly number[]): number => a.reduce((s,
  * GradientCheckError naming the worst disagreement if any check fails.
  */
 export function checkGrad<const X>(f: (x: Traced<X>) => unknown, x: X, options: CheckGradOptions = {}): GradCheckReport {
-  const { directions = 4, eps = 1e-6, rtol = 1e-5, atol = 1e-8, dotTol = 1e-10, seed = 1 } = options;
+  const { directions = 4, eps = 1e-6, rtol = 1e-5, atol = 1e-8, dotTol = 1e-10, seed = 1, ...rdOptions } = options;
+  // a check with no direction, or with a step or tolerance that is not a number, passes or fails whatever the rules
+  const want = (name: string, v: number, ok: boolean, what: string): void => {
+    if (!ok) throw new WengertError(`checkGrad: options.${name} is ${showValue(v)}; expected ${what}.`);
+  };
+  want("directions", directions, Number.isInteger(directions) && directions > 0, "a positive integer");
+  want("eps", eps, typeof eps === "number" && eps > 0 && eps < Infinity, "a positive number");
+  for (const [name, tol] of [["rtol", rtol], ["atol", atol], ["dotTol", dotTol]] as const) want(name, tol, typeof tol === "number" && tol >= 0, "a number ≥ 0");
+  want("seed", seed, Number.isFinite(seed), "a finite number");
   const xs = componentsOf(x, "checkGrad");
   const leaves = (v: unknown): number[] => componentsOf(v, "checkGrad").values;
   // f runs traced, so that options such as maxTraceLength apply to every evaluation
   const apply = (p: number[]): number[] => {
-    const { term } = trace("checkGrad", f as Fn, fromComponents(xs.shape, p), options);
+    const { term } = trace("checkGrad", f as Fn, fromComponents(xs.shape, p), rdOptions);
     const shapes = leafShapes(term.output.shape);
     return leaves(term.output.atoms.map((v, j) => userValue(term.tape, v, shapes[j])));
   };
-  const outShape = trace("checkGrad", f as Fn, x, options).term.output.shape;
+  const outShape = trace("checkGrad", f as Fn, x, rdOptions).term.output.shape;
   const m = componentCount(outShape);
   const rand = rng(seed); // the same seed, the same directions
   const h = eps * Math.max(1, ...xs.values.map(Math.abs));
@@ -66,8 +74,8 @@ export function checkGrad<const X>(f: (x: Traced<X>) => unknown, x: X, options: 
   for (let d = 0; d < directions; d++) {
     const u = xs.values.map(() => 2 * rand() - 1);
     const w = Array.from({ length: m }, () => 2 * rand() - 1);
-    const reverse = dot(leaves(rd(f, x, fromComponents(outShape, w), options)), u);
-    const forward = dot(w, leaves(jvp(f, x, fromComponents(xs.shape, u), options)[1]));
+    const reverse = dot(leaves(rd(f, x, fromComponents(outShape, w), rdOptions)), u);
+    const forward = dot(w, leaves(jvp(f, x, fromComponents(xs.shape, u), rdOptions)[1]));
     const plus = apply(xs.values.map((v, i) => v + h * u[i]));
     const minus = apply(xs.values.map((v, i) => v - h * u[i]));
     const fdiff = (dot(w, plus) - dot(w, minus)) / (2 * h);

@@ -119,7 +119,8 @@ export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOpt
       return [value, g as Cotangent<X>];
     }
     cached = replayable ? cache(term, key, traced.trace.guards, reportTies) : null;
-    const g = reverseSweep(term, [1], null);
+    // with checkNaN (never replayed), the sweep checks each rule's result as grad's does
+    const g = reverseSweep(term, [1], traced.trace.settings.checkNaN ? { caller: "compileGrad" } : null);
     return [term.tape.val[term.output.atoms[0]], shaped(flat, g) as Cotangent<X>];
   };
 
@@ -147,7 +148,9 @@ function leavesOf(x: unknown): Leaves | null {
   if (Array.isArray(x) && allNumbers(x)) return { shape: null, leaves: x, key: `[${x.length}]` };
   try {
     const flat = flatten(x, "x", isLeaf, "compileGrad's input", undefined, leafShape);
-    return { ...flat, key: typeString(flat.shape) };
+    // the structure written out unambiguously (typeString, for messages, leaves record keys
+    // unquoted: {"a: real, b": …} read as {a: real, b: real}, and replayed another x's trace)
+    return { ...flat, key: JSON.stringify(flat.shape) };
   } catch {
     return null;
   }

@@ -10,7 +10,7 @@
  */
 import type { BinaryOp, Emitter, ScalarOp, TangentRule, UnaryOp } from "@wengert/ops";
 import { numeric, PREDICATE_NAMES } from "@wengert/ops";
-import { DefineOpError, NaNError } from "../errors.js";
+import { DefineOpError, NaNError, WengertError } from "../errors.js";
 import { describe } from "../structure.js";
 import { codeOf, registerPrimitive } from "../trace/opcodes.js";
 import { applyBinary, applyUnary, isScalar, Real, type Scalar, type Trace } from "../trace/tracer.js";
@@ -150,7 +150,16 @@ export function defineOp(spec: OpSpec): UserOp {
           tangent,
         } satisfies BinaryOp);
   const code = registerPrimitive(name, op);
-  const fn = arity === 1 ? (x: Scalar) => applyUnary(code, x) : (a: Scalar, b: Scalar) => applyBinary(code, a, b);
+  // on reals only: its rules are written for reals (on a tensor they would run elementwise
+  // on nothing, and every derivative came out 0)
+  const scalar = (v: unknown, position: number): Scalar => {
+    if (isScalar(v)) return v;
+    throw new WengertError(
+      `${name}: argument ${position} is ${describe(v)}; a user primitive (defineOp) applies to numbers and traced reals. ` +
+        `On a tensor, write it with wengert's tensor operations, or apply it to each element (index).`,
+    );
+  };
+  const fn = arity === 1 ? (x: Scalar) => applyUnary(code, scalar(x, 1)) : (a: Scalar, b: Scalar) => applyBinary(code, scalar(a, 1), scalar(b, 2));
   Object.defineProperty(fn, "name", { value: name });
   return fn as UserOp;
 }

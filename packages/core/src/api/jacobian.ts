@@ -27,7 +27,7 @@ const oneHot = (shape: Shape, i: number): unknown => unflatten(shape, Array.from
 /** Every traced value the trace depends on must still be live when it is transformed again. */
 function checkLive(caller: string, traced: TracedFn): void {
   for (const v of [...traced.point, ...traced.term.tape.frees]) {
-    if (v instanceof Real && v.trace.closed) {
+    if ((v instanceof Real || v instanceof Tensor) && v.trace.closed) {
       throw new ClosedTraceError(`${caller}: the value x (or a value f used) was traced by a ${v.trace.caller} call that has returned; call ${caller} again inside it.`);
     }
   }

@@ -10,7 +10,7 @@
  */
 import type { Emitted, Transform } from "../diff/place.js";
 import { OutputTypeError, SeedMismatchError, WengertError } from "../errors.js";
-import { flatten, flattenLike, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
+import { describe, flatten, showValue, flattenLike, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
 import type { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
 import { concreteShape, fromDense, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense, type NdArray } from "../trace/tensor.js";
@@ -71,12 +71,18 @@ export interface TracedFn {
 }
 
 function checkOptions(caller: string, options: RdOptions, replayable: boolean): TraceSettings {
+  // a misspelt or mistyped option would silently leave a check off (chekNaN, checkNaN: "yes")
+  if (typeof options !== "object" || options === null) throw new WengertError(`${caller}: options is ${describe(options)}; expected an object such as { checkNaN: true }.`);
+  for (const k in options) {
+    if (k !== "ties" && k !== "checkNaN" && k !== "maxTraceLength") throw new WengertError(`${caller}: options.${k} is not an option; the options are ties, checkNaN and maxTraceLength.`);
+  }
   const ties = options.ties ?? "warn";
   if (!TIE_MODES.includes(ties)) {
     throw new WengertError(`${caller}: options.ties is ${JSON.stringify(ties)}; expected one of ${TIE_MODES.map((m) => `"${m}"`).join(", ")}.`);
   }
+  if (options.checkNaN !== undefined && typeof options.checkNaN !== "boolean") throw new WengertError(`${caller}: options.checkNaN is ${showValue(options.checkNaN)}; expected true or false.`);
   const maxLength = options.maxTraceLength ?? Infinity;
-  if (!(maxLength > 0)) throw new WengertError(`${caller}: options.maxTraceLength is ${maxLength}; expected a positive number.`);
+  if (typeof maxLength !== "number" || !(maxLength > 0)) throw new WengertError(`${caller}: options.maxTraceLength is ${showValue(maxLength)}; expected a positive number.`);
   // every settings object has the same fields in the same order: the tracer reads them per instruction
   return { ties, checkNaN: options.checkNaN === true, maxLength, replayable };
 }

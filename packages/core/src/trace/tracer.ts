@@ -199,6 +199,9 @@ export class Trace {
       this.lifted ??= new Map();
       let v = this.lifted.get(x);
       if (v === undefined) {
+        // a value of an enclosing trace, free here; one of a trace that has returned is dead
+        // (its value may be gone with its tape: NaN, silently, as f's output)
+        live(x, this.caller);
         const from = x.trace.tape;
         v = x instanceof Real ? this.tape.free(x, valueOf(x)) : this.tape.freeTensor(x, { dims: from.dims(x.atom), data: from.buf(x.atom) });
         this.lifted.set(x, v);
