@@ -255,7 +255,8 @@ export function flattenLike<L>(
       case "record": {
         if (!isPlainObject(v)) throw mismatch(path, e, typeOf(v));
         const keys = Object.keys(v);
-        if (keys.length !== e.keys.length || e.keys.some((k) => !(k in v))) throw mismatch(path, e, typeOf(v));
+        // own keys only: `in` counts inherited ones (toString, __proto__)
+        if (keys.length !== e.keys.length || e.keys.some((k) => !Object.prototype.hasOwnProperty.call(v, k))) throw mismatch(path, e, typeOf(v));
         e.keys.forEach((k, i) => walk(e.fields[i], v[k], childPath(path, k)));
         return;
       }

@@ -3,7 +3,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
-  abs, add, ClosedTraceError, derivativeOf, eq, grad, InputTypeError, jvp, lt, mul, OutputTypeError, rd, type Real,
+  abs, add, ClosedTraceError, derivativeOf, eq, fd, grad, InputTypeError, jvp, lt, mul, OutputTypeError, rd, type Real,
   type Scalar, SeedMismatchError, sin, TieError, TracedOperatorError, valueAndGrad, vjp, WengertError,
 } from "../src/index.js";
 
@@ -18,6 +18,15 @@ describe("seeds", () => {
     const f = (x: Scalar) => [x, { w: x, b: x }];
     expect(() => rd(f, 1, [1, { w: 1, b: [1, 2] }])).toThrow("rd: seed[1].b has type real × real, expected real (f(x) has type real × {w: real, b: real}).");
     expect(() => rd(f, 1, [1, { w: 1 }])).toThrow(/seed\[1\] has type \{w: real\}, expected \{w: real, b: real\}/);
+  });
+  it("a record seed has the keys of f(x) as its own: inherited ones (toString, __proto__) do not count", () => {
+    expect(() => rd((x: Scalar) => ({ a: x, toString: x }), 1, { a: 1, b: 2 })).toThrow("rd: seed has type {a: real, b: real}, expected {a: real, toString: real}.");
+  });
+  it("fd's v is checked against x, and said to be v", () => {
+    const f = (p: { a: Scalar; b: Scalar[] }) => [mul(p.a, p.b[0]), sin(p.b[1])];
+    const x = { a: 1, b: [2, 3] };
+    expect(() => fd(f, x, { a: 1, b: [1] } as never)).toThrow("fd: v.b has type ⟨real⟩, expected real × real (x has type {a: real, b: real × real}). Pass a v shaped like x.");
+    expect(() => fd(f, x, [1, 1] as never)).toThrow(/^fd: v has type real × real, expected \{a: real, b: real × real\}/);
   });
   it("a record seed may list its keys in any order", () => {
     expect(rd((p: { a: Scalar; b: Scalar }) => ({ a: mul(p.a, 2), b: mul(p.b, 3) }), { a: 1, b: 1 }, { b: 10, a: 1 })).toEqual({ a: 2, b: 30 });

@@ -6,10 +6,11 @@
  * shapes; taylor against closed-form derivatives and against nested jvp and grad.
  */
 import fc from "fast-check";
+import ndarray from "ndarray";
 import { describe, expect, it } from "vitest";
 import {
   add, atan, ClosedTraceError, cos, defineOp, div, exp, fd, grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, log, lt, mul,
-  pow, primal, rd, SeedMismatchError, sigmoid, sin, softplus, sqrt, square, sub, sum, tanh, taylor, vjp, WengertError, type Scalar, type Tensor,
+  pow, primal, rd, SeedMismatchError, sigmoid, sin, softplus, sqrt, square, sub, sum, tanh, taylor, vjp, WengertError, type NdArray, type Scalar, type Tensor,
 } from "../src/index.js";
 import { decided, H, MAX, recorded, reliableDiff } from "./helpers/branches.js";
 import { expectClose } from "./helpers/check.js";
@@ -258,6 +259,17 @@ describe("vjp", () => {
 // ---------------------------------------------------------------- Jacobians and Hessians
 describe("jacobian, jacrev, jacfwd", () => {
   const modes = { jacobian, jacrev, jacfwd };
+
+  it("of a 0-d tensor: a 0-d block, not a number (a number is for a real against a real)", () => {
+    const x0 = ndarray(Float64Array.of(3), []);
+    for (const [name, jac] of Object.entries(modes)) {
+      const J = jac((v: Tensor) => mul(v, v), x0) as NdArray;
+      expect([J.shape, J.get()], name).toEqual([[], 6]);
+    }
+    const H = hessian((v: Tensor) => sum(mul(v, mul(v, v))), x0) as NdArray;
+    expect([H.shape, H.get()]).toEqual([[], 18]);
+    expect(Array.from((jacobian((v: Tensor) => sum(v), Float64Array.of(1, 2)) as NdArray).data)).toEqual([1, 1]);
+  });
 
   it.each(PTS3)("of (xy, y sin z, eˣ) at (%d, %d, %d): rows shaped like x, one per output", (...p) => {
     for (const [name, jac] of Object.entries(modes)) expectClose(jac(G, p), JG(p), 1e-14, 1e-15, name);

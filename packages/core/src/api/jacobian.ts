@@ -145,7 +145,8 @@ function tensorBlocks(traced: TracedFn, out: Shape, xs: Shape, mode: "reverse" |
       xs,
       ins.map((i, k) => {
         const dims = [...dimsOf(o), ...dimsOf(i)];
-        return dims.length === 0 ? blocks[j][k][0] : fromDense({ dims, data: blocks[j][k] }, "ndarray");
+        // a number where both are reals; a tensor (0-d too) where either is one
+        return o.kind === "real" && i.kind === "real" ? blocks[j][k][0] : fromDense({ dims, data: blocks[j][k] }, "ndarray");
       }),
     ),
   );

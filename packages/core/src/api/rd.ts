@@ -80,6 +80,8 @@ export function fd<const X>(f: (x: Traced<X>) => unknown, x: X, v: X | Traced<X>
   // options (maxTraceLength, checkNaN; ties are reported by the trace that follows)
   const { term } = trace("fd", f as Fn, x, { ...options, ties: "ignore" });
   const out = term.output;
+  // v is checked here, against x: below it is the outer rd's seed, which would be described as one shaped like f(x)
+  leavesLike("fd", "v", term.params[0].shape, v, "x");
   term.tape.releaseBuffers();
   term.tape.recycle();
   const zero = unflatten(out.shape, leafShapes(out.shape).map((s) => (s.kind === "tensor" ? fromDense({ dims: s.dims, data: new Float64Array(size(s.dims)) }, s.container) : 0)));
