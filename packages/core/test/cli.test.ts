@@ -139,6 +139,13 @@ describe("errors in the program: one line, exit 1", () => {
     expect(expectOneLineError(r)).toMatch(new RegExp(`^wengert: ${file.replace(/[.\\]/g, "\\$&")}:1:\\d+: evaluation did not finish within 1000 steps`));
   });
 
+  it("a tail call takes constant memory: 3·10⁶ iterations in a 64 MB heap", () => {
+    // every generator that made a tail call was kept alive until the loop ended (about 2 GB at 10⁶)
+    const file = program("count.wg", "letrec count(n: real): real = if n = 0 then 0 else count(n - 1) in count(3000000)\n");
+    const r = spawnSync(process.execPath, ["--max-old-space-size=64", cli, "run", file, "--max-steps", "100000000"], { encoding: "utf8", timeout: 120_000 });
+    expect([r.status, r.stdout]).toEqual([0, "0 : real\n"]);
+  }, 120_000);
+
   it("--ties error on examples/relu.wg stops at the tie", () => {
     const r = wengert("run", "examples/relu.wg", "--ties", "error");
     expect(r.status).toBe(1);

@@ -246,6 +246,19 @@ const TYPE_ERRORS: Bad[] = [
   ["1.fd_{real * real, 2}(x. x)", 1, 26, "the body of fd has type real, expected real * real"],
 ];
 
+describe("names", () => {
+  it("a function may be named like a tensor primitive (sum, max, concat…): only primitives on reals are operations", () => {
+    expect(runProgram("letrec sum(n: real): real = n + 1 in sum(1)").value).toBe(2);
+    expect(runProgram("letrec concat(a: real, b: real): real = a + b in concat(1, 2)").value).toBe(3);
+    expect(runProgram("letrec max(p: real * real): real = fst(p) in max(<1, 2>)").value).toBe(1);
+    expect(() => runProgram("sum(1)", { file: "t.wg" })).toThrow("t.wg:1:1: type error: unknown function sum");
+  });
+  it("the tuple a function of several parameters takes them in is not a variable of its body", () => {
+    expect(() => runProgram("letrec f(x: real, y: real): real * real = _arg in f(1, 2)", { file: "t.wg" })).toThrow(/t\.wg:1:43: type error: unbound variable _arg/);
+    expect(runProgram("letrec f(x: real, y: real): real * real = <y, x> in f(1, 2)").value).toEqual([2, 1]);
+  });
+});
+
 describe("type errors", () => {
   it("a function nested in a function, using a variable bound outside both, gets the no-free-variables message", () => {
     // y is bound outside f and g; the checker should not call it unbound
@@ -324,6 +337,14 @@ describe("deep recursion runs on the heap, not the JavaScript stack", () => {
     expect(Number(m![1])).toBe(1);
     expect(Number(m![2])).toBeGreaterThanOrEqual(27);
     expect(Number(m![2])).toBeLessThanOrEqual(30);
+  });
+
+  it("derivatives nested a thousand deep at run time overflow the JavaScript stack: the overflow is what is thrown, and no trace is left open", () => {
+    const src = "letrec f(n: real, x: real): real = if n = 0 then x else grad_x(y. f(n - 1, y) * 2 + y) in f(N, 1)";
+    expect(runProgram(src.replace("N", "100")).value).toBe(1);
+    // it was reported as "traces closed out of order; was f asynchronous?", and left the traces open
+    expect(() => runProgram(src.replace("N", "100000"))).toThrow(RangeError);
+    expect(grad((x: Scalar) => mul(x, x), 3)).toBe(6);
   });
 
   it("a divergent program that is not a tail loop stops too", () => {

@@ -136,12 +136,12 @@ describe("terms", () => {
     expect(p("let f(x: real): real = x in f(1)")).toEqual(fn("f", b("x", R), R, v("x"), call("f", n(1)), false));
     expect(p("letrec f(x: real^2): real = f(x) in 0")).toEqual(fn("f", b("x", P(R, R)), R, call("f", v("x")), n(0), true));
     expect(p("letrec g(x: real, y: unit, z: real): real = x in g(1, *, 2)")).toEqual(
-      fn("g", b("_arg", P(P(R, U), R)), R, tuple([b("x", R), b("y", U), b("z", R)], v("_arg"), v("x")), call("g", pair(pair(n(1), unit), n(2))), true),
+      fn("g", b("#args", P(P(R, U), R)), R, tuple([b("x", R), b("y", U), b("z", R)], v("#args"), v("x")), call("g", pair(pair(n(1), unit), n(2))), true),
     );
   });
   it("several parameters: the synthesised nodes are at the first parameter", () => {
     const t = parse("let f(x: real, y: real): real = y in 0");
-    expect(t.kind === "letrec" && t.param).toEqual({ name: "_arg", type: expect.anything(), pos: { line: 1, col: 7 } });
+    expect(t.kind === "letrec" && t.param).toEqual({ name: "#args", type: expect.anything(), pos: { line: 1, col: 7 } });
     expect(t.kind === "letrec" && t.fnBody.pos).toEqual({ line: 1, col: 7 });
   });
   it("if, with every kind of condition", () => {

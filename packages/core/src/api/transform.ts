@@ -113,9 +113,12 @@ export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}
     const out = flatten(y, "f(x)", isOperand, "the output of f", (m) => new OutputTypeError(`${caller}: ${m}`), leafShape);
     const outAtoms = out.leaves.map((leaf) => t.atomOf(leaf));
     term = new TraceTerm(t.tape, [{ name: "x", shape, atoms }], { shape: out.shape, atoms: outAtoms });
-  } finally {
-    closeTrace(t);
+  } catch (e) {
+    // the error is what the user sees (a stack overflow deep in nested rds, not "closed out of order")
+    closeTrace(t, true);
+    throw e;
   }
+  closeTrace(t);
   if (t.ties.length > 0 && tieMode === "warn") {
     const more = t.ties.length > 1 ? ` (and ${t.ties.length - 1} more)` : "";
     console.warn(

@@ -8,7 +8,7 @@
  * (Fig. 1's letrec rule checks the body in `x : T` alone).
  */
 import { PREDICATE_NAMES } from "@wengert/ops";
-import { codeOf, primitiveOf } from "../trace/opcodes.js";
+import { primitiveOf, scalarCodeOf } from "../trace/opcodes.js";
 import { WengertError } from "../errors.js";
 import { assertNever } from "../structure.js";
 import { prod, REAL_T, UNIT_T, type Type } from "../trace/tree.js";
@@ -84,7 +84,7 @@ export function components(t: Type, n: number): Type[] | null {
 
 /** `op : real → real` or `op : real × real → real`, for built-in and user primitives. */
 function opArity(name: string): Type | undefined {
-  const code = codeOf(name);
+  const code = scalarCodeOf(name);
   if (code === undefined) return undefined;
   return primitiveOf(code).spec.arity === 1 ? REAL_T : prod(REAL_T, REAL_T);
 }

@@ -18,7 +18,7 @@ import { rdWithValue } from "../api/rd.js";
 import type { Inspect } from "../api/transform.js";
 import { WengertError } from "../errors.js";
 import { assertNever } from "../structure.js";
-import { CODE, codeOf } from "../trace/opcodes.js";
+import { CODE, scalarCodeOf } from "../trace/opcodes.js";
 import { applyBinary, applyUnary, decide, type Scalar, type TieMode } from "../trace/tracer.js";
 import type { Type } from "../trace/tree.js";
 import type { PredicateName } from "@wengert/ops";
@@ -146,20 +146,20 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
       }
       case "op": {
         const v = yield* call(ev(M.arg, env, fns, fn));
-        const code = codeOf(M.op)!;
+        const code = scalarCodeOf(M.op)!;
         // the checker (Fig. 1) has made sure these are reals
         if (Array.isArray(v)) return applyBinary(code, v[0] as Scalar, v[1] as Scalar);
         return applyUnary(code, v as Scalar);
       }
       case "let": {
         const v = yield* call(ev(M.bound, env, fns, fn));
-        return yield* tail(ev(M.body, { name: M.binder.name, value: v, next: env }, fns, fn));
+        return (yield tail(ev(M.body, { name: M.binder.name, value: v, next: env }, fns, fn))) as Value;
       }
       case "letTuple": {
         const parts = split(yield* call(ev(M.bound, env, fns, fn)), M.binders.length);
         let inner = env;
         M.binders.forEach((b, i) => (inner = { name: b.name, value: parts[i], next: inner }));
-        return yield* tail(ev(M.body, inner, fns, fn));
+        return (yield tail(ev(M.body, inner, fns, fn))) as Value;
       }
       case "unit":
         return [];
@@ -175,19 +175,19 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
       }
       case "if": {
         const c = yield* call(bool(M.cond, env, fns, fn));
-        return yield* tail(ev(c ? M.then : M.else, env, fns, fn));
+        return (yield tail(ev(c ? M.then : M.else, env, fns, fn))) as Value;
       }
       case "letrec": {
         const clo: Closure = { name: M.name, param: M.param.name, body: M.fnBody, fns };
         const inner = new Map(fns).set(M.name, clo);
         if (M.recursive) clo.fns = inner;
-        return yield* tail(ev(M.body, env, inner, fn));
+        return (yield tail(ev(M.body, env, inner, fn))) as Value;
       }
       case "call": {
         const v = yield* call(ev(M.arg, env, fns, fn));
         const clo = fns.get(M.fn)!;
         // φ'[φ(f)/f] | {x ↦ V'} ⊢ M: the body sees its parameter only
-        return yield* tail(ev(clo.body, { name: clo.param, value: v, next: null }, clo.fns, clo.name));
+        return (yield tail(ev(clo.body, { name: clo.param, value: v, next: null }, clo.fns, clo.name))) as Value;
       }
       case "rd": {
         const V = yield* call(ev(M.point, env, fns, fn));

@@ -21,17 +21,22 @@
  * that backtracking never re-parses one.
  */
 import { PREDICATE_NAMES } from "@wengert/ops";
-import { codeOf } from "../trace/opcodes.js";
+import { scalarCodeOf } from "../trace/opcodes.js";
 import { describe, KEYWORDS, Lexer, ParseError, type Token, type TokenType } from "./lexer.js";
 import type { Binder, BoolTerm, Pos, Term, TypeExpr } from "./syntax.js";
 
 export { ParseError } from "./lexer.js";
 
-/** Primitives by name, built-in or defined with defineOp before parsing. */
-const OP_NAMES = { has: (name: string): boolean => codeOf(name) !== undefined };
+/**
+ * Primitives on reals by name, built-in or defined with defineOp before parsing (not the
+ * tensor primitives: `sum(1)` is a call of a function sum).
+ */
+const OP_NAMES = { has: (name: string): boolean => scalarCodeOf(name) !== undefined };
 const PRED_NAMES: ReadonlySet<string> = new Set<string>(PREDICATE_NAMES);
 const KEYWORD_SET: ReadonlySet<string> = new Set<string>(KEYWORDS);
 const MAX_POWER = 1_000_000;
+/** The parameter a function of several parameters takes them in, as a tuple. */
+const ARGS = "#args";
 
 /** Parse a whole program (one term). `file` only names the source in messages. */
 export function parse(source: string, file?: string): Term {
@@ -270,10 +275,11 @@ class Parser {
       this.expect("in", `after the body of ${name.text}`);
       let param = params[0] as Binder & { type: TypeExpr };
       if (params.length > 1) {
-        // f(x: T0, y: T1): U = M  is  f(_arg: T0 * T1): U = let <x: T0, y: T1> = _arg in M
+        // f(x: T0, y: T1): U = M  is  f(#args: T0 * T1): U = let <x: T0, y: T1> = #args in M
+        // (#args is no identifier: the body cannot name it)
         const ppos = param.pos;
-        param = { name: "_arg", type: iteratedProduct(params.map((b) => b.type)), pos: ppos };
-        fnBody = { kind: "letTuple", binders: params, bound: { kind: "var", name: "_arg", pos: ppos }, body: fnBody, pos: ppos };
+        param = { name: ARGS, type: iteratedProduct(params.map((b) => b.type)), pos: ppos };
+        fnBody = { kind: "letTuple", binders: params, bound: { kind: "var", name: ARGS, pos: ppos }, body: fnBody, pos: ppos };
       }
       const def = { name: name.text, param, result, fnBody, recursive };
       return (body) => ({ kind: "letrec", ...def, body, pos });

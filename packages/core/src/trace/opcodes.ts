@@ -65,6 +65,12 @@ export function codeOf(name: string): number | undefined {
   return codes.get(name);
 }
 
+/** The code of a primitive on reals (built-in or user), the term language's operations; undefined for tensor primitives. */
+export function scalarCodeOf(name: string): number | undefined {
+  const code = codes.get(name);
+  return code === undefined || IS_TENSOR_OP[code] ? undefined : code;
+}
+
 /** Add a user primitive (defineOp); its code follows the others'. */
 export function registerPrimitive(name: string, spec: ScalarOp): number {
   const code = FIRST_PRIMITIVE + registry.length;

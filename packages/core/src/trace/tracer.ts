@@ -361,17 +361,25 @@ export function sinkFor(tape: Tape, caller: string, checkNaN: boolean): Trace {
   return new Trace(stack.length, { ties: "ignore", checkNaN, maxLength: Infinity, replayable: false }, caller, tape.extend());
 }
 
-export function closeTrace(t: Trace): void {
+/**
+ * Close t, the innermost open trace. `abandoned`: f threw, and traces it opened inside t
+ * may have been left open by the error (one that stopped their own rd before it could
+ * close them, such as a stack overflow): they are closed with t, and the error goes on.
+ */
+export function closeTrace(t: Trace, abandoned = false): void {
   if (t.closed) return;
   if (!stack.includes(t)) {
     t.closed = true;
     return;
   }
-  if (stack[stack.length - 1] !== t) {
+  if (stack[stack.length - 1] !== t && !abandoned) {
     throw new WengertError(`${t.caller}: traces closed out of order; was f asynchronous? rd needs f to return its result synchronously.`);
   }
-  stack.pop();
-  t.closed = true;
+  while (stack.length > 0) {
+    const top = stack.pop()!;
+    top.closed = true;
+    if (top === t) return;
+  }
 }
 
 /** A ShapeError naming the primitive, the shapes, and the user's call. */
