@@ -14,7 +14,7 @@ import { leafShapes, typeString, unflatten, type Shape } from "../structure.js";
 import { fromDense } from "../trace/tensor.js";
 import type { TraceTerm } from "../trace/term.js";
 import { primal, type Scalar } from "../trace/tracer.js";
-import { apply, isOutermost, leavesLike, trace, type Fn, type Inspect, type RdOptions, type Traced, type Cotangent } from "./transform.js";
+import { apply, isOutermost, leavesLike, trace, type Fn, type Inspect, type RdOptions, type Traced, type TracedFn, type Cotangent } from "./transform.js";
 
 export type { RdOptions, Traced, Cotangent } from "./transform.js";
 
@@ -27,7 +27,11 @@ export function rdWithValue(
   options: RdOptions = {},
   inspect?: Inspect,
 ): [unknown, unknown] {
-  const traced = trace(caller, f, x, options);
+  return rdOfTrace(caller, trace(caller, f, x, options), seedFor, inspect);
+}
+
+/** The second half of `rdWithValue`, once f is traced: differentiate and evaluate (the term language traces on its trampoline). */
+export function rdOfTrace(caller: string, traced: TracedFn, seedFor: (out: Shape) => unknown, inspect?: Inspect): [unknown, unknown] {
   const { term } = traced;
   const out = term.output.shape;
   const seed = leavesLike(caller, "seed", out, seedFor(out), "f(x)");

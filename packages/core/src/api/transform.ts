@@ -93,15 +93,36 @@ function checkOptions(caller: string, options: RdOptions, replayable: boolean): 
  */
 export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}, replayable = false): TracedFn {
   if (typeof f !== "function") throw new WengertError(`${caller}: f is ${typeof f}; expected the function to differentiate.`);
+  const opened = openTraceAt(caller, x, options, replayable);
+  let y: unknown;
+  try {
+    y = f(opened.input as never);
+  } catch (e) {
+    abandonTrace(opened, e);
+  }
+  return closeTraceWith(opened, y);
+}
+
+/** A trace opened at a point, whose body has yet to run (trace, or the term language's trampoline). */
+export interface OpenedTrace {
+  readonly caller: string;
+  readonly trace: Trace;
+  /** x with traced values for its leaves: what the body is applied to. */
+  readonly input: unknown;
+  readonly shape: Shape;
+  readonly leaves: Operand[];
+  readonly atoms: number[];
+}
+
+/** The first half of `trace`: open a trace and make x's traced values. */
+export function openTraceAt(caller: string, x: unknown, options: RdOptions = {}, replayable = false): OpenedTrace {
   const settings = checkOptions(caller, options, replayable);
-  const tieMode = settings.ties;
   const { shape, leaves } = flatten(x, "x", isOperand, `${caller}'s input`, undefined, leafShape);
   const t = openTrace(settings, caller);
-  let term: TraceTerm;
+  // one pass over the leaves: x is often thousands of numbers
+  const inputs = new Array<Real | Tensor>(leaves.length);
+  const atoms = new Array<number>(leaves.length);
   try {
-    // one pass over the leaves: x is often thousands of numbers
-    const inputs = new Array<Real | Tensor>(leaves.length);
-    const atoms = new Array<number>(leaves.length);
     for (let k = 0; k < leaves.length; k++) {
       const leaf = leaves[k];
       if (typeof leaf !== "number" && (leaf instanceof Real || leaf instanceof Tensor)) live(leaf, caller);
@@ -109,17 +130,36 @@ export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}
       if (typeof p === "number") inputs[k] = new Real(t, (atoms[k] = t.tape.input(k, p)));
       else inputs[k] = new Tensor(t, (atoms[k] = t.tape.tensorInput(k, ownedCopy(p))));
     }
-    const y = f(unflatten(shape, inputs) as never);
+  } catch (e) {
+    closeTrace(t, true);
+    throw e;
+  }
+  return { caller, trace: t, input: unflatten(shape, inputs), shape, leaves, atoms };
+}
+
+/**
+ * The body threw: close the trace, and the traces the body opened inside it and left open
+ * (a stack overflow deep in nested rds stops them before they close), and go on with the
+ * error, which is what the user sees (not "closed out of order").
+ */
+export function abandonTrace(opened: OpenedTrace, error: unknown): never {
+  closeTrace(opened.trace, true);
+  throw error;
+}
+
+/** The second half of `trace`: the body returned y; close the trace, the term is `x. C` with output y. */
+export function closeTraceWith(opened: OpenedTrace, y: unknown): TracedFn {
+  const { caller, trace: t, shape, leaves, atoms } = opened;
+  let term: TraceTerm;
+  try {
     const out = flatten(y, "f(x)", isOperand, "the output of f", (m) => new OutputTypeError(`${caller}: ${m}`), leafShape);
     const outAtoms = out.leaves.map((leaf) => t.atomOf(leaf));
     term = new TraceTerm(t.tape, [{ name: "x", shape, atoms }], { shape: out.shape, atoms: outAtoms });
   } catch (e) {
-    // the error is what the user sees (a stack overflow deep in nested rds, not "closed out of order")
-    closeTrace(t, true);
-    throw e;
+    abandonTrace(opened, e);
   }
   closeTrace(t);
-  if (t.ties.length > 0 && tieMode === "warn") {
+  if (t.ties.length > 0 && t.settings.ties === "warn") {
     const more = t.ties.length > 1 ? ` (and ${t.ties.length - 1} more)` : "";
     console.warn(
       `wengert: ${caller}: ${t.ties[0]}${more}. The derivative is not defined there; the result uses wengert's convention. ` +

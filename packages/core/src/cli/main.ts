@@ -91,11 +91,8 @@ try {
     console.error(`wengert: ${e.message}${e instanceof UsageError && !e.message.includes("usage:") ? " (wengert --help for usage)" : ""}`);
     process.exitCode = e instanceof UsageError ? 2 : 1;
   } else if (e instanceof RangeError && /call stack/.test(e.message)) {
-    // what runs on the host's stack: derivatives nested inside derivatives at run time, and the parser's nesting
-    console.error(
-      `wengert: the JavaScript stack overflowed (${e.message}): rd, grad or fd nested several hundred deep at run time ` +
-        `(each runs its body on the JavaScript stack), or a source nested thousands of brackets deep. node --stack-size=N raises the limit.`,
-    );
+    // what runs on the host's stack: the parser, over the source's nesting
+    console.error(`wengert: the JavaScript stack overflowed (${e.message}): a source nested thousands of brackets deep? node --stack-size=N raises the limit.`);
     process.exitCode = 3;
   } else {
     throw e;

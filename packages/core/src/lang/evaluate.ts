@@ -11,11 +11,12 @@
  *
  * Evaluation order is the paper's (its evaluation contexts: left to right, the point of
  * `rd` before its seed). The interpreter runs on a trampoline with proper tail calls,
- * so recursion depth is bounded by memory, not the JavaScript stack, and a step limit
- * turns divergence into an error.
+ * an rd's body on it too (its trace opened before, closed after), so recursion depth is
+ * bounded by memory, not the JavaScript stack, and a step limit turns divergence into an
+ * error.
  */
-import { rdWithValue } from "../api/rd.js";
-import type { Inspect } from "../api/transform.js";
+import { rdOfTrace } from "../api/rd.js";
+import { abandonTrace, closeTraceWith, openTraceAt, type Inspect } from "../api/transform.js";
 import { WengertError } from "../errors.js";
 import { assertNever } from "../structure.js";
 import { CODE, scalarCodeOf } from "../trace/opcodes.js";
@@ -97,25 +98,33 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
     }
   };
 
-  /** Run `sub` to completion on a trampoline of its own (the body of an rd). */
-  const run = <R>(sub: Rec<R>): R => trampoline(sub, onStep);
-
-  /** `W.rd_V(x. N)` by the API's rd, `body` being `x ↦ N`. */
-  const differentiate = (pos: Pos, body: (x: unknown) => Value, V: Value, seed: () => unknown): Value => {
+  /**
+   * `W.rd_V(x. N)` by the API's rd, `body` being `x ↦ N`: its trace is opened, N is
+   * evaluated on this trampoline like any sub-computation (so that rd inside recursion
+   * inside rd takes no JavaScript stack), then closed, differentiated and evaluated.
+   */
+  function* differentiate(pos: Pos, body: (x: Value) => Rec<Value>, V: Value, seed: () => unknown): Rec<Value> {
     const outermost = depth === 0;
+    const inspect: Inspect | undefined = outermost && options.onRd ? (t, d) => options.onRd!(pos, t, d) : undefined;
+    const caller = `rd at ${file}:${pos.line}:${pos.col}`;
+    const opened = openTraceAt(caller, V, rdOptions);
     depth++;
+    let y: Value;
     try {
-      const inspect: Inspect | undefined = outermost && options.onRd ? (t, d) => options.onRd!(pos, t, d) : undefined;
-      const caller = `rd at ${file}:${pos.line}:${pos.col}`;
-      return rdWithValue(caller, body as (x: never) => unknown, V, seed, rdOptions, inspect)[1] as Value;
+      y = yield* call(body(opened.input as Value));
+    } catch (e) {
+      abandonTrace(opened, e);
     } finally {
       depth--;
     }
-  };
+    return rdOfTrace(caller, closeTraceWith(opened, y), seed, inspect)[1] as Value;
+  }
 
-  /** `x ↦ N` in ρ, φ: the body of an rd, run on a trampoline of its own. */
-  const lambda = (x: string, N: Term, env: Env | null, fns: Fns, fn: string) => (v: unknown): Value =>
-    run(ev(N, { name: x, value: v as Value, next: env }, fns, fn));
+  /** `x ↦ N` in ρ, φ: the body of an rd. */
+  const lambda =
+    (x: string, N: Term, env: Env | null, fns: Fns, fn: string) =>
+    (v: Value): Rec<Value> =>
+      ev(N, { name: x, value: v, next: env }, fns, fn);
 
   function* bool(B: BoolTerm, env: Env | null, fns: Fns, fn: string): Rec<boolean> {
     switch (B.kind) {
@@ -192,19 +201,20 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
       case "rd": {
         const V = yield* call(ev(M.point, env, fns, fn));
         const W = yield* call(ev(M.seed, env, fns, fn));
-        return differentiate(M.pos, lambda(M.param.name, M.body, env, fns, fn), V, () => W);
+        return (yield tail(differentiate(M.pos, lambda(M.param.name, M.body, env, fns, fn), V, () => W))) as Value;
       }
       case "grad": {
         const V = yield* call(ev(M.point, env, fns, fn));
-        return differentiate(M.pos, lambda(M.param.name, M.body, env, fns, fn), V, () => 1);
+        return (yield tail(differentiate(M.pos, lambda(M.param.name, M.body, env, fns, fn), V, () => 1))) as Value;
       }
       case "fd": {
-        // M.fd_{U,L}(x:T. N) = M.rd_{0_U}(y:U. y.rd_L(x:T. N))
-        const V = yield* call(ev(M.point, env, fns, fn));
+        // M.fd_{U,L}(x:T. N) = M.rd_{0_U}(y:U. y.rd_L(x:T. N)): the outer rd's seed M (the
+        // direction) is evaluated before the inner rd's point L
         const v = yield* call(ev(M.direction, env, fns, fn));
+        const V = yield* call(ev(M.point, env, fns, fn));
         const inner = lambda(M.param.name, M.body, env, fns, fn);
         const U = checked.types.get(M.body)!;
-        return differentiate(M.pos, (y) => differentiate(M.pos, inner, V, () => y), zeroOf(U), () => v);
+        return (yield tail(differentiate(M.pos, (y) => differentiate(M.pos, inner, V, () => y), zeroOf(U), () => v))) as Value;
       }
       default:
         return assertNever(M);
@@ -212,7 +222,7 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
   }
 
   try {
-    return run(ev(program, envOf(options.env), new Map(), "the program"));
+    return trampoline(ev(program, envOf(options.env), new Map(), "the program"), onStep);
   } catch (e) {
     // errors raised by primitives and rd (ties, bad arguments) get the program position
     if (e instanceof WengertError && !(e instanceof StepLimitError) && !e.message.startsWith(`${file}:`)) {

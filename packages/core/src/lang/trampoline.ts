@@ -6,7 +6,8 @@
  * itself, yields the sub-computation it needs (`const T = yield sub(M)`); `trampoline`
  * runs them with an explicit stack on the heap. A program's run can then be as deep
  * as memory allows (tests run 10^6 nested calls, with the step limit raised to match),
- * never limited by the host's stack.
+ * never limited by the host's stack. An exception ends the computations it passes
+ * through as it would their calls: each is thrown into in turn, so their try/finally run.
  */
 
 /** A computation of an `R` that may ask for sub-computations. */
@@ -15,10 +16,30 @@ export type Rec<R> = Generator<Rec<unknown>, R, unknown>;
 export function trampoline<R>(root: Rec<R>, onStep?: () => void): R {
   const stack: Rec<unknown>[] = [root];
   let input: unknown = undefined;
+  // an exception on its way to the computation below (thrown into it, as a call would)
+  let thrown: { error: unknown } | null = null;
   for (;;) {
-    onStep?.();
     const top = stack[stack.length - 1];
-    const r = top.next(input);
+    let r: IteratorResult<Rec<unknown>, unknown>;
+    try {
+      if (thrown === null && onStep !== undefined) {
+        // a step limit reached is thrown into the running computation, like any error
+        try {
+          onStep();
+        } catch (error) {
+          thrown = { error };
+        }
+      }
+      r = thrown === null ? top.next(input) : top.throw(thrown.error);
+      thrown = null;
+    } catch (error) {
+      // top did not catch it: it ends, and the one that asked for it gets the exception
+      // (so that its try/finally run: an rd in the language closes its trace)
+      stack.pop();
+      if (stack.length === 0) throw error;
+      thrown = { error };
+      continue;
+    }
     input = undefined;
     if (r.done) {
       stack.pop();
