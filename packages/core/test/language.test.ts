@@ -347,6 +347,11 @@ describe("deep recursion runs on the heap, not the JavaScript stack", () => {
     expect(runProgram(src).value).toBe(1);
   });
 
+  it("fd evaluates its direction before its point (M.fd_L(x. N) = M.rd_0(y. y.rd_L(x. N)))", () => {
+    const src = "letrec a(x: real): real = a(x) in letrec b(x: real): real = b(x) in a(1).fd_{b(1)}(x. x)";
+    expect(() => runProgram(src, { maxSteps: 1000 })).toThrow(/did not finish within 1000 steps \(last in a\)/);
+  });
+
   it("an error deep inside nested derivatives closes their traces on its way out", () => {
     const src = "letrec f(n: real, x: real): real = if n = 0 then f(0, x) else grad_x(y. f(n - 1, y) + y) in f(50, 1)";
     expect(() => runProgram(src, { maxSteps: 100_000 })).toThrow(StepLimitError);
