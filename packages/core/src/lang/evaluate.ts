@@ -134,6 +134,8 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
         return false;
       case "pred": {
         const [a, b] = (yield* call(ev(B.arg, env, fns, fn))) as readonly [Scalar, Scalar];
+        // a tie (or a bad argument) is the predicate's, not its last operand's
+        here = { pos: B.pos, fn };
         return decide(B.pred as PredicateName, a, b);
       }
       default:
