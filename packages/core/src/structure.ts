@@ -33,7 +33,8 @@ export function describe(v: unknown): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return `an array of length ${v.length}`;
   if (typeof v === "string") return `a string (${JSON.stringify(v.length > 20 ? v.slice(0, 20) + "…" : v)})`;
-  if (typeof v === "object") return `an object of class ${(v as object).constructor?.name ?? "(none)"}`;
+  // a generator object's constructor has no name
+  if (typeof v === "object") return `an object of class ${(v as object).constructor?.name || "(none)"}`;
   return `${typeof v === "undefined" ? "undefined" : `a ${typeof v}`}`;
 }
 

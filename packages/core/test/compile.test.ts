@@ -151,6 +151,31 @@ describe("compileGrad", () => {
     warn.mockRestore();
   });
 
+  it("a TieError that f catches leaves a trace that is never replayed (the decision that threw has no guard)", () => {
+    const f = (x: Scalar) => {
+      try {
+        return lt(x, 1) ? mul(x, 2) : mul(x, x);
+      } catch {
+        return mul(x, 10);
+      }
+    };
+    const g = compileGrad(f, { ties: "error" });
+    expect([1, 2, 3, 2].map((x) => g(x))).toEqual([10, 4, 6, 4]);
+    expect(g.stats.traces).toBeGreaterThan(1);
+    // and the same through an inner grad whose tie throws
+    const h = (x: Scalar) => {
+      let d: Scalar = 0;
+      try {
+        d = grad((y: Scalar) => (lt(y, 1) ? mul(y, 2) : mul(y, y)), x, { ties: "error" }) as Scalar;
+      } catch {
+        d = 0;
+      }
+      return mul(x, d);
+    };
+    const gh = compileGrad(h);
+    expect([1, 2, 3].map((x) => gh(x))).toEqual([0, 8, 12]);
+  });
+
   it("checkNaN checks the reverse rules too, as grad's does (sqrt at 0: only the derivative is infinite)", () => {
     const g = compileGrad((x: Scalar) => sqrt(x), { checkNaN: true });
     expect(() => g(0)).toThrow(/^compileGrad: checkNaN: the reverse rule of sqrt/);

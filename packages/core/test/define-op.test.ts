@@ -97,6 +97,23 @@ const logaddexp = defineOp({
 const lae = ([a, b]: Scalar[]) => logaddexp(a, b);
 const sig = (t: number) => 1 / (1 + Math.exp(-t));
 
+describe("a user primitive's rules run anew in every grad", () => {
+  it("a rule reading a value that changed between calls gives the new one; −0 and +0 are two points", () => {
+    let k = 2;
+    const scaled = defineOp({ name: "scaledByK", forward: (x) => k * x, reverse: (_a, _y, ct) => [mul(ct, k)] });
+    expect(grad(scaled, 0)).toBe(2);
+    k = 3;
+    expect([grad(scaled, 0), grad(scaled, 1), grad(scaled, 0)]).toEqual([3, 3, 3]);
+    const lg = defineOp({ name: "logAbs", forward: (x) => Math.log(Math.abs(x)), reverse: ([x], _y, ct) => [div(ct, x)] });
+    expect([grad(lg, -0), grad(lg, 0), grad(lg, -0)]).toEqual([-Infinity, Infinity, -Infinity]);
+  });
+  it("a forward that returns no number is a DefineOpError naming it (a forgotten return gave NaN)", () => {
+    const noReturn = defineOp({ name: "noReturn", forward: ((x: number) => void x) as never, reverse: (_a, _y, ct) => [ct] });
+    expect(() => noReturn(2)).toThrow("noReturn: forward returned undefined; expected a number (a forgotten return?).");
+    expect(() => grad(noReturn, 2)).toThrow(DefineOpError);
+  });
+});
+
 describe("a user primitive on a tensor", () => {
   it("is an error naming it (its rules are for reals: on a tensor every derivative came out 0)", () => {
     const x = Float64Array.of(1, 2);

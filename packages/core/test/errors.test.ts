@@ -98,6 +98,20 @@ describe("traced values", () => {
     expect(() => jvp(() => leaked, 1, 1)).toThrow(ClosedTraceError);
     expect(() => rd((x: Scalar) => [x, leaked], 1, [1, 1])).toThrow(ClosedTraceError);
   });
+  it("JSON.stringify prints a traced value as String does, not its whole trace", () => {
+    let json = "";
+    grad((x: Scalar) => {
+      let y = x;
+      for (let i = 0; i < 1000; i++) y = sin(y);
+      json = JSON.stringify({ loss: y });
+      return y;
+    }, 1);
+    expect(json).toMatch(/^\{"loss":"Real\(0\.\d+\)"\}$/);
+  });
+  it("a generator object is named in messages (its constructor has no name)", () => {
+    const gen = (function* () {})();
+    expect(() => grad(() => gen as never, 1)).toThrow(/is an object of class \(none\)/);
+  });
   it("with JavaScript operators, instead of silently losing the derivative", () => {
     expect(() => grad((x: Scalar) => ((x as unknown as number) * 2) as Scalar, 1)).toThrow(TracedOperatorError);
     expect(() => grad((x: Scalar) => (((x as unknown as number) < 0 ? 0 : x) as Scalar), 1)).toThrow(TracedOperatorError);

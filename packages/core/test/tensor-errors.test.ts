@@ -97,6 +97,14 @@ describe("ShapeError: the op, the shapes, and the call site", () => {
     bothWays(Float64Array.from([1, 2, 3]), (t) => broadcastTo(t, [2, 4]), "broadcastTo", "[3]", "[2, 4]");
     bothWays(nd([2, 3]), (t) => broadcastTo(t, [3]), "broadcastTo", "[2, 3]", "[3]");
     bothWays(nd([2, 1]), (t) => broadcastTo(t, [3, 4]), "broadcastTo", "[2, 1]", "[3, 4]");
+    // sizes that are no sizes (a fraction made a tensor of dims [2.5]; a negative one a RangeError)
+    bothWays(nd([1]), (t) => broadcastTo(t, [2.5]), "broadcastTo", "[2.5]");
+    bothWays(nd([1]), (t) => broadcastTo(t, [2, -1]), "broadcastTo", "[2, -1]");
+  });
+
+  it("slice with starts or ends that are not integers (it made dims [3.5] of NaN)", () => {
+    bothWays(Float64Array.from([10, 20, 30, 40]), (t) => slice(t, [0.5], [4]), "slice", "[0.5]");
+    bothWays(Float64Array.from([10, 20, 30, 40]), (t) => slice(t, [0], [2.5]), "slice", "[2.5]");
   });
 
   it("slice out of range, with the wrong number of entries, or with starts after ends", () => {

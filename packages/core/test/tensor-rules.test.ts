@@ -438,6 +438,17 @@ describe("tensor ops: reverse rules against central differences", () => {
   });
 });
 
+describe("tensor ops on a real (dims []): a real result, derivatives through it", () => {
+  it("sum, mean and transpose of a real input are the identity, in every mode and order", () => {
+    // a result of dims [] came back from reshape and broadcastTo as a buffer of one, read as a real: 0
+    expect([grad((a: Scalar) => sum(a), 2), grad((a: Scalar) => mean(add(a, 1)), 2), grad((a: Scalar) => sum(neg(a)), 2)]).toEqual([1, 1, -1]);
+    expect(grad((a: Scalar) => add(sum(a), a), 3)).toBe(2);
+    expect(grad((a: Scalar) => sum(transpose(a as never)), 2)).toBe(1);
+    expect(grad((p: { a: Scalar; t: Tensor }) => add(sum(p.a), sum(p.t)), { a: 1, t: Float64Array.of(1, 2) })).toEqual({ a: 1, t: Float64Array.of(1, 1) });
+    expect(jvp((a: Scalar) => grad((b: Scalar) => mul(sum(b), b), a), 3, 1)).toEqual([6, 2]);
+  });
+});
+
 describe("matmul's cotangents: whichever operand the rule transposes, the plain formulas to the bit", () => {
   // L = Σ (A B) ⊙ R, so Ā = R Bᵀ and B̄ = Aᵀ R, computed here untraced by those very formulas
   it.each([

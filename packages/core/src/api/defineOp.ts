@@ -100,6 +100,9 @@ function runRule(name: string, which: string, t: Trace, results: unknown, count:
   return checkResults(name, which, results, count).map((r) => t.atomOf(r));
 }
 
+/** Calls of user primitives' reverse rules on numbers: kept results serve only the next call. */
+let reverseCalls = 0;
+
 /** A user primitive as a function: of one or two arguments, as its `forward`. */
 export type UserOp = { (a: number, b?: number): number; (a: Scalar, b?: Scalar): Scalar };
 
@@ -108,26 +111,36 @@ export function defineOp(spec: OpSpec): UserOp {
   const arity = validate(spec);
   const { name } = spec;
   // The rule gives every argument's cotangent at once; the sweep asks per argument, so
-  // the last call's results are kept for the next argument of the same instruction.
+  // the results are kept for the second argument of the same instruction. When a
+  // derivative is emitted, the emitter is the sink's own. On numbers it is one for the
+  // whole process, and results kept there served the next grad (a rule reading a changed
+  // value gave the old one; −0 took +0's cotangent): there they serve only the call that
+  // comes right after, for argument 2.
   let memo: { e: unknown; key: unknown[]; results: unknown[] } | null = null;
-  const reverseAll = <A>(e: Emitter<A>, args: A[], y: A, ct: A): A[] => {
-    const key = [...args, y, ct];
-    if (memo && memo.e === e && memo.key.every((v, i) => v === key[i])) return memo.results as A[];
-    let results: A[];
+  let numericMemo: { key: number[]; results: number[]; call: number } | null = null;
+  const reverseAll = <A>(e: Emitter<A>, args: A[], y: A, ct: A, k: number): A[] => {
     if (e === (numeric as unknown)) {
       // on numbers (the reverse sweep of an outermost rd) the rule computes numbers
-      results = checkResults(name, "reverse", spec.reverse(args as number[], y as number, ct as number), arity) as A[];
-    } else {
-      const t = traceOf(e, name);
-      const wrap = (v: A) => new Real(t, v as unknown as number);
-      results = quietly(t, () => runRule(name, "reverse", t, spec.reverse(args.map(wrap), wrap(y), wrap(ct)), arity)) as unknown as A[];
+      const key = [...(args as number[]), y as number, ct as number];
+      const call = ++reverseCalls;
+      const m = numericMemo;
+      numericMemo = null;
+      if (k === 1 && m !== null && m.call === call - 1 && m.key.every((v, i) => Object.is(v, key[i]))) return m.results as A[];
+      const results = checkResults(name, "reverse", spec.reverse(args as number[], y as number, ct as number), arity) as number[];
+      if (k === 0 && arity === 2) numericMemo = { key, results, call };
+      return results as A[];
     }
+    const key = [...args, y, ct];
+    if (memo && memo.e === e && memo.key.every((v, i) => v === key[i])) return memo.results as A[];
+    const t = traceOf(e, name);
+    const wrap = (v: A) => new Real(t, v as unknown as number);
+    const results = quietly(t, () => runRule(name, "reverse", t, spec.reverse(args.map(wrap), wrap(y), wrap(ct)), arity)) as unknown as A[];
     memo = { e, key, results };
     return results;
   };
   /** The cotangent of argument k, checked when the trace checks for NaN. */
   const reverseOf = <A>(e: Emitter<A>, k: number, args: A[], y: A, ct: A): A => {
-    const r = reverseAll(e, args, y, ct)[k];
+    const r = reverseAll(e, args, y, ct, k)[k];
     if (e !== (numeric as unknown)) checkFinite(traceOf(e, name), r as unknown as number, `the reverse rule of ${name} for its argument ${k + 1}`);
     return r;
   };
@@ -140,12 +153,18 @@ export function defineOp(spec: OpSpec): UserOp {
         return r as unknown as A;
       }
     : undefined;
+  // the kernel's result is checked as the rules' are: a forgotten return gave NaN, silently
+  const result = (y: unknown): number => {
+    if (typeof y === "number") return y;
+    throw new DefineOpError(`${name}: forward returned ${describe(y)}; expected a number (a forgotten return?).`);
+  };
+  const forward = spec.forward;
   const op: ScalarOp =
     arity === 1
-      ? ({ arity: 1, forward: spec.forward as (x: number) => number, reverse: (e, x, y, ct) => reverseOf(e, 0, [x], y, ct), tangent } satisfies UnaryOp)
+      ? ({ arity: 1, forward: (x: number) => result(forward(x)), reverse: (e, x, y, ct) => reverseOf(e, 0, [x], y, ct), tangent } satisfies UnaryOp)
       : ({
           arity: 2,
-          forward: spec.forward as (a: number, b: number) => number,
+          forward: (a: number, b: number) => result(forward(a, b)),
           reverse: [(e, a, b, y, ct) => reverseOf(e, 0, [a, b], y, ct), (e, a, b, y, ct) => reverseOf(e, 1, [a, b], y, ct)],
           tangent,
         } satisfies BinaryOp);

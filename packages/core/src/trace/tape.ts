@@ -344,7 +344,17 @@ export class Tape {
  * function, and so do evaluation and replay (eval/), so they compute the same numbers.
  */
 export function compute(code: number, values: readonly Buf[], dims: readonly Dims[], params: unknown, out: Dims): Buf {
-  if (IS_TENSOR_OP[code]) return tensorSpec(code).forward(values, dims, params, out);
+  if (IS_TENSOR_OP[code]) {
+    const y = tensorSpec(code).forward(values, dims, params, out);
+    // a result of dims [] is a real: a number (a buffer of one read as a real was 0: the
+    // gradient of sum(a) for a real a, through reshape and broadcastTo to dims [])
+    if (out.length === 0 && typeof y !== "number") {
+      const v = y[0];
+      release(y);
+      return v;
+    }
+    return y;
+  }
   const kernel = KERNELS[code];
   if (ARITY[code] === 1) return typeof values[0] === "number" ? kernel(values[0], 0) : kernels.map(values[0], kernel as (x: number) => number);
   if (out.length === 0) return kernel(values[0] as number, values[1] as number);

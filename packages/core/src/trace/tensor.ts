@@ -65,6 +65,11 @@ export class Tensor {
     return `Tensor${showDims(this.dims)}`;
   }
 
+  /** JSON.stringify prints it as String does, not its trace. */
+  toJSON(): string {
+    return this.toString();
+  }
+
   [Symbol.for("nodejs.util.inspect.custom")](): string {
     return this.toString();
   }

@@ -146,6 +146,7 @@ export const tensorOps = {
     kind: "tensor",
     arity: 1,
     shape: ([xd], p) => {
+      if (!p.dims.every((n) => Number.isInteger(n) && n >= 0)) return `${showDims(p.dims)} is not a list of sizes (integers ≥ 0)`;
       const r = broadcastDims(xd, p.dims);
       return typeof r === "string" || !sameDims(r, p.dims) ? `cannot broadcast ${showDims(xd)} to ${showDims(p.dims)}` : p.dims;
     },
@@ -191,6 +192,7 @@ export const tensorOps = {
     shape: ([xd], p) => {
       if (p.starts.length !== xd.length || p.ends.length !== xd.length) return `starts and ends need ${xd.length} entries for ${showDims(xd)}`;
       for (let i = 0; i < xd.length; i++) {
+        if (!Number.isInteger(p.starts[i]) || !Number.isInteger(p.ends[i])) return `starts ${showDims(p.starts)} and ends ${showDims(p.ends)} must be integers (axis ${i})`;
         if (!(0 <= p.starts[i] && p.starts[i] <= p.ends[i] && p.ends[i] <= xd[i])) {
           return `the box ${showDims(p.starts)}…${showDims(p.ends)} is not inside ${showDims(xd)} (axis ${i})`;
         }
