@@ -107,6 +107,15 @@ describe("a user primitive's rules run anew in every grad", () => {
     const lg = defineOp({ name: "logAbs", forward: (x) => Math.log(Math.abs(x)), reverse: ([x], _y, ct) => [div(ct, x)] });
     expect([grad(lg, -0), grad(lg, 0), grad(lg, -0)]).toEqual([-Infinity, Infinity, -Infinity]);
   });
+  it("a reverse rule that returns a traced value from elsewhere: ClosedTraceError or DefineOpError, not a TracedOperatorError", () => {
+    let leaked: Scalar = 0;
+    grad((x: Scalar) => (leaked = mul(x, 1)), 1);
+    const leaky = defineOp({ name: "leaky", forward: (x) => x, reverse: () => [leaked] });
+    expect(() => grad(leaky, 1)).toThrow(/^leaky's reverse rule: a traced value .* was used after the grad call that traced it returned/);
+    let s: Scalar = 0;
+    const capS = defineOp({ name: "capS", forward: (x) => x, reverse: (_a, _y, ct) => [mul(ct, s)] });
+    expect(() => grad((u: Scalar) => ((s = u), grad(capS, 2) as Scalar), 3)).toThrow(/^capS: the reverse rule's result 1 is a value traced by an enclosing grad/);
+  });
   it("a forward that returns no number is a DefineOpError naming it (a forgotten return gave NaN)", () => {
     const noReturn = defineOp({ name: "noReturn", forward: ((x: number) => void x) as never, reverse: (_a, _y, ct) => [ct] });
     expect(() => noReturn(2)).toThrow("noReturn: forward returned undefined; expected a number (a forgotten return?).");

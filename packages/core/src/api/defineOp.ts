@@ -13,7 +13,7 @@ import { numeric, PREDICATE_NAMES } from "@wengert/ops";
 import { DefineOpError, NaNError, WengertError } from "../errors.js";
 import { describe } from "../structure.js";
 import { codeOf, registerPrimitive } from "../trace/opcodes.js";
-import { applyBinary, applyUnary, isScalar, Real, type Scalar, type Trace } from "../trace/tracer.js";
+import { applyBinary, applyUnary, isScalar, live, Real, type Scalar, type Trace } from "../trace/tracer.js";
 
 export interface OpSpec {
   /** The name it prints with and is called by in the term language. */
@@ -95,6 +95,23 @@ function checkResults(name: string, which: string, results: unknown, count: numb
   return results as Scalar[];
 }
 
+/**
+ * A rule run on numbers (the sweep of an outermost rd) must give numbers: a traced real
+ * there is one the rule took from elsewhere, dead (ClosedTraceError) or of an enclosing rd
+ * that this derivative does not reach (it was taken as a TracedOperatorError).
+ */
+function numbersOnly(name: string, results: Scalar[]): number[] {
+  results.forEach((r, i) => {
+    if (typeof r === "number") return;
+    live(r, `${name}'s reverse rule`);
+    throw new DefineOpError(
+      `${name}: the reverse rule's result ${i + 1} is a value traced by an enclosing ${r.trace.caller}, which the rule took from outside ` +
+        `its arguments; here it runs on numbers. A rule may compute only with its arguments (args, y, ct) and numbers.`,
+    );
+  });
+  return results as number[];
+}
+
 /** Run a user rule on traced reals of the sink; check and return its results as atoms. */
 function runRule(name: string, which: string, t: Trace, results: unknown, count: number): number[] {
   return checkResults(name, which, results, count).map((r) => t.atomOf(r));
@@ -126,7 +143,7 @@ export function defineOp(spec: OpSpec): UserOp {
       const m = numericMemo;
       numericMemo = null;
       if (k === 1 && m !== null && m.call === call - 1 && m.key.every((v, i) => Object.is(v, key[i]))) return m.results as A[];
-      const results = checkResults(name, "reverse", spec.reverse(args as number[], y as number, ct as number), arity) as number[];
+      const results = numbersOnly(name, checkResults(name, "reverse", spec.reverse(args as number[], y as number, ct as number), arity));
       if (k === 0 && arity === 2) numericMemo = { key, results, call };
       return results as A[];
     }
