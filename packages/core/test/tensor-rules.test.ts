@@ -438,6 +438,20 @@ describe("tensor ops: reverse rules against central differences", () => {
   });
 });
 
+describe("softmax and logSoftmax at large logits", () => {
+  it("equal logits give 1/n and −log n however large they are (x − logsumexp(x) was rounded at x: [1, 1] at 10¹⁶)", () => {
+    for (const c of [1e8, 1e12, 1e16, 1e308, -1e308]) {
+      const x = Float64Array.of(c, c);
+      expect(Array.from((softmax(x) as NdArray).data), `softmax at ${c}`).toEqual([0.5, 0.5]);
+      expect(Array.from((logSoftmax(x) as NdArray).data), `logSoftmax at ${c}`).toEqual([-Math.LN2, -Math.LN2]);
+      // its derivative: ȳ − softmax · Σ ȳ, from the same stable values
+      expect(Array.from(grad((t: Tensor) => sum(mul(logSoftmax(t), Float64Array.of(1, 0))), x) as Float64Array)).toEqual([0.5, -0.5]);
+    }
+    const three = Float64Array.of(1e16, 1e16, 0);
+    expect(Array.from((softmax(three) as NdArray).data)).toEqual([0.5, 0.5, 0]);
+  });
+});
+
 describe("tensor ops on a real (dims []): a real result, derivatives through it", () => {
   it("sum, mean and transpose of a real input are the identity, in every mode and order", () => {
     // a result of dims [] came back from reshape and broadcastTo as a buffer of one, read as a real: 0

@@ -101,7 +101,7 @@ export function logSoftmax(t: TensorArg, axis = -1): TensorResult {
 }
 
 function logSoftmaxAt(x: Operand, axis: number): Operand {
-  return applyBinary(CODE.sub, x, op("logsumexp", [x], { axes: [axis], keepdims: true }));
+  return op("logSoftmax", [x], { axes: [axis] });
 }
 
 /** The same elements read with other dims; one entry may be -1 (inferred). */

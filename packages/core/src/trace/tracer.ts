@@ -649,6 +649,9 @@ function emitterMethods(): object {
     max: reduce("max"),
     min: reduce("min"),
     logsumexp: reduce("logsumexp"),
+    logSoftmax(x, axes) {
+      return op(this.sink, "logSoftmax", [x], { axes });
+    },
     reshape(x, dims) {
       return op(this.sink, "reshape", [x], { dims });
     },

@@ -61,6 +61,7 @@ export type TensorEmitter<A> = Emitter<A> & {
   max(x: A, axes: readonly number[], keepdims: boolean): A;
   min(x: A, axes: readonly number[], keepdims: boolean): A;
   logsumexp(x: A, axes: readonly number[], keepdims: boolean): A;
+  logSoftmax(x: A, axes: readonly number[]): A;
   reshape(x: A, dims: Dims): A;
   broadcastTo(x: A, dims: Dims): A;
   transpose(x: A, perm: readonly number[]): A;

@@ -131,6 +131,16 @@ export const tensorOps = {
     tangent: (e, [x], y, [dx], p) => (dx === null ? null : e.sum(e.mul(dx, e.exp(e.sub(x, kept(e, y, x, p)))), p.axes, p.keepdims)),
     show: showReduce,
   } satisfies TensorOp<ReduceParams>,
+  // y = x − logsumexp(x) over the axes, computed stably (reduce.ts);  x̄ = ȳ − eʸ Σ ȳ,  ẏ = ẋ − Σ eʸ ẋ
+  logSoftmax: {
+    kind: "tensor",
+    arity: 1,
+    shape: ([xd]) => xd,
+    forward: ([x], [xd], p) => K.logSoftmax(buf(x), xd, p.axes),
+    reverse: (e, _k, _a, y, ct, p) => e.sub(ct, e.mul(e.exp(y), e.sum(ct, p.axes, true))),
+    tangent: (e, _a, y, [dx], p) => (dx === null ? null : e.sub(dx, e.sum(e.mul(e.exp(y), dx), p.axes, true))),
+    show: (p) => `axes=${showDims(p.axes)}`,
+  } satisfies TensorOp<{ readonly axes: readonly number[] }>,
   // the same buffer read with other dims; linear
   reshape: {
     kind: "tensor",

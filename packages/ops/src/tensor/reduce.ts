@@ -1,5 +1,5 @@
 /**
- * @file Reductions (sum, max, min, logsumexp) over axes of a buffer.
+ * @file Reductions (sum, max, min, logsumexp) over axes of a buffer, and logSoftmax.
  *
  * Reduced axes that are contiguous read x as [A, R, B] (A: the axes before, R: the
  * reduced ones, B: those after): each output element is a run of x when B is 1, and
@@ -120,6 +120,25 @@ function expRun(out: Float64Array, m: Float64Array, o: number, x: Float64Array, 
 }
 function expRow(out: Float64Array, m: Float64Array, o: number, x: Float64Array, i: number, len: number): void {
   for (let b = 0; b < len; b++) out[o + b] += Math.exp(x[i + b] - m[o + b]);
+}
+
+/**
+ * log-probabilities over the axes: (x − m) − log Σ exp(x − m), m the group's max. Not
+ * x − logsumexp(x), which is rounded at the size of x: equal logits of 10¹⁶ gave a
+ * softmax of [1, 1]; here x − m is exact for them, and they get −log 2.
+ */
+export function logSoftmax(x: Float64Array, xd: Dims, axes: readonly number[]): Float64Array {
+  const kept = [keptDims(xd, axes)];
+  const m = reduce(x, xd, axes, "max");
+  for (let o = 0; o < m.length; o++) if (!Number.isFinite(m[o])) m[o] = 0;
+  const logSum = alloc(m.length);
+  odometer(xd, kept, (i, offs) => (logSum[offs[0]] += Math.exp(x[i] - m[offs[0]])));
+  for (let o = 0; o < logSum.length; o++) logSum[o] = Math.log(logSum[o]);
+  const y = alloc(x.length, true);
+  odometer(xd, kept, (i, offs) => (y[i] = x[i] - m[offs[0]] - logSum[offs[0]]));
+  release(m);
+  release(logSum);
+  return y;
 }
 
 /** How many elements of each reduced group equal the group's max (or min): > 1 is a tie. */
