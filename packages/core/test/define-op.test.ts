@@ -390,6 +390,8 @@ describe("maxTraceLength", () => {
       jacobian: () => jacobian(runaway, 1, o),
       hessian: () => hessian(runaway, 1, o),
       nested: () => grad((x: Scalar) => grad(runaway, x, o), 1),
+      // set on the enclosing call only: the inner grad runs under it (it never returned)
+      inherited: () => grad((x: Scalar) => grad(givesUp, x), 1, o),
     })) {
       const err = thrown(g);
       expect(err, name).toBeInstanceOf(TraceLengthError);

@@ -349,6 +349,10 @@ export class Trace {
 const stack: Trace[] = [];
 
 export function openTrace(settings: TraceSettings, caller: string): Trace {
+  // an rd that sets no limit runs under the enclosing one's: a runaway loop inside it
+  // would never return for the enclosing trace to stop it
+  const enclosing = stack.length > 0 ? stack[stack.length - 1].settings.maxLength : Infinity;
+  if (settings.maxLength === Infinity && enclosing < Infinity) settings = { ...settings, maxLength: enclosing };
   const t = new Trace(stack.length, settings, caller, stack.length === 0 ? Tape.reusing() : new Tape());
   t.keepsGuards = settings.replayable || (stack.length > 0 && stack[stack.length - 1].keepsGuards);
   stack.push(t);
