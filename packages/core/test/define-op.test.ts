@@ -268,7 +268,8 @@ describe("checkGrad", () => {
     expect(() => checkGrad(badCube, 1.3, { rtol: "a" as never })).toThrow('checkGrad: options.rtol is a string ("a"); expected a number ≥ 0.');
     expect(() => checkGrad(badCube, 1.3, { directions: 1 })).toThrow(GradientCheckError);
     // rd's own options go on to every evaluation, and are checked there
-    expect(() => checkGrad(cube, 1.3, { directions: 1, chekNaN: true } as never)).toThrow(/checkGrad: options.chekNaN is not an option/);
+    expect(() => checkGrad(cube, 1.3, { directions: 1, chekNaN: true } as never)).toThrow(/checkGrad: options.chekNaN is not an option; the options are directions, eps/);
+    expect(() => checkGrad(cube, 1.3, null as never)).toThrow("checkGrad: options is null; expected an object such as { checkNaN: true }.");
   });
 
   it("passes a right rule; its report holds 2 checks per direction", () => {
@@ -390,8 +391,6 @@ describe("maxTraceLength", () => {
       jacobian: () => jacobian(runaway, 1, o),
       hessian: () => hessian(runaway, 1, o),
       nested: () => grad((x: Scalar) => grad(runaway, x, o), 1),
-      // set on the enclosing call only: the inner grad runs under it (it never returned)
-      inherited: () => grad((x: Scalar) => grad(givesUp, x), 1, o),
     })) {
       const err = thrown(g);
       expect(err, name).toBeInstanceOf(TraceLengthError);

@@ -347,6 +347,11 @@ describe("deep recursion runs on the heap, not the JavaScript stack", () => {
     expect(runProgram(src).value).toBe(1);
   });
 
+  it("a kink is placed at its operation (abs at 1:15), a tie at its predicate", () => {
+    expect(() => runProgram("grad_0(x. 1 + abs(x))", { ties: "error" })).toThrow(/^<input>:1:15: .*abs\(0\) was evaluated at its kink/);
+    expect(() => runProgram("grad_0(x. if x < 0 then 1 else x)", { ties: "error" })).toThrow(/^<input>:1:14: .*lt\(0, 0\) was decided at a tie/);
+  });
+
   it("fd evaluates its direction before its point (M.fd_L(x. N) = M.rd_0(y. y.rd_L(x. N)))", () => {
     const src = "letrec a(x: real): real = a(x) in letrec b(x: real): real = b(x) in a(1).fd_{b(1)}(x. x)";
     expect(() => runProgram(src, { maxSteps: 1000 })).toThrow(/did not finish within 1000 steps \(last in a\)/);

@@ -19,7 +19,7 @@ import {
   abs, acos, add, asin, atan, atan2, broadcastTo, concat, conv2d, cos, cosh, div, dot, exp, expm1, gather, grad, gt, hvp, index, jvp,
   log, log1p, logSoftmax, logsumexp, matmul, max, mean, min, mul, neg, outer, pow, reshape, safeLog, safeRecip, scatterAdd, sigmoid,
   sign, sin, sinh, slice, softmax, softplus, sqrt, square, stack, sub, sum, tan, tanh, transpose, unstack, where, xlogy,
-  type NdArray, type Scalar, type Tensor,
+  hessian, valueAndGrad, type NdArray, type Scalar, type Tensor,
 } from "../src/index.js";
 import { rng, sizeOf, isNd, flat, nd } from "./helpers/tensors.js";
 import { CHAIN } from "./helpers/chains.js";
@@ -460,6 +460,13 @@ describe("tensor ops on a real (dims []): a real result, derivatives through it"
     expect(grad((a: Scalar) => sum(transpose(a as never)), 2)).toBe(1);
     expect(grad((p: { a: Scalar; t: Tensor }) => add(sum(p.a), sum(p.t)), { a: 1, t: Float64Array.of(1, 2) })).toEqual({ a: 1, t: Float64Array.of(1, 1) });
     expect(jvp((a: Scalar) => grad((b: Scalar) => mul(sum(b), b), a), 3, 1)).toEqual([6, 2]);
+  });
+  it("elementwise primitives on 0-d tensors compute on their element (their buffers were added as strings: 3 + 1 gave '31')", () => {
+    const z = ndarray(Float64Array.of(3), []);
+    expect(valueAndGrad((t: Tensor) => sum(add(t, 1)), z)[0]).toBe(4);
+    expect((hessian((t: Tensor) => sum(mul(add(t, t), t)), z) as NdArray).get()).toBe(4);
+    // and x⁰ folds for them too: its derivative at 0 is 0, not 0 · 0⁻¹
+    expect((grad((t: Tensor) => sum(pow(t, 0)), ndarray(Float64Array.of(0), [])) as NdArray).get()).toBe(0);
   });
 });
 

@@ -14,7 +14,7 @@ import { leafShapes, typeString, unflatten, type Shape } from "../structure.js";
 import { fromDense } from "../trace/tensor.js";
 import type { TraceTerm } from "../trace/term.js";
 import { primal, type Scalar } from "../trace/tracer.js";
-import { apply, isOutermost, leavesLike, trace, type Fn, type Inspect, type RdOptions, type Traced, type TracedFn, type Cotangent } from "./transform.js";
+import { apply, checkOptionKeys, isOutermost, leavesLike, trace, type Fn, type Inspect, type RdOptions, type Traced, type TracedFn, type Cotangent } from "./transform.js";
 
 export type { RdOptions, Traced, Cotangent } from "./transform.js";
 
@@ -82,6 +82,7 @@ export function valueAndGrad<const X>(f: (x: Traced<X>) => Scalar, x: X, options
 export function fd<const X>(f: (x: Traced<X>) => unknown, x: X, v: X | Traced<X>, options?: RdOptions): unknown {
   // the point u = 0 is shaped like f(x): learnt from a trace of f, under the caller's
   // options (maxTraceLength, checkNaN; ties are reported by the trace that follows)
+  if (options !== undefined) checkOptionKeys("fd", options);
   const { term } = trace("fd", f as Fn, x, { ...options, ties: "ignore" });
   const out = term.output;
   // v is checked here, against x: below it is the outer rd's seed, which would be described as one shaped like f(x)

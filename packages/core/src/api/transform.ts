@@ -70,12 +70,20 @@ export interface TracedFn {
   readonly point: Operand[];
 }
 
-function checkOptions(caller: string, options: RdOptions, replayable: boolean): TraceSettings {
-  // a misspelt or mistyped option would silently leave a check off (chekNaN, checkNaN: "yes")
+/**
+ * That options is an object of the keys `known` only: a misspelt or mistyped option would
+ * silently leave a check off (chekNaN, checkNaN: "yes").
+ */
+export function checkOptionKeys(caller: string, options: unknown, known: readonly string[] = RD_OPTIONS): void {
   if (typeof options !== "object" || options === null) throw new WengertError(`${caller}: options is ${describe(options)}; expected an object such as { checkNaN: true }.`);
   for (const k in options) {
-    if (k !== "ties" && k !== "checkNaN" && k !== "maxTraceLength") throw new WengertError(`${caller}: options.${k} is not an option; the options are ties, checkNaN and maxTraceLength.`);
+    if (!known.includes(k)) throw new WengertError(`${caller}: options.${k} is not an option; the options are ${known.slice(0, -1).join(", ")} and ${known.at(-1)}.`);
   }
+}
+const RD_OPTIONS = ["ties", "checkNaN", "maxTraceLength"];
+
+function checkOptions(caller: string, options: RdOptions, replayable: boolean): TraceSettings {
+  checkOptionKeys(caller, options);
   const ties = options.ties ?? "warn";
   if (!TIE_MODES.includes(ties)) {
     throw new WengertError(`${caller}: options.ties is ${JSON.stringify(ties)}; expected one of ${TIE_MODES.map((m) => `"${m}"`).join(", ")}.`);

@@ -158,6 +158,8 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
       case "op": {
         const v = yield* call(ev(M.arg, env, fns, fn));
         const code = scalarCodeOf(M.op)!;
+        // a kink met (abs at 0) is the operation's, not its operand's
+        here = { pos: M.pos, fn };
         // the checker (Fig. 1) has made sure these are reals
         if (Array.isArray(v)) return applyBinary(code, v[0] as Scalar, v[1] as Scalar);
         return applyUnary(code, v as Scalar);

@@ -195,8 +195,9 @@ export class Tape {
       if (code === ADD && this.isConstant(a, -0) && sameDims(this.dims(b), dims)) return b;
       if (code === MUL && this.isConstant(b, 1) && sameDims(this.dims(a), dims)) return a;
       if (code === MUL && this.isConstant(a, 1) && sameDims(this.dims(b), dims)) return b;
-      if (isLiteralPower(code, this.val[b], this.isConstant(b))) return this.tensorConstant({ dims, data: alloc(size(dims), true).fill(1) });
     }
+    // x⁰ = 1 also for a 0-d x (a constant of dims [] is the real 1)
+    if (args.length === 2 && isLiteralPower(code, this.val[b], this.isConstant(b))) return this.tensorConstant({ dims, data: alloc(size(dims), true).fill(1) });
     // otherwise appended as any primitive on tensors is (compute applies it elementwise)
     return this.applyOp(code, args, undefined, dims);
   }
@@ -356,10 +357,13 @@ export function compute(code: number, values: readonly Buf[], dims: readonly Dim
     return y;
   }
   const kernel = KERNELS[code];
+  // dims []: reals, or 0-d tensors' one element (their buffers added as strings before)
+  if (out.length === 0) return kernel(elementOf(values[0]), ARITY[code] === 1 ? 0 : elementOf(values[1]));
   if (ARITY[code] === 1) return typeof values[0] === "number" ? kernel(values[0], 0) : kernels.map(values[0], kernel as (x: number) => number);
-  if (out.length === 0) return kernel(values[0] as number, values[1] as number);
   return kernels.zip(values[0], dims[0], values[1], dims[1], out, kernel);
 }
+
+const elementOf = (v: Buf): number => (typeof v === "number" ? v : v[0]);
 
 /** A binary primitive on numbers, the four arithmetic kernels inline: a call through the table per instruction is dear. */
 export function binaryKernel(code: number, va: number, vb: number): number {

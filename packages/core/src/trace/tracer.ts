@@ -61,9 +61,12 @@ export class Real {
     return `Real(${shown(this)})`;
   }
 
-  /** JSON.stringify prints it as String does (it walked the whole tape before: 9 MB for 10⁵ steps). */
-  toJSON(): string {
-    return this.toString();
+  /**
+   * JSON.stringify writes its value, read as String(x) reads it (so a trace that did is
+   * never replayed); it walked the whole tape before: 9 MB for 10⁵ steps.
+   */
+  toJSON(): number {
+    return this.value;
   }
 
   [Symbol.for("nodejs.util.inspect.custom")](): string {
@@ -349,10 +352,6 @@ export class Trace {
 const stack: Trace[] = [];
 
 export function openTrace(settings: TraceSettings, caller: string): Trace {
-  // an rd that sets no limit runs under the enclosing one's: a runaway loop inside it
-  // would never return for the enclosing trace to stop it
-  const enclosing = stack.length > 0 ? stack[stack.length - 1].settings.maxLength : Infinity;
-  if (settings.maxLength === Infinity && enclosing < Infinity) settings = { ...settings, maxLength: enclosing };
   const t = new Trace(stack.length, settings, caller, stack.length === 0 ? Tape.reusing() : new Tape());
   t.keepsGuards = settings.replayable || (stack.length > 0 && stack[stack.length - 1].keepsGuards);
   stack.push(t);
