@@ -12,7 +12,7 @@ import { leafShapes, showValue } from "../structure.js";
 import { componentCount, componentsOf, fromComponents } from "./components.js";
 import { jvp } from "./forward.js";
 import { rd } from "./rd.js";
-import { checkOptionKeys, trace, userValue, type Fn, type RdOptions, type Traced } from "./transform.js";
+import { checkOptionKeys, RD_OPTIONS, trace, userValue, type Fn, type RdOptions, type Traced } from "./transform.js";
 
 export interface CheckGradOptions extends RdOptions {
   /** How many random directions (default 4). */
@@ -49,7 +49,7 @@ const dot = (a: readonly number[], b: readonly number[]): number => a.reduce((s,
  * GradientCheckError naming the worst disagreement if any check fails.
  */
 export function checkGrad<const X>(f: (x: Traced<X>) => unknown, x: X, options: CheckGradOptions = {}): GradCheckReport {
-  checkOptionKeys("checkGrad", options, ["directions", "eps", "rtol", "atol", "dotTol", "seed", "ties", "checkNaN", "maxTraceLength"]);
+  checkOptionKeys("checkGrad", options, ["directions", "eps", "rtol", "atol", "dotTol", "seed", ...RD_OPTIONS]);
   const { directions = 4, eps = 1e-6, rtol = 1e-5, atol = 1e-8, dotTol = 1e-10, seed = 1, ...rdOptions } = options;
   // a check with no direction, or with a step or tolerance that is not a number, passes or fails whatever the rules
   const want = (name: string, v: number, ok: boolean, what: string): void => {

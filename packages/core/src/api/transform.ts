@@ -10,7 +10,7 @@
  */
 import type { Emitted, Transform } from "../diff/place.js";
 import { OutputTypeError, SeedMismatchError, WengertError } from "../errors.js";
-import { describe, flatten, showValue, flattenLike, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
+import { describe, flatten, flattenLike, leafShapes, REAL, showValue, typeString, unflatten, type Shape } from "../structure.js";
 import type { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
 import { concreteShape, fromDense, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense, type NdArray } from "../trace/tensor.js";
@@ -70,6 +70,9 @@ export interface TracedFn {
   readonly point: Operand[];
 }
 
+/** The options of rd and every transformation (RdOptions). */
+export const RD_OPTIONS = ["ties", "checkNaN", "maxTraceLength"];
+
 /**
  * That options is an object of the keys `known` only: a misspelt or mistyped option would
  * silently leave a check off (chekNaN, checkNaN: "yes").
@@ -80,7 +83,6 @@ export function checkOptionKeys(caller: string, options: unknown, known: readonl
     if (!known.includes(k)) throw new WengertError(`${caller}: options.${k} is not an option; the options are ${known.slice(0, -1).join(", ")} and ${known.at(-1)}.`);
   }
 }
-const RD_OPTIONS = ["ties", "checkNaN", "maxTraceLength"];
 
 function checkOptions(caller: string, options: RdOptions, replayable: boolean): TraceSettings {
   checkOptionKeys(caller, options);

@@ -347,8 +347,9 @@ export class Tape {
 export function compute(code: number, values: readonly Buf[], dims: readonly Dims[], params: unknown, out: Dims): Buf {
   if (IS_TENSOR_OP[code]) {
     const y = tensorSpec(code).forward(values, dims, params, out);
-    // a result of dims [] is a real: a number (a buffer of one read as a real was 0: the
-    // gradient of sum(a) for a real a, through reshape and broadcastTo to dims [])
+    // a result of dims [] is a real, for every tensor primitive here in one place (a buffer
+    // of one read as a real was 0: the gradient of sum(a) for a real a, through reshape
+    // and broadcastTo to dims [])
     if (out.length === 0 && typeof y !== "number") {
       const v = y[0];
       release(y);

@@ -18,7 +18,7 @@ import { ClosedTraceError, NaNError, ShapeError, TieError, TraceLengthError, Tra
 import { describe } from "../structure.js";
 import { atCallSite } from "./callsite.js";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, IS_TENSOR_OP, KERNELS, KINKS, PRIMITIVES, primitiveOf, tensorSpec } from "./opcodes.js";
-import { Tape } from "./tape.js";
+import { compute, Tape } from "./tape.js";
 import { isConcreteTensor, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense } from "./tensor.js";
 
 export type TieMode = "warn" | "error" | "ignore";
@@ -510,7 +510,7 @@ export function applyGeneric(code: number, args: readonly unknown[], params: unk
     const spec = tensorSpec(code);
     const dims = spec.shape(ds.map((d) => d.dims), params);
     if (typeof dims === "string") throw shapeError(name, dims, ds.map((d) => d.dims));
-    return concrete(spec.forward(ds.map(value), ds.map((d) => d.dims), params, dims), dims);
+    return concrete(compute(code, ds.map(value), ds.map((d) => d.dims), params, dims), dims);
   }
   const kernel = KERNELS[code];
   // the kernel itself, as compute (tape.ts) passes it: map knows Math.tanh, exp… and runs a loop of its own

@@ -30,6 +30,7 @@ export interface TensorOp<P = never> {
   readonly arity: number;
   /** The output's dims, or a message saying why the arguments do not fit. */
   readonly shape: (dims: readonly Dims[], params: P) => Dims | string;
+  /** The output's value: a fresh buffer (core's `compute` reads one of dims [] as its element, a real). */
   readonly forward: (args: readonly Buf[], dims: readonly Dims[], params: P, out: Dims) => Buf;
   /** The contribution to argument `k` (the paper's `op_r`, per argument). */
   readonly reverse: <A>(e: TensorEmitter<A>, k: number, args: readonly A[], y: A, ct: A, params: P) => Contribution<A>;

@@ -5,19 +5,12 @@
  *
  * Formulas are above each entry; `ȳ` is the output cotangent, `ẋ` a tangent.
  */
-import { alloc, pooledCopy, release } from "./pool.js";
+import { alloc, pooledCopy } from "./pool.js";
 import { broadcastAxes, broadcastDims, reducedDims, sameDims, showDims, size, type Dims } from "./dims.js";
 import * as K from "./kernels.js";
 import type { Buf, ConvDims, ReduceParams, TensorEmitter, TensorOp } from "./op.js";
 
 const buf = (b: Buf): Float64Array => (typeof b === "number" ? Float64Array.of(b) : b);
-/** A kernel's fresh result as dims say: the buffer, or for a real its element (the buffer back to the pool). */
-const out = (r: Float64Array, dims: Dims): Buf => {
-  if (dims.length > 0) return r;
-  const v = r[0];
-  release(r);
-  return v;
-};
 
 /** `x` summed back to dims `to` it was broadcast from (the adjoint of broadcasting). */
 export function sumTo<A>(e: TensorEmitter<A>, x: A, to: Dims): A {
@@ -43,7 +36,7 @@ const extremum = (kind: "max" | "min"): TensorOp<ReduceParams> => ({
   kind: "tensor",
   arity: 1,
   shape: reduceShape,
-  forward: ([x], [xd], p, o) => out(K.reduce(buf(x), xd, p.axes, kind), o),
+  forward: ([x], [xd], p) => K.reduce(buf(x), xd, p.axes, kind),
   reverse: (e, _k, [x], y, ct, p) => e.mul(kept(e, ct, x, p), weights(e, x, y, p)),
   tangent: (e, [x], y, [dx], p) => (dx === null ? null : e.sum(e.mul(dx, weights(e, x, y, p)), p.axes, p.keepdims)),
   tie: ([x], [xd], p, y) => {
@@ -114,7 +107,7 @@ export const tensorOps = {
     kind: "tensor",
     arity: 1,
     shape: reduceShape,
-    forward: ([x], [xd], p, o) => out(K.reduce(buf(x), xd, p.axes, "sum"), o),
+    forward: ([x], [xd], p) => K.reduce(buf(x), xd, p.axes, "sum"),
     reverse: (e, _k, [x], _y, ct, p) => e.broadcastTo(kept(e, ct, x, p), e.dims(x)),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.sum(dx, p.axes, p.keepdims)),
     show: showReduce,
@@ -126,7 +119,7 @@ export const tensorOps = {
     kind: "tensor",
     arity: 1,
     shape: reduceShape,
-    forward: ([x], [xd], p, o) => out(K.reduce(buf(x), xd, p.axes, "logsumexp"), o),
+    forward: ([x], [xd], p) => K.reduce(buf(x), xd, p.axes, "logsumexp"),
     reverse: (e, _k, [x], y, ct, p) => e.mul(kept(e, ct, x, p), e.exp(e.sub(x, kept(e, y, x, p)))),
     tangent: (e, [x], y, [dx], p) => (dx === null ? null : e.sum(e.mul(dx, e.exp(e.sub(x, kept(e, y, x, p)))), p.axes, p.keepdims)),
     show: showReduce,
@@ -146,7 +139,7 @@ export const tensorOps = {
     kind: "tensor",
     arity: 1,
     shape: ([xd], p) => (size(xd) === size(p.dims) ? p.dims : `cannot reshape ${showDims(xd)} (${size(xd)} elements) to ${showDims(p.dims)} (${size(p.dims)} elements)`),
-    forward: ([x], _d, _p, o) => (o.length === 0 ? buf(x)[0] : pooledCopy(buf(x))), // each instruction owns its buffer (the pool takes every one back)
+    forward: ([x]) => pooledCopy(buf(x)), // each instruction owns its buffer (the pool takes every one back)
     reverse: (e, _k, [x], _y, ct) => e.reshape(ct, e.dims(x)),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.reshape(dx, p.dims)),
     show: (p) => `dims=${showDims(p.dims)}`,
@@ -330,7 +323,7 @@ export const tensorOps = {
       if (typeof ab === "string") return ab;
       return broadcastDims(md, ab);
     },
-    forward: ([m, a, b], [md, ad, bd], _p, o) => out(K.select(buf(m), md, a, ad, b, bd, o), o),
+    forward: ([m, a, b], [md, ad, bd], _p, o) => K.select(buf(m), md, a, ad, b, bd, o),
     reverse: (e, k, [m], _y, ct) => (k === 0 ? null : k === 1 ? e.where(m, ct, e.lit(0)) : e.where(m, e.lit(0), ct)),
     tangent: (e, [m], _y, [, da, db]) => (da === null && db === null ? null : e.where(m, da ?? e.lit(0), db ?? e.lit(0))),
   } satisfies TensorOp<undefined>,

@@ -94,20 +94,27 @@ function split(x: Float64Array, xd: Dims, axes: readonly number[]): [number, num
 const keptDims = (xd: Dims, axes: readonly number[]): Dims => xd.map((d, i) => (axes.includes(i) ? 1 : d));
 const outSize = (xd: Dims, axes: readonly number[]): number => size(keptDims(xd, axes));
 
-/** log Σ exp(x) = m + log Σ exp(x − m), with m the max (0 where m is ±∞). */
-function logsumexp(x: Float64Array, xd: Dims, axes: readonly number[]): Float64Array {
+/** Per group: m, the max (0 where it is ±∞), and log Σ exp(x − m) (logsumexp and logSoftmax both). */
+function maxAndLogSum(x: Float64Array, xd: Dims, axes: readonly number[]): [Float64Array, Float64Array] {
   const m = reduce(x, xd, axes, "max");
   const n = m.length;
   for (let o = 0; o < n; o++) if (!Number.isFinite(m[o])) m[o] = 0;
-  const out = alloc(n);
+  const logSum = alloc(n);
   const abr = split(x, xd, axes);
-  if (abr === null) odometer(xd, [keptDims(xd, axes)], (i, offs) => (out[offs[0]] += Math.exp(x[i] - m[offs[0]])));
+  if (abr === null) odometer(xd, [keptDims(xd, axes)], (i, offs) => (logSum[offs[0]] += Math.exp(x[i] - m[offs[0]])));
   else {
     const [A, R, B] = abr;
-    if (B === 1) for (let a = 0; a < A; a++) expRun(out, m, a, x, a * R, (a + 1) * R);
-    else for (let a = 0; a < A; a++) for (let r = 0; r < R; r++) expRow(out, m, a * B, x, (a * R + r) * B, B);
+    if (B === 1) for (let a = 0; a < A; a++) expRun(logSum, m, a, x, a * R, (a + 1) * R);
+    else for (let a = 0; a < A; a++) for (let r = 0; r < R; r++) expRow(logSum, m, a * B, x, (a * R + r) * B, B);
   }
-  for (let o = 0; o < n; o++) out[o] = m[o] + Math.log(out[o]);
+  for (let o = 0; o < n; o++) logSum[o] = Math.log(logSum[o]);
+  return [m, logSum];
+}
+
+/** log Σ exp(x) = m + log Σ exp(x − m). */
+function logsumexp(x: Float64Array, xd: Dims, axes: readonly number[]): Float64Array {
+  const [m, out] = maxAndLogSum(x, xd, axes);
+  for (let o = 0; o < out.length; o++) out[o] = m[o] + out[o];
   release(m);
   return out;
 }
@@ -128,14 +135,9 @@ function expRow(out: Float64Array, m: Float64Array, o: number, x: Float64Array, 
  * softmax of [1, 1]; here x − m is exact for them, and they get −log 2.
  */
 export function logSoftmax(x: Float64Array, xd: Dims, axes: readonly number[]): Float64Array {
-  const kept = [keptDims(xd, axes)];
-  const m = reduce(x, xd, axes, "max");
-  for (let o = 0; o < m.length; o++) if (!Number.isFinite(m[o])) m[o] = 0;
-  const logSum = alloc(m.length);
-  odometer(xd, kept, (i, offs) => (logSum[offs[0]] += Math.exp(x[i] - m[offs[0]])));
-  for (let o = 0; o < logSum.length; o++) logSum[o] = Math.log(logSum[o]);
+  const [m, logSum] = maxAndLogSum(x, xd, axes);
   const y = alloc(x.length, true);
-  odometer(xd, kept, (i, offs) => (y[i] = x[i] - m[offs[0]] - logSum[offs[0]]));
+  odometer(xd, [keptDims(xd, axes)], (i, offs) => (y[i] = x[i] - m[offs[0]] - logSum[offs[0]]));
   release(m);
   release(logSum);
   return y;
