@@ -10,7 +10,11 @@ export class WengertError extends Error {
   }
 }
 
-/** An input `x` (or a seed) holds something that is not a number, `[]`, array or plain object. */
+/**
+ * An input `x` (or a seed) holds something that is not a number, `[]`, array or plain
+ * object; or a tensor the user holds cannot be read (an ndarray of another dtype, or
+ * one whose shape, strides and offset reach past its data).
+ */
 export class InputTypeError extends WengertError {}
 
 /** The seed's structure differs from the structure of `f(x)`. */
