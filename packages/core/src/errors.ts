@@ -45,6 +45,12 @@ export class NaNError extends WengertError {}
 /** The trace grew beyond options.maxTraceLength. */
 export class TraceLengthError extends WengertError {}
 
+/**
+ * A parameter that is not data is outside the values the function takes (taylor's
+ * order k above 170, where j! overflows): the message gives the range and why.
+ */
+export class ArgumentError extends WengertError {}
+
 /** A user primitive's spec (defineOp) is malformed, or its rule returned the wrong thing. */
 export class DefineOpError extends WengertError {}
 
