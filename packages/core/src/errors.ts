@@ -10,7 +10,11 @@ export class WengertError extends Error {
   }
 }
 
-/** An input `x` (or a seed) holds something that is not a number, `[]`, array or plain object. */
+/**
+ * An input `x` (or a seed) holds something that is not a number, `[]`, array or plain
+ * object; or a tensor the user holds cannot be read (an ndarray of another dtype, or
+ * one whose shape, strides and offset reach past its data).
+ */
 export class InputTypeError extends WengertError {}
 
 /** The seed's structure differs from the structure of `f(x)`. */
@@ -40,6 +44,12 @@ export class NaNError extends WengertError {}
 
 /** The trace grew beyond options.maxTraceLength. */
 export class TraceLengthError extends WengertError {}
+
+/**
+ * A parameter that is not data is outside the values the function takes (taylor's
+ * order k above 170, where j! overflows): the message gives the range and why.
+ */
+export class ArgumentError extends WengertError {}
 
 /** A user primitive's spec (defineOp) is malformed, or its rule returned the wrong thing. */
 export class DefineOpError extends WengertError {}

@@ -43,4 +43,4 @@ export { checkGrad } from "./api/checkGrad.js";
 export { compileGrad } from "./api/compile.js";
 export type { CompiledGrad } from "./api/compile.js";
 export type { CheckGradOptions, GradCheck, GradCheckReport } from "./api/checkGrad.js";
-export { NaNError, TraceLengthError, DefineOpError, GradientCheckError } from "./errors.js";
+export { NaNError, TraceLengthError, DefineOpError, GradientCheckError, ArgumentError } from "./errors.js";

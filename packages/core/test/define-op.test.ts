@@ -11,20 +11,12 @@ import {
   mul, NaNError, rd, runProgram, sigmoid, sin, sqrt, square, sub, sum, taylor, traceOf, TraceLengthError, TypeCheckError, vjp,
   WengertError, type GradCheckReport, type Scalar, type Tensor,
 } from "../src/index.js";
-import { expectClose } from "./helpers/check.js";
+import { expectClose, thrown } from "./helpers/check.js";
 
 type U = (x: Scalar) => Scalar;
 const nth = (f: U, n: number): U => (n === 0 ? f : (x) => grad(nth(f, n - 1), x));
 /** GradientCheckError's type does not declare `report` (it is added with Object.assign). */
 type GCE = GradientCheckError & { report: GradCheckReport };
-const thrown = (g: () => unknown): Error => {
-  try {
-    g();
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error("expected an error, none was thrown");
-};
 
 const cube = defineOp({ name: "cube", forward: (x) => x * x * x, reverse: ([x], _y, ct) => [mul(ct, mul(3, mul(x, x)))] });
 const POINTS = [-1.3, 0.5, 2];

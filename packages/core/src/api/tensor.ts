@@ -8,7 +8,7 @@
  * the shapes, and the caller's place (ShapeError).
  */
 import ndarray from "ndarray";
-import { normalizeAxes, normalizeAxis, showDims, size, type Dims } from "@wengert/ops";
+import { emptyAxis, normalizeAxes, normalizeAxis, showDims, size, type Dims } from "@wengert/ops";
 import { CODE } from "../trace/opcodes.js";
 import { isConcreteTensor, Tensor, toDense, type ConcreteTensor, type NdArray } from "../trace/tensor.js";
 import { applyBinary, applyGeneric, isOperand, Real, shapeError, type Operand, type Scalar } from "../trace/tracer.js";
@@ -74,11 +74,16 @@ export const min = reduction("min");
 /** log Σ exp over `axis`, computed stably (shifted by the maximum). */
 export const logsumexp = reduction("logsumexp");
 
-/** The mean over `axis`. */
+/**
+ * The mean over `axis`. Over an axis with no elements it is 0/0: a ShapeError, as for
+ * max and min (NumPy gives NaN with a warning; a NaN here is always a mistake).
+ */
 export const mean: Reduce = ((t: unknown, axis?: number | readonly number[], keepdims = false) => {
   const x = operand("mean", t, "the tensor");
   const axes = axesOf("mean", x, axis);
   const d = shapeOf(x);
+  const empty = emptyAxis(d, axes);
+  if (empty >= 0) throw shapeError("mean", `the mean over axis ${empty}, which has no elements, is not defined (0/0); reduce over axes that have elements, or test for the empty case first`, [d]);
   const count = axes.reduce((n, a) => n * d[a], 1);
   return applyBinary(CODE.div, op("sum", [x], { axes, keepdims }), count);
 }) as Reduce;

@@ -270,7 +270,7 @@ export function apply(
     const sink = sinkFor(term.tape, traced.trace.caller, traced.trace.settings.checkNaN);
     const nx = term.params[0].atoms.length;
     const extras = extra.leaves.map((s, j) => {
-      const p = primalOf(s, extra.name);
+      const p = primalOf(s, `${traced.trace.caller}'s ${extra.name === "W" ? "seed" : `tangent ${extra.name}`}`);
       return typeof p === "number" ? sink.tape.input(nx + j, p) : sink.tape.tensorInput(nx + j, ownedCopy(p));
     });
     const d = transform(term, sink, extras, null);

@@ -13,6 +13,7 @@ import { pooledCopy, showDims, size, type Dims } from "@wengert/ops";
 import { ClosedTraceError, InputTypeError, TracedOperatorError } from "../errors.js";
 import type { Shape } from "../structure.js";
 import type { Trace } from "./tracer.js";
+import { atCallSite } from "./callsite.js";
 
 /** An ndarray as wengert hands them back: float64 data. Any numeric ndarray is accepted. */
 export type NdArray = AnyNdArray<Float64Array>;
@@ -107,6 +108,8 @@ const NUMERIC = new Set(["float64", "float32", "int8", "int16", "int32", "uint8"
 export function toDense(v: ConcreteTensor, where: string): Dense {
   if (v instanceof Float64Array) return { dims: [v.length], data: v };
   if (!NUMERIC.has(v.dtype)) throw new InputTypeError(`${where} is an ndarray of dtype ${v.dtype}; wengert computes in float64 and reads numeric dtypes only.`);
+  const bad = badView(v);
+  if (bad !== null) throw new InputTypeError(`${where} is an ndarray of shape ${showDims(v.shape)} ${bad.problem}${atCallSite()}. ${bad.fix}.`);
   const dims = [...v.shape];
   const n = size(dims);
   const rank = dims.length;
@@ -130,6 +133,36 @@ export function toDense(v: ConcreteTensor, where: string): Dense {
     }
   }
   return { dims, data };
+}
+
+/**
+ * Why the view `v` cannot be read, or null. The ndarray package checks nothing, and
+ * data shorter than the shape would be read past its end (undefined: NaN values, and a
+ * gradient over a buffer the view covers only in part). Every tensor the user holds is
+ * read here, so this is the one check. Negative strides (`.step(-1)`) are fine while
+ * every element lies inside the data.
+ */
+function badView(v: AnyNdArray): { problem: string; fix: string } | null {
+  const { shape, stride, offset } = v;
+  const build = "Build it as ndarray(data, shape) and take views with its methods (pick, lo, hi, step, transpose)";
+  if (!shape.every((d) => Number.isInteger(d) && d >= 0)) return { problem: "whose dims are not all sizes (non-negative integers)", fix: build };
+  if (stride.length !== shape.length || !stride.every(Number.isInteger) || !Number.isInteger(offset)) {
+    return { problem: `whose stride [${stride.map(String).join(", ")}] and offset ${offset} are not integers, one stride per axis`, fix: build };
+  }
+  const length = (v.data as { length?: unknown }).length;
+  if (size(shape) === 0 || typeof length !== "number") return null;
+  // the first and last positions of data that the view reads
+  let lo = offset;
+  let hi = offset;
+  for (let i = 0; i < shape.length; i++) {
+    const reach = stride[i] * (shape[i] - 1);
+    if (reach < 0) lo += reach;
+    else hi += reach;
+  }
+  if (lo >= 0 && hi < length) return null;
+  const problem = `whose elements lie at data[${lo}] to data[${hi}] (offset ${offset}, stride ${showDims(stride)}), but its data has ${length} element${length === 1 ? "" : "s"}`;
+  if (lo < 0) return { problem, fix: "A negative stride needs an offset at the axis's last element (as .step(-1) sets it); fix its stride or offset" };
+  return { problem, fix: `Give it data of at least ${hi + 1} elements (ndarray(data, shape) needs data.length ≥ the product of the dims), or fix its shape, stride or offset` };
 }
 
 function rowMajor(dims: Dims, stride: readonly number[]): boolean {
