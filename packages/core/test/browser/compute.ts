@@ -1,43 +1,57 @@
 /**
  * What the browser test computes, in the page (bundled with @wengert/core by esbuild)
- * and in Node (browser.test.ts), whose numbers must agree: a gradient, a third
- * derivative by nested grad, the gradient of a tensor MLP whose matrix products are
- * large enough for the WebAssembly SIMD gemm, a compileGrad run long enough to replay
- * compiled code, and a ShapeError's call site. Calls of the wasm kernels are counted
- * by wrapping WebAssembly.Instance (the modules are instantiated at first use), so
- * the SIMD path is seen to be taken, not assumed.
+ * and in Node (browser.test.ts), whose numbers must agree: with reals, a gradient, a
+ * third derivative by nested grad and a compileGrad run long enough to replay compiled
+ * code; with tensors, the gradient of an MLP whose matrix products are large enough
+ * for the WebAssembly SIMD gemm, and a ShapeError's call site. Calls of the wasm
+ * kernels are counted by wrapping WebAssembly.Instance (the modules are instantiated
+ * at first use), so the SIMD path is seen to be taken, not assumed.
  */
 import ndarray from "ndarray";
 import { add, compileGrad, cos, exp, grad, gt, matmul, mean, mul, sin, square, sub, tanh, type NdArray, type Scalar, type Tensor } from "@wengert/core";
 
-export interface Results {
+/** What needs no tensor: reals and compileGrad. */
+export interface RealResults {
   readonly gradient: number[];
   readonly third: number;
-  readonly mlp: { W1: number[]; b1: number[]; W2: number[] };
   /** compileGrad's gradients at five points, and its stats after them. */
   readonly replays: number[][];
   readonly stats: { traces: number; replays: number; compiled: number };
+}
+
+/** What needs tensors (ndarrays, which compile their constructors with new Function). */
+export interface TensorResults {
+  readonly mlp: { W1: number[]; b1: number[]; W2: number[] };
   /** Calls of each exported wasm function during the MLP's gradient. */
   readonly wasmCalls: Record<string, number>;
   /** A ShapeError's message, and the place (file:line:) of the line that raised it. */
   readonly shapeError: { message: string; place: string };
 }
 
-export function compute(): Results {
+export interface Results {
+  readonly reals: RealResults;
+  /** Left out where the page asks for reals only. */
+  readonly tensors?: TensorResults;
+}
+
+export function computeReals(): RealResults {
   // f(p) = p0 sin p1 + exp(p1 p2)
   const gradient = grad((p: Scalar[]) => add(mul(p[0], sin(p[1])), exp(mul(p[1], p[2]))), [0.3, -1.2, 0.7]) as number[];
   // d³/dx³ of sin x · exp(x / 2), by three nested grads
   const d = (f: (x: Scalar) => Scalar) => (x: Scalar) => grad(f, x);
   const third = d(d(d((x: Scalar) => mul(sin(x), exp(mul(x, 0.5))))))(0.4) as number;
+  return { gradient, third, ...replayed() };
+}
+
+export function computeTensors(): TensorResults {
   const counting = countWasmCalls();
-  let mlp: Results["mlp"];
+  let mlp: TensorResults["mlp"];
   try {
     mlp = mlpGradient();
   } finally {
     counting.restore();
   }
-  const { replays, stats } = replayed();
-  return { gradient, third, mlp, replays, stats, wasmCalls: counting.calls, shapeError: shapeError() };
+  return { mlp, wasmCalls: counting.calls, shapeError: shapeError() };
 }
 
 /** A deterministic uniform generator on [−1, 1) (mulberry32), the same in every engine. */
@@ -58,7 +72,7 @@ const matrix = (r: () => number, rows: number, cols: number, scale: number): NdA
  * The gradient of a two-layer MLP's squared error: X (64×48) · W1 (48×32) is 98 304
  * multiply-adds, and so are the products of its reverse rule, past gemm's SIMD threshold.
  */
-function mlpGradient(): Results["mlp"] {
+function mlpGradient(): TensorResults["mlp"] {
   const r = uniform(7);
   const X = matrix(r, 64, 48, 1);
   const y = matrix(r, 64, 1, 1);
@@ -69,7 +83,7 @@ function mlpGradient(): Results["mlp"] {
 }
 
 /** compileGrad of a function with a branch, at five points on one side of it: traced once, then replayed, then compiled. */
-function replayed(): { replays: number[][]; stats: Results["stats"] } {
+function replayed(): { replays: number[][]; stats: RealResults["stats"] } {
   const f = (p: Scalar[]): Scalar => (gt(p[0], 0) ? mul(square(p[0]), cos(p[1])) : mul(p[0], sin(p[1])));
   const g = compileGrad(f);
   const replays = [0.5, 1, 1.5, 2, 2.5].map((a) => g([a, a / 3]) as number[]);
@@ -77,7 +91,7 @@ function replayed(): { replays: number[][]; stats: Results["stats"] } {
 }
 
 /** add of [2, 3] and [4], raised on the same line as its place is taken. */
-function shapeError(): Results["shapeError"] {
+function shapeError(): TensorResults["shapeError"] {
   const nd = (dims: number[]) => ndarray(new Float64Array(dims[0] * (dims[1] ?? 1)), dims);
   const [place, message] = [callerPlace(), messageOf(() => add(nd([2, 3]), nd([4])))];
   return { message, place };
