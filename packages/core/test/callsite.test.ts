@@ -123,6 +123,13 @@ describe("the user's frame, layout by layout", () => {
     expect(callSiteIn(stack, ex)).toBe("http://localhost:5173/src/main.ts?t=17:22:9");
   });
 
+  it("Vite's dev server serving a linked package's files, with a ?v= query", () => {
+    const fs = "http://localhost:5173/@fs/w/packages";
+    const stack = v8(`callSite (${fs}/core/dist/trace/callsite.js?v=1a2b:40:17)`, `add (${fs}/core/dist/api/primitives.js?v=1a2b:12:10)`, "step (http://localhost:5173/src/main.ts:22:9)");
+    const ex = extents([`${fs}/core/dist/trace/extent.js?v=1a2b:1:42`, `${fs}/core/dist/trace/extent-end.js?v=1a2b:5:24`], [`${fs}/ops/dist/extent.js?v=1a2b:10:41`, undefined]);
+    expect(callSiteIn(stack, ex)).toBe("http://localhost:5173/src/main.ts:22:9");
+  });
+
   it("Vite's dev server: wengert prebundled alone into one file, the user's modules apart", () => {
     const dep = "http://localhost:5173/node_modules/.vite/deps/@wengert_core.js?v=9a1b";
     const stack = v8(`callSite (${dep}:2219:17)`, `add (${dep}:3004:10)`, "step (http://localhost:5173/src/main.ts:22:9)");

@@ -78,9 +78,9 @@ function owned(extent: Extent, firstModule: string): Owned {
   const end = extent.end === undefined ? undefined : framesOf(extent.end())[0];
   if (start === undefined) return { dirs: [], span: null };
   const span = end !== undefined && end.file === start.file ? { file: start.file, start, end } : null;
-  // <package>/<root>/<firstModule>.js, with / or \ between
+  // <package>/<root>/<firstModule>.js, with / or \ between, and perhaps a dev server's ?query
   const escaped = firstModule.replace(/\//g, "[\\\\/]");
-  const m = new RegExp(`^(.*([\\\\/]))([^\\\\/]+)[\\\\/]${escaped}\\.[cm]?[jt]sx?$`).exec(start.file);
+  const m = new RegExp(`^(.*([\\\\/]))([^\\\\/]+)[\\\\/]${escaped}\\.[cm]?[jt]sx?(?:[?#].*)?$`).exec(start.file);
   if (m === null) return { dirs: [], span };
   const [, pkg, sep, root] = m;
   return { dirs: [...new Set([root, "dist", "src"])].map((d) => `${pkg}${d}${sep}`), span };
