@@ -1,6 +1,8 @@
 /**
  * @file @wengert/core: trace-based reverse-mode differentiation of TypeScript programs.
  */
+// First and last (trace/extent.ts): a bundler emits wengert's modules between these two.
+import "./trace/extent.js";
 export { rd, grad, valueAndGrad, fd, traceOf, derivativeOf } from "./api/rd.js";
 export type { RdOptions, Traced, Cotangent } from "./api/transform.js";
 export * from "./api/primitives.js";
@@ -44,3 +46,4 @@ export { compileGrad } from "./api/compile.js";
 export type { CompiledGrad } from "./api/compile.js";
 export type { CheckGradOptions, GradCheck, GradCheckReport } from "./api/checkGrad.js";
 export { NaNError, TraceLengthError, DefineOpError, GradientCheckError, ArgumentError } from "./errors.js";
+import "./trace/extent-end.js";

@@ -105,7 +105,11 @@ describe("the packed packages in a fresh project", () => {
       expect(packed.pnpm[p].manifest).toEqual(manifest);
       expect(packed.pnpm[p].files).toEqual(files);
       expect(JSON.stringify(manifest)).not.toMatch(/workspace:|link:|file:/);
-      expect(manifest).toMatchObject({ license: "MIT", sideEffects: false, engines: { node: ">=20.19" }, type: "module", publishConfig: { access: "public" } });
+      expect(manifest).toMatchObject({ license: "MIT", engines: { node: ">=20.19" }, type: "module", publishConfig: { access: "public" } });
+      // only the two modules that mark the package's extent in a bundle (trace/callsite.ts) have effects
+      const effects = manifest.sideEffects as string[];
+      expect(effects.map((f) => f.replace(/^\.\/(dist|src)\/(trace\/)?/, "").replace(/\.[jt]s$/, "")).sort()).toEqual(["extent", "extent", "extent-end", "extent-end"]);
+      for (const f of effects) expect(files).toContain(f.slice(2));
       expect(manifest.repository).toMatchObject({ type: "git", directory: `packages/${p}` });
       const exports = manifest.exports as Record<string, Record<string, string>>;
       expect(Object.keys(exports["."])[0]).toBe("types");

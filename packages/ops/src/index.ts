@@ -1,6 +1,9 @@
 /**
  * @file @wengert/ops: wengert's primitive operations, as data.
  */
+// First and last (extent.ts): a bundler emits ops's modules between these two.
+export { opsExtent } from "./extent.js";
+export type { Extent } from "./extent.js";
 export { UNARY_NAMES, BINARY_NAMES } from "./emitter.js";
 export type { Emitter, UnaryName, BinaryName, OpName } from "./emitter.js";
 export type { UnaryOp, BinaryOp, ScalarOp, UnaryRule, BinaryRule, TangentRule } from "./rules.js";
@@ -19,3 +22,4 @@ export type { Buf, Contribution, TensorOp, TensorEmitter, ReduceParams, ConvDims
 export { tensorOps, TENSOR_OP_NAMES, sumTo, inversePerm } from "./tensor/ops.js";
 export type { TensorOpName, SliceParams, EmbedParams, GatherParams } from "./tensor/ops.js";
 export { alloc, pooledCopy, release, poolStats } from "./tensor/pool.js";
+import "./extent-end.js";

@@ -48,14 +48,31 @@ export const MAX_STATEMENTS = 40000;
 type Forward = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS) => boolean;
 type Reverse = (v: Float64Array, ct: Float64Array, g: number[], K: typeof KERNELS) => void;
 
+let codeAllowed: boolean | undefined;
+
+/**
+ * Whether code may be made at run time here: a page's Content-Security-Policy without
+ * 'unsafe-eval' makes `new Function` throw an EvalError, and then the interpreter replays.
+ */
+function mayMakeCode(): boolean {
+  if (codeAllowed === undefined) {
+    try {
+      codeAllowed = typeof new Function("") === "function";
+    } catch {
+      codeAllowed = false;
+    }
+  }
+  return codeAllowed;
+}
+
 /**
  * The compiled replay of `term` (a real-valued trace of reals) under its guards, or
- * null if its code would be too large to be worth it.
+ * null if its code would be too large to be worth it, or may not be made here.
  */
 export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportTies: boolean): Compiled | null {
   const tape = term.tape;
   const n = tape.length;
-  if (n >= LITERAL_IDS) return null;
+  if (n >= LITERAL_IDS || !mayMakeCode()) return null;
   const out = term.output.atoms[0];
   const program = new Program(term, guards, reportTies);
   const { usesOf, template, has } = program;
