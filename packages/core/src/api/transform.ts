@@ -13,8 +13,8 @@ import { OutputTypeError, SeedMismatchError, WengertError } from "../errors.js";
 import { describe, flatten, flattenLike, leafShapes, REAL, showValue, typeString, unflatten, type Shape } from "../structure.js";
 import type { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
-import { concreteShape, fromDense, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense, type NdArray } from "../trace/tensor.js";
-import { closeTrace, isOperand, live, openTrace, primalOf, Real, sinkFor, TIE_MODES, wrap, type Operand, type Scalar, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
+import { concreteShape, fromDense, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense } from "../trace/tensor.js";
+import { closeTrace, isOperand, live, openTrace, primalOf, Real, sinkFor, TIE_MODES, wrap, type Operand, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
 
 export interface RdOptions {
   /**
@@ -32,34 +32,7 @@ export interface RdOptions {
   readonly maxTraceLength?: number;
 }
 
-/** A value as `f` receives it: numbers become scalars that may be traced, tensors traced tensors. */
-export type Traced<X> = X extends number
-  ? Scalar
-  : X extends Scalar
-    ? Scalar
-    : X extends Float64Array | NdArray | Tensor
-      ? Tensor
-      : X extends readonly unknown[]
-      ? { -readonly [K in keyof X]: Traced<X[K]> }
-      : X extends object
-        ? { -readonly [K in keyof X]: Traced<X[K]> }
-        : never;
-
-/**
- * A value shaped like `X` as rd returns it: at the outermost level numbers and tensors
- * in the containers of `x`; inside an enclosing rd, traced values of its trace.
- */
-export type Cotangent<X> = X extends number
-  ? Scalar
-  : X extends Scalar
-    ? Scalar
-    : X extends Float64Array | NdArray | Tensor
-      ? X | Tensor
-      : X extends readonly unknown[]
-        ? { -readonly [K in keyof X]: Cotangent<X[K]> }
-        : X extends object
-          ? { -readonly [K in keyof X]: Cotangent<X[K]> }
-          : never;
+export type { Traced, Cotangent } from "./types.js";
 
 export type Fn = (x: never) => unknown;
 
