@@ -10,6 +10,7 @@
  */
 import type { Emitted, Transform } from "../diff/place.js";
 import { OutputTypeError, SeedMismatchError, WengertError } from "../errors.js";
+import { hostTyped } from "./host-typed.js";
 import { describe, flatten, flattenLike, leafShapes, REAL, showValue, typeString, unflatten, type Shape } from "../structure.js";
 import type { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
@@ -289,5 +290,17 @@ export function apply(
   // the term is placed in t now: when nobody keeps it, its tape's columns serve the next
   // trace (its tensor buffers stay: t may hold its literals' as its own)
   if (keep === "neither") term.tape.recycle();
-  return { outputs: d.outputs.map((v) => wrap(t, v)), results: d.results.map((v) => wrap(t, v)), term: null, opaque: t.opaque };
+  // x and the extras untraced: the types promise numbers and tensors, traced only because f closes over t's values
+  const caller = traced.trace.caller;
+  const handBack = untraced(traced.point) && untraced(extra.leaves) ? (v: number) => hostTyped(wrap(t, v), caller) : (v: number) => wrap(t, v);
+  return { outputs: d.outputs.map(handBack), results: d.results.map(handBack), term: null, opaque: t.opaque };
+}
+
+/** No leaf is a traced value. */
+function untraced(leaves: readonly Operand[]): boolean {
+  for (let k = 0; k < leaves.length; k++) {
+    const v = leaves[k];
+    if (typeof v !== "number" && (v instanceof Real || v instanceof Tensor)) return false;
+  }
+  return true;
 }
