@@ -15,8 +15,8 @@ import type { RealOf, TensorOf } from "./types.js";
 /**
  * What the runtime returns: a number for numbers, a traced real as soon as a traced real
  * is an argument, a traced tensor as soon as a tensor meets a traced value, an ndarray
- * for tensors the user holds. (A result of dims [] is a real: a 0-d ndarray with a
- * number gives a number, typed as an ndarray; docs/tensors.md.)
+ * for tensors the user holds. (Inside a trace a result of dims [] is a traced real,
+ * typed as a Tensor: wengert's functions and shapeOf take either; docs/tensors.md.)
  */
 export type Unary = <T extends Operand>(x: T) => Elementwise<T, number>;
 export type Binary = <A extends Operand, B extends Operand>(a: A, b: B) => Elementwise<A, B>;
