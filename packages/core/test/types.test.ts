@@ -8,7 +8,7 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import {
   add, compileGrad, fd, grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, matmul, mul, primal, rd, Real, sin, square, sum, taylor, Tensor,
-  TracedOperatorError, valueAndGrad, vjp, type NdArray, type Scalar,
+  TracedOperatorError, valueAndGrad, vjp, WengertError, type NdArray, type Scalar,
 } from "../src/index.js";
 import { isNd, nd } from "./helpers/tensors.js";
 
@@ -192,14 +192,21 @@ describe("inside a traced function: traced values", () => {
       expectTypeOf(pullback([1, 0])).toEqualTypeOf<[Real, Real]>();
       const J = jacobian(pair, [x, 2]);
       expectTypeOf(J).toEqualTypeOf<[Real, Real][]>();
+      const Jr = jacrev((t) => [t, sin(t)], x);
+      expectTypeOf(Jr).toEqualTypeOf<Real[]>();
+      const Jf = jacfwd(prod, [x, 3]);
+      expectTypeOf(Jf).toEqualTypeOf<[Real, Real]>();
       const H = hessian(cube, x);
       expectTypeOf(H).toEqualTypeOf<Real>();
       const hv = hvp(cube, x, 1);
       expectTypeOf(hv).toEqualTypeOf<Real>();
       const c = compileGrad(cube)(x);
       expectTypeOf(c).toEqualTypeOf<Real>();
-      const all = [g, v, ...gv, ...r, ...jv, ...jt, ...f, ...pv, ...pullback([1, 0]), ...J.flat(), H, hv, c];
-      expect(all).toHaveLength(23);
+      const all = [g, v, ...gv, ...r, ...jv, ...jt, ...f, ...pv, ...pullback([1, 0]), ...J.flat(), ...Jr, ...Jf, H, hv, c];
+      expect(all).toHaveLength(27);
+      // taylor computes numbers, and says so when x is traced
+      expectTypeOf(taylor(sin, 0.5, 1, 2)).toEqualTypeOf<number[]>();
+      expect(() => taylor(sin, x, 1, 2)).toThrow(WengertError);
       expect(new Set(all.map(kind))).toEqual(new Set(["Real"]));
       return add(add(g, H), add(hv, c));
     }, 2);
