@@ -84,7 +84,7 @@ export type Value<X, M> = unknown extends X
 /** A value as `f` receives it: numbers become traced reals, tensors traced tensors, in the same containers. */
 export type Traced<X> =
   IsAny<X> extends true
-    ? any
+    ? any // eslint-disable-line @typescript-eslint/no-explicit-any -- x typed any: so is f's parameter
     : unknown extends X
       ? unknown
       : X extends number | Real
