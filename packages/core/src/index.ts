@@ -4,7 +4,9 @@
 // First and last (trace/extent.ts): a bundler emits wengert's modules between these two.
 import "./trace/extent.js";
 export { rd, grad, valueAndGrad, fd, traceOf, derivativeOf } from "./api/rd.js";
-export type { RdOptions, Traced, Cotangent } from "./api/transform.js";
+export type { RdOptions } from "./api/transform.js";
+// What f receives, and what comes back (outside any trace numbers and tensors, inside traced values).
+export type { Traced, Untraced, Cotangent, Like, Jacobian, Hessian } from "./api/types.js";
 export * from "./api/primitives.js";
 export { Real, primal, isScalar } from "./trace/tracer.js";
 export type { Scalar, TieMode, Operand } from "./trace/tracer.js";
@@ -37,6 +39,7 @@ export type { Value, EvalOptions, RunResult } from "./lang/index.js";
 // Forward mode, Taylor mode, pullbacks, Jacobians, Hessians.
 export { jvp, taylor } from "./api/forward.js";
 export { vjp, jacobian, jacrev, jacfwd, hessian, hvp } from "./api/jacobian.js";
+export type { Pullback } from "./api/jacobian.js";
 // User primitives and checking.
 export { defineOp } from "./api/defineOp.js";
 export type { OpSpec, UserOp } from "./api/defineOp.js";

@@ -158,11 +158,13 @@ describe("jvp: closed forms, structure and nesting", () => {
 
   it("rejects a v not shaped like x with a SeedMismatchError", () => {
     expect(() => jvp(G, [1, 2, 3], [1, 2])).toThrow(SeedMismatchError);
+    // @ts-expect-error: v is not shaped like x, which the types see too
     expect(() => jvp((p: { a: Scalar }) => p.a, { a: 1 }, { b: 1 })).toThrow(/jvp: v has type \{b: real\}, expected \{a: real\}/);
   });
 
   it("names distinct types when v mismatches a one-element tuple x", () => {
     // x = [2] has a type printed "real", like a bare real: the message contradicts itself.
+    // @ts-expect-error: v is not shaped like x
     const message = (() => { try { jvp((x: V) => x[0], [2], 3); return ""; } catch (e) { return (e as Error).message; } })();
     const m = /v has type (.*), expected (.*?)\. /.exec(message);
     expect(m, message).not.toBeNull();
@@ -225,7 +227,9 @@ describe("vjp", () => {
     expect(value).toEqual({ s: 6, t: [Math.sin(2)] });
     expect(pullback({ s: 1, t: [0] })).toEqual({ a: 3, b: 2 });
     expectClose(pullback({ s: 0.5, t: [2] }), { a: 1.5 + 2 * Math.cos(2), b: 1 }, 1e-15, 0, "pullback");
+    // @ts-expect-error: the seed is not shaped like f(x)
     expect(() => pullback({ s: 1 })).toThrow(SeedMismatchError);
+    // @ts-expect-error: likewise
     expect(() => pullback({ s: 1 })).toThrow(/seed has type \{s: real\}, expected \{s: real, t: ⟨real⟩\}/);
   });
 
@@ -243,16 +247,17 @@ describe("vjp", () => {
   });
 
   it("the pullback throws ClosedTraceError after the enclosing rd that traced x returned", () => {
-    let pb = null as ((s: unknown) => unknown) | null;
-    expectClose(grad((x: Scalar) => ((pb = vjp((y: Scalar) => mul(y, y), x)[1]), mul(x, pb(1) as Scalar)), 2), 4 * 2, 0, 0, "inside, d/dx 2x²");
+    let pb: ((s: number) => unknown) | null = null;
+    expectClose(grad((x: Scalar) => { const p = vjp((y: Scalar) => mul(y, y), x)[1]; pb = p; return mul(x, p(1)); }, 2), 4 * 2, 0, 0, "inside, d/dx 2x²");
     expect(() => pb!(1)).toThrow(ClosedTraceError);
     expect(() => pb!(1)).toThrow(/vjp's pullback: the value x \(or a value f used\) was traced by a grad call that has returned/);
     // the same when only a value f closes over was traced there
     grad((x: Scalar) => ((pb = vjp((y: Scalar) => mul(x, y), 3)[1]), x), 2);
     expect(() => pb!(1)).toThrow(ClosedTraceError);
     // and for a traced tensor (it went on from the stale trace before)
-    grad((t: Tensor) => ((pb = vjp((y: Tensor) => mul(y, y), t)[1]), sum(t)), Float64Array.of(1, 2));
-    expect(() => pb!(Float64Array.of(1, 1))).toThrow(ClosedTraceError);
+    let pbt: ((s: Float64Array) => unknown) | null = null;
+    grad((t: Tensor) => ((pbt = vjp((y: Tensor) => mul(y, y), t)[1]), sum(t)), Float64Array.of(1, 2));
+    expect(() => pbt!(Float64Array.of(1, 1))).toThrow(ClosedTraceError);
   });
 });
 

@@ -23,8 +23,8 @@ const rosen = (x: readonly Scalar[]): Scalar => {
 };
 
 /** A compileGrad that has been called often enough to run compiled code. */
-function hot<X>(f: (x: never) => Scalar, x: X, options?: api.RdOptions): api.CompiledGrad<X> {
-  const g = compileGrad(f as (x: unknown) => Scalar, options) as unknown as api.CompiledGrad<X>;
+function hot<P>(f: (x: P) => Scalar, x: api.Like<P>, options?: api.RdOptions): api.CompiledGrad<P> {
+  const g = compileGrad(f, options);
   for (let k = 0; k < 4; k++) g(x);
   expect(g.stats.compiled).toBeGreaterThan(0);
   return g;

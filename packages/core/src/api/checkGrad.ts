@@ -10,7 +10,7 @@ import { rng } from "@wengert/ops";
 import { GradientCheckError, WengertError } from "../errors.js";
 import { leafShapes, showValue } from "../structure.js";
 import { componentCount, componentsOf, fromComponents } from "./components.js";
-import { jvp } from "./forward.js";
+import { jvpAs } from "./forward.js";
 import { rd } from "./rd.js";
 import { checkOptionKeys, RD_OPTIONS, trace, userValue, type Fn, type RdOptions, type Traced } from "./transform.js";
 
@@ -76,7 +76,7 @@ export function checkGrad<const X>(f: (x: Traced<X>) => unknown, x: X, options: 
     const u = xs.values.map(() => 2 * rand() - 1);
     const w = Array.from({ length: m }, () => 2 * rand() - 1);
     const reverse = dot(leaves(rd(f, x, fromComponents(outShape, w), rdOptions)), u);
-    const forward = dot(w, leaves(jvp(f, x, fromComponents(xs.shape, u), rdOptions)[1]));
+    const forward = dot(w, leaves(jvpAs("jvp", f as Fn, x, fromComponents(xs.shape, u), rdOptions)[1]));
     const plus = apply(xs.values.map((v, i) => v + h * u[i]));
     const minus = apply(xs.values.map((v, i) => v - h * u[i]));
     const fdiff = (dot(w, plus) - dot(w, minus)) / (2 * h);

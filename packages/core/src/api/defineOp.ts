@@ -121,7 +121,7 @@ function runRule(name: string, which: string, t: Trace, results: unknown, count:
 let reverseCalls = 0;
 
 /** A user primitive as a function: of one or two arguments, as its `forward`. */
-export type UserOp = { (a: number, b?: number): number; (a: Scalar, b?: Scalar): Scalar };
+export type UserOp = { (a: number, b?: number): number; (a: Real, b?: Scalar): Real; (a: Scalar, b: Real): Real; (a: Scalar, b?: Scalar): Scalar };
 
 /** Define a primitive; returns the function that applies it to numbers and traced reals. */
 export function defineOp(spec: OpSpec): UserOp {

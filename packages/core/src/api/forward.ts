@@ -10,14 +10,15 @@ import { ARITY, CONST, FIRST_PRIMITIVE, FREE, INPUT, primitiveOf } from "../trac
 import { primal, Real, type Scalar } from "../trace/tracer.js";
 import { tangentSweep } from "../diff/tangents.js";
 import type { TraceTerm } from "../trace/term.js";
-import { apply, isOutermost, leavesLike, trace, type Fn, type RdOptions, type Traced } from "./transform.js";
+import { apply, isOutermost, leavesLike, trace, type Fn, type RdOptions } from "./transform.js";
+import type { Like, Mode, Output, Traced } from "./types.js";
 
 /**
  * `[f(x), J·v]` by one forward sweep over the trace of `f` at `x`. `v` is shaped like
  * `x`; `J·v` like `f(x)`. Nests with `rd` in both directions (hvp is `jvp` of `grad`).
  */
-export function jvp<const X>(f: (x: Traced<X>) => unknown, x: X, v: unknown, options?: RdOptions): [unknown, unknown] {
-  return jvpAs("jvp", f as Fn, x, v, options);
+export function jvp<const X, Y, const V extends Like<X>>(f: (x: Traced<X>) => Y, x: X, v: V, options?: RdOptions): [Output<Y, Mode<[X, V]>>, Output<Y, Mode<[X, V]>>] {
+  return jvpAs("jvp", f as Fn, x, v, options) as [Output<Y, Mode<[X, V]>>, Output<Y, Mode<[X, V]>>];
 }
 
 /** jvp, named `caller` in messages (hvp is one). */
@@ -68,7 +69,7 @@ function checkOrder(k: unknown): void {
  * shaped like `f(x)`. One pass over the trace with truncated Taylor series in place of
  * numbers (univariate Taylor arithmetic, papers/002), O(k²) work per primitive.
  */
-export function taylor<const X>(f: (x: Traced<X>) => unknown, x: X, v: unknown, k: number, options?: RdOptions): unknown[] {
+export function taylor<const X, Y, const V extends Like<X>>(f: (x: Traced<X>) => Y, x: X, v: V, k: number, options?: RdOptions): Output<Y, "host">[] {
   checkOrder(k);
   const traced = trace("taylor", f as Fn, x, options);
   const { term } = traced;
@@ -119,5 +120,5 @@ export function taylor<const X>(f: (x: Traced<X>) => unknown, x: X, v: unknown, 
   const out = term.output;
   const derivatives: unknown[] = [];
   for (let j = 0; j < K; j++) derivatives.push(unflatten(out.shape, out.atoms.map((v) => derivative(s[v], j))));
-  return derivatives;
+  return derivatives as Output<Y, "host">[];
 }

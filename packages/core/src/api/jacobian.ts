@@ -19,7 +19,8 @@ import { primal, Real, type Operand, type Scalar } from "../trace/tracer.js";
 import { realSeed } from "./rd.js";
 import { jvpAs, usesUserOps } from "./forward.js";
 import { hvpSweep, hvpSweeper } from "../diff/hvp-sweep.js";
-import { apply, isOutermost, leavesLike, trace, userValue, type Fn, type RdOptions, type TracedFn, type Traced, type Cotangent } from "./transform.js";
+import { apply, isOutermost, leavesLike, trace, userValue, type Fn, type RdOptions, type TracedFn } from "./transform.js";
+import type { Cotangent, Hessian, Jacobian, Like, Mode, Output, Traced } from "./types.js";
 
 const caller = (traced: TracedFn): string => traced.trace.caller;
 const oneHot = (shape: Shape, i: number): unknown => unflatten(shape, Array.from({ length: countLeaves(shape) }, (_, j) => (j === i ? 1 : 0)));
@@ -38,13 +39,13 @@ function checkLive(caller: string, traced: TracedFn): void {
  * without tracing `f` again. At the outermost level the derivative term is built once
  * and re-evaluated for each seed.
  */
-export function vjp<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOptions): [unknown, (seed: unknown) => Cotangent<X>] {
+export function vjp<const X, Y>(f: (x: Traced<X>) => Y, x: X, options?: RdOptions): [Output<Y, Mode<X>>, Pullback<X, Y>] {
   const traced = trace("vjp", f as Fn, x, options);
   const { term } = traced;
   const out = term.output.shape;
   const xs = term.params[0].shape;
   let built: TraceTerm | null = null;
-  const pullback = (seed: unknown): Cotangent<X> => {
+  const pullback = <const S extends Like<Y>>(seed: S): Cotangent<X, S> => {
     checkLive("vjp's pullback", traced);
     const leaves = leavesLike("vjp's pullback", "seed", out, seed, "f(x)");
     if (built !== null && leaves.every((s) => typeof s === "number") && traced.point.every((p) => typeof p === "number")) {
@@ -52,28 +53,31 @@ export function vjp<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOpt
       const tape: Tape = built.tape;
       const vals = tape.val.slice(0, tape.length);
       run(tape, vals, term.tape.length, [...traced.point.map(primal), ...(leaves as number[])]);
-      return unflatten(xs, built.output.atoms.map((v) => vals[v])) as Cotangent<X>;
+      return unflatten(xs, built.output.atoms.map((v) => vals[v])) as Cotangent<X, S>;
     }
     const applied = apply(traced, differentiate, { name: "W", shape: out, leaves }, xs);
     if (applied.term !== null && term.tape.frees.length === 0) built = applied.term;
-    return unflatten(xs, applied.results) as Cotangent<X>;
+    return unflatten(xs, applied.results) as Cotangent<X, S>;
   };
   // f(x): the recorded values at the outermost level, else replayed into the enclosing trace
   const outShapes = leafShapes(out);
   const value = isOutermost(traced, [])
     ? term.output.atoms.map((v, j) => userValue(term.tape, v, outShapes[j]))
     : apply(traced, replay, { name: "*", shape: { kind: "tuple", items: [] }, leaves: [] }, out).outputs;
-  return [unflatten(out, value), pullback];
+  return [unflatten(out, value) as Output<Y, Mode<X>>, pullback];
 }
 
+/** vjp's pullback: a seed shaped like `f(x)` to the cotangent shaped like `x`, traced when `x` or the seed is. */
+export type Pullback<X, Y> = <const S extends Like<Y>>(seed: S) => Cotangent<X, S>;
+
 /** The Jacobian by reverse mode: one pullback per output leaf, one trace in all. */
-export function jacrev<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOptions): unknown {
-  return byReverse(trace("jacrev", f as Fn, x, options));
+export function jacrev<const X, Y>(f: (x: Traced<X>) => Y, x: X, options?: RdOptions): Jacobian<Y, X, Mode<X>> {
+  return byReverse(trace("jacrev", f as Fn, x, options)) as Jacobian<Y, X, Mode<X>>;
 }
 
 /** The Jacobian by forward mode: one jvp per input leaf, one trace in all. */
-export function jacfwd<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOptions): unknown {
-  return byForward(trace("jacfwd", f as Fn, x, options));
+export function jacfwd<const X, Y>(f: (x: Traced<X>) => Y, x: X, options?: RdOptions): Jacobian<Y, X, Mode<X>> {
+  return byForward(trace("jacfwd", f as Fn, x, options)) as Jacobian<Y, X, Mode<X>>;
 }
 
 function byReverse(traced: TracedFn): unknown {
@@ -154,11 +158,11 @@ function tensorBlocks(traced: TracedFn, out: Shape, xs: Shape, mode: "reverse" |
 }
 
 /** The Jacobian, by whichever mode needs fewer sweeps (reverse when outputs ≤ inputs). */
-export function jacobian<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOptions): unknown {
+export function jacobian<const X, Y>(f: (x: Traced<X>) => Y, x: X, options?: RdOptions): Jacobian<Y, X, Mode<X>> {
   const traced = trace("jacobian", f as Fn, x, options);
   const m = componentCount(traced.term.output.shape);
   const n = componentCount(traced.term.params[0].shape);
-  return m <= n ? byReverse(traced) : byForward(traced);
+  return (m <= n ? byReverse(traced) : byForward(traced)) as Jacobian<Y, X, Mode<X>>;
 }
 
 /**
@@ -168,7 +172,7 @@ export function jacobian<const X>(f: (x: Traced<X>) => unknown, x: X, options?: 
  * sweep (hvp-sweep.ts), run once per input over the one trace; otherwise jacfwd's trace
  * holds the derivative term of f's trace and is swept along each basis vector.
  */
-export function hessian<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): unknown {
+export function hessian<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): Hessian<X> {
   const inner = trace("hessian", f as Fn, x, options);
   const { term } = inner;
   const xs = term.params[0].shape;
@@ -180,9 +184,9 @@ export function hessian<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: Rd
     const columns = Array.from({ length: n }, (_, i) => sweep(Array.from({ length: n }, (_, j) => (j === i ? 1 : 0))));
     sweep.recycle();
     term.tape.recycle(); // nobody holds the trace: its columns serve the next one
-    return unflatten(xs, Array.from({ length: n }, (_, j) => unflatten(xs, columns.map((c) => c[j]))));
+    return unflatten(xs, Array.from({ length: n }, (_, j) => unflatten(xs, columns.map((c) => c[j])))) as Hessian<X>;
   }
-  return byForward(trace("hessian", gradOfTrace("hessian", inner, seed), x, options));
+  return byForward(trace("hessian", gradOfTrace("hessian", inner, seed), x, options)) as Hessian<X>;
 }
 
 /**
@@ -214,7 +218,7 @@ function gradOfTrace(caller: string, inner: TracedFn, seed: readonly Operand[]):
  * reverse sweep computed on numbers (hvp-sweep.ts); otherwise jvp's trace holds the
  * derivative term of that trace (as `grad` inside `jvp` would emit it) and is swept.
  */
-export function hvp<const X>(f: (x: Traced<X>) => Scalar, x: X, v: unknown, options?: RdOptions): Cotangent<X> {
+export function hvp<const X, const V extends Like<X>>(f: (x: Traced<X>) => Scalar, x: X, v: V, options?: RdOptions): Cotangent<X, V> {
   const inner = trace("hvp", f as Fn, x, options);
   const { term } = inner;
   const out = term.output.shape;
@@ -224,9 +228,9 @@ export function hvp<const X>(f: (x: Traced<X>) => Scalar, x: X, v: unknown, opti
   if (onNumbers(inner, tangents)) {
     const hv = hvpSweep(term, (tangents as Scalar[]).map(primal));
     term.tape.recycle(); // nobody holds the trace: its columns serve the next one
-    return unflatten(xs, hv) as Cotangent<X>;
+    return unflatten(xs, hv) as Cotangent<X, V>;
   }
   const hv = jvpAs("hvp", gradOfTrace("hvp", inner, seed), x, v, options)[1];
   // H·v is shaped like x: its tensors come back in x's containers
-  return (hasTraced(hv) ? hv : fromComponents(componentsOf(x, "hvp").shape, componentsOf(hv, "hvp").values)) as Cotangent<X>;
+  return (hasTraced(hv) ? hv : fromComponents(componentsOf(x, "hvp").shape, componentsOf(hv, "hvp").values)) as Cotangent<X, V>;
 }

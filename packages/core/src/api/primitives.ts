@@ -8,25 +8,28 @@
  */
 import { binaryOps, predicates, unaryOps, type BinaryName, type PredicateName, type UnaryName } from "@wengert/ops";
 import { CODE } from "../trace/opcodes.js";
-import { isTensorLike, type ConcreteTensor, type NdArray, type Tensor } from "../trace/tensor.js";
-import { applyBinary, applyUnary, decide, decideTensor, isScalar, type Operand, type Scalar } from "../trace/tracer.js";
+import { isTensorLike, type NdArray } from "../trace/tensor.js";
+import { applyBinary, applyUnary, decide, decideTensor, isScalar, type Operand, type Real, type Scalar } from "../trace/tracer.js";
+import type { RealOf, TensorOf } from "./types.js";
 
-export type Unary = {
-  (x: number): number;
-  (x: Scalar): Scalar;
-  (x: Tensor): Tensor;
-  (x: ConcreteTensor): NdArray;
-  (x: Operand): Operand;
-};
-export type Binary = {
-  (a: number, b: number): number;
-  (a: Scalar, b: Scalar): Scalar;
-  (a: Tensor, b: Operand): Tensor;
-  (a: Operand, b: Tensor): Tensor;
-  (a: ConcreteTensor, b: number | ConcreteTensor): NdArray;
-  (a: number | ConcreteTensor, b: ConcreteTensor): NdArray;
-  (a: Operand, b: Operand): Operand;
-};
+/**
+ * What the runtime returns: a number for numbers, a traced real as soon as a traced real
+ * is an argument, a traced tensor as soon as a tensor meets a traced value, an ndarray
+ * for tensors the user holds. (Inside a trace a result of dims [] is a traced real,
+ * typed as a Tensor: wengert's functions and shapeOf take either; docs/tensors.md.)
+ */
+export type Unary = <T extends Operand>(x: T) => Elementwise<T, number>;
+export type Binary = <A extends Operand, B extends Operand>(a: A, b: B) => Elementwise<A, B>;
+/** The result of an elementwise primitive, argument types taken one alternative at a time. */
+export type Elementwise<A, B> = 0 extends 1 & (A | B)
+  ? any // eslint-disable-line @typescript-eslint/no-explicit-any -- an argument typed any: so is the result, as for TypeScript's own operators
+  : A extends unknown
+    ? B extends unknown
+      ? A | B extends number | Real
+        ? RealOf<[A, B]>
+        : TensorOf<[A, B]>
+      : never
+    : never;
 /** On reals, a decision (boolean); on tensors, a 0/1 mask (an ndarray) for `where`. */
 export type Pred = {
   (a: Scalar, b: Scalar): boolean;

@@ -10,11 +10,12 @@
  */
 import type { Emitted, Transform } from "../diff/place.js";
 import { OutputTypeError, SeedMismatchError, WengertError } from "../errors.js";
+import { hostTyped } from "./host-typed.js";
 import { describe, flatten, flattenLike, leafShapes, REAL, showValue, typeString, unflatten, type Shape } from "../structure.js";
 import type { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
-import { concreteShape, fromDense, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense, type NdArray } from "../trace/tensor.js";
-import { closeTrace, isOperand, live, openTrace, primalOf, Real, sinkFor, TIE_MODES, wrap, type Operand, type Scalar, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
+import { concreteShape, fromDense, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense } from "../trace/tensor.js";
+import { closeTrace, isOperand, live, openTrace, primalOf, Real, sinkFor, TIE_MODES, wrap, type Operand, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
 
 export interface RdOptions {
   /**
@@ -32,34 +33,7 @@ export interface RdOptions {
   readonly maxTraceLength?: number;
 }
 
-/** A value as `f` receives it: numbers become scalars that may be traced, tensors traced tensors. */
-export type Traced<X> = X extends number
-  ? Scalar
-  : X extends Scalar
-    ? Scalar
-    : X extends Float64Array | NdArray | Tensor
-      ? Tensor
-      : X extends readonly unknown[]
-      ? { -readonly [K in keyof X]: Traced<X[K]> }
-      : X extends object
-        ? { -readonly [K in keyof X]: Traced<X[K]> }
-        : never;
-
-/**
- * A value shaped like `X` as rd returns it: at the outermost level numbers and tensors
- * in the containers of `x`; inside an enclosing rd, traced values of its trace.
- */
-export type Cotangent<X> = X extends number
-  ? Scalar
-  : X extends Scalar
-    ? Scalar
-    : X extends Float64Array | NdArray | Tensor
-      ? X | Tensor
-      : X extends readonly unknown[]
-        ? { -readonly [K in keyof X]: Cotangent<X[K]> }
-        : X extends object
-          ? { -readonly [K in keyof X]: Cotangent<X[K]> }
-          : never;
+export type { Traced, Cotangent } from "./types.js";
 
 export type Fn = (x: never) => unknown;
 
@@ -316,5 +290,17 @@ export function apply(
   // the term is placed in t now: when nobody keeps it, its tape's columns serve the next
   // trace (its tensor buffers stay: t may hold its literals' as its own)
   if (keep === "neither") term.tape.recycle();
-  return { outputs: d.outputs.map((v) => wrap(t, v)), results: d.results.map((v) => wrap(t, v)), term: null, opaque: t.opaque };
+  // x and the extras untraced: the types promise numbers and tensors, traced only because f closes over t's values
+  const caller = traced.trace.caller;
+  const handBack = untraced(traced.point) && untraced(extra.leaves) ? (v: number) => hostTyped(wrap(t, v), caller) : (v: number) => wrap(t, v);
+  return { outputs: d.outputs.map(handBack), results: d.results.map(handBack), term: null, opaque: t.opaque };
+}
+
+/** No leaf is a traced value. */
+function untraced(leaves: readonly Operand[]): boolean {
+  for (let k = 0; k < leaves.length; k++) {
+    const v = leaves[k];
+    if (typeof v !== "number" && (v instanceof Real || v instanceof Tensor)) return false;
+  }
+  return true;
 }
