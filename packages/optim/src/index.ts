@@ -25,4 +25,9 @@ export {
   piecewiseConstantSchedule, joinSchedules,
 } from "./schedules.js";
 export type { PolynomialScheduleOptions, ExponentialDecayOptions, CosineDecayOptions, WarmupCosineDecayOptions } from "./schedules.js";
+// SciPy's minimize.
+export { minimize } from "./minimize/minimize.js";
+export type { Method, MinimizeOptions, MinimizeResult, Iterate } from "./minimize/minimize.js";
+export type { Stop } from "./minimize/outcome.js";
+export type { Objective } from "./core.js";
 export { TreeStructureError, OptimOptionsError } from "./errors.js";
