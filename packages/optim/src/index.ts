@@ -25,6 +25,9 @@ export {
   piecewiseConstantSchedule, joinSchedules,
 } from "./schedules.js";
 export type { PolynomialScheduleOptions, ExponentialDecayOptions, CosineDecayOptions, WarmupCosineDecayOptions } from "./schedules.js";
+// The training loop.
+export { fit } from "./fit.js";
+export type { FitOptions, FitResult, Progress } from "./fit.js";
 // SciPy's minimize.
 export { minimize } from "./minimize/minimize.js";
 export type { Method, MinimizeOptions, MinimizeResult, Iterate } from "./minimize/minimize.js";
