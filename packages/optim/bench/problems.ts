@@ -20,6 +20,8 @@ interface ProblemSpec<T extends Tree> {
   readonly xTol: number;
   /** The first-order condition's residual computed by hand, without wengert (logistic regression). */
   readonly optimality?: (x: Float64Array) => number;
+  /** Bounds on every component (then only the lbfgs method, L-BFGS-B, applies). */
+  readonly bounds?: { readonly lower: number; readonly upper: number };
   /** What scipy_minimize.py needs to build the same problem. */
   readonly scipy: { readonly kind: string; readonly x0: readonly number[]; readonly data?: unknown };
 }
@@ -31,7 +33,7 @@ export interface TestProblem extends Omit<ProblemSpec<Tree>, "f"> {
 
 function problem<T extends Tree>(spec: ProblemSpec<T>): TestProblem {
   const { f, ...rest } = spec;
-  return { ...rest, minimize: (options) => minimize(f, spec.x0, options) };
+  return { ...rest, minimize: (options) => minimize(f, spec.x0, spec.bounds ? { ...options, bounds: spec.bounds } : options) };
 }
 
 /** Rosenbrock's function, chained (SciPy's rosen): Σ 100 (x_{i+1} − x_i²)² + (1 − x_i)². */
@@ -49,6 +51,16 @@ export const rosen = (x: readonly Scalar[]): Scalar => {
 export function rosenbrock(n: number): TestProblem {
   const x0 = n === 2 ? [-1.2, 1] : Array.from({ length: n }, (_, i) => (i + 1) / (n + 1));
   return problem({ name: `rosenbrock n=${n}`, f: rosen, x0, xStar: new Array(n).fill(1), fStar: 0, xTol: 1e-6, scipy: { kind: "rosen", x0 } });
+}
+
+/**
+ * Rosenbrock n = 100 in the box [0, 0.8]ⁿ, from GENROSE's point: the minimizer is not
+ * known in closed form (the first component sits at the upper bound, the last at about
+ * 1e-4); the tests check its first-order conditions, the bench SciPy's L-BFGS-B beside.
+ */
+export function boundedRosenbrock(n = 100): TestProblem {
+  const x0 = Array.from({ length: n }, (_, i) => (i + 1) / (n + 1));
+  return problem({ name: `rosenbrock n=${n} in [0, 0.8]`, f: rosen, x0, xStar: null, fStar: null, xTol: 0, bounds: { lower: 0, upper: 0.8 }, scipy: { kind: "rosen", x0 } });
 }
 
 /** Beale's function (Moré, Garbow & Hillstrom 1981, #5): minimum 0 at (3, 0.5), from (1, 1). */
@@ -144,5 +156,5 @@ export function logistic(m = 200, d = 5, mu = 1e-2): TestProblem {
 
 /** The problems of the tests and the bench, in order. */
 export function testProblems(): TestProblem[] {
-  return [rosenbrock(2), rosenbrock(10), rosenbrock(100), beale, powell, illConditioned(), logistic()];
+  return [rosenbrock(2), rosenbrock(10), rosenbrock(100), beale, powell, illConditioned(), logistic(), boundedRosenbrock()];
 }

@@ -1,7 +1,7 @@
 """SciPy's minimize on the test problems of problems.ts, for `pnpm bench:optim`.
 
-Reads on stdin a JSON object {"runs": [{"problem", "kind", "x0", "data", "method",
-"options", "repeat"}]} and writes on stdout one JSON object {"version", "results": [...]}:
+Reads on stdin a JSON object {"runs": [{"problem", "kind", "x0", "data", "bounds",
+"method", "options", "repeat"}]} and writes on stdout one JSON object {"version", "results": [...]}:
 per run, SciPy's iterations, evaluations, final value and gradient norm, and the median
 time of `repeat` runs. Every derivative is exact and written by hand (SciPy's rosen_der,
 rosen_hess and rosen_hess_prod for Rosenbrock), as SciPy is meant to be given them.
@@ -102,6 +102,13 @@ def problem(kind, data):
     raise ValueError(kind)
 
 
+def projected_gradient(x, g, bounds):
+    """P(x - g) - x, the gradient where nothing bounds x: zero at a first-order point."""
+    if bounds is None:
+        return g
+    return np.clip(x - g, bounds["lower"], bounds["upper"]) - x
+
+
 def run(spec):
     f, g, h = problem(spec["kind"], spec.get("data"))
     x0 = np.array(spec["x0"], dtype=float)
@@ -114,6 +121,9 @@ def run(spec):
     times = []
     for _ in range(spec.get("repeat", 1)):
         start = time.perf_counter()
+        bounds = spec.get("bounds")
+        if bounds is not None:
+            extra["bounds"] = [(bounds["lower"], bounds["upper"])] * len(x0)
         r = minimize(f, x0, jac=g, method=method, options=spec["options"], **extra)
         times.append(time.perf_counter() - start)
     return {
@@ -124,7 +134,7 @@ def run(spec):
         "njev": int(getattr(r, "njev", 0)),
         "nhev": int(getattr(r, "nhev", 0)),
         "fun": float(r.fun),
-        "gnorm": float(np.max(np.abs(g(r.x)))),
+        "gnorm": float(np.max(np.abs(projected_gradient(r.x, g(r.x), spec.get("bounds"))))),
         "x": [float(v) for v in r.x],
         "success": bool(r.success),
         "message": str(r.message),

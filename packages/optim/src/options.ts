@@ -5,7 +5,7 @@
 import { OptimOptionsError } from "./errors.js";
 
 /** What an option may hold. */
-export type OptionKind = "number" | "boolean" | "function" | "string" | "object" | "number or function";
+export type OptionKind = "number" | "boolean" | "function" | "string" | "object" | "number or function" | "number or object";
 
 const fits = (kind: OptionKind, v: unknown): boolean => {
   switch (kind) {
@@ -19,6 +19,8 @@ const fits = (kind: OptionKind, v: unknown): boolean => {
       return typeof v === "object" && v !== null;
     case "number or function":
       return (typeof v === "number" && !Number.isNaN(v)) || typeof v === "function";
+    case "number or object":
+      return (typeof v === "number" && !Number.isNaN(v)) || (typeof v === "object" && v !== null);
     default:
       return assertNever(kind);
   }

@@ -9,7 +9,7 @@ import { add, dot, hvp, index, log, mul, square, sub, sum, type NdArray, type Sc
 import { minimize, ravelTree, OptimOptionsError, type Method, type MinimizeOptions, type Tree } from "../src/index.js";
 import { hessianAt } from "../src/core.js";
 import { denseHessian } from "../src/minimize/problem.js";
-import { beale, rosen, rosenbrock, testProblems, type TestProblem } from "../bench/problems.js";
+import { beale, boundedRosenbrock, rosen, rosenbrock, testProblems, type TestProblem } from "../bench/problems.js";
 
 const METHODS: readonly Method[] = ["lbfgs", "bfgs", "newton-cg", "trust-exact"];
 
@@ -23,7 +23,7 @@ const TIGHT: { readonly [M in Method]: MinimizeOptions<Tree> } = {
 
 const maxAbs = (v: Float64Array) => v.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
 
-describe.each(testProblems().map((p) => [p.name, p] as const))("%s", (_name, problem: TestProblem) => {
+describe.each(testProblems().filter((p) => !p.bounds).map((p) => [p.name, p] as const))("%s", (_name, problem: TestProblem) => {
   it.each(METHODS)("%s reaches the minimum", (method) => {
     const r = problem.minimize({ method, ...TIGHT[method] });
     expect(r.success, `${method}: ${r.message} after ${r.nit} iterations`).toBe(true);
@@ -99,6 +99,68 @@ describe("parameter trees", () => {
       const column = raveled.ravel(hvp(g, point, raveled.unravel(e)) as Tree);
       for (let i = 0; i < 7; i++) expect(H[i * 7 + j]).toBeCloseTo(column[i], 12);
     }
+  });
+});
+
+describe("bounds (lbfgs as L-BFGS-B)", () => {
+  /** ‖P(x − g) − x‖∞: 0 exactly at a first-order (KKT) point of the box. */
+  const projected = (x: Float64Array, g: Float64Array, lower: number[], upper: number[]) =>
+    maxAbs(x.map((v, i) => Math.min(Math.max(v - g[i], lower[i]), upper[i]) - v));
+
+  it("Rosenbrock with x ≤ 0.5: the minimum on the bound, (0.5, 0.25), f = 0.25", () => {
+    const r = minimize(rosen, [-1.2, 1], { bounds: { upper: [0.5, Infinity] }, gtol: 1e-10, ftol: 0 });
+    expect(r.success).toBe(true);
+    expect(r.x[0]).toBe(0.5);
+    expect(r.x[1]).toBeCloseTo(0.25, 9);
+    expect(r.fun).toBeCloseTo(0.25, 12);
+  });
+
+  it("a diagonal quadratic in a box: the minimizer is the center clipped to the box", () => {
+    const c = Array.from({ length: 20 }, (_, i) => 3 * Math.sin(i));
+    const lambda = Array.from({ length: 20 }, (_, i) => 10 ** ((3 * i) / 19));
+    const f = (x: Scalar[]) => x.reduce<Scalar>((s, v, i) => add(s, mul(0.5 * lambda[i], square(sub(v, c[i])))), 0);
+    const r = minimize(f, new Array<number>(20).fill(0), { bounds: { lower: -1, upper: 2 }, gtol: 1e-10, ftol: 0 });
+    expect(r.success).toBe(true);
+    // f ≈ 10 resolves ∇f to about 1e-7 (λ ≥ 1): x to the same
+    r.x.forEach((v, i) => expect(Math.abs(v - Math.min(Math.max(c[i], -1), 2))).toBeLessThanOrEqual(1e-6));
+  });
+
+  it("Rosenbrock n=100 in [0, 0.8]: a first-order point, at SciPy's L-BFGS-B value", () => {
+    const r = boundedRosenbrock().minimize({ method: "lbfgs", gtol: 1e-7, ftol: 1e-15 });
+    expect(r.success).toBe(true);
+    const x = ravelTree(r.x).vector;
+    expect(x.every((v) => v >= 0 && v <= 0.8)).toBe(true);
+    expect(projected(x, ravelTree(r.jac).vector, new Array(100).fill(0), new Array(100).fill(0.8))).toBeLessThanOrEqual(1e-6);
+    expect(x[0]).toBe(0.8);
+    // SciPy 1.10's L-BFGS-B from the same point (pnpm bench:optim): 95.09173506163809
+    expect(Math.abs(r.fun - 95.09173506163809)).toBeLessThanOrEqual(1e-10);
+  });
+
+  it("logistic regression with w ≥ 0: the first-order conditions, computed by hand", () => {
+    const problem = testProblems().find((p) => p.name.startsWith("logistic"))!;
+    const unconstrained = ravelTree(problem.minimize({ method: "lbfgs", gtol: 1e-10, ftol: 0 }).x).vector;
+    expect(unconstrained.some((v) => v < -1e-3)).toBe(true); // so the bound is active
+    const r = problem.minimize({ method: "lbfgs", bounds: { lower: 0 }, gtol: 1e-10, ftol: 0 });
+    const w = ravelTree(r.x).vector;
+    expect(w.every((v) => v >= 0)).toBe(true);
+    const g = ravelTree(r.jac).vector;
+    const n = w.length;
+    expect(projected(w, g, new Array(n).fill(0), new Array(n).fill(Infinity))).toBeLessThanOrEqual(1e-8);
+    expect(w.some((v) => v === 0)).toBe(true);
+  });
+
+  it("bounds as trees or numbers, a fixed component, x0 outside the box, and their errors", () => {
+    type P = { a: number; b: Float64Array };
+    const f = (p: { a: Scalar; b: Tensor }) => add(square(sub(p.a, 5)), sum(square(sub(p.b, 5))) as Scalar);
+    const r = minimize(f, { a: 0, b: new Float64Array([0, 0]) } as P, {
+      bounds: { lower: { a: -1, b: new Float64Array([7, 1]) }, upper: { a: 2, b: new Float64Array([9, 1]) } },
+    });
+    expect(r.x.a).toBe(2); // at its upper bound
+    expect(Array.from(r.x.b)).toEqual([7, 1]); // x0 projected to 7; a fixed component stays at 1
+    expect(() => minimize(rosen, [0, 0], { bounds: { lower: 1, upper: 0 } })).toThrow(/bounds.lower exceeds bounds.upper at component 0/);
+    expect(() => minimize(rosen, [0, 0], { bounds: { lower: [0, 0, 0] } })).toThrow(/value has dims|array of 3/);
+    expect(() => minimize(rosen, [0, 0], { method: "bfgs", bounds: { lower: 0 } })).toThrow(/option bounds is not used by method "bfgs" \(it is lbfgs's\)/);
+    expect(() => minimize(rosen, [0, 0], { bounds: { low: 0 } as never })).toThrow(/unknown option "low"/);
   });
 });
 

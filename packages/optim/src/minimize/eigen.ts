@@ -20,8 +20,10 @@ export function symmetricEigen(a: Float64Array, n: number): Eigen {
   const e = new Float64Array(n);
   if (n === 0) return { values: d, vectors: V };
   tridiagonalize(V, d, e, n);
-  diagonalize(V, d, e, n);
-  return { values: d, vectors: V };
+  // tql2 rotates pairs of V's columns: on Vᵀ those are rows, contiguous in memory
+  const W = transpose(V, n);
+  diagonalize(W, d, e, n);
+  return { values: d, vectors: transpose(W, n) };
 }
 
 /** tred2: V ← the orthogonal Q with QᵀAQ tridiagonal; d its diagonal, e its subdiagonal (in e[1..n−1]). */
@@ -103,8 +105,14 @@ function tridiagonalize(V: Float64Array, d: Float64Array, e: Float64Array, n: nu
   e[0] = 0;
 }
 
-/** tql2: the tridiagonal matrix's eigenvalues into d (ascending), V ← V times its eigenvectors. */
-function diagonalize(V: Float64Array, d: Float64Array, e: Float64Array, n: number): void {
+function transpose(a: Float64Array, n: number): Float64Array {
+  const t = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) t[j * n + i] = a[i * n + j];
+  return t;
+}
+
+/** tql2: the tridiagonal matrix's eigenvalues into d (ascending), W = Vᵀ ← (V times its eigenvectors)ᵀ. */
+function diagonalize(W: Float64Array, d: Float64Array, e: Float64Array, n: number): void {
   for (let i = 1; i < n; i++) e[i - 1] = e[i];
   e[n - 1] = 0;
   let f = 0;
@@ -151,11 +159,13 @@ function diagonalize(V: Float64Array, d: Float64Array, e: Float64Array, n: numbe
           c = p / r;
           p = c * d[i] - s * g;
           d[i + 1] = h + s * (c * g + s * d[i]);
-          // accumulate the transformation
+          // accumulate the transformation: columns i and i + 1 of V, rows of W
+          const a = i * n;
+          const b = a + n;
           for (let k = 0; k < n; k++) {
-            h = V[k * n + i + 1];
-            V[k * n + i + 1] = s * V[k * n + i] + c * h;
-            V[k * n + i] = c * V[k * n + i] - s * h;
+            h = W[b + k];
+            W[b + k] = s * W[a + k] + c * h;
+            W[a + k] = c * W[a + k] - s * h;
           }
         }
         p = (-s * s2 * c3 * el1 * e[l]) / dl1;
@@ -180,9 +190,9 @@ function diagonalize(V: Float64Array, d: Float64Array, e: Float64Array, n: numbe
       d[k] = d[i];
       d[i] = p;
       for (let j = 0; j < n; j++) {
-        const t = V[j * n + i];
-        V[j * n + i] = V[j * n + k];
-        V[j * n + k] = t;
+        const t = W[i * n + j];
+        W[i * n + j] = W[k * n + j];
+        W[k * n + j] = t;
       }
     }
   }

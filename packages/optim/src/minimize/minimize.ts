@@ -11,9 +11,11 @@ import { checkOptions } from "../options.js";
 import type { Tree } from "../tree.js";
 import { bfgs } from "./bfgs.js";
 import { lbfgs } from "./lbfgs.js";
+import { lbfgsb, type Box } from "./lbfgsb.js";
 import { newtonCg } from "./newton-cg.js";
 import type { Monitor, Outcome, Stop } from "./outcome.js";
 import { problemOf, type Problem } from "./problem.js";
+import type { Raveled } from "../ravel.js";
 import { trustExact } from "./trust-exact.js";
 
 export type Method = "lbfgs" | "bfgs" | "newton-cg" | "trust-exact";
@@ -43,6 +45,11 @@ export interface MinimizeOptions<T extends Tree> {
   readonly maxFun?: number;
   /** lbfgs: correction pairs kept (SciPy's maxcor, 10). */
   readonly memory?: number;
+  /**
+   * lbfgs: bounds l ≤ x ≤ u (L-BFGS-B), each a number for every component or a tree
+   * shaped like x0; ±Infinity, or leaving one out, for none.
+   */
+  readonly bounds?: { readonly lower?: number | Tree; readonly upper?: number | Tree };
   /** trust-exact: the first trust radius (1), the largest (1000), and the acceptance threshold η (0.15). */
   readonly initialTrustRadius?: number;
   readonly maxTrustRadius?: number;
@@ -71,7 +78,7 @@ export interface MinimizeResult<T extends Tree> {
 
 const COMMON = { method: "string", tol: "number", gtol: "number", maxIter: "number", callback: "function" } as const;
 const METHOD_OPTIONS = {
-  lbfgs: { ...COMMON, ftol: "number", maxFun: "number", memory: "number" },
+  lbfgs: { ...COMMON, ftol: "number", maxFun: "number", memory: "number", bounds: "object" },
   bfgs: COMMON,
   "newton-cg": { ...COMMON, xtol: "number" },
   "trust-exact": { ...COMMON, initialTrustRadius: "number", maxTrustRadius: "number", eta: "number" },
@@ -110,7 +117,8 @@ export function minimize<T extends Tree>(f: Objective<T>, x0: T, options: Minimi
   const monitor: Monitor = callback
     ? (nit, x, fun, jac) => callback({ nit, x: raveled.unravel(x), fun, jac: raveled.unravel(jac) }) !== false
     : () => true;
-  const outcome = run(method, problem, options, monitor);
+  const box = options.bounds === undefined ? null : boxOf(options.bounds, raveled);
+  const outcome = run(method, problem, box, options, monitor);
   return {
     x: raveled.unravel(outcome.x),
     fun: outcome.fun,
@@ -125,7 +133,19 @@ export function minimize<T extends Tree>(f: Objective<T>, x0: T, options: Minimi
   };
 }
 
-function run<T extends Tree>(method: Method, problem: Problem, options: MinimizeOptions<T>, monitor: Monitor): Outcome {
+/** The bounds as two vectors of x's components. */
+function boxOf<T extends Tree>(bounds: NonNullable<MinimizeOptions<T>["bounds"]>, raveled: Raveled<T>): Box {
+  checkOptions("minimize: bounds", bounds, { lower: "number or object", upper: "number or object" });
+  const n = raveled.vector.length;
+  const side = (value: number | Tree | undefined, none: number): Float64Array => {
+    if (value === undefined) return new Float64Array(n).fill(none);
+    if (typeof value === "number") return new Float64Array(n).fill(value);
+    return raveled.ravel(value);
+  };
+  return { lower: side(bounds.lower, -Infinity), upper: side(bounds.upper, Infinity) };
+}
+
+function run<T extends Tree>(method: Method, problem: Problem, box: Box | null, options: MinimizeOptions<T>, monitor: Monitor): Outcome {
   const { tol } = options;
   const positive = (name: string, v: number | undefined, fallback: number): number => {
     const value = v ?? fallback;
@@ -139,18 +159,16 @@ function run<T extends Tree>(method: Method, problem: Problem, options: Minimize
   };
   const maxIter = (fallback: number) => count("maxIter", options.maxIter, fallback);
   switch (method) {
-    case "lbfgs":
-      return lbfgs(
-        problem,
-        {
-          gtol: positive("gtol", options.gtol ?? tol, 1e-5),
-          ftol: positive("ftol", options.ftol ?? tol, 2.220446049250313e-9),
-          maxIter: maxIter(15000),
-          maxFun: count("maxFun", options.maxFun, 15000),
-          memory: count("memory", options.memory, 10),
-        },
-        monitor,
-      );
+    case "lbfgs": {
+      const lbfgsOptions = {
+        gtol: positive("gtol", options.gtol ?? tol, 1e-5),
+        ftol: positive("ftol", options.ftol ?? tol, 2.220446049250313e-9),
+        maxIter: maxIter(15000),
+        maxFun: count("maxFun", options.maxFun, 15000),
+        memory: count("memory", options.memory, 10),
+      };
+      return box === null ? lbfgs(problem, lbfgsOptions, monitor) : lbfgsb(problem, box, lbfgsOptions, monitor);
+    }
     case "bfgs":
       return bfgs(problem, { gtol: positive("gtol", options.gtol ?? tol, 1e-5), maxIter: maxIter(200 * problem.n) }, monitor);
     case "newton-cg":
