@@ -1,6 +1,6 @@
 /**
- * The examples of README.md and docs/*.md run as written. Every ```ts block that imports
- * from "@wengert/core" (written as plain JavaScript) is saved as an .mjs file under
+ * The examples of README.md, docs/*.md and packages/optim/README.md run as written. Every
+ * ```ts block that imports from "@wengert/core" or "@wengert/optim" (written as plain JavaScript) is saved as an .mjs file under
  * node_modules/.cache/wengert-docs/ (inside the repository, so "@wengert/core" resolves
  * to the built package) and run with node; it must exit with status 0.
  *
@@ -64,7 +64,7 @@ function blocks(file: string): Example[] {
     const body = lines.slice(start, end);
     i = end;
     const code = body.join("\n");
-    if (!/from\s+["']@wengert\/core["']/.test(code)) continue;
+    if (!/from\s+["']@wengert\/(core|optim)["']/.test(code)) continue;
     const logs = body.filter((l) => l.includes("console.log("));
     const comments = logs.map(expectedComment);
     const checked = logs.length > 0 && comments.every((c) => c !== null && c !== "");
@@ -122,12 +122,16 @@ function same(actual: string, expected: string): boolean {
   return a !== undefined && e !== undefined && close(a.value, e.value);
 }
 
-const files = ["README.md", ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)];
+const files = [
+  "README.md",
+  ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`),
+  "packages/optim/README.md",
+];
 const examples = files.flatMap(blocks);
 
 describe("documentation examples", () => {
   beforeAll(() => {
-    execFileSync("npx", ["tsc", "-b", "packages/ops", "packages/core"], { cwd: root, stdio: "pipe" });
+    execFileSync("npx", ["tsc", "-b", "packages/ops", "packages/core", "packages/optim"], { cwd: root, stdio: "pipe" });
     mkdirSync(cache, { recursive: true });
   }, 180_000);
 
