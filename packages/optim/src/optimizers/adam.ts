@@ -59,7 +59,7 @@ export function scaleByAdam(options: AdamOptions = {}): GradientTransformation<A
       const out = nesterov
         ? zip2("scaleByAdam", ["mu", "nu"], (m, v) => m / denominator(v), nesterovMoment(b1, count, mu, updates), nu)
         : zip2("scaleByAdam", ["mu", "nu"], (m, v) => m / c1 / denominator(v), mu, nu);
-      return [out as typeof updates, { count, mu, nu }];
+      return [out as typeof updates, { count, mu, nu }]; // mu and nu are shaped like the updates
     },
   };
 }

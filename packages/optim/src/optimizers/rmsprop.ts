@@ -44,10 +44,10 @@ export function scaleByRms(options: RmsOptions = {}): GradientTransformation<Rms
     init: (params) => ({ nu: fullLike(params, initialScale), mu: centered ? zerosLike(params) : null }),
     update: (updates, state) => {
       const nu = zip2("scaleByRms", ["updates", "state.nu"], (g, t) => (1 - decay) * (g * g) + decay * t, updates, state.nu);
-      if (state.mu === null) return [zip2("scaleByRms", ["nu", "updates"], (n, g) => root(n) * g, nu, updates) as typeof updates, { nu, mu: null }];
+      if (state.mu === null) return [zip2("scaleByRms", ["updates", "nu"], (g, n) => root(n) * g, updates, nu), { nu, mu: null }];
       const mu = zip2("scaleByRms", ["updates", "state.mu"], (g, t) => (1 - decay) * g + decay * t, updates, state.mu);
       const variance = zip2("scaleByRms", ["nu", "mu"], (n, m) => n - m * m, nu, mu);
-      return [zip2("scaleByRms", ["variance", "updates"], (v, g) => root(v) * g, variance, updates) as typeof updates, { nu, mu }];
+      return [zip2("scaleByRms", ["updates", "variance"], (g, v) => root(v) * g, updates, variance), { nu, mu }];
     },
   };
 }

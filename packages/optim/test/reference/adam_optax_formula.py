@@ -1,7 +1,8 @@
 """Adam's first three updates by optax's formula, in IEEE double (Python floats), for
 test/adam.test.ts: the literals there are this script's output.
 
-optax (optax/_src/transform.py scale_by_adam, optax/tree_utils/_tree_math.py,
+optax (read at google-deepmind/optax 2edbcbe2390da13983b92cbef94ac0460ecde1c5, August 2026:
+optax/_src/transform.py scale_by_adam, optax/tree_utils/_tree_math.py,
 optax/_src/alias.py adam = chain(scale_by_adam, scale_by_learning_rate)):
   mu      = (1 - b1) * g + b1 * mu               tree_update_moment(g, mu, b1, 1)
   nu      = (1 - b2) * g**2 + b2 * nu            tree_update_moment_per_elem_norm(g, nu, b2, 2)
