@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const here = fileURLToPath(new URL("./consumer/", import.meta.url));
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-const PACKAGES = ["ops", "core"] as const;
+const PACKAGES = ["ops", "core", "optim"] as const;
 
 let tmp = "";
 let app = "";
@@ -68,7 +68,7 @@ function markerLine(file: string): number {
 
 describe("the packed packages in a fresh project", () => {
   beforeAll(() => {
-    ok(run(process.execPath, [tsc, "-b", "packages/ops", "packages/core"], root), "tsc -b");
+    ok(run(process.execPath, [tsc, "-b", ...PACKAGES.map((p) => `packages/${p}`)], root), "tsc -b");
     tmp = mkdtempSync(join(tmpdir(), "wengert-consumer-"));
     const tarballs = PACKAGES.map((p) => pack("npm", p, join(tmp, "npm")));
     for (const p of PACKAGES) pack("pnpm", p, join(tmp, "pnpm"));
@@ -106,10 +106,13 @@ describe("the packed packages in a fresh project", () => {
       expect(packed.pnpm[p].files).toEqual(files);
       expect(JSON.stringify(manifest)).not.toMatch(/workspace:|link:|file:/);
       expect(manifest).toMatchObject({ license: "MIT", engines: { node: ">=20.19" }, type: "module", publishConfig: { access: "public" } });
-      // only the two modules that mark the package's extent in a bundle (trace/callsite.ts) have effects
-      const effects = manifest.sideEffects as string[];
-      expect(effects.map((f) => f.replace(/^\.\/(dist|src)\/(trace\/)?/, "").replace(/\.[jt]s$/, "")).sort()).toEqual(["extent", "extent", "extent-end", "extent-end"]);
-      for (const f of effects) expect(files).toContain(f.slice(2));
+      // only the two modules that mark ops's and core's extent in a bundle (trace/callsite.ts) have effects
+      if (p === "optim") expect(manifest.sideEffects).toBe(false);
+      else {
+        const effects = manifest.sideEffects as string[];
+        expect(effects.map((f) => f.replace(/^\.\/(dist|src)\/(trace\/)?/, "").replace(/\.[jt]s$/, "")).sort()).toEqual(["extent", "extent", "extent-end", "extent-end"]);
+        for (const f of effects) expect(files).toContain(f.slice(2));
+      }
       expect(manifest.repository).toMatchObject({ type: "git", directory: `packages/${p}` });
       const exports = manifest.exports as Record<string, Record<string, string>>;
       expect(Object.keys(exports["."])[0]).toBe("types");
@@ -117,6 +120,7 @@ describe("the packed packages in a fresh project", () => {
       expect(readFileSync(join(root, "packages", p, "LICENSE"), "utf8")).toBe(readFileSync(join(root, "LICENSE"), "utf8"));
     }
     expect((packed.npm.core.manifest.dependencies as Record<string, string>)["@wengert/ops"]).toBe(`^${packed.npm.ops.manifest.version as string}`);
+    expect((packed.npm.optim.manifest.dependencies as Record<string, string>)["@wengert/core"]).toBe(`^${packed.npm.core.manifest.version as string}`);
     expect(packed.npm.core.manifest.bin).toEqual({ wengert: "./dist/cli/main.js" });
     expect(packed.npm.ops.manifest.bin).toBeUndefined();
     // the bench, with its wengert-gradbench bin, is the workspace's only

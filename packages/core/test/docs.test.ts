@@ -1,5 +1,5 @@
 /**
- * The examples of README.md and docs/*.md typecheck and run as written. Every ```ts block
+ * The examples of README.md, docs/*.md and packages/optim/README.md typecheck and run as written. Every ```ts block
  * is TypeScript a user would write (a snippet only to be read goes in a ```js block): it
  * is saved as an .mts file under packages/core/node_modules/.cache/wengert-docs/ (so "@wengert/core" and
  * "ndarray", with its types, resolve as they do for a user of the built package), all of
@@ -183,7 +183,11 @@ function same(actual: string, expected: string): boolean {
   return a !== undefined && e !== undefined && close(a.value, e.value);
 }
 
-const files = ["README.md", ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)];
+const files = [
+  "README.md",
+  ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`),
+  "packages/optim/README.md",
+];
 const examples = files.flatMap(blocks);
 let typeErrors = new Map<string, string[]>();
 /** A block with a type error on its second line, compiled with the others: the harness must report it there. */
@@ -191,7 +195,7 @@ const WRONG: Example = { name: "wrong.md:10", code: 'import { grad } from "@weng
 
 describe("documentation examples", () => {
   beforeAll(() => {
-    execFileSync("npx", ["tsc", "-b", "packages/ops", "packages/core"], { cwd: root, stdio: "pipe" });
+    execFileSync("npx", ["tsc", "-b", "packages/ops", "packages/core", "packages/optim"], { cwd: root, stdio: "pipe" });
     typeErrors = compile([...examples, WRONG]);
   }, 180_000);
 
