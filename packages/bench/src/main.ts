@@ -29,6 +29,11 @@ const quick = args.includes("--quick");
 const onlyArg = args.find((a) => a.startsWith("--only"));
 const only = onlyArg ? (onlyArg.includes("=") ? onlyArg.split("=")[1] : args[args.indexOf(onlyArg) + 1]).split(",") : undefined;
 const settings = quick ? QUICK : FULL;
+// --ops: the cost of one tensor operation (op-cost.ts), and nothing else
+if (args.includes("--ops")) {
+  (await import("./op-cost.js")).runOpCosts({ quick, write: !args.includes("--no-write") });
+  process.exit(0);
+}
 const t00 = performance.now();
 const log = (line: string) => process.stderr.write((process.env.BENCH_DEBUG ? `[${((performance.now() - t00) / 1000).toFixed(1)}] ` : "") + line + "\n");
 
