@@ -41,6 +41,11 @@ if (parsed.kind === "error") {
 }
 const { quick, only, part: partArg, memory: withMemory, write } = parsed.flags;
 const settings = quick ? QUICK : FULL;
+// --ops: the cost of one tensor operation (op-cost.ts), and nothing else
+if (args.includes("--ops")) {
+  (await import("./op-cost.js")).runOpCosts({ quick, write: !args.includes("--no-write") });
+  process.exit(0);
+}
 const t00 = performance.now();
 const log = (line: string) => process.stderr.write((process.env.BENCH_DEBUG ? `[${((performance.now() - t00) / 1000).toFixed(1)}] ` : "") + line + "\n");
 
