@@ -19,7 +19,7 @@
  *
  * What no guard can see is not replayed: a trace in which `f` read a traced value
  * (`.value`, `primal`, `String(x)`), decided a mask on traced values (`gt(t, 0)` on a
- * tensor), used user primitives, values of an enclosing trace, or asked for checkNaN,
+ * tensor), used values of an enclosing trace, or asked for checkNaN,
  * or whose derivative a rule built from a mask of values (max, min), is traced every
  * time. The contract, as for jax.jit: `f` is a function of `x` alone; numbers and arrays
  * it captures are read at the first trace and kept (pass what changes between calls as
@@ -39,7 +39,6 @@ import type { TraceTerm } from "../trace/term.js";
 import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor } from "../trace/tensor.js";
 import { tracing, type Guard, type Scalar } from "../trace/tracer.js";
 import { compileReplay, type Replay } from "../jit/gradient.js";
-import { usesUserOps } from "./forward.js";
 import { rdWithValue } from "./rd.js";
 import { apply, trace, type Fn, type RdOptions, type TracedFn } from "./transform.js";
 import type { Cotangent, Like, Mode, RealIn } from "./types.js";
@@ -118,7 +117,7 @@ export function compileGrad<P>(f: (x: P) => Scalar, options: RdOptions = {}): Co
       const { outputs, results } = apply(traced, differentiate, SEED, term.params[0].shape);
       return [outputs[0] as number, unflatten(term.params[0].shape, results)];
     }
-    const replayable = !traced.trace.opaque && !traced.trace.settings.checkNaN && !usesUserOps(term);
+    const replayable = !traced.trace.opaque && !traced.trace.settings.checkNaN;
     const reportTies = traced.trace.settings.ties !== "ignore";
     if (term.tape.tensorCount > 0) {
       const [value, g, replay] = traceTensors(traced, replayable, reportTies);

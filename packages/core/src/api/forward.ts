@@ -1,15 +1,15 @@
 /**
  * @file Forward mode and Taylor mode on the trace term.
  */
-import { seriesEmitter, type Emitter, type Series } from "@wengert/ops";
+import type { Series } from "@wengert/ops";
 import { pushforward } from "../diff/pushforward.js";
+import { seriesEmitter } from "../diff/series.js";
 import { ArgumentError, NaNError, WengertError } from "../errors.js";
 import { showValue, unflatten } from "../structure.js";
 import { atCallSite } from "../trace/callsite.js";
 import { ARITY, CONST, FIRST_PRIMITIVE, FREE, INPUT, primitiveOf } from "../trace/opcodes.js";
 import { primal, Real, type Scalar } from "../trace/tracer.js";
 import { tangentSweep } from "../diff/tangents.js";
-import type { TraceTerm } from "../trace/term.js";
 import { apply, isOutermost, leavesLike, trace, type Fn, type RdOptions } from "./transform.js";
 import type { Like, Mode, Output, Traced } from "./types.js";
 
@@ -28,7 +28,7 @@ export function jvpAs(caller: string, f: Fn, x: unknown, v: unknown, options?: R
   const out = traced.term.output.shape;
   const tangents = leavesLike(caller, "v", xs, v, "x");
   const { term } = traced;
-  if (term.tape.tensorCount === 0 && !traced.trace.settings.checkNaN && !usesUserOps(term) && isOutermost(traced, tangents)) {
+  if (term.tape.tensorCount === 0 && !traced.trace.settings.checkNaN && isOutermost(traced, tangents)) {
     // nothing will look at the tangent term: evaluate it without building it
     const dt = tangentSweep(term, (tangents as Scalar[]).map(primal));
     const value = unflatten(out, term.output.atoms.map((a) => term.tape.val[a]));
@@ -38,13 +38,6 @@ export function jvpAs(caller: string, f: Fn, x: unknown, v: unknown, options?: R
   // nobody keeps the term either: its columns (and at the outermost level its buffers) are recycled
   const { outputs, results } = apply(traced, pushforward, { name: "v", shape: xs, leaves: tangents }, out, undefined, false, "neither");
   return [unflatten(out, outputs), unflatten(out, results)];
-}
-
-/** User primitives' rules run on traced reals (defineOp): they take the symbolic sweep. */
-export function usesUserOps(term: TraceTerm): boolean {
-  const { op, length } = term.tape;
-  for (let i = 0; i < length; i++) if (op[i] >= FIRST_PRIMITIVE && primitiveOf(op[i]).user) return true;
-  return false;
 }
 
 /**
@@ -85,7 +78,7 @@ export function taylor<const X, Y, const V extends Like<X>>(f: (x: Traced<X>) =>
     );
   }
   const K = k + 1;
-  const e = seriesEmitter(K) as Emitter<Series> & Record<string, (a: Series, b: Series) => Series>;
+  const e = seriesEmitter(K);
   // j! for j ≤ k (finite: k ≤ MAX_TAYLOR_ORDER)
   const factorials = [1];
   for (let j = 1; j < K; j++) factorials.push(factorials[j - 1] * j);
@@ -106,10 +99,8 @@ export function taylor<const X, Y, const V extends Like<X>>(f: (x: Traced<X>) =>
       s[i] = constant(val[i]);
     } else if (op[i] >= FIRST_PRIMITIVE) {
       const name = primitiveOf(op[i]).name;
-      const rule = e[name];
-      if (!rule && K > 1) throw new WengertError(`taylor: the primitive ${name} has no Taylor rule: user primitives (defineOp) do not have Taylor rules yet; use nested jvp or rd for their derivatives.`);
       // order 0 is the value, already recorded (and checked while tracing)
-      s[i] = K === 1 ? constant(val[i]) : rule(s[a[i]], s[b[i]]);
+      s[i] = K === 1 ? constant(val[i]) : e.apply(op[i], s[a[i]], s[b[i]]);
       for (let j = 1; checkNaN && j < K; j++) {
         if (Number.isFinite(s[i][j])) continue;
         const args = [val[a[i]], val[b[i]]].slice(0, ARITY[op[i]]).join(", ");

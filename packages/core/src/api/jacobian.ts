@@ -17,7 +17,7 @@ import type { Tape } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";
 import { primal, Real, type Operand, type Scalar } from "../trace/tracer.js";
 import { realSeed } from "./rd.js";
-import { jvpAs, usesUserOps } from "./forward.js";
+import { jvpAs } from "./forward.js";
 import { hvpSweep, hvpSweeper } from "../diff/hvp-sweep.js";
 import { apply, isOutermost, leavesLike, trace, userValue, type Fn, type RdOptions, type TracedFn } from "./transform.js";
 import type { Cotangent, Hessian, Jacobian, Like, Mode, Output, Traced } from "./types.js";
@@ -190,12 +190,12 @@ export function hessian<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: Rd
 }
 
 /**
- * At the outermost level, for reals, without user primitives or checkNaN: nothing will
+ * At the outermost level, for reals, without checkNaN: nothing will
  * look at the terms of grad and of its jvp, and hvp's sweep gives their numbers.
  */
 function onNumbers(inner: TracedFn, tangents: readonly Operand[]): boolean {
   const { term } = inner;
-  return term.tape.tensorCount === 0 && !inner.trace.settings.checkNaN && !usesUserOps(term) && isOutermost(inner, tangents);
+  return term.tape.tensorCount === 0 && !inner.trace.settings.checkNaN && isOutermost(inner, tangents);
 }
 
 /**

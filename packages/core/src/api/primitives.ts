@@ -6,11 +6,12 @@
  * traced real they record the primitive in its trace. On tensors they apply
  * elementwise, with NumPy broadcasting between tensors and numbers.
  */
-import { binaryOps, predicates, unaryOps, type BinaryName, type PredicateName, type UnaryName } from "@wengert/ops";
+import { BINARY_NAMES, binaryOps, predicates, UNARY_NAMES, unaryOps, type BinaryName, type OpName, type PredicateName, type UnaryName } from "@wengert/ops";
 import { CODE } from "../trace/opcodes.js";
 import { isTensorLike, type NdArray } from "../trace/tensor.js";
 import { applyBinary, applyUnary, decide, decideTensor, isScalar, type Operand, type Real, type Scalar } from "../trace/tracer.js";
 import type { RealOf, TensorOf } from "./types.js";
+import type * as self from "./primitives.js";
 
 /**
  * What the runtime returns: a number for numbers, a traced real as soon as a traced real
@@ -52,36 +53,16 @@ const predicate = (name: PredicateName): Pred => {
   return ((a: unknown, b: unknown) => (!(isScalar(a) && isScalar(b)) && (isTensorLike(a) || isTensorLike(b)) ? decideTensor(name, a, b) : decide(name, a, b, test))) as Pred;
 };
 
-export const neg = unary("neg");
-export const exp = unary("exp");
-export const log = unary("log");
-export const sin = unary("sin");
-export const cos = unary("cos");
-export const tan = unary("tan");
-export const tanh = unary("tanh");
-export const sinh = unary("sinh");
-export const cosh = unary("cosh");
-export const asin = unary("asin");
-export const acos = unary("acos");
-export const atan = unary("atan");
-export const sqrt = unary("sqrt");
-export const square = unary("square");
-export const log1p = unary("log1p");
-export const expm1 = unary("expm1");
-export const sigmoid = unary("sigmoid");
-export const softplus = unary("softplus");
-export const abs = unary("abs");
-export const sign = unary("sign");
-export const safeLog = unary("safeLog");
-export const safeRecip = unary("safeRecip");
+/** Every scalar primitive of @wengert/ops as a user function, by name. */
+const unaries = Object.fromEntries(UNARY_NAMES.map((name) => [name, unary(name)])) as { readonly [K in UnaryName]: Unary };
+const binaries = Object.fromEntries(BINARY_NAMES.map((name) => [name, binary(name)])) as { readonly [K in BinaryName]: Binary };
 
-export const add = binary("add");
-export const sub = binary("sub");
-export const mul = binary("mul");
-export const div = binary("div");
-export const atan2 = binary("atan2");
-export const pow = binary("pow");
-export const xlogy = binary("xlogy");
+export const { neg, exp, log, sin, cos, tan, tanh, sinh, cosh, asin, acos, atan, sqrt, square, log1p, expm1, sigmoid, softplus, abs, sign, safeLog, safeRecip } = unaries;
+export const { add, sub, mul, div, atan2, pow, xlogy } = binaries;
+
+/** tsc names here a primitive of the table (ops/scalar.ts) that has no export above. */
+type Unexported = Exclude<OpName, keyof typeof self>;
+const everyPrimitiveExported: [Unexported] extends [never] ? true : { readonly missing: Unexported } = true;
 
 export const lt = predicate("lt");
 export const le = predicate("le");

@@ -14,6 +14,7 @@
  * loops' short-lived variables planned into locals (registers.ts), and the source
  * written (source.ts).
  */
+import { DefineOpError } from "../errors.js";
 import { KERNELS, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
@@ -67,9 +68,20 @@ function mayMakeCode(): boolean {
 
 /**
  * The compiled replay of `term` (a real-valued trace of reals) under its guards, or
- * null if its code would be too large to be worth it, or may not be made here.
+ * null if its code would be too large to be worth it, or may not be made here, or if a
+ * user primitive's rule cannot be written as code for every point (it decides on values
+ * or reads them: DefineOpError, trace/lifted.ts); the interpreter replays those.
  */
 export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportTies: boolean): Compiled | null {
+  try {
+    return compile(term, guards, reportTies);
+  } catch (e) {
+    if (e instanceof DefineOpError) return null;
+    throw e;
+  }
+}
+
+function compile(term: TraceTerm, guards: readonly Guard[], reportTies: boolean): Compiled | null {
   const tape = term.tape;
   const n = tape.length;
   if (n >= LITERAL_IDS || !mayMakeCode()) return null;

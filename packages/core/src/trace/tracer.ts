@@ -18,6 +18,7 @@ import { ClosedTraceError, NaNError, ShapeError, TieError, TraceLengthError, Tra
 import { describe } from "../structure.js";
 import { atCallSite } from "./callsite.js";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, IS_TENSOR_OP, KERNELS, KINKS, PRIMITIVES, primitiveOf, tensorSpec } from "./opcodes.js";
+import { applyLifted, Lifted, liftedPrimal } from "./lifted.js";
 import { compute, Tape } from "./tape.js";
 import { isConcreteTensor, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense } from "./tensor.js";
 
@@ -249,7 +250,7 @@ export class Trace {
     const kink = KINKS[code];
     if (kink !== undefined && tape.op[a] !== CONST && kink(tape.val[a])) {
       const spec = primitiveOf(code).spec as UnaryOp;
-      this.tie(`${primitiveOf(code).name}(${tape.val[a]}) was evaluated at its kink; wengert uses ${spec.atKink}`);
+      this.tie(`${primitiveOf(code).name}(${tape.val[a]}) was evaluated at its kink; wengert uses ${spec.kink!.convention}`);
     }
     const v = tape.apply(code, a, b);
     if (this.checksNaN() && !Number.isFinite(tape.val[v])) this.reportNaN(code, a, b, v);
@@ -270,7 +271,7 @@ export class Trace {
     const kink = KINKS[code];
     if (kink !== undefined && tape.op[a] !== CONST) {
       const at = tape.buf(a).findIndex((t) => kink(t));
-      if (at >= 0) this.tie(`${primitiveOf(code).name} was evaluated at its kink (element ${at} of a tensor ${showDims(tape.dims(a))} is ${tape.buf(a)[at]}); wengert uses ${(primitiveOf(code).spec as UnaryOp).atKink}`);
+      if (at >= 0) this.tie(`${primitiveOf(code).name} was evaluated at its kink (element ${at} of a tensor ${showDims(tape.dims(a))} is ${tape.buf(a)[at]}); wengert uses ${(primitiveOf(code).spec as UnaryOp).kink!.convention}`);
     }
     const v = tape.applyElementwise(code, a, b, dims);
     this.checkResult(code, unary ? [a] : [a, b], v);
@@ -439,6 +440,8 @@ export function applyUnary(code: number, x: unknown): Operand {
     const t = live(x, p.name);
     return new Real(t, t.apply(code, x.atom));
   }
+  // a user rule's real under another emitter (lifted.ts)
+  if (x instanceof Lifted) return applyLifted(code, p.name, [x]) as unknown as Scalar;
   return applyGeneric(code, [x], undefined);
 }
 
@@ -462,6 +465,7 @@ export function applyBinary(code: number, a: unknown, b: unknown): Operand {
     if (t === null) return KERNELS[code](a as number, b as number);
     return new Real(t, t.apply(code, t.atomOf(a), t.atomOf(b)));
   }
+  if (a instanceof Lifted || b instanceof Lifted) return applyLifted(code, primitiveOf(code).name, [a, b]) as unknown as Scalar;
   return applyGeneric(code, [a, b], undefined);
 }
 
@@ -541,6 +545,7 @@ export function decide(name: PredicateName, a: unknown, b: unknown, test = predi
     const va = a.trace.tape.val[a.atom];
     if (va !== b) return test(va, b);
   }
+  if (a instanceof Lifted || b instanceof Lifted) return test(liftedPrimal(a, name), liftedPrimal(b, name));
   checkArg(a, name, 1);
   checkArg(b, name, 2);
   const t = innermost(name, a, b);
@@ -595,6 +600,7 @@ export function decideTensor(name: PredicateName, a: unknown, b: unknown): Concr
 
 /** The concrete value of a scalar (drops the derivative: use on purpose). */
 export function primal(x: Scalar): number {
+  if (x instanceof Lifted) return liftedPrimal(x, "primal");
   checkArg(x, "primal", 1);
   return typeof x === "number" ? x : x.value;
 }
