@@ -51,6 +51,7 @@ const UNARY_REF: { readonly [K in UnaryName]: (x: number) => number } = {
   acos: (x) => Math.PI / 2 - Math.atan(x / Math.sqrt(1 - x * x)),
   atan: (x) => Math.asin(x / Math.sqrt(1 + x * x)),
   sqrt: (x) => x ** 0.5,
+  cbrt: (x) => Math.sign(x) * Math.abs(x) ** (1 / 3),
   square: (x) => x ** 2,
   log1p: (x) => Math.log(1 + x),
   expm1: (x) => Math.exp(x) - 1,
