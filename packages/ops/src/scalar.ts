@@ -208,6 +208,14 @@ export class ScalarPrimitives {
     taylor: (_e, a) => S.sqrt(a),
     domain: [0.25, 2, 9],
   });
+  // d(∛x) = dx / (3 ∛x²) = dx / (3y²), for negative x too (∛ is odd); infinite at x = 0,
+  // where the curve is vertical. Its series is derived (the rule reads y: coefficient by coefficient).
+  readonly cbrt: UnaryDeclaration = unary({
+    forward: Math.cbrt,
+    reverse: (e, _x, y, ct) => e.div(ct, e.mul(e.lit(3), e.square(y))),
+    taylor: "derived",
+    domain: [-2.5, 0.3, 8],
+  });
   // d(x²) = 2x dx
   readonly square: UnaryDeclaration = unary({
     forward: UNARY_ARITH.square,

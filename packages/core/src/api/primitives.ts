@@ -57,7 +57,7 @@ const predicate = (name: PredicateName): Pred => {
 const unaries = Object.fromEntries(UNARY_NAMES.map((name) => [name, unary(name)])) as { readonly [K in UnaryName]: Unary };
 const binaries = Object.fromEntries(BINARY_NAMES.map((name) => [name, binary(name)])) as { readonly [K in BinaryName]: Binary };
 
-export const { neg, exp, log, sin, cos, tan, tanh, sinh, cosh, asin, acos, atan, sqrt, square, log1p, expm1, sigmoid, softplus, abs, sign, safeLog, safeRecip } = unaries;
+export const { neg, exp, log, sin, cos, tan, tanh, sinh, cosh, asin, acos, atan, sqrt, cbrt, square, log1p, expm1, sigmoid, softplus, abs, sign, safeLog, safeRecip } = unaries;
 export const { add, sub, mul, div, atan2, pow, xlogy } = binaries;
 
 /** tsc names here a primitive of the table (ops/scalar.ts) that has no export above. */
