@@ -12,7 +12,7 @@
 import { BINARY_NAMES, binaryOps, numeric, UNARY_NAMES, unaryOps } from "@wengert/ops";
 import { NaNError } from "../errors.js";
 import { ARITY, CODE, FIRST_PRIMITIVE, KERNELS, primitiveOf, scalarSpec } from "../trace/opcodes.js";
-import { javascript } from "../jit/javascript.js";
+import { javascript, mayMakeCode } from "../jit/javascript.js";
 import type { TraceTerm } from "../trace/term.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
 import { activity } from "./place.js";
@@ -131,7 +131,13 @@ type Inlined = (tape: TraceTerm["tape"], ct: Float64Array, has: Uint8Array, val:
  * alone are folded while tracing), whose cotangent nobody reads; computing it costs less
  * than the test, and spares computing activity at all.
  */
-const inlined: Inlined = writeInlined();
+const inlined: Inlined = mayMakeCode() ? writeInlined() : firstPrimitive;
+
+/** Where no code may be made (a Content-Security-Policy): every rule goes through `rule`. */
+function firstPrimitive(tape: TraceTerm["tape"], _ct: Float64Array, has: Uint8Array, _val: Float64Array, from: number): number {
+  for (let i = from; i >= 0; i--) if (has[i] && tape.op[i] >= FIRST_PRIMITIVE) return i;
+  return -1;
+}
 
 /**
  * `inlined`'s source, written once from the table (ops/scalar.ts): each case is the

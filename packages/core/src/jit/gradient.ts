@@ -22,6 +22,7 @@ import { LITERAL_IDS, Program } from "./program.js";
 import { codeSize, reroll, type Node, type Statements } from "./reroll.js";
 import { Accesses, planRegisters } from "./registers.js";
 import { chunkSources } from "./source.js";
+import { mayMakeCode } from "./javascript.js";
 
 /** Value and gradient at new inputs, or null where the trace does not hold there. */
 export type Replay = (inputs: ArrayLike<number>) => [number, number[]] | null;
@@ -48,23 +49,6 @@ export const MAX_STATEMENTS = 40000;
 
 type Forward = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS) => boolean;
 type Reverse = (v: Float64Array, ct: Float64Array, g: number[], K: typeof KERNELS) => void;
-
-let codeAllowed: boolean | undefined;
-
-/**
- * Whether code may be made at run time here: a page's Content-Security-Policy without
- * 'unsafe-eval' makes `new Function` throw an EvalError, and then the interpreter replays.
- */
-function mayMakeCode(): boolean {
-  if (codeAllowed === undefined) {
-    try {
-      codeAllowed = typeof new Function("") === "function";
-    } catch {
-      codeAllowed = false;
-    }
-  }
-  return codeAllowed;
-}
 
 /**
  * The compiled replay of `term` (a real-valued trace of reals) under its guards, or

@@ -50,3 +50,21 @@ export const javascript: CodeEmitter<string> = (() => {
 
 /** The predicates as JavaScript operators (the same tests as ops/predicates.ts). */
 export const COMPARISON: { readonly [K in PredicateName]: string } = { lt: "<", le: "<=", gt: ">", ge: ">=", eq: "===", ne: "!==" };
+
+let codeAllowed: boolean | undefined;
+
+/**
+ * Whether code may be made at run time here: a page's Content-Security-Policy without
+ * 'unsafe-eval' makes `new Function` throw an EvalError, and then
+ * wengert runs its interpreted paths instead (the same numbers).
+ */
+export function mayMakeCode(): boolean {
+  if (codeAllowed === undefined) {
+    try {
+      codeAllowed = typeof new Function("") === "function";
+    } catch {
+      codeAllowed = false;
+    }
+  }
+  return codeAllowed;
+}
