@@ -45,10 +45,15 @@ export function runTypeScript(request: { id: number; source: string }): Reply {
     output.push({ stream: "error", text: `syntax error: ${(e as Error).message}` });
     return { kind: "typescript", id: request.id, output };
   }
+  // wengert's own warnings (a tie met by grad) go to the page too
+  const warn = globalThis.console.warn;
+  globalThis.console.warn = console.warn;
   try {
     new Function("require", "console", "exports", "module", code)(require, console, {}, { exports: {} });
   } catch (e) {
     output.push({ stream: "error", text: `${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}${lineOf(e)}` });
+  } finally {
+    globalThis.console.warn = warn;
   }
   return { kind: "typescript", id: request.id, output };
 }

@@ -38,8 +38,16 @@ function termBlock(title: string, lines: readonly TermLine[], links: LinkHandler
   });
   const lets = () => [...pre.querySelectorAll<HTMLElement>(".let")];
   const point = (e: HTMLElement | null) => links.onLight(e === null ? null : spanOf(e), e?.title ?? "");
-  pre.addEventListener("mouseover", (e) => point((e.target as HTMLElement).closest?.(".let") ?? null));
-  pre.addEventListener("mouseleave", () => point(null));
+  // the mouse lights up the let under it; leaving it, the one with the focus (if any) is lit again
+  const focused = () => (pre.contains(document.activeElement) ? (document.activeElement as HTMLElement).closest<HTMLElement>(".let") : null);
+  pre.addEventListener("mouseover", (e) => {
+    const l = (e.target as HTMLElement).closest<HTMLElement>(".let");
+    if (l !== null) point(l);
+  });
+  pre.addEventListener("mouseout", (e) => {
+    const from = (e.target as HTMLElement).closest(".let");
+    if (from !== null && !from.contains(e.relatedTarget as Node | null)) point(focused());
+  });
   pre.addEventListener("focusin", (e) => point((e.target as HTMLElement).closest(".let")));
   pre.addEventListener("click", (e) => {
     const l = (e.target as HTMLElement).closest<HTMLElement>(".let");

@@ -189,7 +189,8 @@ describe.skipIf(skip)("the playground in headless Chromium", () => {
     // sin's reverse rule: cos(v0), its product with v2's cotangent v4, and that added to x's cotangent
     const linked = await page.$$eval("#f-terms .let.linked", (es) => es.map((e) => e.textContent));
     expect(linked).toEqual(["let v1:real = sin(v0) in", "let v1:real = sin(v0) in", "let v6:real = cos(v0) in", "let v7:real = mul(v4, v6) in", "let v8:real = v5 + v7 in"]);
-    // keyboard: Tab from the editor reaches the trace term; arrows go from let to let, Enter goes to the source
+    // keyboard (the mouse out of the way): arrows go from let to let, Enter goes to the source
+    await page.mouse.move(0, 0);
     await page.focus("#f-terms pre.term");
     await page.keyboard.press("ArrowDown");
     await page.keyboard.press("ArrowDown");

@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import type { Reply, TermLine } from "../src/protocol.js";
 import { runProgram } from "../src/run-program.js";
+import { runTypeScript } from "../src/run-typescript.js";
 import { readHash, writeHash } from "../src/share.js";
 
 type ProgramReply = Extract<Reply, { kind: "program" }>;
@@ -65,6 +66,30 @@ describe("programs", () => {
     const plot = run("if x < 0 then 0 else x").fn!.plot!;
     expect(plot.marks).toEqual([{ x: 0, what: "lt(0, 0) was decided at a tie" }]);
     expect(plot.df).toEqual([0, 0, 1, 1, 1]);
+  });
+});
+
+describe("the TypeScript tab's runner", () => {
+  const ts = (source: string) => (runTypeScript({ id: 1, source }) as Extract<Reply, { kind: "typescript" }>).output;
+
+  it("strips types, gives @wengert/core to imports, prints values and terms; wengert's warnings are printed too", () => {
+    const out = ts(`import { grad, traceOf, lt, sin } from "@wengert/core";
+type F = (x: number) => number;
+const relu = <T,>(x: T): T | 0 => (lt(x as never, 0) ? 0 : x);
+console.log(grad(sin as F, 0), [1, [2]], { a: 1 });
+console.log(traceOf(sin, 1));
+console.log(grad(relu as never, 0));`);
+    expect(out.map((l) => l.stream)).toEqual(["log", "log", "error", "log"]);
+    expect(out[0].text).toBe("1 [1, [2]] { a: 1 }");
+    expect(out[1].text).toBe("x : real.\nlet v0:real = x in\nlet v1:real = sin(v0) in\nv1");
+    expect(out[2].text).toMatch(/^wengert: grad: lt\(0, 0\) was decided at a tie/);
+    expect(out[3].text).toBe("1");
+  });
+
+  it("an error names the user's line; another import is refused; a syntax error is said", () => {
+    expect(ts('const a: number = 1;\n\nthrow new RangeError("no");').at(-1)).toEqual({ stream: "error", text: "RangeError: no (line 3)" });
+    expect(ts('import x from "fs";\nconsole.log(x);').at(-1)!.text).toMatch(/only "@wengert\/core" can be imported here, not "fs"/);
+    expect(ts("const = ;").at(-1)!.text).toMatch(/^syntax error: /);
   });
 });
 
