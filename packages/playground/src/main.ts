@@ -227,7 +227,7 @@ async function runScript(): Promise<void> {
   const reply = outcome.reply as Extract<Reply, { kind: "typescript" }>;
   for (const line of reply.output) {
     const pre = document.createElement("pre");
-    pre.className = line.stream === "error" ? "stderr error" : "stdout";
+    pre.className = line.stream === "log" ? "stdout" : `stderr ${line.stream === "warn" ? "warning" : "error"}`;
     pre.textContent = line.text;
     tsOutput.append(pre);
   }

@@ -86,4 +86,4 @@ export type Reply =
       /** Set when the program is a function of x. */
       readonly fn: FunctionOfX | null;
     }
-  | { readonly kind: "typescript"; readonly id: number; readonly output: readonly { readonly stream: "log" | "error"; readonly text: string }[] };
+  | { readonly kind: "typescript"; readonly id: number; readonly output: readonly { readonly stream: "log" | "warn" | "error"; readonly text: string }[] };

@@ -8,7 +8,7 @@ import * as wengert from "@wengert/core";
 import { transform } from "sucrase";
 import type { Reply } from "./protocol.js";
 
-type Line = { stream: "log" | "error"; text: string };
+type Line = { stream: "log" | "warn" | "error"; text: string };
 
 /** A value as a line of output: strings as they are, terms printed, numbers in full. */
 export function show(v: unknown, seen = new Set<unknown>()): string {
@@ -33,7 +33,7 @@ function lineOf(e: unknown): string {
 export function runTypeScript(request: { id: number; source: string }): Reply {
   const output: Line[] = [];
   const write = (stream: Line["stream"]) => (...args: unknown[]) => void output.push({ stream, text: args.map((a) => show(a)).join(" ") });
-  const console = { log: write("log"), info: write("log"), warn: write("error"), error: write("error") };
+  const console = { log: write("log"), info: write("log"), warn: write("warn"), error: write("error") };
   const require = (name: string): unknown => {
     if (name === "@wengert/core") return wengert;
     throw new Error(`only "@wengert/core" can be imported here, not "${name}"`);
