@@ -34,8 +34,8 @@ export {
   ShapeError,
 } from "./errors.js";
 // The paper's language (docs/language.md).
-export { runProgram, parse, check, evaluate, showValue, showType, ParseError, TypeCheckError, StepLimitError } from "./lang/index.js";
-export type { Value, EvalOptions, RunResult } from "./lang/index.js";
+export { runProgram, parse, check, evaluate, showValue, showType, showRdTerm, tokenize, ParseError, TypeCheckError, StepLimitError } from "./lang/index.js";
+export type { Value, EvalOptions, RunResult, TermOrigins, Token, TokenType, Term, BoolTerm, Pos } from "./lang/index.js";
 // Forward mode, Taylor mode, pullbacks, Jacobians, Hessians.
 export { jvp, taylor } from "./api/forward.js";
 export { vjp, jacobian, jacrev, jacfwd, hessian, hvp } from "./api/jacobian.js";

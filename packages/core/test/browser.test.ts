@@ -12,32 +12,15 @@
  * find them, with no warning.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Format } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { computeReals, computeTensors, type Results, type TensorResults } from "./browser/compute.js";
+import { CHROMIUM, CHROMIUM_FLAGS, chromiumPresent, freshProfile, skipWithoutChromium } from "./helpers/chromium.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const PAGE = fileURLToPath(new URL("browser/page.ts", import.meta.url));
-
-// In CI a missing browser fails the test; elsewhere it is skipped, saying why.
-const present = existsSync(CHROMIUM);
-const skip = !present && !process.env.CI;
-if (skip) console.warn(`browser.test.ts skipped: ${CHROMIUM} is missing (apt-get install chromium, as .ci/run does)`);
+const skip = skipWithoutChromium("browser.test.ts");
 
 /** The page: <pre id="out"> for the results, and the bundle as a module or a classic script. */
 function html(format: Format): string {
@@ -54,9 +37,9 @@ ${script}
 
 /** Run `chromium --dump-dom` on url and read what the page wrote. */
 function runPage(url: string): Promise<{ ok: boolean; results?: Results; error?: string }> {
-  const profile = mkdtempSync(join(tmpdir(), "wengert-chromium-"));
+  const profile = freshProfile();
   return new Promise((resolve, reject) => {
-    const child = spawn(CHROMIUM, [...FLAGS, `--user-data-dir=${profile}`, "--dump-dom", url], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(CHROMIUM, [...CHROMIUM_FLAGS, `--user-data-dir=${profile.dir}`, "--dump-dom", url], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
     let [stdout, stderr] = ["", ""];
     child.stdout.on("data", (b: Buffer) => (stdout += b));
     child.stderr.on("data", (b: Buffer) => (stderr += b));
@@ -65,7 +48,7 @@ function runPage(url: string): Promise<{ ok: boolean; results?: Results; error?:
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);
-      rmSync(profile, { recursive: true, force: true });
+      profile.remove();
       const m = /<pre id="out">([^<]*)<\/pre>/.exec(stdout);
       if (m === null || m[1] === "pending") {
         reject(new Error(`chromium (exit ${code}) gave no results for ${url}:\n${stdout.slice(0, 2000)}\n${stderr.slice(-2000)}`));
@@ -88,7 +71,7 @@ describe.skipIf(skip)("in headless Chromium", () => {
   let node: { reals: Results["reals"]; tensors: TensorResults };
 
   beforeAll(async () => {
-    expect(present, `${CHROMIUM} is missing: .ci/run installs it (apt-get install chromium)`).toBe(true);
+    expect(chromiumPresent, `${CHROMIUM} is missing: .ci/run installs it (apt-get install chromium)`).toBe(true);
     for (const format of ["esm", "iife"] as const) {
       const r = await build({ entryPoints: [PAGE], bundle: true, format, platform: "browser", target: "es2022", write: false, logLevel: "silent" });
       // no warning: an IIFE would warn of an import.meta left empty, for one

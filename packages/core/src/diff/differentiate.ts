@@ -36,6 +36,27 @@ const WHERE = CODE.where;
 type Piece = { readonly piece: number; readonly start: readonly number[] };
 const isPiece = (c: Contribution<number>): c is Piece => c !== null && typeof c === "object";
 
+/**
+ * Told, while set, which instruction of C each reverse rule (Fig. 6's `op_r`) is emitted
+ * for: what `sink` receives after `onRule(sink, i)` and before the next call is vi's
+ * rule and the accumulation of its operands' cotangents; `i` is -1 after the last rule.
+ * The term language links each `let` of a derivative term to its source by it
+ * (lang/origins.ts).
+ */
+export type RuleListener = (sink: Trace, instruction: number) => void;
+let onRule: RuleListener | null = null;
+
+/** Run `body` with `listener` told of every rule that differentiations in it emit. */
+export function listeningToRules<T>(listener: RuleListener, body: () => T): T {
+  const saved = onRule;
+  onRule = listener;
+  try {
+    return body();
+  } finally {
+    onRule = saved;
+  }
+}
+
 /** A mask that `where` leaves on a cotangent (1: may be nonzero), by the variable's dims. */
 type Mask = Float64Array;
 
@@ -113,6 +134,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
 
   for (let i = n - 1; i >= 0; i--) {
     if (op[i] < FIRST_PRIMITIVE) continue;
+    if (onRule !== null) onRule(sink, i);
     const c = x[i] === 0 ? ct[i] : settle(i);
     if (c < 0) continue;
     if (sink.checksNaN()) sink.context = `the reverse rule of ${primitiveOf(op[i]).name} (for v${i})`;
@@ -171,6 +193,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
   }
 
   sink.context = "";
+  if (onRule !== null) onRule(sink, -1);
   const results: number[] = [];
   for (let i = 0; i < n; i++) {
     if (op[i] !== INPUT) continue;
