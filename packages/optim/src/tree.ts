@@ -54,14 +54,14 @@ export type Shaped<T> = Tree extends T
         : { -readonly [K in keyof T]: Shaped<T[K]> };
 
 /** The type of the trees a structure describes: no value has this key (treeUnflatten's result type). */
-declare const trees: unique symbol;
+declare const treeType: unique symbol;
 
 /**
  * A tree's structure, without its numbers: what two trees must share to be zipped. `T` is
  * the type of the trees it describes, for `treeUnflatten` to return.
  */
-export type TreeDef<T = Tree> = Node & { readonly [trees]?: T };
-type Node =
+export type TreeDef<T = Tree> = TreeNode & { readonly [treeType]?: T };
+type TreeNode =
   | { readonly kind: "number" }
   | { readonly kind: "vector"; readonly length: number }
   | { readonly kind: "ndarray"; readonly shape: readonly number[] }
