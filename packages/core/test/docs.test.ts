@@ -22,6 +22,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
+import { checkThrows } from "./helpers/throws.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const cache = join(root, "packages", "core", "node_modules", ".cache", "wengert-docs");
@@ -103,14 +104,7 @@ const TSCONFIG = {
  * file is line k of the block), and `// throws X` lines wrapped, each on its line.
  */
 function program(code: string): string {
-  const body = code.split("\n").map((line, k) => {
-    const m = /^(\s*)(.*;)\s*\/\/ throws (\w+)\s*$/.exec(line);
-    if (!m || line.includes("console.log(")) return line;
-    const [, indent, stmt, name] = m;
-    return `${indent}{ let __threw = false; try { ${stmt} } catch (__e) { if ((__e as Error | null)?.name !== "${name}") throw __e; __threw = true; } ` +
-      `if (!__threw) throw new Error("line ${k + 1} of the example should throw ${name}"); }`;
-  });
-  return ['import "./__prelude.mjs";', ...body, ""].join("\n");
+  return ['import "./__prelude.mjs";', checkThrows(code), ""].join("\n");
 }
 
 const fileOf = (name: string): string => name.replace(/[^A-Za-z0-9]+/g, "_");

@@ -6,17 +6,17 @@
 import { checkRange } from "./options.js";
 import { treeNorm } from "./tree-math.js";
 import { treeMap } from "./tree.js";
-import type { GradientTransformation } from "./transform.js";
+import { gradientTransformation, type GradientTransformation } from "./transform.js";
 
 /** Scales the updates down to global norm `maxNorm` when they are longer. */
 export function clipByGlobalNorm(maxNorm: number): GradientTransformation<null> {
   checkRange("clipByGlobalNorm", "maxNorm", maxNorm, 0, Infinity, true);
-  return {
+  return gradientTransformation({
     init: () => null,
     update: (updates, state) => {
       const norm = treeNorm(updates);
       // optax: (t / ‖g‖) · maxNorm, in that order, where ‖g‖ ≥ maxNorm
       return [norm < maxNorm ? updates : treeMap((t) => (t / norm) * maxNorm, updates), state];
     },
-  };
+  });
 }

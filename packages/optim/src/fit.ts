@@ -8,18 +8,18 @@ import { valueAndGradOf, type Objective } from "./core.js";
 import { OptimOptionsError } from "./errors.js";
 import { checkOptions } from "./options.js";
 import { treeNorm } from "./tree-math.js";
-import type { Tree } from "./tree.js";
+import type { Shaped, Tree, TreeLike } from "./tree.js";
 import { applyUpdates, type GradientTransformation } from "./transform.js";
 
 /** What `fit` reports: the loss and gradient norm at `params`, after `step` updates. */
-export interface Progress<T extends Tree> {
+export interface Progress<T = Tree> {
   readonly step: number;
   readonly loss: number;
   readonly gradNorm: number;
   readonly params: T;
 }
 
-export interface FitOptions<T extends Tree> {
+export interface FitOptions<T = Tree> {
   /** How many updates (required). */
   readonly steps: number;
   /** Report every this many steps, and after the last (default: a tenth of steps). */
@@ -32,11 +32,11 @@ export interface FitOptions<T extends Tree> {
   readonly gradTol?: number;
 }
 
-export interface FitResult<T extends Tree> {
+export interface FitResult<T = Tree, S = unknown> {
   /** The parameters after the last update. */
   readonly params: T;
   /** The optimizer's state after the last update (to continue with). */
-  readonly state: unknown;
+  readonly state: S;
   /** The loss before each update, and at the final parameters last (steps + 1 values when not stopped early). */
   readonly losses: number[];
   /** Updates made. */
@@ -45,8 +45,16 @@ export interface FitResult<T extends Tree> {
   readonly stopped: "steps" | "gradTol" | "onProgress";
 }
 
-/** Minimizes `loss` from `params` by `steps` updates of `optimizer`. */
-export function fit<T extends Tree>(loss: Objective<T>, params: T, optimizer: GradientTransformation, options: FitOptions<T>): FitResult<T> {
+/**
+ * Minimizes `loss` from `params` by `steps` updates of `optimizer`. The parameters'
+ * type is `params`'s (`loss` is checked against it, and typed by it when written inline).
+ */
+export function fit<const T extends TreeLike<T>, S>(
+  loss: Objective<NoInfer<T>>,
+  params: T,
+  optimizer: GradientTransformation<S>,
+  options: FitOptions<Shaped<NoInfer<T>>>,
+): FitResult<Shaped<T>, S> {
   checkOptions("fit", options, { steps: "number", every: "number", onProgress: "function", log: "boolean", gradTol: "number" });
   const { steps, gradTol = 0 } = options ?? {};
   if (!(Number.isInteger(steps) && steps >= 0)) throw new OptimOptionsError(`fit: steps is ${String(steps)}; pass a whole number of updates, { steps: 1000 }.`);
@@ -55,7 +63,9 @@ export function fit<T extends Tree>(loss: Objective<T>, params: T, optimizer: Gr
   const valueAndGrad = valueAndGradOf(loss);
   let state = optimizer.init(params);
   const losses: number[] = [];
-  let p = params;
+  // cast: p is params, or params plus updates shaped like them (Shaped<Shaped<T>> is Shaped<T>)
+  const shaped = (t: unknown) => t as Shaped<T>;
+  let p = shaped(params);
   for (let step = 0; ; step++) {
     const [value, g] = valueAndGrad(p);
     losses.push(value);
@@ -71,6 +81,6 @@ export function fit<T extends Tree>(loss: Objective<T>, params: T, optimizer: Gr
     if (last) return { params: p, state, losses, steps: step, stopped: "steps" };
     const [updates, next] = optimizer.update(g, state, p);
     state = next;
-    p = applyUpdates(p, updates);
+    p = shaped(applyUpdates(p, updates));
   }
 }

@@ -4,13 +4,13 @@
  */
 // Parameter trees (tree.ts, tree-math.ts, ravel.ts).
 export { treeMap, treeMap2, treeLeaves, treeFlatten, treeUnflatten, treeStructure, treeLeavesUpTo, isLeaf } from "./tree.js";
-export type { Tree, Leaf, TensorLeaf, TreeDef, IntoOptions } from "./tree.js";
+export type { Tree, Leaf, TensorLeaf, TreeDef, IntoOptions, Shaped, TreeLike } from "./tree.js";
 export { zerosLike, fullLike, treeAdd, treeSub, treeScale, treeAxpy, treeDot, treeNorm, treeSize } from "./tree-math.js";
 export { ravelTree } from "./ravel.js";
 export type { Raveled } from "./ravel.js";
 // Gradient transformations and optimizers, as optax's.
-export { chain, identity, scale, scaleBySchedule, scaleByLearningRate, applyUpdates } from "./transform.js";
-export type { GradientTransformation, Schedule, ScalarOrSchedule, CountState } from "./transform.js";
+export { gradientTransformation, chain, identity, scale, scaleBySchedule, scaleByLearningRate, applyUpdates } from "./transform.js";
+export type { GradientTransformation, ChainState, Schedule, ScalarOrSchedule, CountState } from "./transform.js";
 export { sgd, momentum } from "./optimizers/sgd.js";
 export type { SgdOptions, MomentumState } from "./optimizers/sgd.js";
 export { adam, scaleByAdam } from "./optimizers/adam.js";

@@ -3,27 +3,26 @@
  * `minimize` works on, its algorithms being written over R^n.
  */
 import ndarray from "ndarray";
-import { components, treeStructure, walk, type Leaf, type Tree, type TreeDef } from "./tree.js";
+import { components, treeStructure, walk, type Leaf, type Shaped, type Tree, type TreeDef, type TreeLike } from "./tree.js";
 
-export interface Raveled<T extends Tree> {
+/** A tree raveled: `T` is the type of the trees `unravel` makes (shaped like the raveled tree). */
+export interface Raveled<T = Tree> {
   /** The components of the tree, in the order of its leaves (each tensor row-major). */
   readonly vector: Float64Array;
-  readonly structure: TreeDef;
+  readonly structure: TreeDef<T>;
   /** A new tree of the structure, holding the components of `v` (copied). */
   unravel(v: ArrayLike<number>): T;
   /** The components of a tree of the same structure (a gradient), written into `out`. */
-  ravel(tree: Tree, out?: Float64Array): Float64Array;
+  ravel(tree: TreeLike<T>, out?: Float64Array): Float64Array;
 }
 
 /** Ravels `tree`; `name` is how messages call it (a gradient of another structure names the path). */
-export function ravelTree<T extends Tree>(tree: T, options: { caller?: string; name?: string } = {}): Raveled<T> {
+export function ravelTree<const T extends TreeLike<T>>(tree: T, options: { caller?: string; name?: string } = {}): Raveled<Shaped<T>> {
   const caller = options.caller ?? "ravelTree";
   const name = options.name ?? "tree";
   const structure = treeStructure(tree, caller, name);
   const numbers = structure.kind === "array" && structure.items.every((d) => d.kind === "number");
-  const unravel = (v: ArrayLike<number>): T => {
-    if (numbers) return Array.from(v) as unknown as T;
-    if (structure.kind === "vector") return Float64Array.from(v) as unknown as T;
+  const unravel = (v: ArrayLike<number>): Shaped<T> => {
     let at = 0;
     const build = (d: TreeDef): Tree => {
       switch (d.kind) {
@@ -48,12 +47,13 @@ export function ravelTree<T extends Tree>(tree: T, options: { caller?: string; n
           return assertNever(d);
       }
     };
-    return build(structure) as T;
+    const fresh: Tree = numbers ? Array.from(v) : structure.kind === "vector" ? Float64Array.from(v) : build(structure);
+    return fresh as Shaped<T>; // cast: built as tree's structure says, of numbers and float64 tensors
   };
   const vector = flat(tree);
   const size = vector.length;
   const template = unravel(vector);
-  const ravel = (other: Tree, out = new Float64Array(size)): Float64Array => {
+  const ravel = (other: unknown, out = new Float64Array(size)): Float64Array => {
     // the common cases without walking the tree: an array of numbers, a Float64Array
     if (numbers && Array.isArray(other) && other.length === size && copyNumbers(other, out)) return out;
     if (structure.kind === "vector" && other instanceof Float64Array && other.length === size) {
@@ -71,7 +71,7 @@ export function ravelTree<T extends Tree>(tree: T, options: { caller?: string; n
 }
 
 /** All of a tree's components in one new vector. */
-function flat(tree: Tree): Float64Array {
+function flat(tree: unknown): Float64Array {
   const parts: Leaf[] = [];
   let n = 0;
   walk("ravelTree", ["tree"], [tree], undefined, ([leaf]) => {

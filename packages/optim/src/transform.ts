@@ -6,7 +6,7 @@
  */
 import { OptimOptionsError } from "./errors.js";
 import { checkOptions } from "./options.js";
-import { zip2, treeMap, type Tree } from "./tree.js";
+import { zip2, treeMap, type Shaped, type Tree, type TreeLike } from "./tree.js";
 
 /** A learning rate (or any step size) as a function of the update count, starting at 0. */
 export type Schedule = (count: number) => number;
@@ -14,24 +14,41 @@ export type Schedule = (count: number) => number;
 export type ScalarOrSchedule = number | Schedule;
 
 /**
- * A gradient transformation. `update` takes the incoming updates (gradients, or the
- * output of the transformation before it in a chain), the state, and the current
- * parameters (needed by some, such as weight decay), and returns the outgoing updates
- * and the new state.
+ * A gradient transformation, with state of type `S`. `update` takes the incoming updates
+ * (gradients, or the output of the transformation before it in a chain), the state, and
+ * the current parameters (needed by some, such as weight decay), and returns the
+ * outgoing updates, shaped like the incoming ones, and the new state.
  */
 export interface GradientTransformation<S = unknown> {
+  init<const P extends TreeLike<P>>(params: P): S;
+  update<const T extends TreeLike<T>>(updates: T, state: S, params?: TreeLike<NoInfer<T>>): [Shaped<T>, S];
+}
+
+/**
+ * A gradient transformation from its two functions, written over trees (optax's
+ * `GradientTransformation(init, update)`): `update` must return updates shaped like the
+ * ones it is given, which the result's type then says.
+ */
+export function gradientTransformation<S>(functions: {
   init(params: Tree): S;
-  update<T extends Tree>(updates: T, state: S, params?: T): [T, S];
+  update(updates: Tree, state: S, params?: Tree): [Tree, S];
+}): GradientTransformation<S> {
+  // cast: the trees given are trees (their types say so), and update returns updates shaped like its own (the contract above)
+  return functions as GradientTransformation<S>;
 }
 
 /** The transformation that changes nothing. */
 export function identity(): GradientTransformation<null> {
-  return { init: () => null, update: (updates, state) => [updates, state] };
+  return gradientTransformation({ init: () => null, update: (updates, state) => [updates, state] });
 }
 
+/** The state of a chain of transformations: theirs, in order. */
+export type ChainState<Ts extends readonly GradientTransformation[]> = { readonly [K in keyof Ts]: StateOf<Ts[K]> };
+type StateOf<G> = G extends GradientTransformation<infer S> ? S : never;
+
 /** Applies the transformations in order; the state is the array of their states. */
-export function chain(...transforms: GradientTransformation[]): GradientTransformation<readonly unknown[]> {
-  return {
+export function chain<const Ts extends readonly GradientTransformation[]>(...transforms: Ts): GradientTransformation<ChainState<Ts>> {
+  return gradientTransformation<readonly unknown[]>({
     init: (params) => transforms.map((t) => t.init(params)),
     update: (updates, state, params) => {
       const next: unknown[] = [];
@@ -43,13 +60,13 @@ export function chain(...transforms: GradientTransformation[]): GradientTransfor
       });
       return [u, next];
     },
-  };
+  }) as GradientTransformation<ChainState<Ts>>; // cast: the k-th state is the k-th transformation's
 }
 
 /** Multiplies the updates by a constant. */
 export function scale(stepSize: number): GradientTransformation<null> {
   checkNumber("scale", "stepSize", stepSize);
-  return { init: () => null, update: (updates, state) => [treeMap((g) => stepSize * g, updates), state] };
+  return gradientTransformation({ init: () => null, update: (updates, state) => [treeMap((g) => stepSize * g, updates), state] });
 }
 
 /** The state of a transformation that counts its updates. */
@@ -59,17 +76,17 @@ export interface CountState {
 
 /** Multiplies the updates by `stepSize(count)`, count = 0 at the first update (optax's scale_by_schedule). */
 export function scaleBySchedule(stepSize: Schedule): GradientTransformation<CountState> {
-  return {
+  return gradientTransformation<CountState>({
     init: () => ({ count: 0 }),
     update: (updates, state) => {
       const s = stepSize(state.count);
       return [treeMap((g) => s * g, updates), { count: state.count + 1 }];
     },
-  };
+  });
 }
 
 /** Multiplies the updates by −learningRate (a descent step), or +learningRate with `flipSign: false`. */
-export function scaleByLearningRate(learningRate: ScalarOrSchedule, options: { flipSign?: boolean } = {}): GradientTransformation {
+export function scaleByLearningRate(learningRate: ScalarOrSchedule, options: { flipSign?: boolean } = {}): GradientTransformation<CountState | null> {
   checkOptions("scaleByLearningRate", options, { flipSign: "boolean" });
   const m = options.flipSign === false ? 1 : -1;
   if (typeof learningRate === "function") return scaleBySchedule((count) => m * learningRate(count));
@@ -78,7 +95,7 @@ export function scaleByLearningRate(learningRate: ScalarOrSchedule, options: { f
 }
 
 /** The parameters after a step: `params + updates`, componentwise. */
-export function applyUpdates<T extends Tree>(params: T, updates: Tree): T {
+export function applyUpdates<const T extends TreeLike<T>>(params: T, updates: TreeLike<NoInfer<T>>): Shaped<T> {
   return zip2("applyUpdates", ["params", "updates"], (p, u) => p + u, params, updates);
 }
 

@@ -4,40 +4,40 @@
  * scalings, `a·x + y`, inner products and norms over whole trees, with `into` variants
  * that write into an existing tree (no allocation) for loops.
  */
-import { components, forEachLeaf2, leafSize, treeLeaves, treeMap, zip2, type IntoOptions, type Tree } from "./tree.js";
+import { components, forEachLeaf2, leafSize, treeLeaves, treeMap, zip2, type IntoOptions, type Shaped, type TreeLike } from "./tree.js";
 
 /** A tree shaped like `tree`, every component `value` (0: zerosLike). */
-export function fullLike<T extends Tree>(tree: T, value: number, options: IntoOptions = {}): T {
+export function fullLike<const T extends TreeLike<T>>(tree: T, value: number, options: IntoOptions<NoInfer<T>> = {}): Shaped<T> {
   return treeMap(() => value, tree, options);
 }
 
 /** A tree shaped like `tree`, every component 0. */
-export function zerosLike<T extends Tree>(tree: T, options: IntoOptions = {}): T {
+export function zerosLike<const T extends TreeLike<T>>(tree: T, options: IntoOptions<NoInfer<T>> = {}): Shaped<T> {
   return fullLike(tree, 0, options);
 }
 
 /** `x + y`. */
-export function treeAdd<T extends Tree>(x: T, y: Tree, options: IntoOptions = {}): T {
+export function treeAdd<const T extends TreeLike<T>>(x: T, y: TreeLike<NoInfer<T>>, options: IntoOptions<NoInfer<T>> = {}): Shaped<T> {
   return zip2("treeAdd", ["x", "y"], (a, b) => a + b, x, y, options.into);
 }
 
 /** `x − y`. */
-export function treeSub<T extends Tree>(x: T, y: Tree, options: IntoOptions = {}): T {
+export function treeSub<const T extends TreeLike<T>>(x: T, y: TreeLike<NoInfer<T>>, options: IntoOptions<NoInfer<T>> = {}): Shaped<T> {
   return zip2("treeSub", ["x", "y"], (a, b) => a - b, x, y, options.into);
 }
 
 /** `alpha · x`. */
-export function treeScale<T extends Tree>(alpha: number, x: T, options: IntoOptions = {}): T {
+export function treeScale<const T extends TreeLike<T>>(alpha: number, x: T, options: IntoOptions<NoInfer<T>> = {}): Shaped<T> {
   return treeMap((a) => alpha * a, x, options);
 }
 
 /** `alpha · x + y` (BLAS's axpy); `{ into: y }` updates y in place. */
-export function treeAxpy<T extends Tree>(alpha: number, x: T, y: Tree, options: IntoOptions = {}): T {
+export function treeAxpy<const T extends TreeLike<T>>(alpha: number, x: T, y: TreeLike<NoInfer<T>>, options: IntoOptions<NoInfer<T>> = {}): Shaped<T> {
   return zip2("treeAxpy", ["x", "y"], (a, b) => alpha * a + b, x, y, options.into);
 }
 
 /** `⟨x, y⟩`: the sum of the products of their components. */
-export function treeDot(x: Tree, y: Tree): number {
+export function treeDot<const T extends TreeLike<T>>(x: T, y: TreeLike<NoInfer<T>>): number {
   let s = 0;
   forEachLeaf2("treeDot", ["x", "y"], x, y, (a, b) => {
     for (let i = 0; i < a.length; i++) s += a[i] * b[i];
@@ -46,7 +46,7 @@ export function treeDot(x: Tree, y: Tree): number {
 }
 
 /** The Euclidean norm of all of `x`'s components together (optax's global norm). */
-export function treeNorm(x: Tree): number {
+export function treeNorm<const T extends TreeLike<T>>(x: T): number {
   let s = 0;
   for (const leaf of treeLeaves(x)) {
     if (typeof leaf === "number") s += leaf * leaf;
@@ -56,6 +56,6 @@ export function treeNorm(x: Tree): number {
 }
 
 /** How many components (numbers and tensor elements) `x` has. */
-export function treeSize(x: Tree): number {
+export function treeSize<const T extends TreeLike<T>>(x: T): number {
   return treeLeaves(x).reduce<number>((n, leaf) => n + leafSize(leaf), 0);
 }

@@ -19,8 +19,49 @@ export type Leaf = number | TensorLeaf;
 /** A parameter tree: leaves in arrays (tuples) and plain objects (records), nested freely. */
 export type Tree = Leaf | readonly Tree[] | { readonly [key: string]: Tree };
 
-/** A tree's structure, without its numbers: what two trees must share to be zipped. */
-export type TreeDef =
+/**
+ * What a type `T` of trees is (`T extends TreeLike<T>`): a `Tree`, or a type whose fields
+ * are trees — so that an interface is a type of trees too (an interface has no index
+ * signature: it is no `{ readonly [key: string]: Tree }`). Where a second tree must be
+ * shaped like a first of type `T`, it is typed `TreeLike<T>`.
+ */
+export type TreeLike<T> = Tree | { readonly [K in keyof T]: TreeField<T[K]> };
+type TreeField<T> = Tree extends T
+  ? Tree
+  : T extends Leaf
+    ? Leaf
+    : T extends (...args: never) => unknown
+      ? never
+      : T extends object
+        ? { readonly [K in keyof T]: TreeField<T[K]> }
+        : Tree;
+
+/**
+ * A new tree shaped like a tree of type `T`, as this package returns one (a gradient as
+ * core returns it has this type too: core's `Untraced<T>`): numbers (a literal type
+ * widened), Float64Arrays and float64 ndarrays, in new, mutable arrays (a tuple stays a
+ * tuple) and records. For a tree type that has none of those literal types and readonly
+ * containers it is `T` itself; for `Tree` it is `Tree`.
+ */
+export type Shaped<T> = Tree extends T
+  ? Tree
+  : T extends number
+    ? number
+    : T extends Float64Array
+      ? Float64Array
+      : T extends NdArray
+        ? NdArray
+        : { -readonly [K in keyof T]: Shaped<T[K]> };
+
+/** The type of the trees a structure describes: no value has this key (treeUnflatten's result type). */
+declare const treeType: unique symbol;
+
+/**
+ * A tree's structure, without its numbers: what two trees must share to be zipped. `T` is
+ * the type of the trees it describes, for `treeUnflatten` to return.
+ */
+export type TreeDef<T = Tree> = TreeNode & { readonly [treeType]?: T };
+type TreeNode =
   | { readonly kind: "number" }
   | { readonly kind: "vector"; readonly length: number }
   | { readonly kind: "ndarray"; readonly shape: readonly number[] }
@@ -28,13 +69,13 @@ export type TreeDef =
   | { readonly kind: "record"; readonly keys: readonly string[]; readonly items: readonly TreeDef[] };
 
 /** Options of the elementwise maps: write the result into this tree (of the same structure) instead of a new one. */
-export interface IntoOptions {
+export interface IntoOptions<T = Tree> {
   /**
    * The tree to write the result into: its tensors are overwritten and its arrays and
    * records get the new numbers, so no buffer is allocated (a number at the root cannot
    * be overwritten: the result is returned). It may be one of the inputs.
    */
-  readonly into?: Tree;
+  readonly into?: TreeLike<T>;
 }
 
 /** Whether `v` is an ndarray (the npm package's view: data, shape, stride, offset). */
@@ -93,8 +134,8 @@ function notATree(caller: string, where: string, v: unknown): TreeStructureError
 }
 
 /** The structure of `tree`. */
-export function treeStructure(tree: Tree, caller = "treeStructure", name = "tree"): TreeDef {
-  return structureOf(caller, tree, name);
+export function treeStructure<const T extends TreeLike<T>>(tree: T, caller = "treeStructure", name = "tree"): TreeDef<Shaped<T>> {
+  return structureOf(caller, tree, name) as TreeDef<Shaped<T>>; // cast: the structure of trees of tree's type
 }
 
 function structureOf(caller: string, v: unknown, path: string): TreeDef {
@@ -110,7 +151,7 @@ function structureOf(caller: string, v: unknown, path: string): TreeDef {
 }
 
 /** The leaves of `tree`, in order (arrays by index, records by their keys' order). */
-export function treeLeaves(tree: Tree): Leaf[] {
+export function treeLeaves<const T extends TreeLike<T>>(tree: T): Leaf[] {
   const out: Leaf[] = [];
   walk("treeLeaves", ["tree"], [tree], undefined, (leaves) => {
     out.push(leaves[0]);
@@ -120,14 +161,14 @@ export function treeLeaves(tree: Tree): Leaf[] {
 }
 
 /** `[leaves, structure]`, as jax.tree.flatten. */
-export function treeFlatten(tree: Tree): [Leaf[], TreeDef] {
+export function treeFlatten<const T extends TreeLike<T>>(tree: T): [Leaf[], TreeDef<Shaped<T>>] {
   return [treeLeaves(tree), treeStructure(tree, "treeFlatten")];
 }
 
 /** The tree of structure `def` with these leaves (each of the dims `def` says), as jax.tree.unflatten. */
-export function treeUnflatten(def: TreeDef, leaves: readonly Leaf[]): Tree {
+export function treeUnflatten<T = Tree>(def: TreeDef<T>, leaves: readonly Leaf[]): T {
   let next = 0;
-  const build = (d: TreeDef, path: string): Tree => {
+  const build = (d: TreeDef<unknown>, path: string): Tree => {
     switch (d.kind) {
       case "number":
       case "vector":
@@ -156,7 +197,7 @@ export function treeUnflatten(def: TreeDef, leaves: readonly Leaf[]): Tree {
   if (next !== leaves.length) {
     throw new TreeStructureError(`treeUnflatten: ${leaves.length} leaves given, the structure has ${next}; pass one leaf per leaf of the structure.`);
   }
-  return tree;
+  return tree as T; // cast: built as def says, of the dims it says, as the trees def was taken from
 }
 
 /** The sizes of the leaves of a structure, in order. */
@@ -229,7 +270,7 @@ export function walk(
   caller: string,
   names: readonly string[],
   trees: readonly unknown[],
-  into: Tree | undefined,
+  into: unknown,
   visit: (leaves: Leaf[], path: string, target: Leaf | undefined) => Leaf,
 ): Tree {
   const all = into === undefined ? trees : [...trees, into];
@@ -362,7 +403,7 @@ function output(like: TensorLeaf, target: Leaf | undefined): { data: Float64Arra
 }
 
 /** `fn` applied to every component of `tree`, as a tree of its structure. */
-export function treeMap<T extends Tree>(fn: (x: number) => number, tree: T, options: IntoOptions = {}): T {
+export function treeMap<const T extends TreeLike<T>>(fn: (x: number) => number, tree: T, options: IntoOptions<NoInfer<T>> = {}): Shaped<T> {
   return walk("treeMap", ["tree"], [tree], options.into, ([x], _path, target) => {
     if (typeof x === "number") return fn(x);
     const xs = components(x);
@@ -370,16 +411,28 @@ export function treeMap<T extends Tree>(fn: (x: number) => number, tree: T, opti
     const o = out.data;
     for (let i = 0; i < o.length; i++) o[i] = fn(xs[i]);
     return out.finish();
-  }) as T;
+  }) as Shaped<T>; // cast: walk builds a tree shaped like its first, of numbers and float64 tensors
 }
 
 /** `fn` applied to the components of `a` and `b` (trees of one structure) pairwise, as a tree shaped like `a`. */
-export function treeMap2<T extends Tree>(fn: (a: number, b: number) => number, a: T, b: Tree, options: IntoOptions = {}): T {
+export function treeMap2<const T extends TreeLike<T>>(
+  fn: (a: number, b: number) => number,
+  a: T,
+  b: TreeLike<NoInfer<T>>,
+  options: IntoOptions<NoInfer<T>> = {},
+): Shaped<T> {
   return zip2("treeMap2", ["a", "b"], fn, a, b, options.into);
 }
 
 /** treeMap2 under another caller's name (the vector-space operations and the optimizers). */
-export function zip2<T extends Tree>(caller: string, names: readonly [string, string], fn: (a: number, b: number) => number, a: T, b: Tree, into?: Tree): T {
+export function zip2<const T extends TreeLike<T>>(
+  caller: string,
+  names: readonly [string, string],
+  fn: (a: number, b: number) => number,
+  a: T,
+  b: TreeLike<NoInfer<T>>,
+  into?: TreeLike<NoInfer<T>>,
+): Shaped<T> {
   return walk(caller, names, [a, b], into, ([x, y], _path, target) => {
     if (typeof x === "number") return fn(x, y as number);
     const xs = components(x);
@@ -388,11 +441,11 @@ export function zip2<T extends Tree>(caller: string, names: readonly [string, st
     const o = out.data;
     for (let i = 0; i < o.length; i++) o[i] = fn(xs[i], ys[i]);
     return out.finish();
-  }) as T;
+  }) as Shaped<T>; // cast: as treeMap's
 }
 
 /** Calls `body` with the components of every leaf of `a` and `b` (trees of one structure), in order. */
-export function forEachLeaf2(caller: string, names: readonly [string, string], a: Tree, b: Tree, body: (x: ArrayLike<number>, y: ArrayLike<number>) => void): void {
+export function forEachLeaf2(caller: string, names: readonly [string, string], a: unknown, b: unknown, body: (x: ArrayLike<number>, y: ArrayLike<number>) => void): void {
   walk(caller, names, [a, b], undefined, ([x, y]) => {
     if (typeof x === "number") body([x], [y as number]);
     else body(components(x), components(y as TensorLeaf));

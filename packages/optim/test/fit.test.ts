@@ -29,7 +29,7 @@ describe("fit", () => {
     let p = { w: 0, b: 0 };
     const losses: number[] = [];
     for (let i = 0; i <= 20; i++) {
-      const [l, g] = valueAndGrad(loss, p) as [number, { w: number; b: number }];
+      const [l, g] = valueAndGrad(loss, p);
       losses.push(l);
       if (i < 20) p = { w: p.w - 0.05 * g.w, b: p.b - 0.05 * g.b };
     }
@@ -66,7 +66,7 @@ describe("the demo's half-moons network, trained with fit and sgd (examples/half
     let net = initialNet;
     const losses: number[] = [];
     for (let i = 0; i <= 30; i++) {
-      const [l, gnet] = valueAndGrad(crossEntropy, net) as [number, Net];
+      const [l, gnet] = valueAndGrad(crossEntropy, net);
       losses.push(l);
       net = step(net, gnet, 0.5);
     }

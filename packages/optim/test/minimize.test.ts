@@ -92,11 +92,11 @@ describe("parameter trees", () => {
       add(mul(mul(p.a, p.a), dot(p.b, p.b) as Scalar), mul(index(p.m, [0, 1]), mul(index(p.b, 0), index(p.m, [1, 1]))));
     const point: P = { a: 1.5, b: new Float64Array([0.5, -2]), m: ndarray(new Float64Array([1, 2, 3, 4]), [2, 2]) };
     const raveled = ravelTree(point);
-    const H = denseHessian(raveled.structure, hessianAt<P>(g, point), 7);
+    const H = denseHessian(raveled.structure, hessianAt(g, point), 7);
     for (let j = 0; j < 7; j++) {
       const e = new Float64Array(7);
       e[j] = 1;
-      const column = raveled.ravel(hvp(g, point, raveled.unravel(e)) as Tree);
+      const column = raveled.ravel(hvp(g, point, raveled.unravel(e)));
       for (let i = 0; i < 7; i++) expect(H[i * 7 + j]).toBeCloseTo(column[i], 12);
     }
   });
@@ -150,9 +150,8 @@ describe("bounds (lbfgs as L-BFGS-B)", () => {
   });
 
   it("bounds as trees or numbers, a fixed component, x0 outside the box, and their errors", () => {
-    type P = { a: number; b: Float64Array };
     const f = (p: { a: Scalar; b: Tensor }) => add(square(sub(p.a, 5)), sum(square(sub(p.b, 5))) as Scalar);
-    const r = minimize(f, { a: 0, b: new Float64Array([0, 0]) } as P, {
+    const r = minimize(f, { a: 0, b: new Float64Array([0, 0]) }, {
       bounds: { lower: { a: -1, b: new Float64Array([7, 1]) }, upper: { a: 2, b: new Float64Array([9, 1]) } },
     });
     expect(r.x.a).toBe(2); // at its upper bound

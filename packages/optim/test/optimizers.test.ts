@@ -7,11 +7,11 @@ import { describe, expect, it } from "vitest";
 import {
   applyUpdates, chain, clipByGlobalNorm, constantSchedule, cosineDecaySchedule, exponentialDecay, identity, joinSchedules, linearSchedule,
   momentum, piecewiseConstantSchedule, polynomialSchedule, rmsprop, scale, scaleByLearningRate, scaleByRms, sgd, treeNorm,
-  warmupCosineDecaySchedule, OptimOptionsError, type GradientTransformation, type Tree,
+  warmupCosineDecaySchedule, OptimOptionsError, type GradientTransformation, type Shaped, type Tree,
 } from "../src/index.js";
 
 /** Runs `t` on the gradient sequence (params fixed at `params`), returning each step's updates. */
-function run<T extends Tree>(t: GradientTransformation, grads: T[], params?: T): T[] {
+function run<T extends Tree>(t: GradientTransformation, grads: T[], params?: T): Shaped<T>[] {
   let state = t.init(params ?? grads[0]);
   return grads.map((g) => {
     const [u, next] = t.update(g, state, params);

@@ -8,7 +8,7 @@
 import type { Objective } from "../core.js";
 import { OptimOptionsError } from "../errors.js";
 import { checkOptions } from "../options.js";
-import type { Tree } from "../tree.js";
+import type { Shaped, Tree, TreeLike } from "../tree.js";
 import { bfgs } from "./bfgs.js";
 import { lbfgs } from "./lbfgs.js";
 import { lbfgsb, type Box } from "./lbfgsb.js";
@@ -21,14 +21,14 @@ import { trustExact } from "./trust-exact.js";
 export type Method = "lbfgs" | "bfgs" | "newton-cg" | "trust-exact";
 
 /** What the callback is given after each iteration. */
-export interface Iterate<T extends Tree> {
+export interface Iterate<T = Tree> {
   readonly nit: number;
   readonly x: T;
   readonly fun: number;
   readonly jac: T;
 }
 
-export interface MinimizeOptions<T extends Tree> {
+export interface MinimizeOptions<T = Tree> {
   /** The algorithm (default "lbfgs"; SciPy's default is BFGS). */
   readonly method?: Method;
   /** SciPy's `tol`: sets gtol (lbfgs, bfgs, trust-exact), ftol (lbfgs) or xtol (newton-cg) where not given. */
@@ -49,7 +49,7 @@ export interface MinimizeOptions<T extends Tree> {
    * lbfgs: bounds l ≤ x ≤ u (L-BFGS-B), each a number for every component or a tree
    * shaped like x0; ±Infinity, or leaving one out, for none.
    */
-  readonly bounds?: { readonly lower?: number | Tree; readonly upper?: number | Tree };
+  readonly bounds?: { readonly lower?: number | TreeLike<T>; readonly upper?: number | TreeLike<T> };
   /** trust-exact: the first trust radius (1), the largest (1000), and the acceptance threshold η (0.15). */
   readonly initialTrustRadius?: number;
   readonly maxTrustRadius?: number;
@@ -59,7 +59,7 @@ export interface MinimizeOptions<T extends Tree> {
 }
 
 /** SciPy's OptimizeResult, with `x` and `jac` shaped like x0. */
-export interface MinimizeResult<T extends Tree> {
+export interface MinimizeResult<T = Tree> {
   readonly x: T;
   readonly fun: number;
   readonly jac: T;
@@ -99,8 +99,15 @@ const MESSAGES: { readonly [S in Stop]: string } = {
 
 const SUCCESS: ReadonlySet<Stop> = new Set(["gtol", "ftol", "xtol"]);
 
-/** Minimizes `f` from `x0` (any parameter tree) by `options.method`. */
-export function minimize<T extends Tree>(f: Objective<T>, x0: T, options: MinimizeOptions<T> = {}): MinimizeResult<T> {
+/**
+ * Minimizes `f` from `x0` (any parameter tree) by `options.method`. The tree's type is
+ * `x0`'s (`f` is checked against it, and typed by it when written inline).
+ */
+export function minimize<const T extends TreeLike<T>>(
+  f: Objective<NoInfer<T>>,
+  x0: T,
+  options: MinimizeOptions<Shaped<NoInfer<T>>> = {},
+): MinimizeResult<Shaped<T>> {
   checkOptions("minimize", options, { ...METHOD_OPTIONS.lbfgs, ...METHOD_OPTIONS["trust-exact"], xtol: "number" });
   const method = options.method ?? "lbfgs";
   if (!(method in METHOD_OPTIONS)) {

@@ -4,9 +4,9 @@
  * one compiled gradient (compileGrad), its Hessian-vector products and Hessian from
  * wengert's forward-over-reverse, and SciPy's counters (nfev, njev, nhev).
  */
-import { hessianAt, hvpAt, valueAndGradOf, type Objective } from "../core.js";
+import { hessianAt, hvpAt, valueAndGradOf, type AnyObjective } from "../core.js";
 import { ravelTree, type Raveled } from "../ravel.js";
-import { components, defSizes, treeLeavesUpTo, type TensorLeaf, type Tree, type TreeDef } from "../tree.js";
+import { components, defSizes, treeLeavesUpTo, type Shaped, type TensorLeaf, type Tree, type TreeDef, type TreeLike } from "../tree.js";
 
 export interface Counts {
   /** Evaluations of f (each with its gradient: they come from one trace). */
@@ -29,7 +29,7 @@ export interface Problem {
 }
 
 /** `f` at trees shaped like `x0`, over the vectors of their components. */
-export function problemOf<T extends Tree>(f: Objective<T>, x0: T): { problem: Problem; raveled: Raveled<T> } {
+export function problemOf<const T extends TreeLike<T>>(f: AnyObjective, x0: T): { problem: Problem; raveled: Raveled<Shaped<T>> } {
   const raveled = ravelTree(x0, { caller: "minimize", name: "x0" });
   const valueAndGrad = valueAndGradOf(f);
   const n = raveled.vector.length;

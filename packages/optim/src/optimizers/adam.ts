@@ -13,7 +13,7 @@
 import { checkOptions, checkRange } from "../options.js";
 import { zerosLike } from "../tree-math.js";
 import { zip2, type Tree } from "../tree.js";
-import { chain, checkRate, scaleByLearningRate, type GradientTransformation, type ScalarOrSchedule } from "../transform.js";
+import { chain, checkRate, gradientTransformation, scaleByLearningRate, type CountState, type GradientTransformation, type ScalarOrSchedule } from "../transform.js";
 
 export interface AdamOptions {
   /** Decay of the first moment (default 0.9). */
@@ -47,7 +47,7 @@ export function scaleByAdam(options: AdamOptions = {}): GradientTransformation<A
   checkRange("scaleByAdam", "b2", b2, 0, 1);
   checkRange("scaleByAdam", "eps", eps, 0, Infinity);
   checkRange("scaleByAdam", "epsRoot", epsRoot, 0, Infinity);
-  return {
+  return gradientTransformation<AdamState>({
     init: (params) => ({ count: 0, mu: zerosLike(params), nu: zerosLike(params) }),
     update: (updates, state) => {
       const mu = zip2("scaleByAdam", ["updates", "state.mu"], (g, t) => (1 - b1) * g + b1 * t, updates, state.mu);
@@ -59,9 +59,9 @@ export function scaleByAdam(options: AdamOptions = {}): GradientTransformation<A
       const out = nesterov
         ? zip2("scaleByAdam", ["mu", "nu"], (m, v) => m / denominator(v), nesterovMoment(b1, count, mu, updates), nu)
         : zip2("scaleByAdam", ["mu", "nu"], (m, v) => m / c1 / denominator(v), mu, nu);
-      return [out as typeof updates, { count, mu, nu }]; // mu and nu are shaped like the updates
+      return [out, { count, mu, nu }]; // mu and nu are shaped like the updates
     },
-  };
+  });
 }
 
 /** NAdam's corrected first moment: b1·mu/(1 − b1^{t+1}) + (1 − b1)·g/(1 − b1^t). */
@@ -72,7 +72,7 @@ function nesterovMoment(b1: number, count: number, mu: Tree, updates: Tree): Tre
 }
 
 /** Adam: optax.adam = chain(scaleByAdam, scaleByLearningRate). */
-export function adam(learningRate: ScalarOrSchedule, options: AdamOptions = {}): GradientTransformation {
+export function adam(learningRate: ScalarOrSchedule, options: AdamOptions = {}): GradientTransformation<readonly [AdamState, CountState | null]> {
   checkRate("adam", learningRate);
   return chain(scaleByAdam(options), scaleByLearningRate(learningRate));
 }

@@ -6,13 +6,13 @@
 import { OptimOptionsError } from "../errors.js";
 import { checkOptions } from "../options.js";
 import { zip2 } from "../tree.js";
-import { chain, checkRate, scaleByLearningRate, type CountState, type GradientTransformation, type ScalarOrSchedule } from "../transform.js";
-import { ADAM_OPTIONS, scaleByAdam, type AdamOptions } from "./adam.js";
+import { chain, checkRate, gradientTransformation, scaleByLearningRate, type CountState, type GradientTransformation, type ScalarOrSchedule } from "../transform.js";
+import { ADAM_OPTIONS, scaleByAdam, type AdamOptions, type AdamState } from "./adam.js";
 
 /** Adds `weightDecay · params` to the updates (a schedule is read at the update count, from 0). */
 export function addDecayedWeights(weightDecay: ScalarOrSchedule): GradientTransformation<CountState> {
   checkRate("addDecayedWeights", weightDecay);
-  return {
+  return gradientTransformation<CountState>({
     init: () => ({ count: 0 }),
     update: (updates, state, params) => {
       if (params === undefined) {
@@ -22,7 +22,7 @@ export function addDecayedWeights(weightDecay: ScalarOrSchedule): GradientTransf
       const out = s === 0 ? updates : zip2("addDecayedWeights", ["updates", "params"], (g, p) => g + s * p, updates, params);
       return [out, { count: state.count + 1 }];
     },
-  };
+  });
 }
 
 export interface AdamWOptions extends AdamOptions {
@@ -31,7 +31,7 @@ export interface AdamWOptions extends AdamOptions {
 }
 
 /** AdamW: optax.adamw. */
-export function adamw(learningRate: ScalarOrSchedule, options: AdamWOptions = {}): GradientTransformation {
+export function adamw(learningRate: ScalarOrSchedule, options: AdamWOptions = {}): GradientTransformation<readonly [AdamState, CountState, CountState | null]> {
   checkRate("adamw", learningRate);
   checkOptions("adamw", options, { ...ADAM_OPTIONS, weightDecay: "number" });
   const { weightDecay = 1e-4, ...adamOptions } = options;

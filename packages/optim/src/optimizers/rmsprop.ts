@@ -9,8 +9,8 @@
 import { checkOptions, checkRange } from "../options.js";
 import { fullLike, zerosLike } from "../tree-math.js";
 import { zip2, type Tree } from "../tree.js";
-import { chain, checkRate, identity, scaleByLearningRate, type GradientTransformation, type ScalarOrSchedule } from "../transform.js";
-import { momentum } from "./sgd.js";
+import { chain, checkRate, gradientTransformation, identity, scaleByLearningRate, type CountState, type GradientTransformation, type ScalarOrSchedule } from "../transform.js";
+import { momentum, type MomentumState } from "./sgd.js";
 
 export interface RmsOptions {
   /** ρ, the decay of the mean square (default 0.9). */
@@ -40,7 +40,7 @@ export function scaleByRms(options: RmsOptions = {}): GradientTransformation<Rms
   const { decay = 0.9, eps = 1e-8, initialScale = 0, epsInSqrt = true, centered = false } = options;
   checkRange("scaleByRms", "decay", decay, 0, 1);
   const root = epsInSqrt ? (n: number) => 1 / Math.sqrt(n + eps) : (n: number) => 1 / (Math.sqrt(n) + eps);
-  return {
+  return gradientTransformation<RmsState>({
     init: (params) => ({ nu: fullLike(params, initialScale), mu: centered ? zerosLike(params) : null }),
     update: (updates, state) => {
       const nu = zip2("scaleByRms", ["updates", "state.nu"], (g, t) => (1 - decay) * (g * g) + decay * t, updates, state.nu);
@@ -49,7 +49,7 @@ export function scaleByRms(options: RmsOptions = {}): GradientTransformation<Rms
       const variance = zip2("scaleByRms", ["nu", "mu"], (n, m) => n - m * m, nu, mu);
       return [zip2("scaleByRms", ["updates", "variance"], (g, v) => root(v) * g, updates, variance), { nu, mu }];
     },
-  };
+  });
 }
 
 export interface RmspropOptions extends RmsOptions {
@@ -60,7 +60,10 @@ export interface RmspropOptions extends RmsOptions {
 }
 
 /** RMSProp: optax.rmsprop. */
-export function rmsprop(learningRate: ScalarOrSchedule, options: RmspropOptions = {}): GradientTransformation {
+export function rmsprop(
+  learningRate: ScalarOrSchedule,
+  options: RmspropOptions = {},
+): GradientTransformation<readonly [RmsState, CountState | null, MomentumState | null]> {
   checkRate("rmsprop", learningRate);
   checkOptions("rmsprop", options, { ...RMS_OPTIONS, momentum: "number", nesterov: "boolean" });
   const { momentum: mu, nesterov, ...rms } = options;

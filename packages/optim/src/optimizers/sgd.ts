@@ -7,7 +7,7 @@
 import { checkOptions, checkRange } from "../options.js";
 import { zerosLike } from "../tree-math.js";
 import { zip2, type Tree } from "../tree.js";
-import { chain, checkRate, identity, scaleByLearningRate, type GradientTransformation, type ScalarOrSchedule } from "../transform.js";
+import { chain, checkRate, gradientTransformation, identity, scaleByLearningRate, type CountState, type GradientTransformation, type ScalarOrSchedule } from "../transform.js";
 
 export interface MomentumState {
   /** m_t, shaped like the parameters. */
@@ -19,14 +19,14 @@ export function momentum(decay: number, options: { nesterov?: boolean } = {}): G
   checkRange("momentum", "decay", decay, 0, 1);
   checkOptions("momentum", options, { nesterov: "boolean" });
   const accumulate = (g: number, t: number) => g + decay * t;
-  return {
+  return gradientTransformation<MomentumState>({
     init: (params) => ({ trace: zerosLike(params) }),
     update: (updates, state) => {
       const trace = zip2("momentum", ["updates", "state.trace"], accumulate, updates, state.trace);
       const out = options.nesterov ? zip2("momentum", ["updates", "trace"], accumulate, updates, trace) : trace;
       return [out, { trace }];
     },
-  };
+  });
 }
 
 export interface SgdOptions {
@@ -37,7 +37,7 @@ export interface SgdOptions {
 }
 
 /** `u = −α g`, with momentum if asked: optax.sgd. */
-export function sgd(learningRate: ScalarOrSchedule, options: SgdOptions = {}): GradientTransformation {
+export function sgd(learningRate: ScalarOrSchedule, options: SgdOptions = {}): GradientTransformation<readonly [MomentumState | null, CountState | null]> {
   checkRate("sgd", learningRate);
   checkOptions("sgd", options, { momentum: "number", nesterov: "boolean" });
   return chain(
