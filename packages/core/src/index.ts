@@ -16,8 +16,8 @@ export {
   slice, index, gather, scatterAdd, concat, stack, unstack, where, conv2d, shapeOf,
 } from "./api/tensor.js";
 export type { TensorArg, TensorResult, RealResult, Conv2dOptions } from "./api/tensor.js";
-export { Tensor } from "./trace/tensor.js";
-export type { NdArray, ConcreteTensor } from "./trace/tensor.js";
+export { Tensor } from "./trace/host-tensor.js";
+export type { NdArray, ConcreteTensor } from "./trace/host-tensor.js";
 export { TraceTerm } from "./trace/term.js";
 // Tape buffers kept between calls for reuse (bounded): for memory accounting.
 export { keptBytes as pooledBytes } from "./trace/columns.js";

@@ -36,7 +36,7 @@ import { OutputTypeError } from "../errors.js";
 import { allNumbers, flatten, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
 import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
-import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor } from "../trace/tensor.js";
+import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor } from "../trace/host-tensor.js";
 import { tracing, type Guard, type Scalar } from "../trace/tracer.js";
 import { compileReplay, type Replay } from "../jit/gradient.js";
 import { rdWithValue } from "./rd.js";

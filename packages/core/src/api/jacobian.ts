@@ -11,7 +11,7 @@ import { run } from "../eval/evaluate.js";
 import { ClosedTraceError, WengertError } from "../errors.js";
 import { size, type Dims } from "@wengert/ops";
 import { countLeaves, leafShapes, unflatten, type Shape } from "../structure.js";
-import { fromDense, Tensor } from "../trace/tensor.js";
+import { fromDense, Tensor } from "../trace/host-tensor.js";
 import { basisVector, componentCount, components, componentsOf, fromComponents, leafComponents } from "./components.js";
 import type { Tape } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";

@@ -8,7 +8,7 @@
  */
 import { BINARY_NAMES, binaryOps, predicates, UNARY_NAMES, unaryOps, type BinaryName, type OpName, type PredicateName, type UnaryName } from "@wengert/ops";
 import { CODE } from "../trace/opcodes.js";
-import { isTensorLike, type NdArray } from "../trace/tensor.js";
+import { isTensorLike, type NdArray } from "../trace/host-tensor.js";
 import { applyBinary, applyUnary, decide, decideTensor, isScalar, type Operand, type Real, type Scalar } from "../trace/tracer.js";
 import type { RealOf, TensorOf } from "./types.js";
 import type * as self from "./primitives.js";

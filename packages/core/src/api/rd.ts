@@ -11,7 +11,7 @@ import { differentiate } from "../diff/differentiate.js";
 import { reverseSweep } from "../diff/sweep.js";
 import { OutputTypeError } from "../errors.js";
 import { leafShapes, typeString, unflatten, type Shape } from "../structure.js";
-import { fromDense } from "../trace/tensor.js";
+import { fromDense } from "../trace/host-tensor.js";
 import type { TraceTerm } from "../trace/term.js";
 import { primal, type Scalar } from "../trace/tracer.js";
 import { apply, checkOptionKeys, isOutermost, leavesLike, trace, type Fn, type Inspect, type RdOptions, type TracedFn } from "./transform.js";

@@ -14,7 +14,7 @@ import { hostTyped } from "./host-typed.js";
 import { describe, flatten, flattenLike, leafShapes, REAL, showValue, typeString, unflatten, type Shape } from "../structure.js";
 import type { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
-import { concreteShape, fromDense, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense } from "../trace/tensor.js";
+import { concreteShape, fromDense, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense } from "../trace/host-tensor.js";
 import { closeTrace, isOperand, live, openTrace, primalOf, Real, sinkFor, TIE_MODES, wrap, type Operand, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
 
 export interface RdOptions {

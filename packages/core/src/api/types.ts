@@ -10,7 +10,7 @@
  * "outside any trace" means statically; a value `f` closes over is invisible to them
  * (README, "Types": the paper's nested example, and what happens then).
  */
-import type { AnyNdArray, NdArray, Tensor } from "../trace/tensor.js";
+import type { AnyNdArray, NdArray, Tensor } from "../trace/host-tensor.js";
 import type { Real, Scalar } from "../trace/tracer.js";
 
 /** A tensor the user holds. */

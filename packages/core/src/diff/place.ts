@@ -8,7 +8,7 @@
  */
 import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
-import { ownedCopy } from "../trace/tensor.js";
+import { ownedCopy } from "../trace/host-tensor.js";
 import type { Guard, Trace } from "../trace/tracer.js";
 
 /** How to replay a term in a sink that does not extend it. */

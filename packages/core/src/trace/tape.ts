@@ -27,7 +27,7 @@ export interface Extra {
 const SCALAR: Dims = [];
 import { alloc, kernels, release, sameDims, size, type Buf, type Dims } from "@wengert/ops";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, tensorSpec } from "./opcodes.js";
-import type { Dense } from "./tensor.js";
+import type { Dense } from "./host-tensor.js";
 import { giveColumn, isKept, takeColumn, type Column } from "./columns.js";
 
 const ADD = CODE.add;

@@ -7,7 +7,7 @@
  */
 import { run } from "../eval/evaluate.js";
 import { flattenLike, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
-import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor, type Dense } from "./tensor.js";
+import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor, type Dense } from "./host-tensor.js";
 import { InputTypeError } from "../errors.js";
 import { printTerm } from "./print.js";
 import type { Tape } from "./tape.js";

@@ -20,7 +20,7 @@ import { atCallSite } from "./callsite.js";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, IS_TENSOR_OP, KERNELS, KINKS, PRIMITIVES, primitiveOf, tensorSpec } from "./opcodes.js";
 import { applyLifted, Lifted, liftedPrimal } from "./lifted.js";
 import { compute, Tape } from "./tape.js";
-import { isConcreteTensor, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense } from "./tensor.js";
+import { isConcreteTensor, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense } from "./host-tensor.js";
 
 export type TieMode = "warn" | "error" | "ignore";
 export const TIE_MODES: readonly TieMode[] = ["warn", "error", "ignore"];
