@@ -7,7 +7,7 @@
  * differences of ⟨w, f(x + h u)⟩ (up to truncation error).
  */
 import { rng } from "@wengert/ops";
-import { GradientCheckError, WengertError } from "../errors.js";
+import { GradientCheckError, WengertError, type GradCheck, type GradCheckReport } from "../errors.js";
 import { leafShapes, showValue } from "../structure.js";
 import { componentCount, componentsOf, fromComponents } from "./components.js";
 import { jvpAs } from "./forward.js";
@@ -28,19 +28,8 @@ export interface CheckGradOptions extends RdOptions {
   readonly seed?: number;
 }
 
-export interface GradCheck {
-  readonly direction: number;
-  readonly test: "reverse vs finite differences" | "forward vs reverse";
-  readonly expected: number;
-  readonly got: number;
-  readonly error: number;
-  readonly ok: boolean;
-}
-
-export interface GradCheckReport {
-  readonly ok: boolean;
-  readonly checks: readonly GradCheck[];
-}
+// the report is what a GradientCheckError carries: declared with it (errors.ts, the bottom layer)
+export type { GradCheck, GradCheckReport } from "../errors.js";
 
 const dot = (a: readonly number[], b: readonly number[]): number => a.reduce((s, x, i) => s + x * b[i], 0);
 

@@ -37,7 +37,8 @@ import { allNumbers, flatten, leafShapes, REAL, typeString, unflatten, type Shap
 import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor } from "../trace/host-tensor.js";
-import { tracing, type Guard, type Scalar } from "../trace/tracer.js";
+import type { Scalar } from "../trace/traced.js";
+import { tracing, type Guard } from "../trace/tracer.js";
 import { compileReplay, type Replay } from "../jit/gradient.js";
 import { rdWithValue } from "./rd.js";
 import { apply, trace, type Fn, type RdOptions, type TracedFn } from "./transform.js";

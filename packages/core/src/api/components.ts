@@ -8,7 +8,7 @@ import { size } from "@wengert/ops";
 import { WengertError } from "../errors.js";
 import { leafShapes, unflatten, type Shape } from "../structure.js";
 import { fromDense, isConcreteTensor, toDense } from "../trace/host-tensor.js";
-import { isOperand } from "../trace/tracer.js";
+import { isOperand } from "../trace/traced.js";
 import { leafShape } from "./transform.js";
 import { flatten } from "../structure.js";
 

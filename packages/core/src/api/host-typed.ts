@@ -13,8 +13,7 @@
  * silently do nothing. Such results are handed back behind a proxy that throws instead.
  */
 import { TracedOperatorError } from "../errors.js";
-import { Tensor } from "../trace/host-tensor.js";
-import { Real } from "../trace/tracer.js";
+import { Real, Tensor } from "../trace/traced.js";
 
 /** Members of Float64Array, ndarray and number that a traced value lacks. */
 const HOST_MEMBERS: ReadonlySet<PropertyKey> = new Set<PropertyKey>([

@@ -13,7 +13,8 @@ import { OutputTypeError } from "../errors.js";
 import { leafShapes, typeString, unflatten, type Shape } from "../structure.js";
 import { fromDense } from "../trace/host-tensor.js";
 import type { TraceTerm } from "../trace/term.js";
-import { primal, type Scalar } from "../trace/tracer.js";
+import { primal } from "../trace/record.js";
+import type { Scalar } from "../trace/traced.js";
 import { apply, checkOptionKeys, isOutermost, leavesLike, trace, type Fn, type Inspect, type RdOptions, type TracedFn } from "./transform.js";
 import type { Cotangent, Like, Mode, Output, RealIn, Traced } from "./types.js";
 

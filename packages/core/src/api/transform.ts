@@ -14,8 +14,10 @@ import { hostTyped } from "./host-typed.js";
 import { describe, flatten, flattenLike, leafShapes, REAL, showValue, typeString, unflatten, type Shape } from "../structure.js";
 import type { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
-import { concreteShape, fromDense, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense } from "../trace/host-tensor.js";
-import { closeTrace, isOperand, live, openTrace, primalOf, Real, sinkFor, TIE_MODES, wrap, type Operand, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
+import { concreteShape, fromDense, ownedCopy } from "../trace/host-tensor.js";
+import { atomOf, isOperand, live, Real, Tensor, type Operand } from "../trace/traced.js";
+import { primalOf, wrap } from "../trace/record.js";
+import { closeTrace, openTrace, sinkFor, TIE_MODES, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
 
 export interface RdOptions {
   /**
@@ -137,7 +139,7 @@ export function closeTraceWith(opened: OpenedTrace, y: unknown): TracedFn {
   let term: TraceTerm;
   try {
     const out = flatten(y, "f(x)", isOperand, "the output of f", (m) => new OutputTypeError(`${caller}: ${m}`), leafShape);
-    const outAtoms = out.leaves.map((leaf) => t.atomOf(leaf));
+    const outAtoms = out.leaves.map((leaf) => atomOf(t, leaf));
     term = new TraceTerm(t.tape, [{ name: "x", shape, atoms }], { shape: out.shape, atoms: outAtoms });
   } catch (e) {
     abandonTrace(opened, e);
@@ -278,9 +280,9 @@ export function apply(
   if (traced.trace.settings.checkNaN && !t.settings.checkNaN) t.nanCaller = traced.trace.caller;
   let d: Emitted;
   try {
-    d = transform(term, t, extra.leaves.map((s) => t.atomOf(s)), {
-      inputs: traced.point.map((p) => t.atomOf(p)),
-      free: (v) => t.atomOf(v as Operand),
+    d = transform(term, t, extra.leaves.map((s) => atomOf(t, s)), {
+      inputs: traced.point.map((p) => atomOf(t, p)),
+      free: (v) => atomOf(t, v as Operand),
       guards: traced.trace.guards,
       opaque: traced.trace.opaque,
     });

@@ -10,8 +10,8 @@
  * "outside any trace" means statically; a value `f` closes over is invisible to them
  * (README, "Types": the paper's nested example, and what happens then).
  */
-import type { AnyNdArray, NdArray, Tensor } from "../trace/host-tensor.js";
-import type { Real, Scalar } from "../trace/tracer.js";
+import type { AnyNdArray, NdArray } from "../trace/host-tensor.js";
+import type { Real, Scalar, Tensor } from "../trace/traced.js";
 
 /** A tensor the user holds. */
 type HostTensor = Float64Array | AnyNdArray;

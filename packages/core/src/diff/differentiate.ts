@@ -26,7 +26,8 @@
  */
 import { broadcastDims, kernels, sameDims, size, sumTo, type Contribution, type Dims } from "@wengert/ops";
 import { ARITY, CODE, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP, primitiveOf, scalarSpec, tensorSpec } from "../trace/opcodes.js";
-import { emitterFor, type Trace } from "../trace/tracer.js";
+import { emitterFor } from "../trace/emitter.js";
+import type { Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity, place, type Emitted, type Placement } from "./place.js";
 

@@ -11,7 +11,8 @@
  */
 import { broadcastDims, sameDims } from "@wengert/ops";
 import { CODE, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP, primitiveOf, scalarSpec, tensorSpec } from "../trace/opcodes.js";
-import { emitterFor, type Trace } from "../trace/tracer.js";
+import { emitterFor } from "../trace/emitter.js";
+import type { Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity, liveness, place, type Emitted, type Placement } from "./place.js";
 
