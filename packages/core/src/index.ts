@@ -4,7 +4,7 @@
 // First and last (trace/extent.ts): a bundler emits wengert's modules between these two.
 import "./trace/extent.js";
 export { rd, grad, valueAndGrad, fd, traceOf, derivativeOf } from "./api/rd.js";
-export type { RdOptions } from "./api/transform.js";
+export type { RdOptions } from "./api/options.js";
 // What f receives, and what comes back (outside any trace numbers and tensors, inside traced values).
 export type { Traced, Untraced, Cotangent, Like, Jacobian, Hessian } from "./api/types.js";
 export * from "./api/primitives.js";

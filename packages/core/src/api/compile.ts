@@ -41,7 +41,9 @@ import type { Scalar } from "../trace/traced.js";
 import { tracing, type Guard } from "../trace/tracer.js";
 import { compileReplay, type Replay } from "../jit/gradient.js";
 import { rdWithValue } from "./rd.js";
-import { apply, trace, type Fn, type RdOptions, type TracedFn } from "./transform.js";
+import type { RdOptions } from "./options.js";
+import { trace, type Fn, type TracedFn } from "./tracing.js";
+import { emitTransformed } from "./transform.js";
 import type { Cotangent, Like, Mode, RealIn } from "./types.js";
 
 interface Cached {
@@ -115,7 +117,7 @@ export function compileGrad<P>(f: (x: P) => Scalar, options: RdOptions = {}): Co
     }
     // f closed over values of an enclosing trace: its gradient depends on them, so it is emitted there, as grad's is
     if (term.tape.frees.length > 0) {
-      const { outputs, results } = apply(traced, differentiate, SEED, term.params[0].shape);
+      const { outputs, results } = emitTransformed(traced, differentiate, { extra: SEED, resultShape: term.params[0].shape });
       return [outputs[0] as number, unflatten(term.params[0].shape, results)];
     }
     const replayable = !traced.trace.opaque && !traced.trace.settings.checkNaN;
@@ -198,7 +200,12 @@ function interpret(c: Cached, inputs: readonly number[]): [number, number[]] | n
  */
 function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean): [number, unknown, TensorReplay | null] {
   const { term } = traced;
-  const applied = apply(traced, differentiate, SEED, term.params[0].shape, undefined, true, replayable ? "both" : "neither");
+  const applied = emitTransformed(traced, differentiate, {
+    extra: SEED,
+    resultShape: term.params[0].shape,
+    outermost: true,
+    keep: replayable ? "both" : "neither",
+  });
   const value = applied.outputs[0] as number;
   const g = unflatten(term.params[0].shape, applied.results);
   const program = applied.term;

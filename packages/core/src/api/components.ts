@@ -9,7 +9,7 @@ import { WengertError } from "../errors.js";
 import { leafShapes, unflatten, type Shape } from "../structure.js";
 import { fromDense, isConcreteTensor, toDense } from "../trace/host-tensor.js";
 import { isOperand } from "../trace/traced.js";
-import { leafShape } from "./transform.js";
+import { leafShape } from "./tracing.js";
 import { flatten } from "../structure.js";
 
 /** The components of an untraced value of structure `shape` (numbers and tensors). */

@@ -2,7 +2,7 @@
  * @file The types of values at the API boundary: as `f` receives them, and as the
  * transformations hand them back.
  *
- * They follow one runtime rule (transform.ts, `apply`): a transformation's results are
+ * They follow one runtime rule (transform.ts, `emitTransformed`): a transformation's results are
  * traced values of the enclosing trace (`Real`, `Tensor`) when anything it depends on
  * — a leaf of `x`, of the seed or tangent, or a value `f` closes over — belongs to a
  * live trace; otherwise they are numbers and tensors (`x`'s tensors in `x`'s containers,

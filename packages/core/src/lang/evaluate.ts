@@ -16,7 +16,8 @@
  * error.
  */
 import { rdOfTrace } from "../api/rd.js";
-import { abandonTrace, closeTraceWith, openTraceAt, type Inspect } from "../api/transform.js";
+import { abandonTrace, closeTraceWith, openTraceAt } from "../api/tracing.js";
+import type { Inspect } from "../api/transform.js";
 import { WengertError } from "../errors.js";
 import { assertNever } from "../structure.js";
 import { CODE, scalarCodeOf } from "../trace/opcodes.js";

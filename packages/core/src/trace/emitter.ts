@@ -34,16 +34,16 @@ function emitterMethods(): object {
   for (const name of UNARY_NAMES) {
     const code = CODE[name];
     m[name] = function (this: This, x: number) {
-      return this.sink.apply(code, x);
+      return this.sink.record(code, x);
     };
   }
   for (const name of BINARY_NAMES) {
     const code = CODE[name];
     m[name] = function (this: This, a: number, b: number) {
-      return this.sink.apply(code, a, b);
+      return this.sink.record(code, a, b);
     };
   }
-  const op = (sink: Trace, name: keyof typeof CODE, args: readonly number[], params?: unknown): number => sink.applyOp(CODE[name], args, params);
+  const op = (sink: Trace, name: keyof typeof CODE, args: readonly number[], params?: unknown): number => sink.recordOp(CODE[name], args, params);
   const reduce = (name: "sum" | "max" | "min" | "logsumexp") =>
     function (this: This, x: number, axes: readonly number[], keepdims: boolean) {
       return op(this.sink, name, [x], { axes, keepdims });

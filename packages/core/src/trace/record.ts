@@ -34,12 +34,12 @@ export function applyUnary(code: number, x: Scalar): Scalar;
 export function applyUnary(code: number, x: unknown): Operand;
 export function applyUnary(code: number, x: unknown): Operand {
   // the common case first: a real of an open trace without checks
-  if (x instanceof Real && x.trace.fast && KINKS[code] === undefined) return new Real(x.trace, x.trace.tape.apply(code, x.atom));
+  if (x instanceof Real && x.trace.fast && KINKS[code] === undefined) return new Real(x.trace, x.trace.tape.append(code, x.atom));
   const p = primitiveOf(code);
   if (typeof x === "number") return (p.spec.forward as (x: number) => number)(x);
   if (x instanceof Real) {
     const t = live(x, p.name);
-    return new Real(t, t.apply(code, x.atom));
+    return new Real(t, t.record(code, x.atom));
   }
   // a user rule's real under another emitter (lifted.ts)
   if (x instanceof Lifted) return applyLifted(code, p.name, [x]) as unknown as Scalar;
@@ -54,17 +54,17 @@ export function applyBinary(code: number, a: unknown, b: unknown): Operand {
   if (a instanceof Real) {
     const t = a.trace;
     if (t.fast) {
-      if (b instanceof Real && b.trace === t) return new Real(t, t.tape.apply(code, a.atom, b.atom));
-      if (typeof b === "number") return new Real(t, t.tape.applyLiteral(code, a.atom, b, false));
+      if (b instanceof Real && b.trace === t) return new Real(t, t.tape.append(code, a.atom, b.atom));
+      if (typeof b === "number") return new Real(t, t.tape.appendWithLiteral(code, a.atom, b, false));
     }
   } else if (typeof a === "number" && b instanceof Real && b.trace.fast) {
     const t = b.trace;
-    return new Real(t, t.tape.applyLiteral(code, b.atom, a, true));
+    return new Real(t, t.tape.appendWithLiteral(code, b.atom, a, true));
   }
   if ((a instanceof Real || typeof a === "number") && (b instanceof Real || typeof b === "number")) {
     const t = innermost(code, a, b);
     if (t === null) return KERNELS[code](a as number, b as number);
-    return new Real(t, t.apply(code, atomOf(t, a), atomOf(t, b)));
+    return new Real(t, t.record(code, atomOf(t, a), atomOf(t, b)));
   }
   if (a instanceof Lifted || b instanceof Lifted) return applyLifted(code, primitiveOf(code).name, [a, b]) as unknown as Scalar;
   return applyGeneric(code, [a, b], undefined);
@@ -106,7 +106,7 @@ export function applyGeneric(code: number, args: readonly unknown[], params: unk
   const t = innermostOf(name, args as Operand[]);
   if (t !== null) {
     const atoms = (args as Operand[]).map((a) => atomOf(t, a));
-    const v = IS_TENSOR_OP[code] ? t.applyOp(code, atoms, params) : t.apply(code, atoms[0], atoms[1] ?? 0);
+    const v = IS_TENSOR_OP[code] ? t.recordOp(code, atoms, params) : t.record(code, atoms[0], atoms[1] ?? 0);
     return wrap(t, v);
   }
   const ds = (args as Operand[]).map((a, i) => denseOf(a, `${name}'s argument ${i + 1}`));

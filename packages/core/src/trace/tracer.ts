@@ -32,8 +32,8 @@ export interface TraceSettings {
   /**
    * The trace will be replayed at other points (compileGrad), so its decisions are kept
    * as guards; so are those of every trace opened inside it, whose terms may be placed
-   * in it with their guards (diff/place.ts). Other traces keep none: a guard per
-   * decision was a fifth of the time of `grad` on a loop that decides at every step.
+   * in it with their guards (diff/place.ts). Other traces keep none: on a loop that
+   * decides at every step, a guard per decision is a large share of `grad`'s time.
    */
   readonly replayable: boolean;
 }
@@ -84,8 +84,8 @@ export class Trace {
   /**
    * Open and unchecked: a primitive on its reals is appended to the tape and nothing
    * else (kinks aside). The one field the common paths read (applyUnary, applyBinary,
-   * decide): W1's trace took 8–13% longer with `closed`, `checked` and the kink table
-   * read per instruction.
+   * decide), kept up to date when `closed` or `checked` change: those paths run once per
+   * traced operation, where every further read is a measurable share of tracing.
    */
   get fast(): boolean {
     return this.unchecked;
@@ -130,26 +130,26 @@ export class Trace {
   }
 
   /** Record a primitive; kinked primitives evaluated at their kink are reported. */
-  apply(code: number, a: number, b = 0): number {
+  record(code: number, a: number, b = 0): number {
     const tape = this.tape;
     if (tape.x[a] !== 0 || (ARITY[code] === 2 && tape.x[b] !== 0)) return this.applyElementwise(code, a, b);
     return this.applyScalar(code, a, b);
   }
 
-  /** `apply` on variables known to be reals (what almost every traced operation is). */
+  /** `record` on variables known to be reals (what almost every traced operation is). */
   applyScalar(code: number, a: number, b = 0): number {
-    return this.checked || KINKS[code] !== undefined ? this.applyChecked(code, a, b) : this.tape.apply(code, a, b);
+    return this.checked || KINKS[code] !== undefined ? this.recordChecked(code, a, b) : this.tape.append(code, a, b);
   }
 
   /** `applyScalar` with its checks: kinks, NaN, the trace's length. */
-  private applyChecked(code: number, a: number, b: number): number {
+  private recordChecked(code: number, a: number, b: number): number {
     const tape = this.tape;
     const kink = KINKS[code];
     if (kink !== undefined && tape.op[a] !== CONST && kink(tape.val[a])) {
       const spec = primitiveOf(code).spec as UnaryOp;
       this.tie(`${primitiveOf(code).name}(${tape.val[a]}) was evaluated at its kink; wengert uses ${spec.kink!.convention}`);
     }
-    const v = tape.apply(code, a, b);
+    const v = tape.append(code, a, b);
     if (this.checksNaN() && !Number.isFinite(tape.val[v])) this.reportNaN(code, a, b, v);
     if (tape.length > this.maxLength) this.checkLength();
     return v;
@@ -176,12 +176,12 @@ export class Trace {
   }
 
   /** Record a tensor primitive with its static parameters; shapes are checked here. */
-  applyOp(code: number, args: readonly number[], params: unknown): number {
+  recordOp(code: number, args: readonly number[], params: unknown): number {
     const tape = this.tape;
     const spec = tensorSpec(code);
     const dims = spec.shape(args.map((v) => tape.dims(v)), params);
     if (typeof dims === "string") throw shapeError(primitiveOf(code).name, dims, args.map((v) => tape.dims(v)));
-    const v = tape.applyOp(code, args, params, dims);
+    const v = tape.appendOp(code, args, params, dims);
     if (spec.tie !== undefined && tape.op[v] !== CONST) {
       const tie = spec.tie(args.map((u) => tape.value(u)), args.map((u) => tape.dims(u)), params, tape.value(v));
       if (tie !== null) this.tie(tie);
