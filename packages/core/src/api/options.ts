@@ -33,9 +33,12 @@ export const RD_OPTIONS = ["ties", "checkNaN", "maxTraceLength"];
  * silently leave a check off (chekNaN, checkNaN: "yes").
  */
 export function checkOptionKeys(caller: string, options: unknown, known: readonly string[] = RD_OPTIONS): void {
-  if (typeof options !== "object" || options === null) throw new WengertError(`${caller}: options is ${describe(options)}; expected an object such as { checkNaN: true }.`);
+  if (typeof options !== "object" || options === null) {
+    throw new WengertError(`${caller}: options is ${describe(options)}; expected an object such as { checkNaN: true }.`);
+  }
   for (const k in options) {
-    if (!known.includes(k)) throw new WengertError(`${caller}: options.${k} is not an option; the options are ${known.slice(0, -1).join(", ")} and ${known.at(-1)}.`);
+    if (known.includes(k)) continue;
+    throw new WengertError(`${caller}: options.${k} is not an option; the options are ${known.slice(0, -1).join(", ")} and ${known.at(-1)}.`);
   }
 }
 
@@ -46,9 +49,13 @@ export function settingsOf(caller: string, options: RdOptions, replayable: boole
   if (!TIE_MODES.includes(ties)) {
     throw new WengertError(`${caller}: options.ties is ${JSON.stringify(ties)}; expected one of ${TIE_MODES.map((m) => `"${m}"`).join(", ")}.`);
   }
-  if (options.checkNaN !== undefined && typeof options.checkNaN !== "boolean") throw new WengertError(`${caller}: options.checkNaN is ${showValue(options.checkNaN)}; expected true or false.`);
+  if (options.checkNaN !== undefined && typeof options.checkNaN !== "boolean") {
+    throw new WengertError(`${caller}: options.checkNaN is ${showValue(options.checkNaN)}; expected true or false.`);
+  }
   const maxLength = options.maxTraceLength ?? Infinity;
-  if (typeof maxLength !== "number" || !(maxLength > 0)) throw new WengertError(`${caller}: options.maxTraceLength is ${showValue(maxLength)}; expected a positive number.`);
+  if (typeof maxLength !== "number" || !(maxLength > 0)) {
+    throw new WengertError(`${caller}: options.maxTraceLength is ${showValue(maxLength)}; expected a positive number.`);
+  }
   // every settings object has the same fields in the same order: the tracer reads them per instruction
   return { ties, checkNaN: options.checkNaN === true, maxLength, replayable };
 }

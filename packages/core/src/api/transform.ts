@@ -25,7 +25,8 @@ function enclosing(traced: TracedFn, extras: readonly Operand[]): Trace | null {
     for (let k = 0; k < values.length; k++) {
       const v = values[k];
       // numbers first: x is often thousands of them
-      if (typeof v !== "number" && (v instanceof Real || v instanceof Tensor) && !v.trace.closed && (target === null || v.trace.level > target.level)) target = v.trace;
+      if (typeof v === "number" || !(v instanceof Real || v instanceof Tensor) || v.trace.closed) continue;
+      if (target === null || v.trace.level > target.level) target = v.trace;
     }
   }
   return target;

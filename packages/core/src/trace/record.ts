@@ -101,7 +101,9 @@ function denseOf(v: Operand, where: string): Dense {
 export function applyGeneric(code: number, args: readonly unknown[], params: unknown): Operand {
   const name = primitiveOf(code).name;
   args.forEach((a, i) => {
-    if (!isOperand(a)) throw new WengertError(`${name}: argument ${i + 1} is ${describe(a)}; expected a number, a tensor (ndarray or Float64Array) or a traced value${atCallSite()}.`);
+    if (isOperand(a)) return;
+    const expected = "a number, a tensor (ndarray or Float64Array) or a traced value";
+    throw new WengertError(`${name}: argument ${i + 1} is ${describe(a)}; expected ${expected}${atCallSite()}.`);
   });
   const t = innermostOf(name, args as Operand[]);
   if (t !== null) {
@@ -194,7 +196,8 @@ export function decideTensor(name: PredicateName, a: unknown, b: unknown): Concr
   if (t !== null && !oneVariable(a, b)) {
     const ties = kernels.zip(va, da.dims, vb, db.dims, dims, (x, y) => (x === y ? 1 : 0));
     const at = ties.indexOf(1);
-    if (at >= 0) t.tie(`${name} was decided at a tie (element ${at} of the mask ${showDims(dims)}: both sides ${va instanceof Float64Array ? va[at % va.length] : va})`);
+    const both = at >= 0 && va instanceof Float64Array ? va[at % va.length] : va;
+    if (at >= 0) t.tie(`${name} was decided at a tie (element ${at} of the mask ${showDims(dims)}: both sides ${both})`);
   }
   return ndarray(kernels.zip(va, da.dims, vb, db.dims, dims, (x, y) => (test(x, y) ? 1 : 0)), [...dims]) as ConcreteTensor;
 }

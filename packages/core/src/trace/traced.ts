@@ -108,7 +108,10 @@ export class Tensor {
    */
   get value(): NdArray {
     if (this.trace.closed) {
-      throw new ClosedTraceError(`A traced tensor (dims ${showDims(this.dims)}) was read after the ${this.trace.caller} call that traced it returned; return what you need from f instead.`);
+      throw new ClosedTraceError(
+        `A traced tensor (dims ${showDims(this.dims)}) was read after the ${this.trace.caller} call that traced it returned; ` +
+          `return what you need from f instead.`,
+      );
     }
     this.trace.opaque = true;
     return ndarray(this.trace.tape.buf(this.atom).slice(), [...this.dims]);

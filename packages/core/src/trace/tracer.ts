@@ -168,7 +168,11 @@ export class Trace {
     const kink = KINKS[code];
     if (kink !== undefined && tape.op[a] !== CONST) {
       const at = tape.buf(a).findIndex((t) => kink(t));
-      if (at >= 0) this.tie(`${primitiveOf(code).name} was evaluated at its kink (element ${at} of a tensor ${showDims(tape.dims(a))} is ${tape.buf(a)[at]}); wengert uses ${(primitiveOf(code).spec as UnaryOp).kink!.convention}`);
+      if (at >= 0) {
+        const { name, spec } = primitiveOf(code);
+        const convention = (spec as UnaryOp).kink!.convention;
+        this.tie(`${name} was evaluated at its kink (element ${at} of a tensor ${showDims(tape.dims(a))} is ${tape.buf(a)[at]}); wengert uses ${convention}`);
+      }
     }
     const v = tape.applyElementwise(code, a, b, dims);
     this.checkResult(code, unary ? [a] : [a, b], v);
