@@ -42,7 +42,8 @@ export type Container = "ndarray" | "float64array";
 
 /** The structure of a tensor the user holds: its dims and its container. */
 export function concreteShape(v: ConcreteTensor): Shape {
-  return v instanceof Float64Array ? { kind: "tensor", dims: [v.length], container: "float64array" } : { kind: "tensor", dims: [...v.shape], container: "ndarray" };
+  if (v instanceof Float64Array) return { kind: "tensor", dims: [v.length], container: "float64array" };
+  return { kind: "tensor", dims: [...v.shape], container: "ndarray" };
 }
 
 const NUMERIC = new Set(["float64", "float32", "int8", "int16", "int32", "uint8", "uint8_clamped", "uint16", "uint32", "array", "generic"]);
@@ -103,9 +104,14 @@ function badView(v: AnyNdArray): { problem: string; fix: string } | null {
     else hi += reach;
   }
   if (lo >= 0 && hi < length) return null;
-  const problem = `whose elements lie at data[${lo}] to data[${hi}] (offset ${offset}, stride ${showDims(stride)}), but its data has ${length} element${length === 1 ? "" : "s"}`;
+  const problem =
+    `whose elements lie at data[${lo}] to data[${hi}] (offset ${offset}, stride ${showDims(stride)}), ` +
+    `but its data has ${length} element${length === 1 ? "" : "s"}`;
   if (lo < 0) return { problem, fix: "A negative stride needs an offset at the axis's last element (as .step(-1) sets it); fix its stride or offset" };
-  return { problem, fix: `Give it data of at least ${hi + 1} elements (ndarray(data, shape) needs data.length ≥ the product of the dims), or fix its shape, stride or offset` };
+  const fix =
+    `Give it data of at least ${hi + 1} elements (ndarray(data, shape) needs data.length ≥ the product of the dims), ` +
+    `or fix its shape, stride or offset`;
+  return { problem, fix };
 }
 
 function rowMajor(dims: Dims, stride: readonly number[]): boolean {

@@ -12,6 +12,9 @@
  * inner derivative, exactly as the outer differentiation variable is free in the
  * inner trace term of the paper's nested examples (end of Sec. 3). Traced values:
  * traced.ts; recording a primitive on them: record.ts.
+ *
+ * The stack lives with the Trace: opening one makes a Trace, and a Trace that throws at
+ * a tie marks every open trace unreplayable (`tie`).
  */
 import { broadcastDims, showDims, type PredicateName, type UnaryOp } from "@wengert/ops";
 import { NaNError, TieError, TraceLengthError, WengertError } from "../errors.js";
