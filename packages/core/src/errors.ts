@@ -1,7 +1,6 @@
 /**
  * @file Every error wengert raises on a user's mistake: what, where, and the fix.
  */
-import type { GradCheckReport } from "./api/checkGrad.js";
 
 export class WengertError extends Error {
   constructor(message: string) {
@@ -53,6 +52,22 @@ export class ArgumentError extends WengertError {}
 
 /** A user primitive's spec (defineOp) is malformed, or its rule returned the wrong thing. */
 export class DefineOpError extends WengertError {}
+
+/** One comparison checkGrad made along one direction. */
+export interface GradCheck {
+  readonly direction: number;
+  readonly test: "reverse vs finite differences" | "forward vs reverse";
+  readonly expected: number;
+  readonly got: number;
+  readonly error: number;
+  readonly ok: boolean;
+}
+
+/** What checkGrad found: every check, and whether all passed. */
+export interface GradCheckReport {
+  readonly ok: boolean;
+  readonly checks: readonly GradCheck[];
+}
 
 /** checkGrad found a derivative that disagrees with finite differences or with forward mode. */
 export class GradientCheckError extends WengertError {

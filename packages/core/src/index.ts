@@ -4,20 +4,22 @@
 // First and last (trace/extent.ts): a bundler emits wengert's modules between these two.
 import "./trace/extent.js";
 export { rd, grad, valueAndGrad, fd, traceOf, derivativeOf } from "./api/rd.js";
-export type { RdOptions } from "./api/transform.js";
+export type { RdOptions } from "./api/options.js";
 // What f receives, and what comes back (outside any trace numbers and tensors, inside traced values).
 export type { Traced, Untraced, Cotangent, Like, Jacobian, Hessian } from "./api/types.js";
 export * from "./api/primitives.js";
-export { Real, primal, isScalar } from "./trace/tracer.js";
-export type { Scalar, TieMode, Operand } from "./trace/tracer.js";
+export { Real, isScalar } from "./trace/traced.js";
+export { primal } from "./trace/record.js";
+export type { Scalar, Operand } from "./trace/traced.js";
+export type { TieMode } from "./trace/tracer.js";
 // Tensors (docs/tensors.md): ndarrays and Float64Arrays in, traced tensors inside f.
 export {
   sum, mean, max, min, logsumexp, softmax, logSoftmax, reshape, transpose, broadcastTo, matmul, dot, outer,
   slice, index, gather, scatterAdd, concat, stack, unstack, where, conv2d, shapeOf,
 } from "./api/tensor.js";
 export type { TensorArg, TensorResult, RealResult, Conv2dOptions } from "./api/tensor.js";
-export { Tensor } from "./trace/tensor.js";
-export type { NdArray, ConcreteTensor } from "./trace/tensor.js";
+export { Tensor } from "./trace/traced.js";
+export type { NdArray, ConcreteTensor } from "./trace/host-tensor.js";
 export { TraceTerm } from "./trace/term.js";
 // Tape buffers kept between calls for reuse (bounded): for memory accounting.
 export { keptBytes as pooledBytes } from "./trace/columns.js";

@@ -10,7 +10,7 @@ import { BINARY_NAMES, binaryOps, PREDICATE_NAMES, predicates, UNARY_NAMES, unar
 import { describe, expect, it, vi } from "vitest";
 import * as api from "../src/index.js";
 import { abs, add, compileGrad, cos, div, exp, grad, gt, lt, mul, sin, square, sub, tanh, traceOf, type Scalar } from "../src/index.js";
-import { trace } from "../src/api/transform.js";
+import { trace } from "../src/api/tracing.js";
 import { compileReplay } from "../src/jit/gradient.js";
 import { KERNELS } from "../src/trace/opcodes.js";
 import { COMPARISON, javascript, literal } from "../src/jit/javascript.js";

@@ -36,11 +36,14 @@ import { OutputTypeError } from "../errors.js";
 import { allNumbers, flatten, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
 import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
-import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor } from "../trace/tensor.js";
-import { tracing, type Guard, type Scalar } from "../trace/tracer.js";
+import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor } from "../trace/host-tensor.js";
+import type { Scalar } from "../trace/traced.js";
+import { tracing, type Guard } from "../trace/tracer.js";
 import { compileReplay, type Replay } from "../jit/gradient.js";
 import { rdWithValue } from "./rd.js";
-import { apply, trace, type Fn, type RdOptions, type TracedFn } from "./transform.js";
+import type { RdOptions } from "./options.js";
+import { trace, type Fn, type TracedFn } from "./tracing.js";
+import { emitTransformed } from "./transform.js";
 import type { Cotangent, Like, Mode, RealIn } from "./types.js";
 
 interface Cached {
@@ -114,7 +117,7 @@ export function compileGrad<P>(f: (x: P) => Scalar, options: RdOptions = {}): Co
     }
     // f closed over values of an enclosing trace: its gradient depends on them, so it is emitted there, as grad's is
     if (term.tape.frees.length > 0) {
-      const { outputs, results } = apply(traced, differentiate, SEED, term.params[0].shape);
+      const { outputs, results } = emitTransformed(traced, differentiate, { extra: SEED, resultShape: term.params[0].shape });
       return [outputs[0] as number, unflatten(term.params[0].shape, results)];
     }
     const replayable = !traced.trace.opaque && !traced.trace.settings.checkNaN;
@@ -197,7 +200,12 @@ function interpret(c: Cached, inputs: readonly number[]): [number, number[]] | n
  */
 function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean): [number, unknown, TensorReplay | null] {
   const { term } = traced;
-  const applied = apply(traced, differentiate, SEED, term.params[0].shape, undefined, true, replayable ? "both" : "neither");
+  const applied = emitTransformed(traced, differentiate, {
+    extra: SEED,
+    resultShape: term.params[0].shape,
+    outermost: true,
+    keep: replayable ? "both" : "neither",
+  });
   const value = applied.outputs[0] as number;
   const g = unflatten(term.params[0].shape, applied.results);
   const program = applied.term;

@@ -18,7 +18,9 @@ import { DefineOpError, NaNError, WengertError } from "../errors.js";
 import { describe } from "../structure.js";
 import { Lifted, type CodeEmitter } from "../trace/lifted.js";
 import { codeOf, registerPrimitive } from "../trace/opcodes.js";
-import { applyBinary, applyUnary, isScalar, live, Real, type Scalar, type Trace } from "../trace/tracer.js";
+import { applyBinary, applyUnary } from "../trace/record.js";
+import { atomOf, isScalar, live, Real, type Scalar } from "../trace/traced.js";
+import type { Trace } from "../trace/tracer.js";
 
 export interface OpSpec {
   /** The name it prints with and is called by in the term language. */
@@ -139,7 +141,7 @@ function numbersOnly(name: string, which: string, results: Scalar[]): number[] {
 
 /** Run a user rule on traced reals of the sink; check and return its results as atoms. */
 function runRule(name: string, which: string, t: Trace, results: unknown, count: number): number[] {
-  return checkResults(name, which, results, count).map((r) => t.atomOf(r));
+  return checkResults(name, which, results, count).map((r) => atomOf(t, r));
 }
 
 /** Calls of user primitives' reverse rules on numbers: kept results serve only the next call. */

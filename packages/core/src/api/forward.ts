@@ -8,9 +8,12 @@ import { ArgumentError, NaNError, WengertError } from "../errors.js";
 import { showValue, unflatten } from "../structure.js";
 import { atCallSite } from "../trace/callsite.js";
 import { ARITY, CONST, FIRST_PRIMITIVE, FREE, INPUT, primitiveOf } from "../trace/opcodes.js";
-import { primal, Real, type Scalar } from "../trace/tracer.js";
+import { primal } from "../trace/record.js";
+import { Real, type Scalar } from "../trace/traced.js";
 import { tangentSweep } from "../diff/tangents.js";
-import { apply, isOutermost, leavesLike, trace, type Fn, type RdOptions } from "./transform.js";
+import type { RdOptions } from "./options.js";
+import { leavesLike, trace, type Fn } from "./tracing.js";
+import { emitTransformed, isOutermost } from "./transform.js";
 import type { Like, Mode, Output, Traced } from "./types.js";
 
 /**
@@ -36,7 +39,7 @@ export function jvpAs(caller: string, f: Fn, x: unknown, v: unknown, options?: R
     return [value, unflatten(out, dt)];
   }
   // nobody keeps the term either: its columns (and at the outermost level its buffers) are recycled
-  const { outputs, results } = apply(traced, pushforward, { name: "v", shape: xs, leaves: tangents }, out, undefined, false, "neither");
+  const { outputs, results } = emitTransformed(traced, pushforward, { extra: { name: "v", shape: xs, leaves: tangents }, resultShape: out, keep: "neither" });
   return [unflatten(out, outputs), unflatten(out, results)];
 }
 

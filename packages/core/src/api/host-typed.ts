@@ -7,14 +7,13 @@
  * the paper's nested example `1.rd_1(x. x × 1.rd_1(y. x + y))` — its results are traced
  * values of that enclosing trace, as they must be for the outer derivative to go through
  * them (Sec. 3: the free variables of the inner trace term). JavaScript operators on a
- * traced real already throw a TracedOperatorError (tracer.ts); what a Float64Array, an
+ * traced real already throw a TracedOperatorError (traced.ts); what a Float64Array, an
  * ndarray or a number offers besides operators (elements, `length`, iteration, `data`,
  * `get`, `toFixed`) would read `undefined` on a traced value, and a loop over it would
  * silently do nothing. Such results are handed back behind a proxy that throws instead.
  */
 import { TracedOperatorError } from "../errors.js";
-import { Tensor } from "../trace/tensor.js";
-import { Real } from "../trace/tracer.js";
+import { Real, Tensor } from "../trace/traced.js";
 
 /** Members of Float64Array, ndarray and number that a traced value lacks. */
 const HOST_MEMBERS: ReadonlySet<PropertyKey> = new Set<PropertyKey>([

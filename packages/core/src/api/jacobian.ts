@@ -11,15 +11,18 @@ import { run } from "../eval/evaluate.js";
 import { ClosedTraceError, WengertError } from "../errors.js";
 import { size, type Dims } from "@wengert/ops";
 import { countLeaves, leafShapes, unflatten, type Shape } from "../structure.js";
-import { fromDense, Tensor } from "../trace/tensor.js";
+import { fromDense } from "../trace/host-tensor.js";
+import { Real, Tensor, type Operand, type Scalar } from "../trace/traced.js";
 import { basisVector, componentCount, components, componentsOf, fromComponents, leafComponents } from "./components.js";
 import type { Tape } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";
-import { primal, Real, type Operand, type Scalar } from "../trace/tracer.js";
+import { primal } from "../trace/record.js";
 import { realSeed } from "./rd.js";
 import { jvpAs } from "./forward.js";
 import { hvpSweep, hvpSweeper } from "../diff/hvp-sweep.js";
-import { apply, isOutermost, leavesLike, trace, userValue, type Fn, type RdOptions, type TracedFn } from "./transform.js";
+import type { RdOptions } from "./options.js";
+import { leavesLike, trace, userValue, type Fn, type TracedFn } from "./tracing.js";
+import { emitTransformed, isOutermost } from "./transform.js";
 import type { Cotangent, Hessian, Jacobian, Like, Mode, Output, Traced } from "./types.js";
 
 const caller = (traced: TracedFn): string => traced.trace.caller;
@@ -55,7 +58,7 @@ export function vjp<const X, Y>(f: (x: Traced<X>) => Y, x: X, options?: RdOption
       run(tape, vals, term.tape.length, [...traced.point.map(primal), ...(leaves as number[])]);
       return unflatten(xs, built.output.atoms.map((v) => vals[v])) as Cotangent<X, S>;
     }
-    const applied = apply(traced, differentiate, { name: "W", shape: out, leaves }, xs);
+    const applied = emitTransformed(traced, differentiate, { extra: { name: "W", shape: out, leaves }, resultShape: xs });
     if (applied.term !== null && term.tape.frees.length === 0) built = applied.term;
     return unflatten(xs, applied.results) as Cotangent<X, S>;
   };
@@ -63,7 +66,7 @@ export function vjp<const X, Y>(f: (x: Traced<X>) => Y, x: X, options?: RdOption
   const outShapes = leafShapes(out);
   const value = isOutermost(traced, [])
     ? term.output.atoms.map((v, j) => userValue(term.tape, v, outShapes[j]))
-    : apply(traced, replay, { name: "*", shape: { kind: "tuple", items: [] }, leaves: [] }, out).outputs;
+    : emitTransformed(traced, replay, { extra: { name: "*", shape: { kind: "tuple", items: [] }, leaves: [] }, resultShape: out }).outputs;
   return [unflatten(out, value) as Output<Y, Mode<X>>, pullback];
 }
 
@@ -84,11 +87,15 @@ function byReverse(traced: TracedFn): unknown {
   const out = traced.term.output.shape;
   const xs = traced.term.params[0].shape;
   if (hasTensor(out) || hasTensor(xs)) {
-    return tensorBlocks(traced, out, xs, "reverse", (seed) => apply(traced, differentiate, { name: "W", shape: out, leaves: leavesLike(caller(traced), "seed", out, seed, "f(x)") }, xs, undefined, false, "trace").results);
+    return tensorBlocks(traced, out, xs, "reverse", (seed) => emitTransformed(traced, differentiate, {
+      extra: { name: "W", shape: out, leaves: leavesLike(caller(traced), "seed", out, seed, "f(x)") },
+      resultShape: xs,
+      keep: "trace",
+    }).results);
   }
   const rows = Array.from({ length: countLeaves(out) }, (_, j) => {
     const seed = leavesLike(caller(traced), "seed", out, oneHot(out, j), "f(x)");
-    return unflatten(xs, apply(traced, differentiate, { name: "W", shape: out, leaves: seed }, xs, undefined, false, "trace").results);
+    return unflatten(xs, emitTransformed(traced, differentiate, { extra: { name: "W", shape: out, leaves: seed }, resultShape: xs, keep: "trace" }).results);
   });
   return unflatten(out, rows);
 }
@@ -97,11 +104,15 @@ function byForward(traced: TracedFn): unknown {
   const out = traced.term.output.shape;
   const xs = traced.term.params[0].shape;
   if (hasTensor(out) || hasTensor(xs)) {
-    return tensorBlocks(traced, out, xs, "forward", (v) => apply(traced, pushforward, { name: "v", shape: xs, leaves: leavesLike(caller(traced), "v", xs, v, "x") }, out, undefined, false, "trace").results);
+    return tensorBlocks(traced, out, xs, "forward", (v) => emitTransformed(traced, pushforward, {
+      extra: { name: "v", shape: xs, leaves: leavesLike(caller(traced), "v", xs, v, "x") },
+      resultShape: out,
+      keep: "trace",
+    }).results);
   }
   const columns: unknown[][] = Array.from({ length: countLeaves(xs) }, (_, i) => {
     const v = leavesLike(caller(traced), "v", xs, oneHot(xs, i), "x");
-    return apply(traced, pushforward, { name: "v", shape: xs, leaves: v }, out, undefined, false, "trace").results;
+    return emitTransformed(traced, pushforward, { extra: { name: "v", shape: xs, leaves: v }, resultShape: out, keep: "trace" }).results;
   });
   const rows = Array.from({ length: countLeaves(out) }, (_, j) => unflatten(xs, columns.map((c) => c[j])));
   return unflatten(out, rows);
@@ -208,7 +219,11 @@ function gradOfTrace(caller: string, inner: TracedFn, seed: readonly Operand[]):
   const xs = term.params[0].shape;
   return ((y: unknown): unknown => {
     const point = leavesLike(caller, "x", xs, y, "x");
-    return unflatten(xs, apply({ ...inner, point }, differentiate, { name: "W", shape: out, leaves: seed }, xs, undefined, false, "trace").results);
+    return unflatten(xs, emitTransformed({ ...inner, point }, differentiate, {
+      extra: { name: "W", shape: out, leaves: seed },
+      resultShape: xs,
+      keep: "trace",
+    }).results);
   }) as Fn;
 }
 

@@ -8,8 +8,9 @@
  */
 import { BINARY_NAMES, binaryOps, predicates, UNARY_NAMES, unaryOps, type BinaryName, type OpName, type PredicateName, type UnaryName } from "@wengert/ops";
 import { CODE } from "../trace/opcodes.js";
-import { isTensorLike, type NdArray } from "../trace/tensor.js";
-import { applyBinary, applyUnary, decide, decideTensor, isScalar, type Operand, type Real, type Scalar } from "../trace/tracer.js";
+import type { NdArray } from "../trace/host-tensor.js";
+import { isScalar, isTensorLike, type Operand, type Real, type Scalar } from "../trace/traced.js";
+import { applyBinary, applyUnary, decide, decideTensor } from "../trace/record.js";
 import type { RealOf, TensorOf } from "./types.js";
 import type * as self from "./primitives.js";
 

@@ -11,13 +11,16 @@ import { differentiate } from "../diff/differentiate.js";
 import { reverseSweep } from "../diff/sweep.js";
 import { OutputTypeError } from "../errors.js";
 import { leafShapes, typeString, unflatten, type Shape } from "../structure.js";
-import { fromDense } from "../trace/tensor.js";
+import { fromDense } from "../trace/host-tensor.js";
 import type { TraceTerm } from "../trace/term.js";
-import { primal, type Scalar } from "../trace/tracer.js";
-import { apply, checkOptionKeys, isOutermost, leavesLike, trace, type Fn, type Inspect, type RdOptions, type TracedFn } from "./transform.js";
+import { primal } from "../trace/record.js";
+import type { Scalar } from "../trace/traced.js";
+import { checkOptionKeys, type RdOptions } from "./options.js";
+import { leavesLike, trace, type Fn, type TracedFn } from "./tracing.js";
+import { emitTransformed, isOutermost, type Inspect } from "./transform.js";
 import type { Cotangent, Like, Mode, Output, RealIn, Traced } from "./types.js";
 
-export type { RdOptions } from "./transform.js";
+export type { RdOptions } from "./options.js";
 export type { Traced, Cotangent } from "./types.js";
 
 /** `rd` with the primal value as well; the seed is chosen once the output type is known. */
@@ -44,7 +47,12 @@ export function rdOfTrace(caller: string, traced: TracedFn, seedFor: (out: Shape
     term.tape.recycle(); // nobody holds the term: its columns serve the next trace
     return [value, unflatten(term.params[0].shape, cotangents)];
   }
-  const { outputs, results } = apply(traced, differentiate, { name: "W", shape: out, leaves: seed }, traced.term.params[0].shape, inspect, false, inspect === undefined ? "neither" : "both");
+  const { outputs, results } = emitTransformed(traced, differentiate, {
+    extra: { name: "W", shape: out, leaves: seed },
+    resultShape: traced.term.params[0].shape,
+    inspect,
+    keep: inspect === undefined ? "neither" : "both",
+  });
   return [unflatten(out, outputs), unflatten(traced.term.params[0].shape, results)];
 }
 
@@ -106,5 +114,9 @@ export function derivativeOf<const X, Y, const S extends Like<Y>>(f: (x: Traced<
   const out = traced.term.output.shape;
   const seedLeaves = leavesLike("derivativeOf", "seed", out, seed, "f(x)");
   // Built as at the outermost level even inside an rd: the term is for inspection.
-  return apply(traced, differentiate, { name: "W", shape: out, leaves: seedLeaves }, traced.term.params[0].shape, undefined, true).term!;
+  return emitTransformed(traced, differentiate, {
+    extra: { name: "W", shape: out, leaves: seedLeaves },
+    resultShape: traced.term.params[0].shape,
+    outermost: true,
+  }).term!;
 }

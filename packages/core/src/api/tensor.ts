@@ -10,8 +10,10 @@
 import ndarray from "ndarray";
 import { emptyAxis, normalizeAxes, normalizeAxis, showDims, size, type Dims } from "@wengert/ops";
 import { CODE } from "../trace/opcodes.js";
-import { isConcreteTensor, Tensor, toDense, type ConcreteTensor, type NdArray } from "../trace/tensor.js";
-import { applyBinary, applyGeneric, isOperand, Real, shapeError, type Operand, type Scalar } from "../trace/tracer.js";
+import { isConcreteTensor, toDense, type ConcreteTensor, type NdArray } from "../trace/host-tensor.js";
+import { isOperand, Real, Tensor, type Operand, type Scalar } from "../trace/traced.js";
+import { shapeError } from "../trace/callsite.js";
+import { applyBinary, applyGeneric } from "../trace/record.js";
 import { describe } from "../structure.js";
 import type { ItemsOf, RealOf, TensorOf } from "./types.js";
 

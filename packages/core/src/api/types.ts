@@ -2,7 +2,7 @@
  * @file The types of values at the API boundary: as `f` receives them, and as the
  * transformations hand them back.
  *
- * They follow one runtime rule (transform.ts, `apply`): a transformation's results are
+ * They follow one runtime rule (transform.ts, `emitTransformed`): a transformation's results are
  * traced values of the enclosing trace (`Real`, `Tensor`) when anything it depends on
  * — a leaf of `x`, of the seed or tangent, or a value `f` closes over — belongs to a
  * live trace; otherwise they are numbers and tensors (`x`'s tensors in `x`'s containers,
@@ -10,8 +10,8 @@
  * "outside any trace" means statically; a value `f` closes over is invisible to them
  * (README, "Types": the paper's nested example, and what happens then).
  */
-import type { AnyNdArray, NdArray, Tensor } from "../trace/tensor.js";
-import type { Real, Scalar } from "../trace/tracer.js";
+import type { AnyNdArray, NdArray } from "../trace/host-tensor.js";
+import type { Real, Scalar, Tensor } from "../trace/traced.js";
 
 /** A tensor the user holds. */
 type HostTensor = Float64Array | AnyNdArray;

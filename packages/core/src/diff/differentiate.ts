@@ -26,7 +26,8 @@
  */
 import { broadcastDims, kernels, sameDims, size, sumTo, type Contribution, type Dims } from "@wengert/ops";
 import { ARITY, CODE, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP, primitiveOf, scalarSpec, tensorSpec } from "../trace/opcodes.js";
-import { emitterFor, type Trace } from "../trace/tracer.js";
+import { emitterFor } from "../trace/emitter.js";
+import type { Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity, place, type Emitted, type Placement } from "./place.js";
 
@@ -112,7 +113,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
       const before = masks.get(v);
       masks.set(v, ct[v] < 0 ? mask : before == null || mask === null ? null : union(before, mask));
     }
-    ct[v] = ct[v] < 0 ? c : sink.apply(ADD, ct[v], c);
+    ct[v] = ct[v] < 0 ? c : sink.record(ADD, ct[v], c);
   };
   // v_i's cotangent once every use has contributed: pieces placed by one embed; its mask
   // covers the pieces' boxes too
@@ -128,7 +129,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
       masks.set(i, m.every((t) => t !== 0) ? null : m.map((t) => (t !== 0 ? 1 : 0)));
     }
     const placed = e.embed(dims, list.map((p) => p.piece), list.map((p) => p.start));
-    return (ct[i] = ct[i] < 0 ? placed : sink.apply(ADD, ct[i], placed));
+    return (ct[i] = ct[i] < 0 ? placed : sink.record(ADD, ct[i], placed));
   };
   term.output.atoms.forEach((v, j) => accumulate(v, seeds[j]));
 

@@ -16,11 +16,14 @@
  * error.
  */
 import { rdOfTrace } from "../api/rd.js";
-import { abandonTrace, closeTraceWith, openTraceAt, type Inspect } from "../api/transform.js";
+import { abandonTrace, closeTraceWith, openTraceAt } from "../api/tracing.js";
+import type { Inspect } from "../api/transform.js";
 import { WengertError } from "../errors.js";
 import { assertNever } from "../structure.js";
 import { CODE, scalarCodeOf } from "../trace/opcodes.js";
-import { applyBinary, applyUnary, decide, type Scalar, type TieMode } from "../trace/tracer.js";
+import { applyBinary, applyUnary, decide } from "../trace/record.js";
+import type { Scalar } from "../trace/traced.js";
+import type { TieMode } from "../trace/tracer.js";
 import type { Type } from "../trace/tree.js";
 import type { PredicateName } from "@wengert/ops";
 import type { Checked } from "./check.js";

@@ -16,7 +16,8 @@
  * and code made by wengert with new Function are skipped; the user's code made by eval
  * has no place to name.
  */
-import { opsExtent, type Extent } from "@wengert/ops";
+import { opsExtent, showDims, type Dims, type Extent } from "@wengert/ops";
+import { ShapeError } from "../errors.js";
 import { coreExtent } from "./extent.js";
 import { framesOf, showFile, type Frame } from "./frames.js";
 
@@ -94,4 +95,10 @@ function isIn(o: Owned, f: Frame): boolean {
 /** a is before b in one file. */
 function before(a: Frame, b: Frame): boolean {
   return a.line < b.line || (a.line === b.line && a.column < b.column);
+}
+
+/** A ShapeError naming the primitive, the shapes, and the user's call. */
+export function shapeError(name: string, message: string, dims?: readonly Dims[]): ShapeError {
+  const shapes = dims === undefined ? "" : ` (argument shapes ${dims.map(showDims).join(", ")})`;
+  return new ShapeError(`${name}: ${message}${shapes}${atCallSite()}.`);
 }

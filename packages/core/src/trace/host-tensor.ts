@@ -1,18 +1,16 @@
 /**
- * @file Tensors as values: traced tensors, and the user's ndarrays and Float64Arrays.
+ * @file Tensors the user holds: ndarrays and Float64Arrays, in and out of wengert.
  *
  * At the API boundary a tensor is an `ndarray` (the npm package; any strides, any
  * offset) or a bare `Float64Array` (1-D). Inside, every tensor is a contiguous
  * row-major Float64Array with its dims (`Dense`); strided views are copied in that
- * order when they enter. A traced tensor, like a traced real, is its trace and its
- * variable there; a tensor-valued primitive with dims `[]` gives a traced real instead.
+ * order when they enter. (Traced tensors: traced.ts.)
  */
 import ndarray from "ndarray";
 import type { NdArray as AnyNdArray } from "ndarray";
 import { pooledCopy, showDims, size, type Dims } from "@wengert/ops";
-import { ClosedTraceError, InputTypeError, TracedOperatorError } from "../errors.js";
+import { InputTypeError } from "../errors.js";
 import type { Shape } from "../structure.js";
-import type { Trace } from "./tracer.js";
 import { atCallSite } from "./callsite.js";
 
 /** An ndarray as wengert hands them back: float64 data. Any numeric ndarray is accepted. */
@@ -23,57 +21,6 @@ export type { AnyNdArray };
 export interface Dense {
   readonly dims: Dims;
   readonly data: Float64Array;
-}
-
-/** A traced tensor: its trace and its variable there. */
-export class Tensor {
-  /** Its dims, fixed when it was traced (kept here: they outlive a recycled tape). */
-  readonly dims: Dims;
-
-  constructor(
-    readonly trace: Trace,
-    readonly atom: number,
-  ) {
-    this.dims = trace.tape.dims(atom);
-  }
-
-  /** The dims of the tensor. */
-  get shape(): number[] {
-    return [...this.dims];
-  }
-
-  /**
-   * Its concrete value, as an ndarray copy (what control flow may decide on). As for a
-   * real's, reading it is a decision wengert cannot see: the trace is never replayed.
-   */
-  get value(): NdArray {
-    if (this.trace.closed) {
-      throw new ClosedTraceError(`A traced tensor (dims ${showDims(this.dims)}) was read after the ${this.trace.caller} call that traced it returned; return what you need from f instead.`);
-    }
-    this.trace.opaque = true;
-    return ndarray(this.trace.tape.buf(this.atom).slice(), [...this.dims]);
-  }
-
-  [Symbol.toPrimitive](hint: string): string {
-    if (hint === "string") return this.toString();
-    throw new TracedOperatorError(
-      `A traced tensor (dims ${showDims(this.dims)}) was used with a JavaScript operator. ` +
-        `Use wengert's functions (add, mul, matmul, sum, …), which work on tensors, numbers and traced values alike.`,
-    );
-  }
-
-  toString(): string {
-    return `Tensor${showDims(this.dims)}`;
-  }
-
-  /** JSON.stringify prints it as String does, not its trace. */
-  toJSON(): string {
-    return this.toString();
-  }
-
-  [Symbol.for("nodejs.util.inspect.custom")](): string {
-    return this.toString();
-  }
 }
 
 /** Duck-typed ndarray check (ndarray's views are generated classes, one per dtype and rank). */
@@ -90,16 +37,13 @@ export function isConcreteTensor(v: unknown): v is ConcreteTensor {
   return v instanceof Float64Array || isNdArray(v);
 }
 
-export function isTensorLike(v: unknown): v is Tensor | ConcreteTensor {
-  return v instanceof Tensor || isConcreteTensor(v);
-}
-
 /** Which kind of container a tensor came in (and its cotangent goes back in). */
 export type Container = "ndarray" | "float64array";
 
 /** The structure of a tensor the user holds: its dims and its container. */
 export function concreteShape(v: ConcreteTensor): Shape {
-  return v instanceof Float64Array ? { kind: "tensor", dims: [v.length], container: "float64array" } : { kind: "tensor", dims: [...v.shape], container: "ndarray" };
+  if (v instanceof Float64Array) return { kind: "tensor", dims: [v.length], container: "float64array" };
+  return { kind: "tensor", dims: [...v.shape], container: "ndarray" };
 }
 
 const NUMERIC = new Set(["float64", "float32", "int8", "int16", "int32", "uint8", "uint8_clamped", "uint16", "uint32", "array", "generic"]);
@@ -160,9 +104,14 @@ function badView(v: AnyNdArray): { problem: string; fix: string } | null {
     else hi += reach;
   }
   if (lo >= 0 && hi < length) return null;
-  const problem = `whose elements lie at data[${lo}] to data[${hi}] (offset ${offset}, stride ${showDims(stride)}), but its data has ${length} element${length === 1 ? "" : "s"}`;
+  const problem =
+    `whose elements lie at data[${lo}] to data[${hi}] (offset ${offset}, stride ${showDims(stride)}), ` +
+    `but its data has ${length} element${length === 1 ? "" : "s"}`;
   if (lo < 0) return { problem, fix: "A negative stride needs an offset at the axis's last element (as .step(-1) sets it); fix its stride or offset" };
-  return { problem, fix: `Give it data of at least ${hi + 1} elements (ndarray(data, shape) needs data.length ≥ the product of the dims), or fix its shape, stride or offset` };
+  const fix =
+    `Give it data of at least ${hi + 1} elements (ndarray(data, shape) needs data.length ≥ the product of the dims), ` +
+    `or fix its shape, stride or offset`;
+  return { problem, fix };
 }
 
 function rowMajor(dims: Dims, stride: readonly number[]): boolean {
