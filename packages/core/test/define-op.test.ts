@@ -13,10 +13,9 @@ import {
 } from "../src/index.js";
 import { reverseDerivative } from "../src/diff/reference.js";
 import { evaluateTree, leavesOf, toTree, valueOf } from "../src/trace/tree.js";
+import { nth, type Unary as U } from "./helpers/nth.js";
 import { expectClose, thrown } from "./helpers/check.js";
 
-type U = (x: Scalar) => Scalar;
-const nth = (f: U, n: number): U => (n === 0 ? f : (x) => grad(nth(f, n - 1), x));
 /** GradientCheckError's type does not declare `report` (it is added with Object.assign). */
 type GCE = GradientCheckError & { report: GradCheckReport };
 

@@ -14,9 +14,9 @@ import {
 } from "../src/index.js";
 import { decided, H, MAX, recorded, reliableDiff } from "./helpers/branches.js";
 import { expectClose, thrown } from "./helpers/check.js";
+import { IGNORE } from "./helpers/ties.js";
 
 type V = Scalar[];
-const IGNORE = { ties: "ignore" } as const;
 /** A seeded generator of numbers in [−1, 1) (an LCG), for reproducible directions. */
 const rng = (seed: number) => () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
 const dot = (a: readonly number[], b: readonly number[]) => a.reduce((s, x, i) => s + x * b[i], 0);

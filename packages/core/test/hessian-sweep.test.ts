@@ -12,8 +12,8 @@ import { BINARY_NAMES, UNARY_NAMES } from "@wengert/ops";
 import { add, cos, defineOp, grad, hessian, hvp, jacfwd, jacrev, mul, OutputTypeError, sin, square, type Scalar } from "../src/index.js";
 import { expectClose } from "./helpers/check.js";
 import { binaryCases, point, program, rosenbrock, rosenbrockHessian, special, steps, unaryCases, type F } from "./helpers/programs.js";
+import { IGNORE } from "./helpers/ties.js";
 
-const IGNORE = { ties: "ignore" } as const;
 
 /** The Hessian as hessian computed it before the sweep: jacfwd of grad. */
 const before = (f: F, x: number[]): unknown => jacfwd((p: Scalar[]) => grad(f, p, IGNORE), x, IGNORE);

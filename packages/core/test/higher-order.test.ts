@@ -8,12 +8,11 @@ import { describe, expect, it } from "vitest";
 import {
   add, cos, div, exp, fd, grad, hessian, hvp, jvp, log, mul, pow, rd, sin, sqrt, square, sub, sum, tanh, valueAndGrad, type Scalar, type Tensor,
 } from "../src/index.js";
+import { nth, type Unary as U } from "./helpers/nth.js";
 import { expectClose } from "./helpers/check.js";
 
-type U = (x: Scalar) => Scalar;
 
 /** The n-th derivative of f, by nesting grad n times. */
-const nth = (f: U, n: number): U => (n === 0 ? f : (x) => grad(nth(f, n - 1), x));
 
 const fact = (k: number): number => (k <= 1 ? 1 : k * fact(k - 1));
 const pow5chain: U = (x) => mul(x, mul(x, mul(x, mul(x, x))));

@@ -14,8 +14,8 @@ import { add, atan, cos, defineOp, div, exp, grad, hvp, jvp, mul, sin, sqrt, squ
 import { hvpSweep } from "../src/diff/hvp-sweep.js";
 import { expectClose } from "./helpers/check.js";
 import { binaryCases, point, program, rosenbrock, rosenbrockHessian, special, steps, unaryCases, type F } from "./helpers/programs.js";
+import { IGNORE } from "./helpers/ties.js";
 
-const IGNORE = { ties: "ignore" } as const;
 const matVec = (m: number[][], v: number[]): number[] => m.map((row) => row.reduce((s, r, j) => s + r * v[j], 0));
 
 /** H·v as hvp computed it before the sweep: jvp of grad, the derivative term built in jvp's trace. */

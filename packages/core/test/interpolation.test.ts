@@ -15,12 +15,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-  add, cos, exp, fd, ge, grad, gt, le, lt, mul, primal, rd, type RdOptions, type Scalar, sin, square, sub, tanh, traceOf,
+  add, cos, exp, fd, ge, grad, gt, le, lt, mul, primal, rd, type Scalar, sin, square, sub, tanh, traceOf,
 } from "../src/index.js";
 import { check, evaluate, parse, runProgram, type Value } from "../src/lang/index.js";
 import type { Term } from "../src/lang/syntax.js";
 import { bump, expectClose } from "./helpers/check.js";
 import { decided, MAX, recorded, reliableDiff, smoothAround } from "./helpers/branches.js";
+import { IGNORE } from "./helpers/ties.js";
 
 const UNARY = { sin, cos, tanh, square, expTanh: (a: Scalar) => exp(tanh(a)) } satisfies Record<string, (a: Scalar) => Scalar>;
 const BINARY = { "+": add, "-": sub, "*": mul } satisfies Record<string, (a: Scalar, b: Scalar) => Scalar>;
@@ -103,7 +104,6 @@ const lit = (x: number) => `(${x})`;
 
 // ---- the same programs with the TypeScript API ----
 
-const IGNORE: RdOptions = { ties: "ignore" };
 
 
 function repTs(v: Scalar, n: number): Scalar {

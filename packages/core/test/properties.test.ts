@@ -9,10 +9,11 @@ import fc from "fast-check";
 import { describe, it } from "vitest";
 import {
   add, atan, cos, derivativeOf, div, exp, grad, log, lt, mul, primal, rd, sigmoid, sin, softplus, sqrt, square, sub, tanh,
-  traceOf, type RdOptions, type Scalar,
+  traceOf, type Scalar,
 } from "../src/index.js";
 import { bump, expectClose } from "./helpers/check.js";
 import { decided, MAX, recorded, reliableDiff, smoothAround } from "./helpers/branches.js";
+import { IGNORE } from "./helpers/ties.js";
 
 // Unary operations that are smooth and finite on all of R.
 const UNARY = {
@@ -71,7 +72,6 @@ function show(e: Expr, names: string[]): string {
   }
 }
 
-const IGNORE: RdOptions = { ties: "ignore" };
 
 
 function interp(e: Expr, env: readonly Scalar[]): Scalar {

@@ -9,9 +9,8 @@ import {
   add, conv2d, div, gather, grad, index, log, logSoftmax, logsumexp, matmul, max, mean, mul, neg, reshape, softmax, sqrt, sub, sum,
   tanh, transpose, valueAndGrad, type NdArray, type Scalar, type Tensor,
 } from "../src/index.js";
-import { rng, isNd, flat, nd, closeWithin } from "./helpers/tensors.js";
+import { rng, isNd, flat, nd, closeWithin, randArr } from "./helpers/tensors.js";
 
-const randArr = (n: number, r: () => number, scale = 1) => Array.from({ length: n }, () => scale * (2 * r() - 1));
 const expectClose = closeWithin(1e-9, 1e-12);
 
 // ---------------------------------------------------------------- MLP, by hand

@@ -23,6 +23,7 @@ import {
 } from "../src/index.js";
 import { rng, sizeOf, isNd, flat, nd } from "./helpers/tensors.js";
 import { CHAIN } from "./helpers/chains.js";
+import { IGNORE } from "./helpers/ties.js";
 
 // ---------------------------------------------------------------- helpers (plain JS)
 
@@ -127,7 +128,6 @@ function containerProblems(key: string, x: Leaf, g: unknown): string[] {
 }
 
 const H = 1e-3;
-const IGNORE = { ties: "ignore" } as const;
 
 interface Case {
   readonly name: string;

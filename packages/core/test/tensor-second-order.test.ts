@@ -17,16 +17,15 @@ import {
   pow, rd, reshape, sigmoid, slice, softmax, softplus, sqrt, square, sub, sum, tanh, transpose, unstack, where,
   type NdArray, type Scalar, type Tensor,
 } from "../src/index.js";
-import { rng, isNd, flat, nd, closeWithin } from "./helpers/tensors.js";
+import { rng, isNd, flat, nd, closeWithin, randArr } from "./helpers/tensors.js";
+import { IGNORE } from "./helpers/ties.js";
 
 // ---------------------------------------------------------------- helpers (plain JS)
 
-const randArr = (n: number, r: () => number, lo = -1, hi = 1) => Array.from({ length: n }, () => lo + (hi - lo) * r());
 
 const expectClose = closeWithin(1e-6, 1e-8);
 const allFinite = (v: unknown) => flat(v).every(Number.isFinite);
 const sig = (z: number) => 1 / (1 + Math.exp(-z));
-const IGNORE = { ties: "ignore" } as const;
 
 /** Fourth-order central difference of a vector function of t at 0. */
 function diff4(g: (t: number) => number[], h = 1e-3): number[] {
@@ -45,7 +44,7 @@ describe("Hessian of the logistic-regression loss", () => {
   const m = 7;
   const n = 3;
   const r = rng(11);
-  const Xrows = Array.from({ length: m }, () => randArr(n, r, -1.5, 1.5));
+  const Xrows = Array.from({ length: m }, () => randArr(n, r, 1.5));
   const X = nd(Xrows.flat(), [m, n]);
   const yv = Array.from({ length: m }, (_, i) => (i % 3 === 0 ? -1 : 1));
   const Y = Float64Array.from(yv);
@@ -114,7 +113,7 @@ describe("Hessian of the logistic-regression loss", () => {
   it("at several random points, with w as an [n, 1] ndarray column: hessian has dims [n, 1, n, 1]", () => {
     const rr = rng(12);
     for (let trial = 0; trial < 4; trial++) {
-      const w = nd(randArr(n, rr, -2, 2), [n, 1]);
+      const w = nd(randArr(n, rr, 2), [n, 1]);
       const f = (v: Tensor) => sum(softplus(neg(mul(reshape(Y, [m, 1]), matmul(X, v)))));
       const Hw = hessian(f, w) as NdArray;
       expect(Hw.shape).toEqual([n, 1, n, 1]);

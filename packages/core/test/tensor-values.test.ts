@@ -17,9 +17,8 @@ import {
   shapeOf, sin, slice, softmax, sqrt, square, stack, sub, sum, tanh, Tensor, traceOf, TracedOperatorError, transpose, unstack,
   valueAndGrad, vjp, where, type NdArray, type Scalar,
 } from "../src/index.js";
-import { rng, sizeOf, isNd, flat, nd, closeWithin } from "./helpers/tensors.js";
+import { rng, sizeOf, isNd, flat, nd, closeWithin, randArr } from "./helpers/tensors.js";
 
-const randArr = (n: number, r: () => number) => Array.from({ length: n }, () => 2 * r() - 1);
 const expectClose = closeWithin(1e-12, 1e-12);
 /** Row-major strides. */
 const stridesOf = (d: readonly number[]) => d.map((_, i) => sizeOf(d.slice(i + 1)));

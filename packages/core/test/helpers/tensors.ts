@@ -34,6 +34,9 @@ export function flat(v: unknown): number[] {
   return out;
 }
 
+/** `n` numbers uniform in [−scale, scale) from the seeded generator `r`. */
+export const randArr = (n: number, r: () => number, scale = 1): number[] => Array.from({ length: n }, () => scale * (2 * r() - 1));
+
 /** An ndarray over a copy of `data`. */
 export const nd = (data: ArrayLike<number>, dims: number[]): NdArray => ndarray(Float64Array.from(data), dims);
 
