@@ -2,7 +2,7 @@
  * A program a user of @wengert/core writes: strict TypeScript, no casts, no type
  * arguments, importing only the package, ndarray and node:assert. Every derivative is
  * checked against its closed form; it exits with status 0 when all hold. Typechecked and
- * run by test/consumer.test.ts against the workspace's build, and by the packaging test
+ * run by test/package/consumer.test.ts against the workspace's build, and by the packaging test
  * against the packed tarballs.
  */
 import assert from "node:assert/strict";
