@@ -1,6 +1,6 @@
 /**
  * The command line of `pnpm bench`, read strictly: every flag and its forms, and each
- * mistake an error that names it (a typo used to start the full run); the usage lists
+ * mistake an error that names it (a typo must not start a run of many minutes); the usage lists
  * every flag and the run time. Progress lines: `[k/N]`, the part, the time elapsed.
  */
 import { describe, expect, it } from "vitest";

@@ -371,7 +371,10 @@ describe("kmeans", () => {
   });
   it("answers through the protocol with a k × d array", () => {
     const input = kmeansInput(200, 5, 4, 8);
-    const a = respond(JSON.stringify({ id: 1, kind: "evaluate", module: "kmeans", function: "dir", input: { ...input, min_runs: 2, min_seconds: 0 } }), modules);
+    const a = respond(
+      JSON.stringify({ id: 1, kind: "evaluate", module: "kmeans", function: "dir", input: { ...input, min_runs: 2, min_seconds: 0 } }),
+      modules,
+    );
     expect(a.success).toBe(true);
     const dir = a.output as number[][];
     expect(dir.map((r) => r.length)).toEqual([4, 4, 4, 4, 4]);
@@ -418,7 +421,11 @@ describe("derivative / primal for pnpm bench", () => {
     // particle's rr stood in for by hello's double (the real one takes ~0.75 s per call)
     const samples = { ...SAMPLE_INPUTS, particle: () => ({ description: "x=3", input: 3 }) };
     delete (samples as Record<string, unknown>).lse;
-    const rows = ratiosForAll({ particle: { rr: modules.hello.double }, mystery: modules.hello, lse: modules.lse }, samples, true, { minRuns: 2, minSeconds: 0, warmup: 1 });
+    const rows = ratiosForAll({ particle: { rr: modules.hello.double }, mystery: modules.hello, lse: modules.lse }, samples, true, {
+      minRuns: 2,
+      minSeconds: 0,
+      warmup: 1,
+    });
     expect(rows.map((r) => r.eval)).toEqual(["particle", "mystery", "lse"]);
     const [p, m, l] = rows;
     expect(p.pair).toEqual({ derivative: "rr" });

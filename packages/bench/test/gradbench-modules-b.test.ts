@@ -52,7 +52,14 @@ const logsumexp = (v: readonly number[]) => {
 };
 
 it("the registry holds the six modules with the functions GradBench's evals call", () => {
-  for (const [name, fns] of Object.entries({ gmm: ["objective", "jacobian"], ba: ["objective", "jacobian"], ht: ["objective", "jacobian"], lstm: ["objective", "jacobian"], particle: ["rr", "rf", "fr", "ff"], saddle: ["rr", "rf", "fr", "ff"] })) {
+  for (const [name, fns] of Object.entries({
+    gmm: ["objective", "jacobian"],
+    ba: ["objective", "jacobian"],
+    ht: ["objective", "jacobian"],
+    lstm: ["objective", "jacobian"],
+    particle: ["rr", "rf", "fr", "ff"],
+    saddle: ["rr", "rf", "fr", "ff"],
+  })) {
     expect(Object.keys(modules[name]).sort()).toEqual([...fns].sort());
   }
 });

@@ -153,7 +153,13 @@ describe("protocol edge cases", () => {
   });
 
   it("unknown message kinds, analysis and blank lines", async () => {
-    const answers = await session(["", { id: 0, kind: "end" }, "   ", { id: 1, kind: "frobnicate", payload: [1, 2] }, { id: 2, kind: "analysis", of: 1, valid: true }]);
+    const answers = await session([
+      "",
+      { id: 0, kind: "end" },
+      "   ",
+      { id: 1, kind: "frobnicate", payload: [1, 2] },
+      { id: 2, kind: "analysis", of: 1, valid: true },
+    ]);
     expect(answers).toEqual([{ id: 0 }, { id: 1 }, { id: 2 }]);
   });
 

@@ -35,7 +35,21 @@ describe("the flags", () => {
   });
 
   it("pnpm's lone --, lists in the canonical order, = or a separate value, paths against the cwd", () => {
-    const o = runOf("--", "--evals", "gmm,lse", "--gradbench=../gb", "--tools", "pytorch,manual", "--relay", "shared/gradbench", "--out", "/tmp/x.md", "--min-seconds", "0.5", "--min-runs=3");
+    const o = runOf(
+      "--",
+      "--evals",
+      "gmm,lse",
+      "--gradbench=../gb",
+      "--tools",
+      "pytorch,manual",
+      "--relay",
+      "shared/gradbench",
+      "--out",
+      "/tmp/x.md",
+      "--min-seconds",
+      "0.5",
+      "--min-runs=3",
+    );
     expect(o.evals).toEqual(["lse", "gmm"]);
     expect(o.gradbench).toBe("/home/me/gb");
     expect(o.tools).toEqual(["manual", "pytorch"]);
@@ -81,7 +95,17 @@ describe("the relay's log", () => {
       line("message", { id: 1, kind: "define", module: "gmm" }),
       line("response", { id: 1, success: true }),
       line("message", { id: 2, kind: "evaluate", module: "gmm", function: "objective", input: { x: [1, 2] }, description: "2_5_1000" }),
-      line("response", { id: 2, success: true, output: 1.5, timings: [{ name: "prepare", nanoseconds: 99 }, { name: "evaluate", nanoseconds: 30 }, { name: "evaluate", nanoseconds: 10 }, { name: "evaluate", nanoseconds: 20 }] }),
+      line("response", {
+        id: 2,
+        success: true,
+        output: 1.5,
+        timings: [
+          { name: "prepare", nanoseconds: 99 },
+          { name: "evaluate", nanoseconds: 30 },
+          { name: "evaluate", nanoseconds: 10 },
+          { name: "evaluate", nanoseconds: 20 },
+        ],
+      }),
       line("message", { id: 3, kind: "analysis", of: 2, valid: true }),
       line("response", { id: 3 }),
       line("message", { id: 4, kind: "evaluate", module: "gmm", function: "jacobian", input: {}, description: "2_5_1000" }),
@@ -90,19 +114,32 @@ describe("the relay's log", () => {
       line("response", { id: 5 }),
       "",
       line("message", { id: 6, kind: "evaluate", module: "gmm", function: "objective", input: {}, description: "2_10_1000" }),
-      line("response", { id: 6, success: false, error: "InputError: the input has no field \"mu\"", timings: [] }),
+      line("response", { id: 6, success: false, error: 'InputError: the input has no field "mu"', timings: [] }),
     ];
     const r = await parseRelayLog(log);
     expect(r.defined).toBe(true);
     expect(r.evaluations).toEqual([
       { id: 2, function: "objective", description: "2_5_1000", success: true, valid: true, runs: 3, meanNs: 20, medianNs: 20 },
-      { id: 4, function: "jacobian", description: "2_5_1000", success: true, valid: false, mismatch: "Found 1 mismatches, showing 1:\nq[0][1]: 1.0 != 2.0", runs: 1, meanNs: 7, medianNs: 7 },
-      { id: 6, function: "objective", description: "2_10_1000", success: false, error: "InputError: the input has no field \"mu\"", runs: 0 },
+      {
+        id: 4,
+        function: "jacobian",
+        description: "2_5_1000",
+        success: true,
+        valid: false,
+        mismatch: "Found 1 mismatches, showing 1:\nq[0][1]: 1.0 != 2.0",
+        runs: 1,
+        meanNs: 7,
+        medianNs: 7,
+      },
+      { id: 6, function: "objective", description: "2_10_1000", success: false, error: 'InputError: the input has no field "mu"', runs: 0 },
     ]);
   });
 
   it("a module the tool does not define", async () => {
-    const r = await parseRelayLog([line("message", { id: 0, kind: "define", module: "particle" }), line("response", { id: 0, success: false, error: "no particle" })]);
+    const r = await parseRelayLog([
+      line("message", { id: 0, kind: "define", module: "particle" }),
+      line("response", { id: 0, success: false, error: "no particle" }),
+    ]);
     expect(r).toEqual({ defined: false, defineError: "no particle", evaluations: [] });
   });
 
@@ -119,7 +156,8 @@ describe("on a fake checkout", () => {
     mkdirSync(join(root, path, ".."), { recursive: true });
     writeFileSync(join(root, path), text);
   };
-  for (const e of ["hello", "gmm", "lstm", "ht"]) write(`python/gradbench/gradbench/evals/${e}/run.py`, e === "hello" ? "assertion(check)" : 'cpp.evaluate(tool="manual", module="x")');
+  for (const e of ["hello", "gmm", "lstm", "ht"])
+    write(`python/gradbench/gradbench/evals/${e}/run.py`, e === "hello" ? "assertion(check)" : 'cpp.evaluate(tool="manual", module="x")');
   write("tools/manual/bin/gmm");
   write("tools/manual/bin/lstm");
   write("tools/manual/bin/ht");
@@ -133,7 +171,9 @@ describe("on a fake checkout", () => {
     expect(planEval(setup, options, "hello")).toEqual({ kind: "run", flags: ["--min-seconds", "0"], notes: [] });
     rmSync(join(root, "tools/manual/bin/gmm"));
     const p = planEval(setup, options, "gmm");
-    expect(p.kind === "not run" && p.reason).toMatch(/C\+\+ manual tool, not built in the checkout \(no tools\/manual\/bin\/gmm\): build it as tools\/manual\/README.md says/);
+    expect(p.kind === "not run" && p.reason).toMatch(
+      /C\+\+ manual tool, not built in the checkout \(no tools\/manual\/bin\/gmm\): build it as tools\/manual\/README.md says/,
+    );
     write("tools/manual/bin/gmm");
   });
 
@@ -145,18 +185,28 @@ describe("on a fake checkout", () => {
   });
 
   it("ht ends its range at the last hand file present, unless given its flags", () => {
-    expect(planEval(setup, options, "ht")).toEqual({ kind: "run", flags: ["--max", "11", "--min-seconds", "0"], notes: ["ht: hand12 is absent from the checkout's evals/ht/data/complicated_big; run with --max 11"] });
+    expect(planEval(setup, options, "ht")).toEqual({
+      kind: "run",
+      flags: ["--max", "11", "--min-seconds", "0"],
+      notes: ["ht: hand12 is absent from the checkout's evals/ht/data/complicated_big; run with --max 11"],
+    });
     const mine = runOf("--gradbench", root, "--args", "ht=--max 3");
     expect(planEval(setup, mine, "ht")).toEqual({ kind: "run", flags: ["--max", "3"], notes: [] });
   });
 
   it("a GradBench tool runs an eval its evals.txt lists without an expected outcome", () => {
-    expect(planTool("manual", setup, "gmm", "/w/main.js")).toEqual({ kind: "not run", reason: "the checkout has no cpp/json.hpp, which GradBench's C++ tools include (cpp/Makefile fetches it)" });
+    expect(planTool("manual", setup, "gmm", "/w/main.js")).toEqual({
+      kind: "not run",
+      reason: "the checkout has no cpp/json.hpp, which GradBench's C++ tools include (cpp/Makefile fetches it)",
+    });
     write("cpp/json.hpp");
     expect(planTool("manual", setup, "gmm", "/w/main.js")).toEqual({ kind: "run", command: "/usr/bin/python3 python/gradbench/gradbench/cpp.py manual" });
     expect(planTool("manual", setup, "ba", "/w/main.js")).toEqual({ kind: "not run", reason: `GradBench's tools/manual/evals.txt expects "error" on ba` });
     expect(planTool("manual", setup, "saddle", "/w/main.js")).toEqual({ kind: "not run", reason: "GradBench's manual has no saddle (tools/manual/evals.txt)" });
-    expect(planTool("pytorch", setup, "gmm", "/w/main.js")).toMatchObject({ kind: "not run", reason: "GradBench's pytorch has no gmm (tools/pytorch/evals.txt)" });
+    expect(planTool("pytorch", setup, "gmm", "/w/main.js")).toMatchObject({
+      kind: "not run",
+      reason: "GradBench's pytorch has no gmm (tools/pytorch/evals.txt)",
+    });
     expect(planTool("wengert", setup, "saddle", "/w/my main.js")).toEqual({ kind: "run", command: `${shellWord(process.execPath)} '/w/my main.js'` });
   });
 
@@ -180,17 +230,45 @@ describe("the table", () => {
   const ev = (id: number, fn: string, description: string, medianMs: number, rest: Partial<Evaluation> = {}): Evaluation => ({
     id, function: fn, description, success: true, valid: true, runs: 3, meanNs: medianMs * 1.1e6, medianNs: medianMs * 1e6, ...rest,
   });
-  const ran = (evaluations: Evaluation[], rest: Partial<RelayRun> = {}) => ({ kind: "ran" as const, run: { defined: true, evaluations, exitCode: 0, stderrTail: [], seconds: 1, ...rest } });
+  const ran = (evaluations: Evaluation[], rest: Partial<RelayRun> = {}) => ({
+    kind: "ran" as const,
+    run: { defined: true, evaluations, exitCode: 0, stderrTail: [], seconds: 1, ...rest },
+  });
   const report: RunReport = {
-    meta: { date: "2026-01-01T00:00:00.000Z", node: "20.0.0", cpu: "Fake CPU", cpus: 2, load: [3.2, 4.9], seconds: 61, commit: "f26651a7bcc1", changed: [" M evals/lstm/data/lstm_full.txt"] },
+    meta: {
+      date: "2026-01-01T00:00:00.000Z",
+      node: "20.0.0",
+      cpu: "Fake CPU",
+      cpus: 2,
+      load: [3.2, 4.9],
+      seconds: 61,
+      commit: "f26651a7bcc1",
+      changed: [" M evals/lstm/data/lstm_full.txt"],
+    },
     evals: [
       {
         eval: "gmm",
         flags: [],
         notes: [],
         tools: [
-          { tool: "wengert", outcome: ran([ev(2, "objective", "2_5_1000", 2), ev(4, "jacobian", "2_5_1000", 8), ev(6, "objective", "10_5_1000", 3), ev(8, "jacobian", "10_5_1000", 20, { valid: false, mismatch: "Found 2 mismatches, showing 2:\nq[0][0]: 1 != 2 | x\nq[0][1]: 3 != 4" })]) },
-          { tool: "manual", outcome: ran([ev(2, "objective", "2_5_1000", 1), ev(4, "jacobian", "2_5_1000", 2), ev(6, "objective", "10_5_1000", 3), ev(8, "jacobian", "10_5_1000", 4)]) },
+          {
+            tool: "wengert",
+            outcome: ran([
+              ev(2, "objective", "2_5_1000", 2),
+              ev(4, "jacobian", "2_5_1000", 8),
+              ev(6, "objective", "10_5_1000", 3),
+              ev(8, "jacobian", "10_5_1000", 20, { valid: false, mismatch: "Found 2 mismatches, showing 2:\nq[0][0]: 1 != 2 | x\nq[0][1]: 3 != 4" }),
+            ]),
+          },
+          {
+            tool: "manual",
+            outcome: ran([
+              ev(2, "objective", "2_5_1000", 1),
+              ev(4, "jacobian", "2_5_1000", 2),
+              ev(6, "objective", "10_5_1000", 3),
+              ev(8, "jacobian", "10_5_1000", 4),
+            ]),
+          },
           { tool: "pytorch", outcome: { kind: "not run", reason: "/usr/bin/python3 cannot import torch" } },
         ],
       },
@@ -200,7 +278,20 @@ describe("the table", () => {
         flags: ["--min-seconds", "0"],
         notes: ["a note"],
         tools: [
-          { tool: "wengert", outcome: ran([ev(2, "rr", "start=[1,1]", 500), ev(4, "ff", "start=[1,1]", 0.0004, { success: false, valid: undefined, error: "RangeError: too deep\n  at f", runs: 0, meanNs: undefined, medianNs: undefined })]) },
+          {
+            tool: "wengert",
+            outcome: ran([
+              ev(2, "rr", "start=[1,1]", 500),
+              ev(4, "ff", "start=[1,1]", 0.0004, {
+                success: false,
+                valid: undefined,
+                error: "RangeError: too deep\n  at f",
+                runs: 0,
+                meanNs: undefined,
+                medianNs: undefined,
+              }),
+            ]),
+          },
           { tool: "manual", outcome: { kind: "not run", reason: "GradBench's manual has no saddle (tools/manual/evals.txt)" } },
         ],
       },
@@ -209,13 +300,18 @@ describe("the table", () => {
   const md = gradbenchMarkdown(report);
 
   it("the header says when, where, how, and that the machine is shared", () => {
-    expect(md).toContain("GradBench at f26651a7 (1 tracked file(s) of the checkout differ from it: `M evals/lstm/data/lstm_full.txt`), Node 20.0.0, 2 × Fake CPU");
+    expect(md).toContain(
+      "GradBench at f26651a7 (1 tracked file(s) of the checkout differ from it: `M evals/lstm/data/lstm_full.txt`), Node 20.0.0, 2 × Fake CPU",
+    );
     expect(md).toContain("repeated as the evals ask by default (at least 1 run and 1 s)");
     expect(md).toContain("load average 3.2 at the start, 4.9 at the end");
   });
 
   it("the summary: valid counts per tool; wengert / manual as geometric mean, worst and largest workload of the median ratios", () => {
-    expect(md).toContain("| eval | function | workloads | wengert | manual | pytorch | wengert / manual: geometric mean, worst, largest workload | wengert / pytorch: geometric mean, worst, largest workload |");
+    expect(md).toContain(
+      "| eval | function | workloads | wengert | manual | pytorch | wengert / manual: geometric mean, worst, largest workload |" +
+        " wengert / pytorch: geometric mean, worst, largest workload |",
+    );
     expect(md).toContain("| gmm | objective | 2 | 2/2 valid | 2/2 valid | not run | ×1.41, ×2, ×1 | — |");
     expect(md).toContain("| gmm | jacobian | 2 | 1/2 valid | 2/2 valid | not run | ×4.47, ×5, ×5 | — |");
     expect(md).toContain("| lstm | — | not run: evals/lstm/data/lstm_full.txt is absent |");
@@ -239,7 +335,9 @@ describe("the table", () => {
     expect(allValid(report, "wengert")).toBe(false);
     expect(allValid(report, "manual")).toBe(true);
     const good: RunReport = { ...report, evals: [report.evals[1], { ...report.evals[0], tools: [report.evals[0].tools[1]] }] };
-    expect(allValid({ ...good, evals: good.evals.map((e) => ({ ...e, tools: e.tools.map((t) => ({ ...t, tool: "wengert" as const })) })) }, "wengert")).toBe(true);
+    expect(allValid({ ...good, evals: good.evals.map((e) => ({ ...e, tools: e.tools.map((t) => ({ ...t, tool: "wengert" as const })) })) }, "wengert")).toBe(
+      true,
+    );
     expect(allValid({ ...report, evals: [] }, "wengert")).toBe(false);
   });
 });

@@ -24,7 +24,9 @@ describe("the cases", () => {
 });
 
 it("the table: a row per case and mode, a column per size, ratios to the plain loop", () => {
-  const rows: OpCostRow[] = OP_CASES.flatMap((c) => OP_MODES.map((mode, m) => ({ op: c.name, mode, ns: OP_SIZES.map((n) => (m + 1) * 1000 * (1 + n / 1000)) })));
+  const rows: OpCostRow[] = OP_CASES.flatMap((c) =>
+    OP_MODES.map((mode, m) => ({ op: c.name, mode, ns: OP_SIZES.map((n) => (m + 1) * 1000 * (1 + n / 1000)) })),
+  );
   const md = opCostTable(rows);
   expect(md).toContain("| operation | mode | n = 1 | n = 14 | n = 256 | n = 10⁴ |");
   expect(md).toContain("| add | plain loop | 1 µs | 1.01 µs | 1.26 µs | 11 µs |");

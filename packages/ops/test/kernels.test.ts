@@ -168,7 +168,17 @@ describe("reduce", () => {
 describe("reduce on large buffers (SIMD column sums)", () => {
   it("sums over leading axes add the rows in order, from zero, as the plain loop", () => {
     const next = rng(18);
-    for (const [xd, axes] of [[[64, 128], [0]], [[3, 40, 33], [1]], [[2, 3, 30, 21], [1, 2]], [[2000, 3], [0]], [[1100, 1], [0]], [[9, 130], [0]]] as [Dims, number[]][]) {
+    for (const [xd, axes] of [
+      [[64, 128], [0]],
+      [[3, 40, 33], [1]],
+      [
+        [2, 3, 30, 21],
+        [1, 2],
+      ],
+      [[2000, 3], [0]],
+      [[1100, 1], [0]],
+      [[9, 130], [0]],
+    ] as [Dims, number[]][]) {
       const x = randomArray(next, size(xd)).map((v, i) => (i === 77 ? NaN : i === 78 ? -0 : v));
       const A = size(xd.slice(0, axes[0]));
       const R = size(xd.slice(axes[0], axes[axes.length - 1] + 1));

@@ -52,7 +52,9 @@ const EXPECTED = {
 /** Each number the same double as expected (Object.is: −0 is not 0). */
 function sameBits(actual: readonly number[], expected: readonly number[]): void {
   expect(actual.length).toBe(expected.length);
-  actual.forEach((v, i) => expect(Object.is(v, expected[i]), `component ${i}: ${v} (bits ${bits(v)}) vs ${expected[i]} (bits ${bits(expected[i])})`).toBe(true));
+  actual.forEach((v, i) =>
+    expect(Object.is(v, expected[i]), `component ${i}: ${v} (bits ${bits(v)}) vs ${expected[i]} (bits ${bits(expected[i])})`).toBe(true),
+  );
 }
 const bits = (v: number) => new BigUint64Array(new Float64Array([v]).buffer)[0].toString(16);
 

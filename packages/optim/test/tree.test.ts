@@ -33,7 +33,9 @@ describe("structure and leaves", () => {
     expect(treeUnflatten(def, leaves)).toEqual(t);
     expect(() => treeUnflatten(def, leaves.slice(1))).toThrow(TreeStructureError);
     expect(() => treeUnflatten(def, [...leaves, 1])).toThrow(/6 leaves given, the structure has 5/);
-    expect(() => treeUnflatten(def, [new Float64Array(2), ...leaves.slice(1)])).toThrow(/leaf 0 \(for \.w\) is a Float64Array of 2, the structure expects dims \[2, 3\]/);
+    expect(() => treeUnflatten(def, [new Float64Array(2), ...leaves.slice(1)])).toThrow(
+      /leaf 0 \(for \.w\) is a Float64Array of 2, the structure expects dims \[2, 3\]/,
+    );
   });
 
   it("unit ([]) and nested empty containers are trees with no leaves", () => {

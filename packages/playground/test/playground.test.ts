@@ -84,7 +84,9 @@ describe.skipIf(skip)("the playground in headless Chromium", () => {
   /** What the page printed as the CLI's stdout (the rd terms, then `value : type`) and stderr. */
   const printed = (): Promise<{ stdout: string; stderr: string }> =>
     page.evaluate(() => ({
-      stdout: [...document.querySelectorAll("#lang-output [data-cli]"), ...document.querySelectorAll("#result [data-cli]")].map((e) => e.textContent).join("\n") + "\n",
+      stdout:
+        [...document.querySelectorAll("#lang-output [data-cli]"), ...document.querySelectorAll("#result [data-cli]")].map((e) => e.textContent).join("\n") +
+        "\n",
       stderr: [...document.querySelectorAll("#result [data-stderr]")].map((e) => `${e.textContent}\n`).join(""),
     }));
 
@@ -120,7 +122,10 @@ describe.skipIf(skip)("the playground in headless Chromium", () => {
     const file = "packages/playground/examples/x-sin-x.wg";
     await open(`#src=${encodeURIComponent(source(file))}&x=1.5&from=-3&to=3&points=61`);
     const plot = await page.evaluate(() => ({
-      curves: [...document.querySelectorAll("path.curve")].map((p) => [p.getAttribute("data-curve"), (p.getAttribute("d") ?? "").split(/[ML]/).filter(Boolean).length]),
+      curves: [...document.querySelectorAll("path.curve")].map((p) => [
+        p.getAttribute("data-curve"),
+        (p.getAttribute("d") ?? "").split(/[ML]/).filter(Boolean).length,
+      ]),
       rows: [...document.querySelectorAll("table.values tbody tr")].map((r) => [...r.children].map((c) => c.textContent)),
       here: document.querySelector(".here title")?.textContent,
       fx: document.getElementById("fx")?.textContent,
@@ -148,7 +153,9 @@ describe.skipIf(skip)("the playground in headless Chromium", () => {
 
   it("ties and kinks are marked on the plot, where the derivative is not defined", async () => {
     await open(`#src=${encodeURIComponent(source("packages/playground/examples/relu-tie.wg"))}&from=-2&to=2&points=41`);
-    const marks = await page.$$eval(".mark", (ms) => ms.map((m) => [m.getAttribute("data-x"), m.querySelector("text")?.textContent, m.querySelector("title")?.textContent]));
+    const marks = await page.$$eval(".mark", (ms) =>
+      ms.map((m) => [m.getAttribute("data-x"), m.querySelector("text")?.textContent, m.querySelector("title")?.textContent]),
+    );
     expect(marks).toEqual([["0", "tie", "x = 0: lt(0, 0) was decided at a tie"]]);
     await open(`#src=${encodeURIComponent(source("packages/playground/examples/abs-kink.wg"))}&from=-1&to=1&points=21`);
     const kinks = await page.$$eval(".mark text", (ts) => ts.map((t) => t.textContent));
@@ -188,7 +195,13 @@ describe.skipIf(skip)("the playground in headless Chromium", () => {
     // the caret on sin lights up the lets it emitted: in the trace (and its copy in the derivative term), and
     // sin's reverse rule: cos(v0), its product with v2's cotangent v4, and that added to x's cotangent
     const linked = await page.$$eval("#f-terms .let.linked", (es) => es.map((e) => e.textContent));
-    expect(linked).toEqual(["let v1:real = sin(v0) in", "let v1:real = sin(v0) in", "let v6:real = cos(v0) in", "let v7:real = mul(v4, v6) in", "let v8:real = v5 + v7 in"]);
+    expect(linked).toEqual([
+      "let v1:real = sin(v0) in",
+      "let v1:real = sin(v0) in",
+      "let v6:real = cos(v0) in",
+      "let v7:real = mul(v4, v6) in",
+      "let v8:real = v5 + v7 in",
+    ]);
     // keyboard (the mouse out of the way): arrows go from let to let, Enter goes to the source
     await page.mouse.move(0, 0);
     await page.focus("#f-terms pre.term");
@@ -197,7 +210,10 @@ describe.skipIf(skip)("the playground in headless Chromium", () => {
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("let v2:real = mul(v1, v0) in");
     expect(await page.$$eval(".overlay .linked", (es) => es.map((e) => e.textContent))).toEqual(["*"]);
     await page.keyboard.press("Enter");
-    expect(await page.evaluate(() => [document.activeElement?.tagName, (document.activeElement as HTMLTextAreaElement).selectionStart])).toEqual(["TEXTAREA", 11]);
+    expect(await page.evaluate(() => [document.activeElement?.tagName, (document.activeElement as HTMLTextAreaElement).selectionStart])).toEqual([
+      "TEXTAREA",
+      11,
+    ]);
   });
 
   it("the TypeScript tab runs the API in a worker and prints what Node prints; a runaway loop is stopped and the page goes on", async () => {
@@ -205,7 +221,9 @@ describe.skipIf(skip)("the playground in headless Chromium", () => {
     // keyboard: the tabs are one Tab stop; the right arrow selects the TypeScript tab
     await page.focus("#tab-lang");
     await page.keyboard.press("ArrowRight");
-    expect(await page.evaluate(() => [document.activeElement?.id, document.getElementById("panel-ts")!.hidden, document.getElementById("panel-lang")!.hidden])).toEqual(["tab-ts", false, true]);
+    expect(
+      await page.evaluate(() => [document.activeElement?.id, document.getElementById("panel-ts")!.hidden, document.getElementById("panel-lang")!.hidden]),
+    ).toEqual(["tab-ts", false, true]);
     await page.click("#ts-run");
     expect(await finished("ts-status")).toBe("Done.");
     const relu = (x: Scalar) => (lt(x, 0) ? 0 : x);

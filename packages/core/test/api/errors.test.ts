@@ -25,12 +25,16 @@ describe("seeds", () => {
   });
   it("a record seed has the keys of f(x) as its own: inherited ones (toString, __proto__) do not count", () => {
     // @ts-expect-error: b is not a key of f(x)
-    expect(() => rd((x: Scalar) => ({ a: x, toString: x }), 1, { a: 1, b: 2 })).toThrow("rd: seed has type {a: real, b: real}, expected {a: real, toString: real}.");
+    expect(() => rd((x: Scalar) => ({ a: x, toString: x }), 1, { a: 1, b: 2 })).toThrow(
+      "rd: seed has type {a: real, b: real}, expected {a: real, toString: real}.",
+    );
   });
   it("fd's v is checked against x, and said to be v", () => {
     const f = (p: { a: Scalar; b: Scalar[] }) => [mul(p.a, p.b[0]), sin(p.b[1])];
     const x = { a: 1, b: [2, 3] };
-    expect(() => fd(f, x, { a: 1, b: [1] } as never)).toThrow("fd: v.b has type ⟨real⟩, expected real × real (x has type {a: real, b: real × real}). Pass a v shaped like x.");
+    expect(() => fd(f, x, { a: 1, b: [1] } as never)).toThrow(
+      "fd: v.b has type ⟨real⟩, expected real × real (x has type {a: real, b: real × real}). Pass a v shaped like x.",
+    );
     expect(() => fd(f, x, [1, 1] as never)).toThrow(/^fd: v has type real × real, expected \{a: real, b: real × real\}/);
   });
   it("a record seed may list its keys in any order", () => {
@@ -46,7 +50,9 @@ describe("inputs and outputs", () => {
   it("a non-numeric input names its path", () => {
     const x = [1, { w: "a", b: 2 }];
     expect(() => rd((v: unknown) => 0 as Scalar, x as never, 0)).toThrow(InputTypeError);
-    expect(() => rd(() => 0, x, 0)).toThrow('x[1].w is a string ("a"); rd\'s input must be a number, a tensor (ndarray or Float64Array), [] (unit), an array or a plain object of them.');
+    expect(() => rd(() => 0, x, 0)).toThrow(
+      'x[1].w is a string ("a"); rd\'s input must be a number, a tensor (ndarray or Float64Array), [] (unit), an array or a plain object of them.',
+    );
     expect(() => grad(() => 0, [1, null] as never)).toThrow("x[1] is null");
     // eslint-disable-next-line no-sparse-arrays
     expect(() => grad(() => 0, [1, , 3] as never)).toThrow("x[1] is undefined");
@@ -60,7 +66,9 @@ describe("inputs and outputs", () => {
     expect(() => rd(() => undefined, 1, 1)).toThrow("rd: f(x) is undefined");
   });
   it("a primitive given something else than a scalar says which argument", () => {
-    expect(() => grad((x: Scalar) => mul(x, "3" as never), 1)).toThrow('mul: argument 2 is a string ("3"); expected a number, a tensor (ndarray or Float64Array) or a traced value');
+    expect(() => grad((x: Scalar) => mul(x, "3" as never), 1)).toThrow(
+      'mul: argument 2 is a string ("3"); expected a number, a tensor (ndarray or Float64Array) or a traced value',
+    );
   });
   it("f must be a function and options must be known", () => {
     expect(() => rd(3 as never, 1, 1)).toThrow("rd: f is number");

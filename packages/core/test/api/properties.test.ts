@@ -117,7 +117,10 @@ const { node: programs } = fc.letrec<{ expr: Expr; node: Expr; leaf: Expr }>((ti
   ),
   node: fc.oneof(
     { weight: 4, arbitrary: fc.record({ k: fc.constant("un" as const), op: fc.constantFrom(...(Object.keys(UNARY) as UnOp[])), a: tie("expr") }) },
-    { weight: 4, arbitrary: fc.record({ k: fc.constant("bin" as const), op: fc.constantFrom(...(Object.keys(BINARY) as BinOp[])), a: tie("expr"), b: tie("expr") }) },
+    {
+      weight: 4,
+      arbitrary: fc.record({ k: fc.constant("bin" as const), op: fc.constantFrom(...(Object.keys(BINARY) as BinOp[])), a: tie("expr"), b: tie("expr") }),
+    },
     { weight: 2, arbitrary: fc.record({ k: fc.constant("if" as const), l: tie("expr"), r: tie("expr"), t: tie("expr"), e: tie("expr") }) },
     { weight: 2, arbitrary: fc.record({ k: fc.constant("for" as const), n: fc.integer({ min: 1, max: 3 }), init: tie("expr"), body: tie("expr") }) },
     { weight: 2, arbitrary: fc.record({ k: fc.constant("rd" as const), at: tie("expr"), seed: fc.option(tie("expr"), { nil: null }), body: tie("expr") }) },

@@ -141,7 +141,12 @@ describe("two-layer MLP with softmax cross-entropy", () => {
       const [value, gq] = valueAndGrad(formulations[0][1] as never, q) as [number, Record<keyof Plain, NdArray>];
       expect(value).toBeCloseTo(loss, 10);
       losses.push(loss);
-      p = { W1: p.W1.map((w, i) => w - lr * g.W1[i]), b1: p.b1.map((w, i) => w - lr * g.b1[i]), W2: p.W2.map((w, i) => w - lr * g.W2[i]), b2: p.b2.map((w, i) => w - lr * g.b2[i]) };
+      p = {
+        W1: p.W1.map((w, i) => w - lr * g.W1[i]),
+        b1: p.b1.map((w, i) => w - lr * g.b1[i]),
+        W2: p.W2.map((w, i) => w - lr * g.W2[i]),
+        b2: p.b2.map((w, i) => w - lr * g.b2[i]),
+      };
       // the update with wengert's own untraced ops (sub, mul on ndarrays)
       q = { W1: sub(q.W1, mul(lr, gq.W1)), b1: sub(q.b1, mul(lr, gq.b1)), W2: sub(q.W2, mul(lr, gq.W2)), b2: sub(q.b2, mul(lr, gq.b2)) };
     }

@@ -68,7 +68,11 @@ describe("Hessian of the logistic-regression loss", () => {
   const losses: [string, (w: Tensor) => Scalar, number][] = [
     ["Σ softplus(−y ⊙ Xw)", (w) => sum(softplus(neg(mul(Y, matmul(X, w))))), 1],
     ["mean log(1 + exp(−y ⊙ Xw))", (w) => mean(log(add(1, exp(neg(mul(Y, matmul(X, w))))))), 1 / m],
-    ["Σ log1p(exp(−yᵢ dot(xᵢ, w))) over unstacked rows", (w) => (unstack(X) as NdArray[]).reduce<Scalar>((s, xi, i) => add(s, log1p(exp(mul(-yv[i], dot(xi, w) as Scalar)))), 0), 1],
+    [
+      "Σ log1p(exp(−yᵢ dot(xᵢ, w))) over unstacked rows",
+      (w) => (unstack(X) as NdArray[]).reduce<Scalar>((s, xi, i) => add(s, log1p(exp(mul(-yv[i], dot(xi, w) as Scalar)))), 0),
+      1,
+    ],
     ["−Σ log σ(y ⊙ (w·Xᵀ)) with the vector on the left", (w) => neg(sum(log(sigmoid(mul(Y, matmul(w, transpose(X))))))), 1],
   ];
 
@@ -309,7 +313,10 @@ describe("nested rd with tensors", () => {
   });
 
   it("an outer traced tensor used in a where branch of an inner gradient", () => {
-    const g = grad((u: Tensor) => sum(grad((x: Tensor) => sum(where(gt(x, 0), mul(u, sqrt(x)), exp(u))), Float64Array.from([-1, 4]))), Float64Array.from([2, 3]));
+    const g = grad(
+      (u: Tensor) => sum(grad((x: Tensor) => sum(where(gt(x, 0), mul(u, sqrt(x)), exp(u))), Float64Array.from([-1, 4]))),
+      Float64Array.from([2, 3]),
+    );
     expectClose(flat(g), [0, 0.25], 1e-14, 0);
   });
 
@@ -343,7 +350,11 @@ describe("where: no NaN from the unselected branch", () => {
       ["1/x via pow", (t) => pow(t, -1), (v) => -1 / (v * v)],
       ["pow(x, 1.5)", (t) => pow(t, 1.5), (v) => 1.5 * Math.sqrt(v)],
       ["log(sqrt(x)) + square(log x)", (t) => add(log(sqrt(t)), square(log(t))), (v) => 1 / (2 * v) + (2 * Math.log(v)) / v],
-      ["tanh(log(x))·sqrt(x)", (t) => mul(tanh(log(t)), sqrt(t)), (v) => (1 - Math.tanh(Math.log(v)) ** 2) / v * Math.sqrt(v) + Math.tanh(Math.log(v)) / (2 * Math.sqrt(v))],
+      [
+        "tanh(log(x))·sqrt(x)",
+        (t) => mul(tanh(log(t)), sqrt(t)),
+        (v) => ((1 - Math.tanh(Math.log(v)) ** 2) / v) * Math.sqrt(v) + Math.tanh(Math.log(v)) / (2 * Math.sqrt(v)),
+      ],
     ];
     for (const [name, br, d] of cases) {
       const g = grad((t: Tensor) => sum(where(gt(t, 0), br(t), 0)), x) as Float64Array;
@@ -372,7 +383,19 @@ describe("where: no NaN from the unselected branch", () => {
       if (!pos(i)) expect(g[i] === 0, `entry ${i}`).toBe(true);
     });
     // the selected entries against differences of f on x restricted to them
-    const want = Array.from(x).map((v, i) => (pos(i) ? diff4((h) => [f(plus(x, Float64Array.from(x, (_, j) => (j === i ? 1 : 0)), h) as never) as unknown as number])[0] : 0));
+    const want = Array.from(x).map((v, i) =>
+      pos(i)
+        ? diff4((h) => [
+            f(
+              plus(
+                x,
+                Float64Array.from(x, (_, j) => (j === i ? 1 : 0)),
+                h,
+              ) as never,
+            ) as unknown as number,
+          ])[0]
+        : 0,
+    );
     expectClose(Array.from(g), want, 1e-6, 1e-9);
   });
 

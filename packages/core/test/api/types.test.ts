@@ -303,7 +303,17 @@ describe("the paper's nested example: an inner rd at a constant point, closing o
       expect(kind(d)).toBe("Tensor");
       const m = grad((x) => sum(mul(w, x)), nd([1, 1], [2]));
       expectTypeOf(m).toEqualTypeOf<NdArray>();
-      for (const use of [() => d[0], () => d.length, () => Array.from(d), () => [...d], () => new Float64Array(d), () => Float64Array.of(1, 2).set(d), () => m.data, () => m.get(0), () => m.size]) {
+      for (const use of [
+        () => d[0],
+        () => d.length,
+        () => Array.from(d),
+        () => [...d],
+        () => new Float64Array(d),
+        () => Float64Array.of(1, 2).set(d),
+        () => m.data,
+        () => m.get(0),
+        () => m.size,
+      ]) {
         try {
           use();
         } catch (e) {

@@ -23,7 +23,11 @@ export const CHAIN: [string, (t: NdArray, W: NdArray) => unknown][] = [
   ["C t (constant [3, 3])", (t) => matmul(nd([1, 0.5, 0, -0.5, 1, 0.25, 0, 0.3, 1], [3, 3]), t)],
   ["normalize rows", (t) => div(t, sqrt(add(sum(square(t), 1, true) as NdArray, 1)))],
   ["unstack columns, restack reversed", (t) => stack((unstack(t, 1) as NdArray[]).reverse(), 1)],
-  ["conv2d 3×3, padding 1", (t, W) => reshape(conv2d(reshape(t, [1, 1, 3, 4]) as NdArray, reshape(slice(W, [0, 0], [3, 3]), [1, 1, 3, 3]) as NdArray, { padding: 1 }), [3, 4]) as NdArray],
+  [
+    "conv2d 3×3, padding 1",
+    (t, W) =>
+      reshape(conv2d(reshape(t, [1, 1, 3, 4]) as NdArray, reshape(slice(W, [0, 0], [3, 3]), [1, 1, 3, 3]) as NdArray, { padding: 1 }), [3, 4]) as NdArray,
+  ],
   ["+ broadcast mean of rows", (t) => add(t, broadcastTo(mean(t, 1, true), [3, 4]))],
   ["sin · index", (t) => mul(sin(t), index(t, [1, 2]))],
   ["square then × 0.5", (t) => mul(square(t), 0.5)],

@@ -92,7 +92,10 @@ export const rosenbrock: F = (x) => {
   return s;
 };
 
-/** Rosenbrock's Hessian: ∂²/∂x_i² of term i = −400 t_i + 800 x_i² + 2 (t_i = x_{i+1} − x_i²), ∂²/∂x_i∂x_{i+1} = −400 x_i, ∂²/∂x_{i+1}² = 200. */
+/**
+ * Rosenbrock's Hessian: ∂²/∂x_i² of term i = −400 t_i + 800 x_i² + 2 (t_i = x_{i+1} − x_i²),
+ * ∂²/∂x_i∂x_{i+1} = −400 x_i, ∂²/∂x_{i+1}² = 200.
+ */
 export function rosenbrockHessian(x: number[]): number[][] {
   const H = x.map(() => x.map(() => 0));
   for (let i = 0; i < x.length - 1; i++) {

@@ -186,15 +186,23 @@ function expressions(withCalls: boolean): fc.Arbitrary<Expr> {
   const { node } = fc.letrec<{ expr: Expr; node: Expr; leaf: Expr }>((tie) => {
     const nodes: fc.WeightedArbitrary<Expr>[] = [
       { weight: 4, arbitrary: fc.record({ k: fc.constant("un" as const), op: fc.constantFrom(...(Object.keys(UNARY) as UnOp[])), a: tie("expr") }) },
-      { weight: 5, arbitrary: fc.record({ k: fc.constant("bin" as const), op: fc.constantFrom(...(Object.keys(BINARY) as BinOp[])), a: tie("expr"), b: tie("expr") }) },
+      {
+        weight: 5,
+        arbitrary: fc.record({ k: fc.constant("bin" as const), op: fc.constantFrom(...(Object.keys(BINARY) as BinOp[])), a: tie("expr"), b: tie("expr") }),
+      },
       { weight: 2, arbitrary: fc.record({ k: fc.constant("let" as const), a: tie("expr"), body: tie("expr") }) },
       { weight: 1, arbitrary: fc.record({ k: fc.constant("proj" as const), first: fc.boolean(), a: tie("expr"), b: tie("expr") }) },
       { weight: 1, arbitrary: fc.record({ k: fc.constant("tuple" as const), a: tie("expr"), b: tie("expr"), body: tie("expr") }) },
       {
         weight: 2,
         arbitrary: fc.record({
-          k: fc.constant("if" as const), pred: fc.constantFrom(...(Object.keys(PREDS) as Pred[])), infix: fc.boolean(),
-          l: tie("expr"), r: tie("expr"), t: tie("expr"), e: tie("expr"),
+          k: fc.constant("if" as const),
+          pred: fc.constantFrom(...(Object.keys(PREDS) as Pred[])),
+          infix: fc.boolean(),
+          l: tie("expr"),
+          r: tie("expr"),
+          t: tie("expr"),
+          e: tie("expr"),
         }),
       },
       { weight: 1, arbitrary: fc.record({ k: fc.constant("grad" as const), at: tie("expr"), body: tie("expr") }) },

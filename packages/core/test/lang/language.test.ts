@@ -255,7 +255,9 @@ describe("names", () => {
     expect(() => runProgram("sum(1)", { file: "t.wg" })).toThrow("t.wg:1:1: type error: unknown function sum");
   });
   it("the tuple a function of several parameters takes them in is not a variable of its body", () => {
-    expect(() => runProgram("letrec f(x: real, y: real): real * real = _arg in f(1, 2)", { file: "t.wg" })).toThrow(/t\.wg:1:43: type error: unbound variable _arg/);
+    expect(() => runProgram("letrec f(x: real, y: real): real * real = _arg in f(1, 2)", { file: "t.wg" })).toThrow(
+      /t\.wg:1:43: type error: unbound variable _arg/,
+    );
     expect(runProgram("letrec f(x: real, y: real): real * real = <y, x> in f(1, 2)").value).toEqual([2, 1]);
   });
 });

@@ -80,7 +80,12 @@ describe("types", () => {
     expect(pt("real * real^2")).toEqual(P(R, P(R, R)));
   });
   it("positions: a product is where its left operand starts", () => {
-    expect(parseType(" real *\n  unit")).toEqual({ kind: "prod", fst: { kind: "real", pos: { line: 1, col: 2 } }, snd: { kind: "unit", pos: { line: 2, col: 3 } }, pos: { line: 1, col: 2 } });
+    expect(parseType(" real *\n  unit")).toEqual({
+      kind: "prod",
+      fst: { kind: "real", pos: { line: 1, col: 2 } },
+      snd: { kind: "unit", pos: { line: 2, col: 3 } },
+      pos: { line: 1, col: 2 },
+    });
   });
 });
 
@@ -234,7 +239,11 @@ describe("positions", () => {
     const t = parse("  a +\n  b * c");
     expect(t).toMatchObject({ kind: "add", pos: { line: 1, col: 3 }, right: { kind: "op", pos: { line: 2, col: 3 }, arg: { pos: { line: 2, col: 3 } } } });
     expect(parse("x - -1")).toMatchObject({ arg: { snd: { kind: "num", value: -1, pos: { line: 1, col: 5 } } } });
-    expect(parse("\n\n   let y = 1 in y")).toMatchObject({ pos: { line: 3, col: 4 }, binder: { pos: { line: 3, col: 8 } }, body: { pos: { line: 3, col: 17 } } });
+    expect(parse("\n\n   let y = 1 in y")).toMatchObject({
+      pos: { line: 3, col: 4 },
+      binder: { pos: { line: 3, col: 8 } },
+      body: { pos: { line: 3, col: 17 } },
+    });
   });
   it("rd is at its seed; a subscript written in the name is after the underscore", () => {
     const t = parse("(m).rd_a(x. x)");

@@ -70,7 +70,8 @@ describe("a unary user primitive: cube(x) = x³, reverse 3x²·ct", () => {
 
   it("in taylor, by its Taylor rule derived from the reverse rule: x³ along v to every order", () => {
     for (const x of POINTS) {
-      for (const v of [1, -0.5]) expectClose(taylor(cube, x, v, 5), [x ** 3, 3 * x ** 2 * v, 6 * x * v ** 2, 6 * v ** 3, 0, 0], 1e-14, 1e-14, `taylor(cube, ${x}, ${v})`);
+      for (const v of [1, -0.5])
+        expectClose(taylor(cube, x, v, 5), [x ** 3, 3 * x ** 2 * v, 6 * x * v ** 2, 6 * v ** 3, 0, 0], 1e-14, 1e-14, `taylor(cube, ${x}, ${v})`);
     }
     // composed with built-ins: sin(x³)
     const s = taylor((x: Scalar) => sin(cube(x)), 0.8, 1, 3) as number[];
@@ -122,7 +123,9 @@ describe("a user primitive's rules run anew in every grad", () => {
     expect(() => grad(leaky, 1)).toThrow(/^leaky's reverse rule: a traced value .* was used after the grad call that traced it returned/);
     let s: Scalar = 0;
     const capS = defineOp({ name: "capS", forward: (x) => x, reverse: (_a, _y, ct) => [mul(ct, s)] });
-    expect(() => grad((u: Scalar) => ((s = u), grad(capS, 2) as Scalar), 3)).toThrow(/^capS: the reverse rule's result 1 is a value traced by an enclosing grad/);
+    expect(() => grad((u: Scalar) => ((s = u), grad(capS, 2) as Scalar), 3)).toThrow(
+      /^capS: the reverse rule's result 1 is a value traced by an enclosing grad/,
+    );
   });
   it("a forward that returns no number is a DefineOpError naming it (a forgotten return gave NaN)", () => {
     const noReturn = defineOp({ name: "noReturn", forward: ((x: number) => void x) as never, reverse: (_a, _y, ct) => [ct] });
@@ -164,7 +167,11 @@ describe("a binary user primitive: logaddexp", () => {
 
   it("runs its reverse rule once per application in a gradient (not once per argument)", () => {
     let calls = 0;
-    const hyp2 = defineOp({ name: "hypot2", forward: (a, b) => a * a + b * b, reverse: ([a, b], _y, ct) => (calls++, [mul(ct, mul(2, a)), mul(ct, mul(2, b))]) });
+    const hyp2 = defineOp({
+      name: "hypot2",
+      forward: (a, b) => a * a + b * b,
+      reverse: ([a, b], _y, ct) => (calls++, [mul(ct, mul(2, a)), mul(ct, mul(2, b))]),
+    });
     expect(grad(([a, b]: Scalar[]) => hyp2(a, b), [1, 4])).toEqual([2, 8]);
     expect(hessian(([a, b]: Scalar[]) => hyp2(a, b), [1, 4])).toEqual([[2, 0], [0, 2]]);
     calls = 0;
@@ -174,7 +181,11 @@ describe("a binary user primitive: logaddexp", () => {
 
   it("with checkNaN, the cotangent of a constant argument is not computed (no false alarm)", () => {
     // a·√b at b = 0: ∂a = √0 = 0 is all that is needed; ∂b = a/(2√0) = ∞ is not.
-    const asqrt = defineOp({ name: "asqrt", forward: (a, b) => a * Math.sqrt(b), reverse: ([a, b], _y, ct) => [mul(ct, sqrt(b)), div(mul(ct, a), mul(2, sqrt(b)))] });
+    const asqrt = defineOp({
+      name: "asqrt",
+      forward: (a, b) => a * Math.sqrt(b),
+      reverse: ([a, b], _y, ct) => [mul(ct, sqrt(b)), div(mul(ct, a), mul(2, sqrt(b)))],
+    });
     expect(grad((a: Scalar) => asqrt(a, 0), 1, { checkNaN: true })).toBe(0);
     expect(jvp((a: Scalar) => mul(a, sqrt(0)), 1, 1, { checkNaN: true })).toEqual([0, 0]); // the built-ins
     expect(jvp((a: Scalar) => asqrt(a, 0), 1, 1, { checkNaN: true })).toEqual([0, 0]);
@@ -229,7 +240,12 @@ describe("a user primitive takes the built-ins' paths in every transformation", 
 describe("tangent rules", () => {
   it("jvp calls the tangent rule, grad the reverse rule", () => {
     const calls = { reverse: 0, tangent: 0 };
-    const twice = defineOp({ name: "twice", forward: (x) => 2 * x, reverse: (_a, _y, ct) => (calls.reverse++, [mul(2, ct)]), tangent: (_a, [dx]) => (calls.tangent++, mul(2, dx)) });
+    const twice = defineOp({
+      name: "twice",
+      forward: (x) => 2 * x,
+      reverse: (_a, _y, ct) => (calls.reverse++, [mul(2, ct)]),
+      tangent: (_a, [dx]) => (calls.tangent++, mul(2, dx)),
+    });
     expect(jvp(twice, 3, 5)).toEqual([6, 10]);
     expect(calls).toEqual({ reverse: 0, tangent: 1 });
     expect(grad(twice, 3)).toBe(2);
@@ -250,7 +266,12 @@ describe("tangent rules", () => {
   });
 
   it("a wrong tangent rule is what jvp returns, and checkGrad finds forward ≠ reverse", () => {
-    const bad = defineOp({ name: "cubeBadTangent", forward: (x) => x ** 3, reverse: ([x], _y, ct) => [mul(ct, mul(3, square(x)))], tangent: ([x], [dx]) => mul(dx, mul(2, square(x))) });
+    const bad = defineOp({
+      name: "cubeBadTangent",
+      forward: (x) => x ** 3,
+      reverse: ([x], _y, ct) => [mul(ct, mul(3, square(x)))],
+      tangent: ([x], [dx]) => mul(dx, mul(2, square(x))),
+    });
     expect(jvp(bad, 2, 1)[1]).toBe(8);
     expect(grad(bad, 2)).toBe(12);
     const { report } = thrown(() => checkGrad(bad, 1.3)) as GCE;
@@ -267,16 +288,40 @@ describe("malformed specs", () => {
     ["no name", { forward: (x: number) => x, reverse: rev }, `defineOp: name is undefined; ${ident}`],
     ["a name with a space", { name: "my op", forward: (x: number) => x, reverse: rev }, `defineOp my op: name is a string ("my op"); ${ident}`],
     ["a name starting with a digit", { name: "2x", forward: (x: number) => x, reverse: rev }, `defineOp 2x: name is a string ("2x"); ${ident}`],
-    ["a keyword", { name: "let", forward: (x: number) => x, reverse: rev }, "defineOp let: let is a keyword or predicate of the term language; choose another name."],
-    ["a predicate", { name: "lt", forward: (x: number) => x, reverse: rev }, "defineOp lt: lt is a keyword or predicate of the term language; choose another name."],
-    ["a derivative subscript", { name: "rd_1", forward: (x: number) => x, reverse: rev }, "defineOp rd_1: rd_1 is a keyword or predicate of the term language; choose another name."],
+    [
+      "a keyword",
+      { name: "let", forward: (x: number) => x, reverse: rev },
+      "defineOp let: let is a keyword or predicate of the term language; choose another name.",
+    ],
+    [
+      "a predicate",
+      { name: "lt", forward: (x: number) => x, reverse: rev },
+      "defineOp lt: lt is a keyword or predicate of the term language; choose another name.",
+    ],
+    [
+      "a derivative subscript",
+      { name: "rd_1", forward: (x: number) => x, reverse: rev },
+      "defineOp rd_1: rd_1 is a keyword or predicate of the term language; choose another name.",
+    ],
     ["a built-in's name", { name: "sin", forward: (x: number) => x, reverse: rev }, "defineOp sin: a primitive named sin exists already."],
     ["a user primitive's name", { name: "cube", forward: (x: number) => x, reverse: rev }, "defineOp cube: a primitive named cube exists already."],
     ["forward missing", { name: "noForward", reverse: rev }, "defineOp noForward: forward is missing: the kernel on numbers, e.g. forward: (x) => x * x * x."],
-    ["forward of 3 parameters", { name: "three", forward: (a: number, b: number, c: number) => a + b + c, reverse: rev }, "defineOp three: forward takes 3 parameters; a primitive takes 1 or 2 reals."],
+    [
+      "forward of 3 parameters",
+      { name: "three", forward: (a: number, b: number, c: number) => a + b + c, reverse: rev },
+      "defineOp three: forward takes 3 parameters; a primitive takes 1 or 2 reals.",
+    ],
     ["forward of 0 parameters", { name: "zero", forward: () => 1, reverse: rev }, "defineOp zero: forward takes 0 parameters; a primitive takes 1 or 2 reals."],
-    ["reverse missing", { name: "noReverse", forward: (x: number) => x }, "defineOp noReverse: reverse is missing: the reverse rule ([x], y, ct) => [cotangent of x], written with wengert's functions (mul, cos, …)."],
-    ["tangent not a function", { name: "badTangent", forward: (x: number) => x, reverse: rev, tangent: 3 }, "defineOp badTangent: tangent is a number; expected a function or nothing."],
+    [
+      "reverse missing",
+      { name: "noReverse", forward: (x: number) => x },
+      "defineOp noReverse: reverse is missing: the reverse rule ([x], y, ct) => [cotangent of x], written with wengert's functions (mul, cos, …).",
+    ],
+    [
+      "tangent not a function",
+      { name: "badTangent", forward: (x: number) => x, reverse: rev, tangent: 3 },
+      "defineOp badTangent: tangent is a number; expected a function or nothing.",
+    ],
   ];
 
   it.each(cases)("%s", (_label, spec, message) => {
@@ -320,7 +365,9 @@ describe("checkGrad", () => {
     expect(() => checkGrad(badCube, 1.3, { rtol: "a" as never })).toThrow('checkGrad: options.rtol is a string ("a"); expected a number ≥ 0.');
     expect(() => checkGrad(badCube, 1.3, { directions: 1 })).toThrow(GradientCheckError);
     // rd's own options go on to every evaluation, and are checked there
-    expect(() => checkGrad(cube, 1.3, { directions: 1, chekNaN: true } as never)).toThrow(/checkGrad: options.chekNaN is not an option; the options are directions, eps/);
+    expect(() => checkGrad(cube, 1.3, { directions: 1, chekNaN: true } as never)).toThrow(
+      /checkGrad: options.chekNaN is not an option; the options are directions, eps/,
+    );
     expect(() => checkGrad(cube, 1.3, null as never)).toThrow("checkGrad: options is null; expected an object such as { checkNaN: true }.");
   });
 
@@ -342,7 +389,12 @@ describe("checkGrad", () => {
   it("catches a wrong reverse rule (2x² for 3x²) and puts the report on the error", () => {
     const err = thrown(() => checkGrad(badCube, 1.3));
     expect(err).toBeInstanceOf(GradientCheckError);
-    expect(err.message).toMatch(/^checkGrad: reverse vs finite differences disagree along direction \d: expected -?[\d.e-]+, got -?[\d.e-]+ \(error [\d.e+-]+\); 4 of 8 checks failed\. The report is on this error's \.report\.$/);
+    expect(err.message).toMatch(
+      new RegExp(
+        /^checkGrad: reverse vs finite differences disagree along direction \d: expected -?[\d.e-]+, got -?[\d.e-]+ \(error [\d.e+-]+\); /.source +
+          /4 of 8 checks failed\. The report is on this error's \.report\.$/.source,
+      ),
+    );
     const { report } = err as GCE;
     expect(report.ok).toBe(false);
     for (const c of report.checks) {

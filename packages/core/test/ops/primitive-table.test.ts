@@ -15,7 +15,23 @@
 import { BINARY_NAMES, scalarOps, UNARY_NAMES } from "@wengert/ops";
 import { describe, expect, it } from "vitest";
 import * as W from "../../src/index.js";
-import { checkGrad, compileGrad, defineOp, derivativeOf, exp, grad, hessian, jacfwd, jvp, mul, rd, sub, taylor, traceOf, type Scalar } from "../../src/index.js";
+import {
+  checkGrad,
+  compileGrad,
+  defineOp,
+  derivativeOf,
+  exp,
+  grad,
+  hessian,
+  jacfwd,
+  jvp,
+  mul,
+  rd,
+  sub,
+  taylor,
+  traceOf,
+  type Scalar,
+} from "../../src/index.js";
 import { reverseDerivative } from "../../src/diff/reference.js";
 import { evaluateTree, leavesOf, toTree, valueOf } from "../../src/trace/tree.js";
 import { expectClose } from "../helpers/check.js";

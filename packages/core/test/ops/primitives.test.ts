@@ -148,7 +148,13 @@ describe.each(BINARY)("binary $name", ({ name, op, ref, points }) => {
 const CLOSED_UNARY: readonly { name: string; op: U; d1: (x: number) => number; d2: (x: number) => number; points: number[] }[] = [
   { name: "tanh", op: tanh, d1: (x) => 1 - Math.tanh(x) ** 2, d2: (x) => -2 * Math.tanh(x) * (1 - Math.tanh(x) ** 2), points: [-1, 0.3, 2] },
   { name: "sin", op: sin, d1: Math.cos, d2: (x) => -Math.sin(x), points: [-2, 0.4, 3] },
-  { name: "sigmoid", op: sigmoid, d1: (x) => logistic(x) * (1 - logistic(x)), d2: (x) => logistic(x) * (1 - logistic(x)) * (1 - 2 * logistic(x)), points: [-3, 0.5, 2] },
+  {
+    name: "sigmoid",
+    op: sigmoid,
+    d1: (x) => logistic(x) * (1 - logistic(x)),
+    d2: (x) => logistic(x) * (1 - logistic(x)) * (1 - 2 * logistic(x)),
+    points: [-3, 0.5, 2],
+  },
   { name: "log", op: log, d1: (x) => 1 / x, d2: (x) => -1 / x ** 2, points: [0.3, 1.7, 4] },
   { name: "atan", op: atan, d1: (x) => 1 / (1 + x * x), d2: (x) => (-2 * x) / (1 + x * x) ** 2, points: [-2, 0.3, 1.5] },
   { name: "sqrt", op: sqrt, d1: (x) => 0.5 / Math.sqrt(x), d2: (x) => -0.25 * x ** -1.5, points: [0.25, 2, 9] },

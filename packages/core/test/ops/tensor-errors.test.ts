@@ -279,7 +279,9 @@ describe("other misuses of tensors", () => {
     const expectShort = (fn: () => unknown, where: string): void => {
       const e = thrown(fn);
       expect(e, e.message).toBeInstanceOf(InputTypeError);
-      expect(e.message).toContain(`${where} is an ndarray of shape [2, 2] whose elements lie at data[0] to data[3] (offset 0, stride [2, 1]), but its data has 3 elements`);
+      expect(e.message).toContain(
+        `${where} is an ndarray of shape [2, 2] whose elements lie at data[0] to data[3] (offset 0, stride [2, 1]), but its data has 3 elements`,
+      );
       expect(e.message).toMatch(new RegExp(`${FILE.replace(/\./g, "\\.")}:\\d+:\\d+\\. Give it data of at least 4 elements`));
     };
     expectShort(() => sum(short()), "sum's argument 1");

@@ -122,9 +122,12 @@ function close(what: string, got: readonly number[], want: readonly number[], { 
 /** The cotangent leaf must come back in the input's container, with its dims. */
 function containerProblems(key: string, x: Leaf, g: unknown): string[] {
   if (typeof x === "number") return typeof g === "number" ? [] : [`${key}: cotangent of a number is ${typeof g}`];
-  if (x instanceof Float64Array) return g instanceof Float64Array && g.length === x.length ? [] : [`${key}: cotangent of a Float64Array is not a Float64Array of length ${x.length}`];
+  if (x instanceof Float64Array)
+    return g instanceof Float64Array && g.length === x.length ? [] : [`${key}: cotangent of a Float64Array is not a Float64Array of length ${x.length}`];
   if (!isNd(g)) return [`${key}: cotangent of an ndarray is not an ndarray`];
-  return JSON.stringify(g.shape) === JSON.stringify(x.shape) ? [] : [`${key}: cotangent has shape ${JSON.stringify(g.shape)}, expected ${JSON.stringify(x.shape)}`];
+  return JSON.stringify(g.shape) === JSON.stringify(x.shape)
+    ? []
+    : [`${key}: cotangent has shape ${JSON.stringify(g.shape)}, expected ${JSON.stringify(x.shape)}`];
 }
 
 const H = 1e-3;
@@ -160,7 +163,8 @@ function checkForward(c: Case, seed = 2): string[] {
   const y0 = c.f(c.x);
   const [y, ydot] = jvp(c.f, c.x, v, IGNORE);
   const problems = close("jvp value", flat(y), flat(y0), { rtol: 1e-12, atol: 1e-12 });
-  if (JSON.stringify(dimsOf(ydot)) !== JSON.stringify(dimsOf(y0))) problems.push(`jvp tangent has dims ${JSON.stringify(dimsOf(ydot))}, f(x) ${JSON.stringify(dimsOf(y0))}`);
+  if (JSON.stringify(dimsOf(ydot)) !== JSON.stringify(dimsOf(y0)))
+    problems.push(`jvp tangent has dims ${JSON.stringify(dimsOf(ydot))}, f(x) ${JSON.stringify(dimsOf(y0))}`);
   const want = diff4((t) => flat(c.f(along(c.x, v, t))), H);
   problems.push(...close("jvp tangent", flat(ydot), want, c.tol));
   // ⟨R, J v⟩ = ⟨Jᵀ R, v⟩
@@ -344,8 +348,16 @@ const CASES: Case[] = [
   // transposes fewer elements than Aᵀ C̄ or C̄ Bᵀ
   { name: "matmul tall [8,6]@[6,2] (B̄ = (C̄ᵀ A)ᵀ)", f: (p) => matmul(p.a, p.b), x: { a: T([8, 6], 23), b: T([6, 2], 24) } },
   { name: "matmul wide [2,6]@[6,8] (Ā = (B C̄ᵀ)ᵀ)", f: (p) => matmul(p.a, p.b), x: { a: T([2, 6], 25), b: T([6, 8], 26) } },
-  { name: "matmul batched tall [3,8,6]@[6,2] (B̄ transposed, summed over the batch)", f: (p) => matmul(p.a, p.b), x: { a: T([3, 8, 6], 27), b: T([6, 2], 28) } },
-  { name: "matmul [2,6]@ batched wide [3,6,8] (Ā transposed, summed over the batch)", f: (p) => matmul(p.a, p.b), x: { a: T([2, 6], 29), b: T([3, 6, 8], 30) } },
+  {
+    name: "matmul batched tall [3,8,6]@[6,2] (B̄ transposed, summed over the batch)",
+    f: (p) => matmul(p.a, p.b),
+    x: { a: T([3, 8, 6], 27), b: T([6, 2], 28) },
+  },
+  {
+    name: "matmul [2,6]@ batched wide [3,6,8] (Ā transposed, summed over the batch)",
+    f: (p) => matmul(p.a, p.b),
+    x: { a: T([2, 6], 29), b: T([3, 6, 8], 30) },
+  },
   { name: "dot of vectors", f: (p) => dot(p.a, p.b), x: { a: T([5], 23, true), b: T([5], 24) } },
   { name: "dot matrix-vector", f: (p) => dot(p.a, p.b), x: { a: T([2, 5], 25), b: T([5], 26, true) } },
   { name: "dot matrix-matrix", f: (p) => dot(p.a, p.b), x: { a: T([2, 3], 27), b: T([3, 3], 28) } },
@@ -355,9 +367,21 @@ const CASES: Case[] = [
     [false, true].flatMap((keepdims, j): Case[] => [
       { name: `sum axis=${JSON.stringify(axis)} keepdims=${keepdims}`, f: (p) => sum(p.a, axis, keepdims), x: { a: T([2, 3, 4], 40 + i * 2 + j) } },
       { name: `mean axis=${JSON.stringify(axis)} keepdims=${keepdims}`, f: (p) => mean(p.a, axis, keepdims), x: { a: T([2, 3, 4], 60 + i * 2 + j) } },
-      { name: `logsumexp axis=${JSON.stringify(axis)} keepdims=${keepdims}`, f: (p) => logsumexp(p.a, axis, keepdims), x: { a: leaf([2, 3, 4], range(-2, 2)(rng(80 + i * 2 + j))) } },
-      { name: `max axis=${JSON.stringify(axis)} keepdims=${keepdims}`, f: (p) => max(p.a, axis, keepdims), x: { a: nd(distinct(24, rng(100 + i * 2 + j)), [2, 3, 4]) } },
-      { name: `min axis=${JSON.stringify(axis)} keepdims=${keepdims}`, f: (p) => min(p.a, axis, keepdims), x: { a: nd(distinct(24, rng(120 + i * 2 + j)), [2, 3, 4]) } },
+      {
+        name: `logsumexp axis=${JSON.stringify(axis)} keepdims=${keepdims}`,
+        f: (p) => logsumexp(p.a, axis, keepdims),
+        x: { a: leaf([2, 3, 4], range(-2, 2)(rng(80 + i * 2 + j))) },
+      },
+      {
+        name: `max axis=${JSON.stringify(axis)} keepdims=${keepdims}`,
+        f: (p) => max(p.a, axis, keepdims),
+        x: { a: nd(distinct(24, rng(100 + i * 2 + j)), [2, 3, 4]) },
+      },
+      {
+        name: `min axis=${JSON.stringify(axis)} keepdims=${keepdims}`,
+        f: (p) => min(p.a, axis, keepdims),
+        x: { a: nd(distinct(24, rng(120 + i * 2 + j)), [2, 3, 4]) },
+      },
     ]),
   ),
   { name: "sum of a Float64Array", f: (p) => sum(p.a), x: { a: T([5], 140, true) } },
@@ -379,14 +403,22 @@ const CASES: Case[] = [
   { name: "reshape [6] to [1,3,1,2] then tanh", f: (p) => tanh(reshape(p.a, [1, 3, 1, 2])), x: { a: T([6], 202, true) } },
   { name: "transpose default [2,3,4]", f: (p) => transpose(p.a), x: { a: T([2, 3, 4], 210) } },
   { name: "transpose perm [1,0,2]", f: (p) => transpose(p.a, [1, 0, 2]), x: { a: T([2, 3, 4], 211) } },
-  { name: "transpose perm [2,0,1] times a constant", f: (p) => mul(transpose(p.a, [2, 0, 1]), nd(distinct(24, rng(3)), [4, 2, 3])), x: { a: T([2, 3, 4], 212) } },
+  {
+    name: "transpose perm [2,0,1] times a constant",
+    f: (p) => mul(transpose(p.a, [2, 0, 1]), nd(distinct(24, rng(3)), [4, 2, 3])),
+    x: { a: T([2, 3, 4], 212) },
+  },
   { name: "broadcastTo [3,1] to [2,3,4]", f: (p) => broadcastTo(p.a, [2, 3, 4]), x: { a: T([3, 1], 220) } },
   { name: "broadcastTo [4] to [3,4]", f: (p) => broadcastTo(p.a, [3, 4]), x: { a: T([4], 221, true) } },
   { name: "broadcastTo real to [2,2]", f: (p) => broadcastTo(p.s, [2, 2]), x: { s: 0.7 } },
   { name: "slice [4,5] box [1,0]…[3,4]", f: (p) => slice(p.a, [1, 0], [3, 4]), x: { a: T([4, 5], 230) } },
   { name: "slice of a Float64Array", f: (p) => slice(p.a, [2], [5]), x: { a: T([6], 231, true) } },
   { name: "slice [2,3,4] full box", f: (p) => slice(p.a, [0, 0, 0], [2, 3, 4]), x: { a: T([2, 3, 4], 232) } },
-  { name: "overlapping slices and an index summed", f: (p) => add(add(slice(p.a, [0, 0], [2, 2]), slice(p.a, [1, 1], [3, 3])), index(p.a, [1, 1])), x: { a: T([3, 3], 233) } },
+  {
+    name: "overlapping slices and an index summed",
+    f: (p) => add(add(slice(p.a, [0, 0], [2, 2]), slice(p.a, [1, 1], [3, 3])), index(p.a, [1, 1])),
+    x: { a: T([3, 3], 233) },
+  },
   { name: "index [2,1] of a matrix", f: (p) => index(p.a, [2, 1]), x: { a: T([3, 2], 240) } },
   { name: "index of a vector, twice the same element", f: (p) => mul(index(p.a, 3), add(index(p.a, 3), index(p.a, 0))), x: { a: T([4], 241, true) } },
   { name: "index and other uses of the same tensor", f: (p) => add(mul(index(p.a, [0, 1]), sum(p.a)), sin(index(p.a, [1, 0]))), x: { a: T([2, 2], 242) } },
@@ -398,31 +430,74 @@ const CASES: Case[] = [
   { name: "scatterAdd axis 0, repeated indices", f: (p) => scatterAdd(p.t, [1, 3, 1], p.v), x: { t: T([4, 3], 260), v: T([3, 3], 261) } },
   { name: "scatterAdd axis 1, repeated indices", f: (p) => scatterAdd(p.t, [0, 0, 3], p.v, 1), x: { t: T([2, 4], 262), v: T([2, 3], 263) } },
   { name: "scatterAdd into constant zeros", f: (p) => scatterAdd(nd([0, 0, 0, 0], [4]), [2, 2, 0], p.v), x: { v: T([3], 264, true) } },
-  { name: "scatterAdd then gather (nonlinear around)", f: (p) => gather(mul(scatterAdd(p.t, [1, 1], p.v), p.t), [1, 0, 1]), x: { t: T([3, 2], 265), v: T([2, 2], 266) } },
+  {
+    name: "scatterAdd then gather (nonlinear around)",
+    f: (p) => gather(mul(scatterAdd(p.t, [1, 1], p.v), p.t), [1, 0, 1]),
+    x: { t: T([3, 2], 265), v: T([2, 2], 266) },
+  },
   // concat, stack, unstack
   { name: "concat axis 0 of [2,3],[1,3],[4,3]", f: (p) => concat([p.a, p.b, p.c]), x: { a: T([2, 3], 270), b: T([1, 3], 271), c: T([4, 3], 272) } },
   { name: "concat axis 1 of [2,1],[2,3]", f: (p) => concat([p.a, p.b], 1), x: { a: T([2, 1], 273), b: T([2, 3], 274) } },
   { name: "concat axis -1 with a constant and the same tensor twice", f: (p) => concat([p.a, nd([1, 2], [2, 1]), p.a], -1), x: { a: T([2, 2], 275) } },
   { name: "concat of Float64Arrays", f: (p) => concat([p.a, p.b]), x: { a: T([2], 276, true), b: T([3], 277, true) } },
-  ...[0, 1, 2, -1].map((axis, i): Case => ({ name: `stack of [2,3] matrices, axis ${axis}`, f: (p) => stack([p.a, p.b, p.c], axis), x: { a: T([2, 3], 280 + i), b: T([2, 3], 284 + i), c: T([2, 3], 288 + i) } })),
+  ...[0, 1, 2, -1].map((axis, i): Case => ({
+    name: `stack of [2,3] matrices, axis ${axis}`,
+    f: (p) => stack([p.a, p.b, p.c], axis),
+    x: { a: T([2, 3], 280 + i), b: T([2, 3], 284 + i), c: T([2, 3], 288 + i) },
+  })),
   { name: "stack of reals (numbers and elements)", f: (p) => stack([p.s, index(p.v, 0), mul(p.s, index(p.v, 2)), 4]), x: { s: 0.3, v: T([3], 292, true) } },
   { name: "stack of vectors axis 1", f: (p) => stack([p.a, p.b], 1), x: { a: T([3], 293, true), b: T([3], 294) } },
   { name: "unstack a matrix along axis 0 (rows reversed)", f: (p) => concat(unstack(p.a).reverse() as NdArray[]), x: { a: T([3, 4], 300) } },
-  { name: "unstack a matrix along axis 1, weighted", f: (p) => (unstack(p.a, 1) as NdArray[]).reduce<unknown>((s, col, i) => add(s as NdArray, mul(col, i + 1)), 0), x: { a: T([3, 4], 301) } },
-  { name: "unstack [2,3,2] along axis -1", f: (p) => { const [u, w] = unstack(p.a, -1) as NdArray[]; return mul(u, sin(w)); }, x: { a: T([2, 3, 2], 302) } },
-  { name: "unstack a vector into reals, restacked", f: (p) => stack((unstack(p.a) as Scalar[]).map((e, i) => mul(e, i - 1)).reverse()), x: { a: T([4], 303, true) } },
+  {
+    name: "unstack a matrix along axis 1, weighted",
+    f: (p) => (unstack(p.a, 1) as NdArray[]).reduce<unknown>((s, col, i) => add(s as NdArray, mul(col, i + 1)), 0),
+    x: { a: T([3, 4], 301) },
+  },
+  {
+    name: "unstack [2,3,2] along axis -1",
+    f: (p) => {
+      const [u, w] = unstack(p.a, -1) as NdArray[];
+      return mul(u, sin(w));
+    },
+    x: { a: T([2, 3, 2], 302) },
+  },
+  {
+    name: "unstack a vector into reals, restacked",
+    f: (p) => stack((unstack(p.a) as Scalar[]).map((e, i) => mul(e, i - 1)).reverse()),
+    x: { a: T([4], 303, true) },
+  },
   // where
-  { name: "where(gt(x,0), x·y, sin y)", f: (p) => where(gt(p.x as NdArray, 0), mul(p.x, p.y), sin(p.y)), x: { x: leaf([2, 3], away(0.3, 1)(rng(310))), y: T([2, 3], 311) } },
-  { name: "where with a broadcast mask [3] and branches [2,3], real", f: (p) => where(gt(p.c as NdArray, 0), exp(p.a), p.s), x: { c: leaf([3], away(0.3, 1)(rng(312)), true), a: T([2, 3], 313), s: 0.4 } },
+  {
+    name: "where(gt(x,0), x·y, sin y)",
+    f: (p) => where(gt(p.x as NdArray, 0), mul(p.x, p.y), sin(p.y)),
+    x: { x: leaf([2, 3], away(0.3, 1)(rng(310))), y: T([2, 3], 311) },
+  },
+  {
+    name: "where with a broadcast mask [3] and branches [2,3], real",
+    f: (p) => where(gt(p.c as NdArray, 0), exp(p.a), p.s),
+    x: { c: leaf([3], away(0.3, 1)(rng(312)), true), a: T([2, 3], 313), s: 0.4 },
+  },
   { name: "where(mask [2,1], a [1,3], b [2,3])", f: (p) => where(nd([1, 0], [2, 1]), p.a, p.b), x: { a: T([1, 3], 314), b: T([2, 3], 315) } },
   { name: "where with an array mask", f: (p) => where([1, 0, 1], square(p.a), neg(p.a)), x: { a: T([3], 316, true) } },
   // conv2d
   { name: "conv2d stride 2 padding 1", f: (p) => conv2d(p.x, p.w, { stride: 2, padding: 1 }), x: { x: T([2, 3, 5, 5], 320), w: T([4, 3, 3, 3], 321) } },
   { name: "conv2d stride 1 padding 0", f: (p) => conv2d(p.x, p.w), x: { x: T([1, 1, 6, 6], 322), w: T([2, 1, 3, 3], 323) } },
-  { name: "conv2d stride [1,2] padding [0,1], non-square kernel", f: (p) => conv2d(p.x, p.w, { stride: [1, 2], padding: [0, 1] }), x: { x: T([1, 2, 4, 5], 324), w: T([3, 2, 2, 3], 325) } },
-  { name: "conv2d stride 3 padding 1 (uneven windows)", f: (p) => conv2d(p.x, p.w, { stride: 3, padding: 1 }), x: { x: T([1, 1, 7, 7], 326), w: T([1, 1, 3, 3], 327) } },
+  {
+    name: "conv2d stride [1,2] padding [0,1], non-square kernel",
+    f: (p) => conv2d(p.x, p.w, { stride: [1, 2], padding: [0, 1] }),
+    x: { x: T([1, 2, 4, 5], 324), w: T([3, 2, 2, 3], 325) },
+  },
+  {
+    name: "conv2d stride 3 padding 1 (uneven windows)",
+    f: (p) => conv2d(p.x, p.w, { stride: 3, padding: 1 }),
+    x: { x: T([1, 1, 7, 7], 326), w: T([1, 1, 3, 3], 327) },
+  },
   { name: "conv2d 1×1 kernel", f: (p) => conv2d(p.x, p.w), x: { x: T([2, 3, 2, 2], 328), w: T([2, 3, 1, 1], 329) } },
-  { name: "conv2d, tanh, conv2d", f: (p) => conv2d(tanh(conv2d(p.x, p.w1, { padding: 1 })) as NdArray, p.w2, { stride: 2 }), x: { x: T([1, 2, 5, 5], 330), w1: T([2, 2, 3, 3], 331), w2: T([1, 2, 2, 2], 332) } },
+  {
+    name: "conv2d, tanh, conv2d",
+    f: (p) => conv2d(tanh(conv2d(p.x, p.w1, { padding: 1 })) as NdArray, p.w2, { stride: 2 }),
+    x: { x: T([1, 2, 5, 5], 330), w1: T([2, 2, 3, 3], 331), w2: T([1, 2, 2, 2], 332) },
+  },
   // composites
   {
     name: "softmax cross-entropy with matmul and a bias",
@@ -523,7 +598,11 @@ describe("random shapes (fast-check)", () => {
       fc.property(broadcastPair, fc.integer({ min: 0, max: BINARY.length - 1 }), ({ a, b, seed }, k) => {
         const [name, f, ga, gb] = BINARY[k];
         const r = rng(seed);
-        const c: Case = { name: `${name} ${JSON.stringify(a)} ${JSON.stringify(b)}`, f: (p) => f(p.a, p.b), x: { a: leaf(a, ga(r), r() < 0.5), b: leaf(b, gb(r), r() < 0.5) } };
+        const c: Case = {
+          name: `${name} ${JSON.stringify(a)} ${JSON.stringify(b)}`,
+          f: (p) => f(p.a, p.b),
+          x: { a: leaf(a, ga(r), r() < 0.5), b: leaf(b, gb(r), r() < 0.5) },
+        };
         expect(checkReverse(c, seed), c.name).toEqual([]);
         expect(checkForward(c, seed + 1), c.name).toEqual([]);
       }),
@@ -533,11 +612,16 @@ describe("random shapes (fast-check)", () => {
 
   it("unary ops on random shapes: grad, jvp and hvp against differences", () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 3 }), fc.integer({ min: 0, max: UNARY.length - 1 }), fc.integer({ min: 1, max: 1e6 }), (dims, k, seed) => {
-        const [name, f, gen] = UNARY[k];
-        const c: Case = { name: `${name} ${JSON.stringify(dims)}`, f: (p) => f(p.x), x: { x: leaf(dims, gen(rng(seed))) } };
-        checkAll(c);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 3 }),
+        fc.integer({ min: 0, max: UNARY.length - 1 }),
+        fc.integer({ min: 1, max: 1e6 }),
+        (dims, k, seed) => {
+          const [name, f, gen] = UNARY[k];
+          const c: Case = { name: `${name} ${JSON.stringify(dims)}`, f: (p) => f(p.x), x: { x: leaf(dims, gen(rng(seed))) } };
+          checkAll(c);
+        },
+      ),
       { numRuns: 30, seed: 43 },
     );
   });
@@ -563,7 +647,11 @@ describe("random shapes (fast-check)", () => {
           const [name, f, needsDistinct] = reductions[k];
           const r = rng(seed);
           const x = needsDistinct ? nd(distinct(sizeOf(dims), r), dims) : leaf(dims, range(-2, 2)(r));
-          const c: Case = { name: `${name} ${JSON.stringify(dims)} axis=${JSON.stringify(axis)} keepdims=${keepdims}`, f: (p) => f(p.x, axis, keepdims), x: { x } };
+          const c: Case = {
+            name: `${name} ${JSON.stringify(dims)} axis=${JSON.stringify(axis)} keepdims=${keepdims}`,
+            f: (p) => f(p.x, axis, keepdims),
+            x: { x },
+          };
           expect(checkReverse(c, seed), c.name).toEqual([]);
           expect(checkForward(c, seed), c.name).toEqual([]);
         },
@@ -577,7 +665,11 @@ describe("random shapes (fast-check)", () => {
     fc.assert(
       fc.property(dim, dim, dim, broadcastPair, (m, k, n, { a, b, seed }) => {
         const r = rng(seed);
-        const c: Case = { name: `matmul ${JSON.stringify([...a, m, k])} @ ${JSON.stringify([...b, k, n])}`, f: (p) => matmul(p.a, p.b), x: { a: leaf([...a, m, k], range(-1, 1)(r)), b: leaf([...b, k, n], range(-1, 1)(r)) } };
+        const c: Case = {
+          name: `matmul ${JSON.stringify([...a, m, k])} @ ${JSON.stringify([...b, k, n])}`,
+          f: (p) => matmul(p.a, p.b),
+          x: { a: leaf([...a, m, k], range(-1, 1)(r)), b: leaf([...b, k, n], range(-1, 1)(r)) },
+        };
         expect(checkReverse(c, seed), c.name).toEqual([]);
         expect(checkForward(c, seed), c.name).toEqual([]);
       }),

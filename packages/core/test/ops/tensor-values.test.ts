@@ -166,7 +166,10 @@ describe("untraced tensor ops compute at once, like plain-JS references", () => 
     // a single number for stride and padding means both axes
     const x = randArr(2 * 5 * 5, r);
     const w = randArr(2 * 2 * 3 * 3, r);
-    expectClose(flat(conv2d(nd(x, [1, 2, 5, 5]), nd(w, [2, 2, 3, 3]), { stride: 2, padding: 1 })), conv2dRef(x, [1, 2, 5, 5], w, [2, 2, 3, 3], [2, 2], [1, 1]).data);
+    expectClose(
+      flat(conv2d(nd(x, [1, 2, 5, 5]), nd(w, [2, 2, 3, 3]), { stride: 2, padding: 1 })),
+      conv2dRef(x, [1, 2, 5, 5], w, [2, 2, 3, 3], [2, 2], [1, 1]).data,
+    );
   });
 
   it("reductions over axes, with and without keepdims; a real when all axes go", () => {
@@ -468,7 +471,10 @@ describe("records mixing numbers, Float64Arrays and ndarrays", () => {
   });
 
   it("valueAndGrad of a real-valued f over the record returns values in the same containers", () => {
-    const [value, g] = valueAndGrad((p: Parameters<typeof f>[0]) => f(p).a, x as never) as [number, { s: number; v: Float64Array; M: NdArray; list: [NdArray, number] }];
+    const [value, g] = valueAndGrad((p: Parameters<typeof f>[0]) => f(p).a, x as never) as [
+      number,
+      { s: number; v: Float64Array; M: NdArray; list: [NdArray, number] },
+    ];
     expect(value).toBeCloseTo(2 * 6 + 30 + 3 * -0.5, 12);
     expect(g.v).toBeInstanceOf(Float64Array);
     expectClose(Array.from(g.v), [2, 2, 2]);

@@ -24,7 +24,9 @@ const skip = skipWithoutChromium("browser.test.ts");
 
 /** The page: <pre id="out"> for the results, and the bundle as a module or a classic script. */
 function html(format: Format): string {
-  const fail = `document.getElementById('out').textContent = encodeURIComponent(JSON.stringify({ ok: false, error: String(arguments[0] && (arguments[0].error || arguments[0].type)) }))`;
+  const fail =
+    "document.getElementById('out').textContent = " +
+    "encodeURIComponent(JSON.stringify({ ok: false, error: String(arguments[0] && (arguments[0].error || arguments[0].type)) }))";
   const script = format === "esm" ? `<script type="module" src="/esm.js" onerror="${fail}"></script>` : `<script src="/iife.js" onerror="${fail}"></script>`;
   return `<!doctype html>
 <html><head><meta charset="utf-8"><title>wengert</title></head>
@@ -39,7 +41,10 @@ ${script}
 function runPage(url: string): Promise<{ ok: boolean; results?: Results; error?: string }> {
   const profile = freshProfile();
   return new Promise((resolve, reject) => {
-    const child = spawn(CHROMIUM, [...CHROMIUM_FLAGS, `--user-data-dir=${profile.dir}`, "--dump-dom", url], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(CHROMIUM, [...CHROMIUM_FLAGS, `--user-data-dir=${profile.dir}`, "--dump-dom", url], {
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let [stdout, stderr] = ["", ""];
     child.stdout.on("data", (b: Buffer) => (stdout += b));
     child.stderr.on("data", (b: Buffer) => (stderr += b));

@@ -115,7 +115,12 @@ describe("the packed packages in a fresh project", () => {
       if (p === "optim") expect(manifest.sideEffects).toBe(false);
       else {
         const effects = manifest.sideEffects as string[];
-        expect(effects.map((f) => f.replace(/^\.\/(dist|src)\/(trace\/)?/, "").replace(/\.[jt]s$/, "")).sort()).toEqual(["extent", "extent", "extent-end", "extent-end"]);
+        expect(effects.map((f) => f.replace(/^\.\/(dist|src)\/(trace\/)?/, "").replace(/\.[jt]s$/, "")).sort()).toEqual([
+          "extent",
+          "extent",
+          "extent-end",
+          "extent-end",
+        ]);
         for (const f of effects) expect(files).toContain(f.slice(2));
       }
       expect(manifest.repository).toMatchObject({ type: "git", directory: `packages/${p}` });

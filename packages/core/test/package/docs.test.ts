@@ -79,7 +79,8 @@ function blocks(file: string): Example[] {
 const PRELUDE = [
   'import { inspect } from "node:util";',
   "console.log = (...args: unknown[]) => {",
-  '  process.stdout.write(args.map((a) => (typeof a === "string" ? a : inspect(a, { depth: null, breakLength: Infinity, maxArrayLength: null, maxStringLength: null }))).join(" ") + "\\n");',
+  '  process.stdout.write(args.map((a) => (typeof a === "string" ? a : ' +
+    'inspect(a, { depth: null, breakLength: Infinity, maxArrayLength: null, maxStringLength: null }))).join(" ") + "\\n");',
   "};",
   "",
 ].join("\n");

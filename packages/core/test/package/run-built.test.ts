@@ -35,7 +35,11 @@ console.log("${version}", x, process.argv.slice(2).join(","));
 function launch(): { status: number | null; out: string; built: boolean } {
   const stamp = join(tmp, "node_modules", ".cache", "wengert-run-built");
   const before = (() => { try { return statSync(stamp).mtimeMs; } catch { return -1; } })();
-  const r = spawnSync(process.execPath, ["scripts/run-built.mjs", "packages/core/dist/cli/main.js", "a", "b"], { cwd: tmp, encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync(process.execPath, ["scripts/run-built.mjs", "packages/core/dist/cli/main.js", "a", "b"], {
+    cwd: tmp,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
   const after = (() => { try { return statSync(stamp).mtimeMs; } catch { return -1; } })();
   return { status: r.status, out: r.stdout + r.stderr, built: after !== before };
 }

@@ -45,7 +45,10 @@ describe("reading a stack line", () => {
     ["at eval (eval at compile (file:///a/jit.js:10:5), <anonymous>:3:4)", { file: "file:///a/jit.js", line: 10, column: 5, evaluated: true }],
     ["at eval (eval at g (eval at h (/a/c.js:1:9), <anonymous>:2:3), <anonymous>:4:5)", { file: "/a/c.js", line: 1, column: 9, evaluated: true }],
     ["f@http://host/b.js:1:2", { file: "http://host/b.js", line: 1, column: 2, evaluated: false }],
-    ["@http://host/node_modules/.pnpm/@wengert+core@0.1.0/b.js:1:2", { file: "http://host/node_modules/.pnpm/@wengert+core@0.1.0/b.js", line: 1, column: 2, evaluated: false }],
+    [
+      "@http://host/node_modules/.pnpm/@wengert+core@0.1.0/b.js:1:2",
+      { file: "http://host/node_modules/.pnpm/@wengert+core@0.1.0/b.js", line: 1, column: 2, evaluated: false },
+    ],
     ["f@http://host/b.js line 3 > Function:1:2", { file: "http://host/b.js", line: 3, column: 0, evaluated: true }],
   ])("%s", (line, frame) => {
     expect(parseFrame(line)).toEqual(frame);
@@ -70,22 +73,41 @@ describe("the user's frame, layout by layout", () => {
       `${w}/core/test/fit.test.js:9:1`,
       "ModuleJob.run (node:internal/modules/esm/module_job:234:25)",
     );
-    const ex = extents([`${w}/core/dist/trace/extent.js:1:42`, `${w}/core/dist/trace/extent-end.js:5:24`], [`${w}/ops/dist/extent.js:10:41`, `${w}/ops/dist/extent-end.js:2:20`]);
+    const ex = extents(
+      [`${w}/core/dist/trace/extent.js:1:42`, `${w}/core/dist/trace/extent-end.js:5:24`],
+      [`${w}/ops/dist/extent.js:10:41`, `${w}/ops/dist/extent-end.js:2:20`],
+    );
     expect(callSiteIn(stack, ex)).toBe("/w/packages/core/test/fit.test.js:7:3");
   });
 
   it("installed by npm: node_modules/@wengert/core/dist and …/ops/dist; the user's own src/ is not wengert's", () => {
     const nm = "/app/node_modules/@wengert";
-    const stack = v8(`callSite (${nm}/core/dist/trace/callsite.js:40:17)`, `Object.reverse (${nm}/ops/dist/scalar.js:10:5)`, `add (${nm}/core/dist/api/primitives.js:12:10)`, "step (/app/src/train.js:22:9)");
-    const ex = extents([`${nm}/core/dist/trace/extent.js:1:42`, `${nm}/core/dist/trace/extent-end.js:5:24`], [`${nm}/ops/dist/extent.js:10:41`, `${nm}/ops/dist/extent-end.js:2:20`]);
+    const stack = v8(
+      `callSite (${nm}/core/dist/trace/callsite.js:40:17)`,
+      `Object.reverse (${nm}/ops/dist/scalar.js:10:5)`,
+      `add (${nm}/core/dist/api/primitives.js:12:10)`,
+      "step (/app/src/train.js:22:9)",
+    );
+    const ex = extents(
+      [`${nm}/core/dist/trace/extent.js:1:42`, `${nm}/core/dist/trace/extent-end.js:5:24`],
+      [`${nm}/ops/dist/extent.js:10:41`, `${nm}/ops/dist/extent-end.js:2:20`],
+    );
     expect(callSiteIn(stack, ex)).toBe("/app/src/train.js:22:9");
   });
 
   it("installed by pnpm: core and ops in separate .pnpm directories", () => {
     const core = "/app/node_modules/.pnpm/@wengert+core@0.1.0/node_modules/@wengert/core";
     const ops = "/app/node_modules/.pnpm/@wengert+ops@0.1.0/node_modules/@wengert/ops";
-    const stack = v8(`callSite (${core}/dist/trace/callsite.js:40:17)`, `Object.reverse (${ops}/dist/tensor/ops.js:10:5)`, `add (${core}/dist/api/primitives.js:12:10)`, "step (/app/train.js:22:9)");
-    const ex = extents([`${core}/dist/trace/extent.js:1:42`, `${core}/dist/trace/extent-end.js:5:24`], [`${ops}/dist/extent.js:10:41`, `${ops}/dist/extent-end.js:2:20`]);
+    const stack = v8(
+      `callSite (${core}/dist/trace/callsite.js:40:17)`,
+      `Object.reverse (${ops}/dist/tensor/ops.js:10:5)`,
+      `add (${core}/dist/api/primitives.js:12:10)`,
+      "step (/app/train.js:22:9)",
+    );
+    const ex = extents(
+      [`${core}/dist/trace/extent.js:1:42`, `${core}/dist/trace/extent-end.js:5:24`],
+      [`${ops}/dist/extent.js:10:41`, `${ops}/dist/extent-end.js:2:20`],
+    );
     expect(callSiteIn(stack, ex)).toBe("/app/train.js:22:9");
   });
 
@@ -98,35 +120,62 @@ describe("the user's frame, layout by layout", () => {
       `add (${nm}/core/dist/api/primitives.js:12:10)`,
       "step (/app/src/train.ts:22:9)",
     );
-    const ex = extents([`${nm}/core/src/trace/extent.ts:13:50`, `${nm}/core/src/trace/extent-end.ts:6:24`], [`${nm}/ops/src/extent.ts:19:49`, `${nm}/ops/src/extent-end.ts:6:24`]);
+    const ex = extents(
+      [`${nm}/core/src/trace/extent.ts:13:50`, `${nm}/core/src/trace/extent-end.ts:6:24`],
+      [`${nm}/ops/src/extent.ts:19:49`, `${nm}/ops/src/extent-end.ts:6:24`],
+    );
     expect(callSiteIn(stack, ex)).toBe("/app/src/train.ts:22:9");
   });
 
   it("Windows paths", () => {
     const nm = "C:\\app\\node_modules\\@wengert";
-    const stack = v8(`callSite (${nm}\\core\\dist\\trace\\callsite.js:40:17)`, `add (${nm}\\core\\dist\\api\\primitives.js:12:10)`, "step (C:\\app\\train.js:22:9)");
-    const ex = extents([`${nm}\\core\\dist\\trace\\extent.js:1:42`, `${nm}\\core\\dist\\trace\\extent-end.js:5:24`], [`${nm}\\ops\\dist\\extent.js:10:41`, undefined]);
+    const stack = v8(
+      `callSite (${nm}\\core\\dist\\trace\\callsite.js:40:17)`,
+      `add (${nm}\\core\\dist\\api\\primitives.js:12:10)`,
+      "step (C:\\app\\train.js:22:9)",
+    );
+    const ex = extents(
+      [`${nm}\\core\\dist\\trace\\extent.js:1:42`, `${nm}\\core\\dist\\trace\\extent-end.js:5:24`],
+      [`${nm}\\ops\\dist\\extent.js:10:41`, undefined],
+    );
     expect(callSiteIn(stack, ex)).toBe("C:\\app\\train.js:22:9");
   });
 
   it("file: URLs are shown as paths, spaces and drive letters included", () => {
     const core = "file:///C:/my%20app/node_modules/@wengert/core/dist";
     const stack = v8(`callSite (${core}/trace/callsite.js:40:17)`, "step (file:///C:/my%20app/train.js:22:9)");
-    const ex = extents([`${core}/trace/extent.js:1:42`, `${core}/trace/extent-end.js:5:24`], ["file:///C:/my%20app/node_modules/@wengert/ops/dist/extent.js:1:1", undefined]);
+    const ex = extents(
+      [`${core}/trace/extent.js:1:42`, `${core}/trace/extent-end.js:5:24`],
+      ["file:///C:/my%20app/node_modules/@wengert/ops/dist/extent.js:1:1", undefined],
+    );
     expect(callSiteIn(stack, ex)).toBe("C:/my app/train.js:22:9");
   });
 
   it("Chromium, unbundled (each module at its URL, as a dev server serves them)", () => {
     const nm = "http://localhost:5173/node_modules/@wengert";
-    const stack = v8(`callSite (${nm}/core/dist/trace/callsite.js:40:17)`, `add (${nm}/core/dist/api/primitives.js:12:10)`, "HTMLButtonElement.step (http://localhost:5173/src/main.ts?t=17:22:9)");
-    const ex = extents([`${nm}/core/dist/trace/extent.js:1:42`, `${nm}/core/dist/trace/extent-end.js:5:24`], [`${nm}/ops/dist/extent.js:10:41`, `${nm}/ops/dist/extent-end.js:2:20`]);
+    const stack = v8(
+      `callSite (${nm}/core/dist/trace/callsite.js:40:17)`,
+      `add (${nm}/core/dist/api/primitives.js:12:10)`,
+      "HTMLButtonElement.step (http://localhost:5173/src/main.ts?t=17:22:9)",
+    );
+    const ex = extents(
+      [`${nm}/core/dist/trace/extent.js:1:42`, `${nm}/core/dist/trace/extent-end.js:5:24`],
+      [`${nm}/ops/dist/extent.js:10:41`, `${nm}/ops/dist/extent-end.js:2:20`],
+    );
     expect(callSiteIn(stack, ex)).toBe("http://localhost:5173/src/main.ts?t=17:22:9");
   });
 
   it("Vite's dev server serving a linked package's files, with a ?v= query", () => {
     const fs = "http://localhost:5173/@fs/w/packages";
-    const stack = v8(`callSite (${fs}/core/dist/trace/callsite.js?v=1a2b:40:17)`, `add (${fs}/core/dist/api/primitives.js?v=1a2b:12:10)`, "step (http://localhost:5173/src/main.ts:22:9)");
-    const ex = extents([`${fs}/core/dist/trace/extent.js?v=1a2b:1:42`, `${fs}/core/dist/trace/extent-end.js?v=1a2b:5:24`], [`${fs}/ops/dist/extent.js?v=1a2b:10:41`, undefined]);
+    const stack = v8(
+      `callSite (${fs}/core/dist/trace/callsite.js?v=1a2b:40:17)`,
+      `add (${fs}/core/dist/api/primitives.js?v=1a2b:12:10)`,
+      "step (http://localhost:5173/src/main.ts:22:9)",
+    );
+    const ex = extents(
+      [`${fs}/core/dist/trace/extent.js?v=1a2b:1:42`, `${fs}/core/dist/trace/extent-end.js?v=1a2b:5:24`],
+      [`${fs}/ops/dist/extent.js?v=1a2b:10:41`, undefined],
+    );
     expect(callSiteIn(stack, ex)).toBe("http://localhost:5173/src/main.ts:22:9");
   });
 
@@ -168,7 +217,9 @@ describe("the user's frame, layout by layout", () => {
     const core = "/w/packages/core/dist";
     const ex = extents([`${core}/trace/extent.js:1:42`, `${core}/trace/extent-end.js:5:24`], ["/w/packages/ops/dist/extent.js:1:1", undefined]);
     const top = [`callSite (${core}/trace/callsite.js:40:17)`, `add (${core}/api/primitives.js:12:10)`];
-    expect(callSiteIn(v8(...top, `eval (eval at compileReplay (${core}/jit/gradient.js:50:12), <anonymous>:3:4)`, "main (/w/main.js:5:1)"), ex)).toBe("/w/main.js:5:1");
+    expect(callSiteIn(v8(...top, `eval (eval at compileReplay (${core}/jit/gradient.js:50:12), <anonymous>:3:4)`, "main (/w/main.js:5:1)"), ex)).toBe(
+      "/w/main.js:5:1",
+    );
     expect(callSiteIn(v8(...top, "eval (eval at run (/w/main.js:3:9), <anonymous>:3:4)", "main (/w/main.js:5:1)"), ex)).toBe("");
   });
 

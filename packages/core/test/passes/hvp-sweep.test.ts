@@ -84,10 +84,14 @@ describe("hvp's sweep = jvp of grad built symbolically, to the bit", () => {
 describe("hvp against closed forms and differences", () => {
   it("rosenbrock's Hessian times v, at random points", () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 2, maxLength: 40 }), fc.double({ min: -1, max: 1, noNaN: true }), (x, s) => {
-        const v = x.map((_, i) => Math.cos(3 * i + s));
-        expectClose(hvp(rosenbrock, x, v), matVec(rosenbrockHessian(x), v), 1e-12, 1e-9, "hvp");
-      }),
+      fc.property(
+        fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 2, maxLength: 40 }),
+        fc.double({ min: -1, max: 1, noNaN: true }),
+        (x, s) => {
+          const v = x.map((_, i) => Math.cos(3 * i + s));
+          expectClose(hvp(rosenbrock, x, v), matVec(rosenbrockHessian(x), v), 1e-12, 1e-9, "hvp");
+        },
+      ),
       { numRuns: 100, seed: 3 },
     );
   });

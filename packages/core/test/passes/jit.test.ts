@@ -38,7 +38,11 @@ describe("reroll", () => {
       ? fc.record({ loop: fc.constant(false as const), sigs: fc.array(fc.nat(3), { minLength: 1, maxLength: 4 }) })
       : fc.oneof(
           fc.record({ loop: fc.constant(false as const), sigs: fc.array(fc.nat(3), { minLength: 1, maxLength: 4 }) }),
-          fc.record({ loop: fc.constant(true as const), count: fc.integer({ min: 1, max: 6 }), body: fc.array(piece(depth - 1), { minLength: 1, maxLength: 3 }) }),
+          fc.record({
+            loop: fc.constant(true as const),
+            count: fc.integer({ min: 1, max: 6 }),
+            body: fc.array(piece(depth - 1), { minLength: 1, maxLength: 3 }),
+          }),
         ),
   );
   /** Each statement defines the next variable and reads a recent one and an input: indices move like a trace's. */
@@ -86,7 +90,19 @@ describe("reroll", () => {
     const node = vi.spyOn(columns, "node");
     expect(codeSize(reroll(columns, shapes))).toBe(4);
     expect(node.mock.calls.length).toBe(4);
-    const nested = statements([{ loop: true, count: 50, body: [{ loop: false, sigs: [1, 2] }, { loop: true, count: 20, body: [{ loop: false, sigs: [3, 1] }] }] }], shapes);
+    const nested = statements(
+      [
+        {
+          loop: true,
+          count: 50,
+          body: [
+            { loop: false, sigs: [1, 2] },
+            { loop: true, count: 20, body: [{ loop: false, sigs: [3, 1] }] },
+          ],
+        },
+      ],
+      shapes,
+    );
     const rolled = reroll(nested, shapes);
     expect(codeSize(rolled)).toBe(4);
     expect((rolled[0] as Extract<Node, { kind: "loop" }>).count).toBe(50);
@@ -114,7 +130,8 @@ describe("the JavaScript emitter", () => {
     for (const name of UNARY_NAMES) {
       const f = new Function("K", "x", `return ${javascript[name]("x")};`);
       const K = KERNELS;
-      for (const x of points) expect(Object.is(f(K, x), unaryOps[name].forward(x)) || (Number.isNaN(f(K, x)) && Number.isNaN(unaryOps[name].forward(x)))).toBe(true);
+      for (const x of points)
+        expect(Object.is(f(K, x), unaryOps[name].forward(x)) || (Number.isNaN(f(K, x)) && Number.isNaN(unaryOps[name].forward(x)))).toBe(true);
     }
     for (const name of BINARY_NAMES) {
       const f = new Function("K", "a", "b", `return ${javascript[name]("a", "b")};`);
@@ -129,7 +146,14 @@ describe("the JavaScript emitter", () => {
 });
 
 describe("compiled gradients = grad, to the bit", () => {
-  const unaryDomain: Partial<Record<string, [number, number]>> = { log: [0.1, 3], sqrt: [0.1, 3], asin: [-0.9, 0.9], acos: [-0.9, 0.9], safeLog: [0.1, 3], log1p: [-0.5, 3] };
+  const unaryDomain: Partial<Record<string, [number, number]>> = {
+    log: [0.1, 3],
+    sqrt: [0.1, 3],
+    asin: [-0.9, 0.9],
+    acos: [-0.9, 0.9],
+    safeLog: [0.1, 3],
+    log1p: [-0.5, 3],
+  };
   it.each(UNARY_NAMES.filter((n) => n !== "sign"))("%s, through a loop of 30 steps", (name) => {
     const op = (api as unknown as Record<string, (x: Scalar) => Scalar>)[name];
     const [lo, hi] = unaryDomain[name] ?? [-1.5, 1.5];

@@ -39,7 +39,14 @@ const stmtPiece = fc.record({
 const piece: fc.Memo<Piece> = fc.memo((depth) =>
   depth <= 1
     ? stmtPiece
-    : fc.oneof(stmtPiece, fc.record({ loop: fc.constant(true as const), count: fc.integer({ min: 1, max: 7 }), body: fc.array(piece(depth - 1), { minLength: 1, maxLength: 3 }) })),
+    : fc.oneof(
+        stmtPiece,
+        fc.record({
+          loop: fc.constant(true as const),
+          count: fc.integer({ min: 1, max: 7 }),
+          body: fc.array(piece(depth - 1), { minLength: 1, maxLength: 3 }),
+        }),
+      ),
 );
 
 const N = 4000;
@@ -100,7 +107,10 @@ describe("register promotion", () => {
           const used = (space: Space, xs: number[]) => xs.map((x) => ({ space, x }));
           // variables the program itself touches, and some it does not, are read after it
           const touched = program.flatMap((s) => s.idx);
-          const live = [...used("v", [...liveV, ...touched.filter((_, k) => k % 3 === 0)]), ...used("ct", [...liveCt, ...touched.filter((_, k) => k % 2 === 0)])];
+          const live = [
+            ...used("v", [...liveV, ...touched.filter((_, k) => k % 3 === 0)]),
+            ...used("ct", [...liveCt, ...touched.filter((_, k) => k % 2 === 0)]),
+          ];
           const { groups, inMemory } = planRegisters([nodes], usesOf, new Accesses(N, [Statements.of(program)], usesOf, live));
           for (const gs of groups.values()) promoted += gs.length;
           const v0 = Float64Array.from({ length: N }, (_, i) => Math.sin(i));

@@ -59,7 +59,11 @@ describe("tape literals", () => {
     expect(tape.append(CODE.add, tape.constant(-0), x)).toBe(x);
     expect(tape.append(CODE.mul, tape.constant(1), x)).toBe(x);
     // x + 0 is +0 at x = −0, where the trace may be evaluated again: kept
-    for (const sum of [tape.append(CODE.add, x, tape.constant(0)), tape.appendWithLiteral(CODE.add, x, 0, true), tape.appendWithLiteral(CODE.add, x, 0, false)]) {
+    for (const sum of [
+      tape.append(CODE.add, x, tape.constant(0)),
+      tape.appendWithLiteral(CODE.add, x, 0, true),
+      tape.appendWithLiteral(CODE.add, x, 0, false),
+    ]) {
       expect(sum).not.toBe(x);
       expect(tape.val[sum]).toBe(2);
     }
