@@ -6,6 +6,7 @@
  * GradBench's (inputs.ts), called as the adapter calls them (prepare, run, JSON).
  */
 import { describe, expect, it } from "vitest";
+import { fdGradient } from "../../core/test/helpers/check.js";
 import { rng } from "@wengert/ops";
 import { jsonable } from "../src/gradbench/json.js";
 import type { EvalFunction, EvalModule } from "../src/gradbench/module.js";
@@ -34,17 +35,6 @@ function relErr(a: readonly number[], b: readonly number[]): number {
     m = Math.max(m, Math.abs(b[i]));
   }
   return e / m;
-}
-
-/** Central differences of f at x, coordinate by coordinate. */
-function central(f: (x: number[]) => number, x: readonly number[], h: number): number[] {
-  return x.map((_, i) => {
-    const p = [...x];
-    const m = [...x];
-    p[i] += h;
-    m[i] -= h;
-    return (f(p) - f(m)) / (2 * h);
-  });
 }
 
 describe("hello", () => {
@@ -84,7 +74,7 @@ describe("lse", () => {
     const { x } = lseInput(40, 7);
     const g = vec(call(modules.lse, "gradient", { x }));
     expect(relErr(g, softmax(x))).toBeLessThan(1e-14);
-    expect(relErr(g, central(lsePlain, x, 1e-5))).toBeLessThan(1e-9);
+    expect(relErr(g, fdGradient(lsePlain, x, 1e-5))).toBeLessThan(1e-9);
   });
   it("gradient at 10⁶ elements sums to 1 and is the softmax", () => {
     const { x } = lseInput(1_000_000, 3);
@@ -144,7 +134,7 @@ describe("llsq", () => {
     const g = vec(call(modules.llsq, "gradient", input));
     expect(relErr(g, llsqGradPlain(input.x, 64))).toBeLessThan(1e-13);
     // y is quadratic: central differences are exact up to rounding
-    expect(relErr(g, central((x) => llsqPlain(x, 64), input.x, 1e-3))).toBeLessThan(1e-8);
+    expect(relErr(g, fdGradient((x) => llsqPlain(x, 64), input.x, 1e-3))).toBeLessThan(1e-8);
     const big = llsqInput(2048, 128, 5);
     expect(relErr(vec(call(modules.llsq, "gradient", big)), llsqGradPlain(big.x, 2048))).toBeLessThan(1e-12);
   });
@@ -222,7 +212,7 @@ describe("det", () => {
       const input = detInput(ell, 100 + ell);
       const g = vec(call(modules.det, "gradient", input));
       expect(relErr(g, cofactors(input.A, ell))).toBeLessThan(1e-10);
-      if (ell <= 5) expect(relErr(g, central((A) => detRecursive(A, ell), input.A, 1e-3))).toBeLessThan(1e-10);
+      if (ell <= 5) expect(relErr(g, fdGradient((A) => detRecursive(A, ell), input.A, 1e-3))).toBeLessThan(1e-10);
     }
   });
   it("a singular matrix: det 0, gradient the (nonzero) cofactors", () => {
@@ -276,7 +266,7 @@ describe("ode", () => {
     ]) {
       const input = odeInput(n, s, 17 * n + s);
       const g = vec(call(modules.ode, "gradient", input));
-      const fd = central((x) => odePlain(x, s)[n - 1], input.x, 1e-5);
+      const fd = fdGradient((x) => odePlain(x, s)[n - 1], input.x, 1e-5);
       expect(relErr(g, fd)).toBeLessThan(1e-8);
     }
   });
@@ -287,7 +277,7 @@ describe("ode", () => {
     // the last component depends on every xᵢ; most are far below rounding of y, so check a short x
     const short = { x: input.x.slice(0, 6), s: 10 };
     const gs = vec(call(modules.ode, "gradient", short));
-    expect(relErr(gs, central((x) => odePlain(x, 10)[5], short.x, 1e-5))).toBeLessThan(1e-8);
+    expect(relErr(gs, fdGradient((x) => odePlain(x, 10)[5], short.x, 1e-5))).toBeLessThan(1e-8);
   });
 });
 
