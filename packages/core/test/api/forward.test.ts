@@ -49,6 +49,7 @@ import {
 } from "../../src/index.js";
 import { decided, H, MAX, recorded, reliableDiff } from "../helpers/branches.js";
 import { expectClose, thrown } from "../helpers/check.js";
+import { BINARY, interp, type BinOp, type Expr, type UnOp } from "../helpers/random-programs.js";
 import { IGNORE } from "../helpers/ties.js";
 
 type V = Scalar[];
@@ -58,50 +59,26 @@ const dot = (a: readonly number[], b: readonly number[]) => a.reduce((s, x, i) =
 const matVec = (m: number[][], v: number[]) => m.map((row) => dot(row, v));
 
 // ---------------------------------------------------------------- random programs
-const UNARY = { sin, cos, tanh, sigmoid, atan, square, log1sq: (a: Scalar) => log(add(1, square(a))) };
-const BINARY = { add, sub, mul, div1sq: (a: Scalar, b: Scalar) => div(a, add(1, square(b))) };
-/** A small AST: variables (index mod the environment), `if lt(l, r)`, bounded loops, nested grad. */
-type Expr = { k: "var"; i: number } | { k: "const"; c: number } | { k: "un"; op: keyof typeof UNARY; a: Expr }
-  | { k: "bin"; op: keyof typeof BINARY; a: Expr; b: Expr } | { k: "if"; l: Expr; r: Expr; t: Expr; e: Expr }
-  | { k: "for"; n: number; init: Expr; body: Expr } | { k: "grad"; at: Expr; body: Expr };
-
-function interp(e: Expr, env: readonly Scalar[]): Scalar {
-  switch (e.k) {
-    case "var": return env[e.i % env.length];
-    case "const": return e.c;
-    case "un": return UNARY[e.op](interp(e.a, env));
-    case "bin": return BINARY[e.op](interp(e.a, env), interp(e.b, env));
-    case "if": {
-      const [l, r] = [interp(e.l, env), interp(e.r, env)];
-      decided(primal(l), primal(r), lt(l, r));
-      return interp(lt(l, r) ? e.t : e.e, env);
-    }
-    case "for": {
-      let acc = interp(e.init, env);
-      for (let j = 0; j < e.n; j++) acc = interp(e.body, [...env, acc]);
-      return acc;
-    }
-    case "grad": return grad((z: Scalar) => interp(e.body, [...env, z]), interp(e.at, env), IGNORE);
-  }
-}
+// the operations these programs use: the smooth unary ones but exp∘tanh, softplus and √(1 + a²)
+const UNARY_OPS: UnOp[] = ["sin", "cos", "tanh", "sigmoid", "atan", "square", "log1sq"];
 const { expr: exprs } = fc.letrec<{ expr: Expr; node: Expr }>((tie) => ({
   node: fc.oneof(
     {
       weight: 4,
-      arbitrary: fc.record({ k: fc.constant("un" as const), op: fc.constantFrom(...(Object.keys(UNARY) as (keyof typeof UNARY)[])), a: tie("expr") }),
+      arbitrary: fc.record({ k: fc.constant("un" as const), op: fc.constantFrom(...UNARY_OPS), a: tie("expr") }),
     },
     {
       weight: 4,
       arbitrary: fc.record({
         k: fc.constant("bin" as const),
-        op: fc.constantFrom(...(Object.keys(BINARY) as (keyof typeof BINARY)[])),
+        op: fc.constantFrom(...(Object.keys(BINARY) as BinOp[])),
         a: tie("expr"),
         b: tie("expr"),
       }),
     },
     { weight: 2, arbitrary: fc.record({ k: fc.constant("if" as const), l: tie("expr"), r: tie("expr"), t: tie("expr"), e: tie("expr") }) },
     { weight: 1, arbitrary: fc.record({ k: fc.constant("for" as const), n: fc.integer({ min: 1, max: 3 }), init: tie("expr"), body: tie("expr") }) },
-    { weight: 1, arbitrary: fc.record({ k: fc.constant("grad" as const), at: tie("expr"), body: tie("expr") }) },
+    { weight: 1, arbitrary: fc.record({ k: fc.constant("rd" as const), at: tie("expr"), seed: fc.constant(null), body: tie("expr") }) },
   ),
   expr: fc.oneof(
     { maxDepth: 4, depthSize: "medium" },
