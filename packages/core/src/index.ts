@@ -42,5 +42,8 @@ export { checkGrad } from "./api/checkGrad.js";
 // Repeated gradients by replaying a guarded trace (docs/compile.md).
 export { compileGrad } from "./api/compile.js";
 export type { CompiledGrad } from "./api/compile.js";
+// Any function traced once and replayed where its decisions hold (docs/jit-vmap.md).
+export { jit } from "./api/jit.js";
+export type { Jitted, JitStats, Untraced } from "./api/jit.js";
 export type { CheckGradOptions, GradCheck, GradCheckReport } from "./api/checkGrad.js";
 export { NaNError, TraceLengthError, DefineOpError, GradientCheckError } from "./errors.js";

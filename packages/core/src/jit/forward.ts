@@ -1,0 +1,91 @@
+/**
+ * @file A cached trace of reals compiled to JavaScript, forward only: its values at a new
+ * point, every recorded decision (guard) and kink checked right after its arguments are
+ * computed (jit's hot path, api/jit.ts).
+ *
+ * A jitted function's trace already holds the derivatives it computes (an `rd` inside a
+ * trace emits its derivative term there, Fig. 4), so evaluating it forward is all a
+ * replay does: the statements are program.ts's forward code for the outputs, re-rolled
+ * into loops (reroll.ts), their short-lived variables planned into locals (registers.ts),
+ * and written out in chunks (source.ts), as gradient.ts does for compileGrad's sweep.
+ * The same kernels and rules as JavaScript source (javascript.ts): the interpreter's
+ * numbers, to the bit.
+ */
+import { KERNELS, KINKS } from "../trace/opcodes.js";
+import type { TraceTerm } from "../trace/term.js";
+import type { Guard } from "../trace/tracer.js";
+import { MAX_STATEMENTS } from "./gradient.js";
+import { LITERAL_IDS, Program } from "./program.js";
+import { codeSize, reroll, type Node, type Statements } from "./reroll.js";
+import { Accesses, planRegisters } from "./registers.js";
+import { chunkSources, warmable } from "./source.js";
+
+/**
+ * The values of the outputs at new inputs (a fresh array, by output), or null where the
+ * trace does not hold there (a guard comes out otherwise, a tie, a kink).
+ */
+export type ForwardReplay = (inputs: ArrayLike<number>) => number[] | null;
+
+export interface CompiledForward {
+  readonly replay: ForwardReplay;
+  /** Statements of the re-rolled code, and groups of variables its loops keep in locals. */
+  readonly stats: { readonly forward: number; readonly locals: number };
+  readonly source: readonly string[];
+}
+
+type Chunk = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, live: number) => boolean;
+type Run = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, chunks: Chunk[], at: Int32Array, results: number[], inputs: ArrayLike<number>, live: number) => number[] | null;
+
+/**
+ * The compiled forward replay of `term` (a trace of reals) under its guards, computing
+ * `outputs` (variables of the term), or null if its code would be too large to be worth it.
+ */
+export function compileForward(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, outputs: readonly number[]): CompiledForward | null {
+  const tape = term.tape;
+  const n = tape.length;
+  if (n >= LITERAL_IDS) return null;
+  const program = new Program(term, guards, reportTies, { reverse: false, outputs });
+  const { usesOf, template } = program;
+  const plan = (code: readonly Node[], statements: Statements, outs: readonly number[]) =>
+    planRegisters([code], usesOf, new Accesses(n, [statements], usesOf, outs.map((x) => ({ space: "v" as const, x }))));
+
+  // which variables the code still touches in the array, or null if it is too large
+  const first = program.statements(null).forward;
+  const code1 = reroll(first, program.shapes);
+  if (codeSize(code1) > MAX_STATEMENTS) return null;
+  const inMemory = plan(code1, first, outputs).inMemory;
+  // numbered again as gradient.ts does: the inputs first (input k is v[k]), then the outputs (so
+  // that they are copied out in order), then what stays in the array
+  const order = new Int32Array(n).fill(-1);
+  let next = 0;
+  for (const x of term.params[0].atoms) order[x] = next++;
+  for (const x of outputs) if (order[x] < 0) order[x] = next++;
+  for (const resident of [1, 0]) for (let x = 0; x < n; x++) if (order[x] < 0 && inMemory[x] === resident) order[x] = next++;
+  const second = program.statements(order).forward;
+  const code = reroll(second, program.shapes);
+  const outs = outputs.map((x) => order[x]);
+  const { groups } = plan(code, second, outs);
+  const source = chunkSources(code, template, groups);
+  const stats = { forward: codeSize(code), locals: [...groups.values()].reduce((k, gs) => k + gs.length, 0) };
+  const v = new Float64Array(n);
+  for (let x = 0; x < n; x++) v[order[x]] = tape.val[x]; // the tape's values, literals among them
+  const at = Int32Array.from(outs);
+  // an array of doubles to copy for the results (a copy keeps its kind: no transition per call)
+  const results: number[] = outs.map(() => 0.5).fill(0);
+  const chunks = source.map((s) => new Function("v", "K", "KINK", "live", `${warmable(s)}\nreturn true;`) as Chunk);
+  // the inputs copied in (input k is variable k) by a loop (v.set(inputs) from an array ran
+  // several times slower in V8 once other traces had run in the process), the chunks, the
+  // outputs copied out
+  const run = new Function(
+    "v", "K", "KINK", "chunks", "at", "results", "inputs", "live",
+    `for (let k = 0; k < inputs.length; k++) v[k] = inputs[k];
+for (let c = 0; c < chunks.length; c++) if (!chunks[c](v, K, KINK, live)) return null;
+const out = results.slice();
+for (let j = 0; j < at.length; j++) out[j] = v[at[j]];
+return out;`,
+  ) as Run;
+  run(v, KERNELS, KINKS, chunks, at, results, [], 0);
+  const replay: ForwardReplay = (inputs) => run(v, KERNELS, KINKS, chunks, at, results, inputs, 1);
+  return { replay, stats, source };
+}
+
