@@ -11,8 +11,13 @@ import { assertNever, type Shape } from "../structure.js";
 /** Builds the value from `leaves` (depth-first), starting at leaf `k`. */
 type Part = (leaves: readonly unknown[], k: number) => unknown;
 
-/** The builder of values of `shape`: leaves (depth-first) to the value. */
-export function builder(shape: Shape): (leaves: readonly unknown[]) => unknown {
+/**
+ * The builder of values of `shape`: leaves (depth-first, a fresh array the value may
+ * take over) to the value.
+ */
+export function builder(shape: Shape): (leaves: unknown[]) => unknown {
+  // an array of reals (a gradient) is its leaves
+  if (shape.kind === "tuple" && shape.items.every((s) => s.kind === "real")) return (leaves) => leaves;
   const build = part(shape).build;
   return (leaves) => build(leaves, 0);
 }

@@ -37,7 +37,7 @@ import { newScratch, reverseSweep, type Scratch } from "../diff/sweep.js";
 import { runReals } from "../eval/evaluate.js";
 import { guardsHold, termReplay, type TermReplay } from "../eval/replay.js";
 import { OutputTypeError } from "../errors.js";
-import { leafShapes, REAL, typeString, unflatten } from "../structure.js";
+import { leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
 import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import { TraceTerm } from "../trace/term.js";
 import { fromDense, toDense } from "../trace/tensor.js";
@@ -86,21 +86,23 @@ function record(f: Fn, x: unknown, flat: Leaves, options: RdOptions): [unknown, 
   }
   const reportTies = traced.trace.settings.ties !== "ignore";
   const replayable = !traced.trace.opaque && !traced.trace.settings.checkNaN && !usesUserOps(term) && !(reportTies && recordedAtTie(term, traced.trace.guards));
+  // x's structure: the same for every x of the same key
+  const xs = flat.vector ? null : term.params[0].shape;
   if (term.tape.tensorCount > 0) {
     const [value, g, replay] = traceTensors(traced, replayable, reportTies);
-    return [[value, g], replay === null ? null : tensorEntry(flat.key, replay)];
+    return [[value, g], replay === null ? null : tensorEntry(flat.key, xs, replay)];
   }
-  const entry = replayable ? realsEntry(term, flat.key, traced.trace.guards, reportTies) : null;
+  const entry = replayable ? realsEntry(term, flat.key, xs, traced.trace.guards, reportTies) : null;
   // with checkNaN (never replayed), the sweep checks each rule's result as grad's does
   const g = reverseSweep(term, [1], traced.trace.settings.checkNaN ? { caller: "compileGrad" } : null);
-  return [[term.tape.val[term.output.atoms[0]], shaped(flat, g)], entry];
+  return [[term.tape.val[term.output.atoms[0]], shaped(xs, g)], entry];
 }
 
-/** The gradient, shaped like x (for an array of numbers, the array of its components as it is). */
-const shaped = (flat: Leaves, g: unknown[]): unknown => (flat.shape === null ? g : unflatten(flat.shape, g));
+/** The gradient, shaped like x (`xs`; null for an array of numbers: the array of its components as it is). */
+const shaped = (xs: Shape | null, g: unknown[]): unknown => (xs === null ? g : unflatten(xs, g));
 
 /** A trace of reals, replayed by the interpreter and then by compiled code, with the numeric sweep. */
-function realsEntry(term: TraceTerm, key: string, guards: readonly Guard[], reportTies: boolean): Entry {
+function realsEntry(term: TraceTerm, key: string, xs: Shape | null, guards: readonly Guard[], reportTies: boolean): Entry {
   const tape = term.tape;
   const { op, length } = tape;
   const kinked: number[] = [];
@@ -130,7 +132,7 @@ function realsEntry(term: TraceTerm, key: string, guards: readonly Guard[], repo
       const r = compiled ? compiled(inputs) : interpret(inputs);
       if (r === null) return null;
       replays++;
-      return [r[0], shaped(flat, r[1])];
+      return [r[0], shaped(xs, r[1])];
     },
     drop() {
       tape.recycle();
@@ -164,7 +166,8 @@ function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean
 }
 
 /** The kept trace of a function of tensors, extended by its derivative. */
-function tensorEntry(key: string, replay: TermReplay): Entry {
+function tensorEntry(key: string, xs: Shape | null, replay: TermReplay): Entry {
+  const shapes = xs === null ? [] : leafShapes(xs);
   return {
     key,
     compiled: false,
@@ -174,13 +177,12 @@ function tensorEntry(key: string, replay: TermReplay): Entry {
       const r = replay.run(inputs);
       if (r === null) return null;
       // x may be an array of numbers (f's tensors being literals): its cotangents are numbers
-      const shapes = flat.shape === null ? [] : leafShapes(flat.shape);
       const g = r.slice(1).map((v, j) => {
         const s = shapes[j];
         // the buffer is the caller's now: no copy
         return typeof v === "number" || s.kind !== "tensor" ? v : fromDense({ dims: s.dims, data: v }, s.container, false);
       });
-      return [r[0], shaped(flat, g)];
+      return [r[0], shaped(xs, g)];
     },
     drop() {},
   };

@@ -155,9 +155,8 @@ function realsEntry(key: string, term: TraceTerm, guards: readonly Guard[], repo
       return !!compiled;
     },
     run(flat) {
-      const inputs = flat.leaves as readonly number[];
       if (compiled === undefined && replays >= COMPILE_AFTER) compiled = compilable ? (compileForward(term, kept, reportTies, outputs)?.replay ?? null) : null;
-      const out = compiled ? compiled(inputs) : interpret(inputs);
+      const out = compiled ? compiled(flat.parts as readonly (number | number[])[]) : interpret(flat.leaves as readonly number[]);
       if (out === null) return null;
       replays++;
       return build(out);

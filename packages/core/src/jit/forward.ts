@@ -22,9 +22,10 @@ import { chunkSources, warmable } from "./source.js";
 
 /**
  * The values of the outputs at new inputs (a fresh array, by output), or null where the
- * trace does not hold there (a guard comes out otherwise, a tie, a kink).
+ * trace does not hold there (a guard comes out otherwise, a tie, a kink). The inputs come
+ * in parts, in order: numbers, and arrays of numbers standing for their elements.
  */
-export type ForwardReplay = (inputs: ArrayLike<number>) => number[] | null;
+export type ForwardReplay = (parts: readonly (number | ArrayLike<number>)[]) => number[] | null;
 
 export interface CompiledForward {
   readonly replay: ForwardReplay;
@@ -34,7 +35,7 @@ export interface CompiledForward {
 }
 
 type Chunk = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, live: number) => boolean;
-type Run = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, chunks: Chunk[], at: Int32Array, results: number[], inputs: ArrayLike<number>, live: number) => number[] | null;
+type Run = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, chunks: Chunk[], at: Int32Array, results: number[], parts: readonly (number | ArrayLike<number>)[], live: number) => number[] | null;
 
 /**
  * The compiled forward replay of `term` (a trace of reals) under its guards, computing
@@ -70,22 +71,32 @@ export function compileForward(term: TraceTerm, guards: readonly Guard[], report
   const v = new Float64Array(n);
   for (let x = 0; x < n; x++) v[order[x]] = tape.val[x]; // the tape's values, literals among them
   const at = Int32Array.from(outs);
+  // the outputs are numbered in order after the inputs, but for inputs, literals and repeats among them
+  const contiguous = at.length > 0 && at.every((x, j) => x === at[0] + j);
   // an array of doubles to copy for the results (a copy keeps its kind: no transition per call)
   const results: number[] = outs.map(() => 0.5).fill(0);
   const chunks = source.map((s) => new Function("v", "K", "KINK", "live", `${warmable(s)}\nreturn true;`) as Chunk);
-  // the inputs copied in (input k is variable k) by a loop (v.set(inputs) from an array ran
-  // several times slower in V8 once other traces had run in the process), the chunks, the
+  // the inputs copied in (input k is variable k; one loop over arrays of either kind of
+  // elements, doubles or small integers, took 4 ns an element, v.set 2), the chunks, the
   // outputs copied out
   const run = new Function(
-    "v", "K", "KINK", "chunks", "at", "results", "inputs", "live",
-    `for (let k = 0; k < inputs.length; k++) v[k] = inputs[k];
+    "v", "K", "KINK", "chunks", "at", "results", "parts", "live",
+    `let k = 0;
+for (let i = 0; i < parts.length; i++) {
+  const p = parts[i];
+  if (typeof p === "number") v[k++] = p;
+  else {
+    v.set(p, k);
+    k += p.length;
+  }
+}
 for (let c = 0; c < chunks.length; c++) if (!chunks[c](v, K, KINK, live)) return null;
 const out = results.slice();
-for (let j = 0; j < at.length; j++) out[j] = v[at[j]];
+${contiguous ? `for (let j = 0; j < ${at.length}; j++) out[j] = v[${at[0]} + j];` : "for (let j = 0; j < at.length; j++) out[j] = v[at[j]];"}
 return out;`,
   ) as Run;
   run(v, KERNELS, KINKS, chunks, at, results, [], 0);
-  const replay: ForwardReplay = (inputs) => run(v, KERNELS, KINKS, chunks, at, results, inputs, 1);
+  const replay: ForwardReplay = (parts) => run(v, KERNELS, KINKS, chunks, at, results, parts, 1);
   return { replay, stats, source };
 }
 
