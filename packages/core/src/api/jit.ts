@@ -39,6 +39,7 @@ import { fromDense, toDense, type NdArray, type Tensor } from "../trace/tensor.j
 import type { Guard, Scalar } from "../trace/tracer.js";
 import { builder } from "./builder.js";
 import { usesUserOps } from "./forward.js";
+import { isVmapped, JIT_LANES } from "./vmap.js";
 import { cachedTraces, recordedAtTie, type Entry, type JitStats, type Leaves } from "./traceCache.js";
 import { apply, checkOptionKeys, trace, userValue, type Fn, type RdOptions, type Traced } from "./transform.js";
 
@@ -66,6 +67,8 @@ const COMPILE_AFTER = 2;
  */
 export function jit<const X, Y>(f: (x: Traced<X>) => Y, options: RdOptions = {}): Jitted<X, Untraced<Y>> {
   checkOptionKeys("jit", options);
+  // jit(vmap(g)): vmap's lanes, its traces kept between calls and run compiled
+  if (isVmapped(f)) return f[JIT_LANES](options) as Jitted<X, Untraced<Y>>;
   return cachedTraces({
     caller: "jit",
     inside: (x) => placeTrace("jit", f as Fn, x, options),

@@ -17,7 +17,7 @@ import type { Guard } from "../trace/tracer.js";
 import { MAX_STATEMENTS } from "./gradient.js";
 import { LITERAL_IDS, Program } from "./program.js";
 import { codeSize, reroll, type Node, type Statements } from "./reroll.js";
-import { Accesses, planRegisters } from "./registers.js";
+import { Accesses, planRegisters, type UsesOf } from "./registers.js";
 import { chunkSources, warmable } from "./source.js";
 
 /**
@@ -37,11 +37,26 @@ export interface CompiledForward {
 type Chunk = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, live: number) => boolean;
 type Run = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, chunks: Chunk[], at: Int32Array, results: number[], parts: readonly (number | ArrayLike<number>)[], live: number) => number[] | null;
 
+/** A trace's forward code: its chunks' source, where its outputs are, and the array's first values. */
+export interface ForwardCode {
+  /** One function body per chunk, over `v` (input k is v[k]), `K` and `KINK`; `return false` where the trace does not hold. */
+  readonly source: readonly string[];
+  /** Where output j is in v. */
+  readonly outs: Int32Array;
+  /** v as the code expects it: the tape's values (literals among them) in their places. */
+  readonly values: Float64Array;
+  readonly stats: CompiledForward["stats"];
+  /** Which variables (by place in v) a loop of the code may touch: the others can live in locals of a function holding all of it. */
+  readonly inLoops: Uint8Array;
+  /** The chunks' source with the variables `named` names (outside loops) in those locals. */
+  write(named: (index: number) => string | undefined): string[];
+}
+
 /**
- * The compiled forward replay of `term` (a trace of reals) under its guards, computing
- * `outputs` (variables of the term), or null if its code would be too large to be worth it.
+ * The forward code of `term` (a trace of reals) under its guards, computing `outputs`
+ * (variables of the term), or null if it would be too large to be worth compiling.
  */
-export function compileForward(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, outputs: readonly number[]): CompiledForward | null {
+export function forwardCode(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, outputs: readonly number[]): ForwardCode | null {
   const tape = term.tape;
   const n = tape.length;
   if (n >= LITERAL_IDS) return null;
@@ -64,24 +79,76 @@ export function compileForward(term: TraceTerm, guards: readonly Guard[], report
   for (const resident of [1, 0]) for (let x = 0; x < n; x++) if (order[x] < 0 && inMemory[x] === resident) order[x] = next++;
   const second = program.statements(order).forward;
   const code = reroll(second, program.shapes);
-  const outs = outputs.map((x) => order[x]);
-  const { groups } = plan(code, second, outs);
-  const source = chunkSources(code, template, groups);
-  const stats = { forward: codeSize(code), locals: [...groups.values()].reduce((k, gs) => k + gs.length, 0) };
-  const v = new Float64Array(n);
-  for (let x = 0; x < n; x++) v[order[x]] = tape.val[x]; // the tape's values, literals among them
-  const at = Int32Array.from(outs);
+  const outs = Int32Array.from(outputs, (x) => order[x]);
+  const { groups } = plan(code, second, [...outs]);
+  const values = new Float64Array(n);
+  for (let x = 0; x < n; x++) values[order[x]] = tape.val[x];
+  return {
+    source: chunkSources(code, template, groups),
+    outs,
+    values,
+    stats: { forward: codeSize(code), locals: [...groups.values()].reduce((k, gs) => k + gs.length, 0) },
+    inLoops: touchedByLoops(code, usesOf, n),
+    write: (named) => chunkSources(code, template, groups, (space, index) => (space === "v" ? named(index) : undefined)),
+  };
+}
+
+/**
+ * The places of v that some loop of `code` may read or write: for each access of a loop's
+ * body, every index between its first and its last iteration's (and its inner loops'),
+ * a range that holds them all. Recursive in the loop nesting only.
+ */
+function touchedByLoops(code: readonly Node[], usesOf: UsesOf, n: number): Uint8Array {
+  const touched = new Uint8Array(n);
+  const mark = (node: Node, lo: readonly number[], hi: readonly number[]): void => {
+    if (node.kind === "stmt") {
+      for (const u of usesOf(node.sig)) if (u.space === "v") touched.fill(1, Math.max(0, lo[u.slot]), Math.min(n, hi[u.slot] + 1));
+      return;
+    }
+    // this loop's movement on top of the loops around it
+    const span = node.step.map((s) => s * (node.count - 1));
+    const inLo = lo.map((x, k) => x + Math.min(0, span[k]));
+    const inHi = hi.map((x, k) => x + Math.max(0, span[k]));
+    let f = 0;
+    for (const x of node.body) {
+      mark(x, inLo.slice(f, f + x.idx.length), inHi.slice(f, f + x.idx.length));
+      f += x.idx.length;
+    }
+  };
+  for (const node of code) if (node.kind === "loop") mark(node, node.idx, node.idx);
+  return touched;
+}
+
+/**
+ * The compiled forward replay of `term` (a trace of reals) under its guards, computing
+ * `outputs` (variables of the term), or null if its code would be too large to be worth it.
+ */
+export function compileForward(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, outputs: readonly number[]): CompiledForward | null {
+  const made = forwardCode(term, guards, reportTies, outputs);
+  if (made === null) return null;
+  const { source, outs, values: v, stats } = made;
+  const at = outs;
   // the outputs are numbered in order after the inputs, but for inputs, literals and repeats among them
   const contiguous = at.length > 0 && at.every((x, j) => x === at[0] + j);
   // an array of doubles to copy for the results (a copy keeps its kind: no transition per call)
-  const results: number[] = outs.map(() => 0.5).fill(0);
-  const chunks = source.map((s) => new Function("v", "K", "KINK", "live", `${warmable(s)}\nreturn true;`) as Chunk);
+  const results: number[] = Array.from(outs, () => 0.5).fill(0);
+  // one chunk: inline, what it computes outside loops in locals (but inputs and outputs);
+  // more: each a function
+  const nIn = term.params[0].atoms.length;
+  const kept = new Set(outs);
+  const locals = new Set<number>();
+  const inline = source.length === 1;
+  const code = inline
+    ? warmable(made.write((x) => (made.inLoops[x] || x < nIn || kept.has(x) ? undefined : (locals.add(x), `t${x}`)))[0]).replace(/return false;/g, "return null;")
+    : "for (let c = 0; c < chunks.length; c++) if (!chunks[c](v, K, KINK, live)) return null;";
+  const chunks = inline ? [] : source.map((s) => new Function("v", "K", "KINK", "live", `${warmable(s)}\nreturn true;`) as Chunk);
   // the inputs copied in (input k is variable k; one loop over arrays of either kind of
-  // elements, doubles or small integers, took 4 ns an element, v.set 2), the chunks, the
+  // elements, doubles or small integers, took 4 ns an element, v.set 2), the code, the
   // outputs copied out
   const run = new Function(
     "v", "K", "KINK", "chunks", "at", "results", "parts", "live",
-    `let k = 0;
+    `${locals.size > 0 ? `let ${[...locals].map((x) => `t${x} = 0`).join(", ")};` : ""}
+let k = 0;
 for (let i = 0; i < parts.length; i++) {
   const p = parts[i];
   if (typeof p === "number") v[k++] = p;
@@ -90,7 +157,7 @@ for (let i = 0; i < parts.length; i++) {
     k += p.length;
   }
 }
-for (let c = 0; c < chunks.length; c++) if (!chunks[c](v, K, KINK, live)) return null;
+${code}
 const out = results.slice();
 ${contiguous ? `for (let j = 0; j < ${at.length}; j++) out[j] = v[${at[0]} + j];` : "for (let j = 0; j < at.length; j++) out[j] = v[at[j]];"}
 return out;`,

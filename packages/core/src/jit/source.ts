@@ -43,14 +43,18 @@ interface Context {
   readonly names: { next: number };
 }
 
-/** The source of each chunk of `nodes`, in order; loops keep the variables `plans` gives them in locals. */
-export function chunkSources(nodes: readonly Node[], template: Template, plans: ReadonlyMap<Loop, readonly Group[]> = new Map()): string[] {
+/**
+ * The source of each chunk of `nodes`, in order; loops keep the variables `plans` gives
+ * them in locals, and statements outside loops the variables `named` names (by array and index).
+ */
+export function chunkSources(nodes: readonly Node[], template: Template, plans: ReadonlyMap<Loop, readonly Group[]> = new Map(), named?: (space: Space, index: number) => string | undefined): string[] {
   const chunks: string[] = [];
   let lines: string[] = [];
   let size = 0;
   const cx: Context = { template, plans, names: { next: 0 } };
   for (const node of nodes) {
-    const code = nodeSource(node, node.idx.map((c) => ({ c, terms: "" })), cx, 0, none);
+    const outer: Locals = named !== undefined && node.kind === "stmt" ? (space, slot) => named(space, node.idx[slot]) : none;
+    const code = nodeSource(node, node.idx.map((c) => ({ c, terms: "" })), cx, 0, outer);
     lines.push(code.text);
     size += code.size;
     if (size >= CHUNK) {
