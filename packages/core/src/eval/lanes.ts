@@ -115,17 +115,17 @@ export function runLanes(term: TraceTerm, guards: readonly Guard[], options: Lan
   }
   const varying = guards.filter((g) => batched[g.a] || batched[g.b]);
 
-  // the batched variables, in blocks of lanes
-  let count = 0;
-  for (let i = 0; i < n; i++) if (batched[i] && live[i]) count++;
-  const L = Math.max(1, Math.min(m, Math.floor(BLOCK_VALUES / Math.max(1, count))));
-  const cols: (Float64Array | null)[] = new Array<Float64Array | null>(n).fill(null);
+  // the batched variables, in blocks of lanes; a real's column is reused once its last
+  // reader has run (the guards', read at the end of a block, and the outputs' are kept)
+  const slotOf = columnSlots(term, batched, live, varying, isTensor);
+  const slots = slotOf.reduce((k, s) => Math.max(k, s + 1), 0);
+  let tensors = 0;
+  for (let i = 0; i < n; i++) if (batched[i] && live[i] && isTensor(i)) tensors++;
+  const L = Math.max(1, Math.min(m, Math.floor(BLOCK_VALUES / Math.max(1, slots + tensors))));
+  const columns = Array.from({ length: slots }, () => new Float64Array(L));
+  const cols: (Float64Array | null)[] = Array.from(slotOf, (s) => (s < 0 ? null : columns[s]));
   const laneBufs: (Float64Array[] | null)[] = new Array<Float64Array[] | null>(n).fill(null);
-  for (let i = 0; i < n; i++) {
-    if (!batched[i] || !live[i]) continue;
-    if (isTensor(i)) laneBufs[i] = new Array<Float64Array>(L);
-    else cols[i] = new Float64Array(L);
-  }
+  for (let i = 0; i < n; i++) if (batched[i] && live[i] && isTensor(i)) laneBufs[i] = new Array<Float64Array>(L);
   const outAtoms = term.output.atoms;
   const outWidths = outAtoms.map((v) => (isTensor(v) ? size(dims(v)) : 1));
   const batchedAt = (v: number, k: number): Buf => (isTensor(v) ? laneBufs[v]![k] : cols[v]![k]);
@@ -195,6 +195,31 @@ export function runLanes(term: TraceTerm, guards: readonly Guard[], options: Lan
   }
   for (const i of made) release(bufs[i]!);
   return held;
+}
+
+/**
+ * A column (by number) for each batched real that is needed, shared with reals whose last
+ * reader ran before it is made (a linear scan in the tape's order): -1 for the others.
+ */
+function columnSlots(term: TraceTerm, batched: Uint8Array, live: Uint8Array, guards: readonly Guard[], isTensor: (v: number) => boolean): Int32Array {
+  const tape = term.tape;
+  const n = tape.length;
+  const column = (v: number): boolean => batched[v] === 1 && live[v] === 1 && !isTensor(v);
+  const lastUse = Int32Array.from({ length: n }, (_, i) => i);
+  for (let i = 0; i < n; i++) if (live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], i);
+  for (const g of guards) lastUse[g.a] = lastUse[g.b] = n;
+  for (const v of term.output.atoms) lastUse[v] = n;
+  const endsAt: number[][] = Array.from({ length: n + 1 }, () => []);
+  for (let v = 0; v < n; v++) if (column(v)) endsAt[lastUse[v]].push(v);
+  const slotOf = new Int32Array(n).fill(-1);
+  const free: number[] = [];
+  let slots = 0;
+  for (let i = 0; i < n; i++) {
+    // what was last read before i is free for i (not what i reads: a kink reads its argument after)
+    if (i > 0) for (const v of endsAt[i - 1]) free.push(slotOf[v]);
+    if (column(i)) slotOf[i] = free.pop() ?? slots++;
+  }
+  return slotOf;
 }
 
 /** Whether tracing would report a tie at this tensor instruction: an element at a kink, or the primitive's tie rule. */
