@@ -158,7 +158,7 @@ function realsEntry(key: string, term: TraceTerm, guards: readonly Guard[], repo
       return !!compiled;
     },
     run(flat) {
-      if (compiled === undefined && replays >= COMPILE_AFTER) compiled = compilable ? (compileForward(term, kept, reportTies, outputs)?.replay ?? null) : null;
+      if (compiled === undefined && replays >= COMPILE_AFTER) compiled = compilable ? (compileForward(term, kept, reportTies, outputs, flat.parts as readonly (number | number[])[])?.replay ?? null) : null;
       const out = compiled ? compiled(flat.parts as readonly (number | number[])[]) : interpret(flat.leaves as readonly number[]);
       if (out === null) return null;
       replays++;

@@ -123,7 +123,14 @@ function touchedByLoops(code: readonly Node[], usesOf: UsesOf, n: number): Uint8
  * The compiled forward replay of `term` (a trace of reals) under its guards, computing
  * `outputs` (variables of the term), or null if its code would be too large to be worth it.
  */
-export function compileForward(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, outputs: readonly number[]): CompiledForward | null {
+export function compileForward(
+  term: TraceTerm,
+  guards: readonly Guard[],
+  reportTies: boolean,
+  outputs: readonly number[],
+  /** Inputs as the replay will be given them: their layout (numbers, arrays of a length) is the code's. */
+  parts: readonly (number | ArrayLike<number>)[],
+): CompiledForward | null {
   const made = forwardCode(term, guards, reportTies, outputs);
   if (made === null) return null;
   const { source, outs, values: v, stats } = made;
@@ -142,28 +149,44 @@ export function compileForward(term: TraceTerm, guards: readonly Guard[], report
     ? warmable(made.write((x) => (made.inLoops[x] || x < nIn || kept.has(x) ? undefined : (locals.add(x), `t${x}`)))[0]).replace(/return false;/g, "return null;")
     : "for (let c = 0; c < chunks.length; c++) if (!chunks[c](v, K, KINK, live)) return null;";
   const chunks = inline ? [] : source.map((s) => new Function("v", "K", "KINK", "live", `${warmable(s)}\nreturn true;`) as Chunk);
-  // the inputs copied in (input k is variable k; one loop over arrays of either kind of
-  // elements, doubles or small integers, took 4 ns an element, v.set 2), the code, the
-  // outputs copied out
+  // the inputs copied in (input k is variable k), the code, the outputs copied out
   const run = new Function(
     "v", "K", "KINK", "chunks", "at", "results", "parts", "live",
     `${locals.size > 0 ? `let ${[...locals].map((x) => `t${x} = 0`).join(", ")};` : ""}
-let k = 0;
-for (let i = 0; i < parts.length; i++) {
-  const p = parts[i];
-  if (typeof p === "number") v[k++] = p;
-  else {
-    v.set(p, k);
-    k += p.length;
-  }
-}
+${copyIn(parts)}
 ${code}
 const out = results.slice();
 ${contiguous ? `for (let j = 0; j < ${at.length}; j++) out[j] = v[${at[0]} + j];` : "for (let j = 0; j < at.length; j++) out[j] = v[at[j]];"}
 return out;`,
   ) as Run;
-  run(v, KERNELS, KINKS, chunks, at, results, [], 0);
+  run(v, KERNELS, KINKS, chunks, at, results, parts, 0);
   const replay: ForwardReplay = (parts) => run(v, KERNELS, KINKS, chunks, at, results, parts, 1);
   return { replay, stats, source };
 }
 
+
+/**
+ * The copy of inputs laid out as `parts` into v[0], v[1]…: a loop per array, one per run
+ * of numbers, each reading one kind of array. (One loop over every part, or v.set(part),
+ * read arrays of doubles and of small integers at one place, and ran 4 to 30 ns an element
+ * depending on what had run in the process before: most of W4's jit(hvp).)
+ */
+function copyIn(parts: readonly (number | ArrayLike<number>)[]): string {
+  const lines: string[] = [];
+  let k = 0;
+  for (let i = 0; i < parts.length; ) {
+    const p = parts[i];
+    if (typeof p === "number") {
+      let j = i;
+      while (j < parts.length && typeof parts[j] === "number") j++;
+      lines.push(`for (let j = ${i}; j < ${j}; j++) v[${k - i} + j] = parts[j];`);
+      k += j - i;
+      i = j;
+    } else {
+      lines.push(`{ const p = parts[${i}]; for (let j = 0; j < ${p.length}; j++) v[${k} + j] = p[j]; }`);
+      k += p.length;
+      i++;
+    }
+  }
+  return lines.join("\n");
+}
