@@ -44,7 +44,7 @@ export { compileGrad } from "./api/compile.js";
 export type { CompiledGrad } from "./api/compile.js";
 // Any function traced once and replayed where its decisions hold (docs/jit-vmap.md).
 export { jit } from "./api/jit.js";
-export type { Jitted, JitStats, Untraced } from "./api/jit.js";
+export type { Input, Jitted, JitStats, Untraced } from "./api/jit.js";
 // A function over a batch of points, lanes grouped by their decisions (docs/jit-vmap.md).
 export { vmap } from "./api/vmap.js";
 export type { Axes, VmapOptions, Vmapped } from "./api/vmap.js";

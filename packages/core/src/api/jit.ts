@@ -19,6 +19,8 @@
  * Called with traced values (inside an `rd`, or another `jit`), a jitted function traces
  * `f` and places its term into the enclosing trace, guards included (diff/place.ts): the
  * enclosing transformation differentiates through it, so `grad(jit(f))` is `grad(f)`.
+ * `jit(vmap(g))` is vmap's own: its traces kept between calls, its lanes run compiled
+ * (vmap.ts, jit/lanes.ts).
  *
  * What no guard can see is not replayed: a trace in which `f` read a traced value
  * (`.value`, `primal`, `String(x)`), decided a mask on traced tensors (`gt(t, 0)`), or
@@ -35,7 +37,7 @@ import { compileForward, type ForwardReplay } from "../jit/forward.js";
 import { leafShapes, unflatten, type Shape } from "../structure.js";
 import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
-import { fromDense, toDense, type NdArray, type Tensor } from "../trace/tensor.js";
+import { fromDense, toDense, type ConcreteTensor, type NdArray, type Tensor } from "../trace/tensor.js";
 import type { Guard, Scalar } from "../trace/tracer.js";
 import { builder } from "./builder.js";
 import { usesUserOps } from "./forward.js";
@@ -56,7 +58,18 @@ export type Untraced<Y> = Y extends Scalar
         ? { -readonly [K in keyof Y]: Untraced<Y[K]> }
         : Y;
 
-export type Jitted<X, Y> = ((x: X) => Y) & { readonly stats: JitStats };
+/** What a jitted `f` takes where `f` takes X: numbers and tensors you hold, or traced values (inside an `rd`). */
+export type Input<X> = X extends Scalar
+  ? Scalar
+  : X extends Tensor
+    ? Tensor | ConcreteTensor
+    : X extends readonly unknown[]
+      ? { -readonly [K in keyof X]: Input<X[K]> }
+      : X extends object
+        ? { -readonly [K in keyof X]: Input<X[K]> }
+        : X;
+
+export type Jitted<X, Y> = ((x: Input<X>) => Y) & { readonly stats: JitStats };
 
 /** Replays by the interpreter before a trace of reals is compiled (compiling costs a few traces' time). */
 const COMPILE_AFTER = 2;
