@@ -47,27 +47,22 @@ import { apply, checkOptionKeys, trace, userValue, type Fn, type RdOptions, type
 
 export type { JitStats } from "./traceCache.js";
 
+/** X with its reals replaced by S and its tensors by T, the structure kept. */
+type WithLeaves<X, S, T> = X extends Scalar
+  ? S
+  : X extends Tensor
+    ? T
+    : X extends readonly unknown[]
+      ? { -readonly [K in keyof X]: WithLeaves<X[K], S, T> }
+      : X extends object
+        ? { -readonly [K in keyof X]: WithLeaves<X[K], S, T> }
+        : X;
+
 /** What `f` returns, as a jitted `f` returns it: at the outermost level numbers and tensors, inside an `rd` traced values. */
-export type Untraced<Y> = Y extends Scalar
-  ? Scalar
-  : Y extends Tensor
-    ? Tensor | NdArray
-    : Y extends readonly unknown[]
-      ? { -readonly [K in keyof Y]: Untraced<Y[K]> }
-      : Y extends object
-        ? { -readonly [K in keyof Y]: Untraced<Y[K]> }
-        : Y;
+export type Untraced<Y> = WithLeaves<Y, Scalar, Tensor | NdArray>;
 
 /** What a jitted `f` takes where `f` takes X: numbers and tensors you hold, or traced values (inside an `rd`). */
-export type Input<X> = X extends Scalar
-  ? Scalar
-  : X extends Tensor
-    ? Tensor | ConcreteTensor
-    : X extends readonly unknown[]
-      ? { -readonly [K in keyof X]: Input<X[K]> }
-      : X extends object
-        ? { -readonly [K in keyof X]: Input<X[K]> }
-        : X;
+export type Input<X> = WithLeaves<X, Scalar, Tensor | ConcreteTensor>;
 
 export type Jitted<X, Y> = ((x: Input<X>) => Y) & { readonly stats: JitStats };
 
