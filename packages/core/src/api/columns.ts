@@ -14,9 +14,10 @@ import { size, type Dims } from "@wengert/ops";
 import { pushforward } from "../diff/pushforward.js";
 import { runLanes, type LaneInput } from "../eval/lanes.js";
 import { leafShapes, unflatten, type Shape } from "../structure.js";
-import { fromDense, toDense, type ConcreteTensor } from "../trace/tensor.js";
+import { fromDense, toDense, type ConcreteTensor } from "../trace/host-tensor.js";
 import { basisVector, componentCount } from "./components.js";
-import { apply, isOutermost, leavesLike, type TracedFn } from "./transform.js";
+import { leavesLike, type TracedFn } from "./tracing.js";
+import { emitTransformed, isOutermost } from "./transform.js";
 
 const dimsOf = (s: Shape): Dims => (s.kind === "tensor" ? s.dims : []);
 
@@ -36,7 +37,7 @@ export function forwardColumns(traced: TracedFn, tensors: boolean): unknown {
   const ins = leafShapes(xs);
   const outs = leafShapes(out);
   const v0 = leavesLike(caller, "v", xs, basisVector(xs, 0), "x");
-  const applied = apply(traced, pushforward, { name: "v", shape: xs, leaves: v0 }, out, undefined, false, "both");
+  const applied = emitTransformed(traced, pushforward, { extra: { name: "v", shape: xs, leaves: v0 }, resultShape: out, keep: "both" });
   const emitted = applied.term!;
   const release = (): void => {
     emitted.tape.releaseBuffers(true, term.tape.length);

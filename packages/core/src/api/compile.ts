@@ -23,7 +23,7 @@
  *
  * What no guard can see is not replayed: a trace in which `f` read a traced value
  * (`.value`, `primal`, `String(x)`), decided a mask on traced values (`gt(t, 0)` on a
- * tensor), used user primitives (their rules run on traced reals), or asked for checkNaN,
+ * tensor), or asked for checkNaN,
  * or whose derivative a rule built from a mask of values (max, min), is traced every
  * time. The contract, as for jax.jit: `f` is a function of `x` alone; numbers and arrays
  * it captures are read at the first trace and kept (pass what changes between calls as
@@ -40,13 +40,16 @@ import { OutputTypeError } from "../errors.js";
 import { leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
 import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import { TraceTerm } from "../trace/term.js";
-import { fromDense, toDense } from "../trace/tensor.js";
-import type { Guard, Scalar } from "../trace/tracer.js";
+import { fromDense, toDense } from "../trace/host-tensor.js";
+import type { Scalar } from "../trace/traced.js";
+import type { Guard } from "../trace/tracer.js";
 import { compileReplay, type Replay } from "../jit/gradient.js";
-import { usesUserOps } from "./forward.js";
 import { rdWithValue, realSeed } from "./rd.js";
+import { checkOptionKeys, type RdOptions } from "./options.js";
 import { cachedTraces, recordedAtTie, type Entry, type JitStats, type Leaves } from "./traceCache.js";
-import { apply, checkOptionKeys, trace, type Cotangent, type Fn, type RdOptions, type Traced, type TracedFn } from "./transform.js";
+import { trace, type Fn, type TracedFn } from "./tracing.js";
+import { emitTransformed } from "./transform.js";
+import type { Cotangent, Like, Mode, RealIn } from "./types.js";
 
 /** The seed of a gradient: 1 for f's real output. */
 const SEED = { name: "W", shape: REAL, leaves: [1] };
@@ -54,16 +57,21 @@ const SEED = { name: "W", shape: REAL, leaves: [1] };
 /** Replays by the interpreter before the trace is compiled (compiling costs a few traces' time). */
 const COMPILE_AFTER = 2;
 
-export interface CompiledGrad<X> {
-  (x: X): Cotangent<X>;
+/**
+ * `x ↦ ∇f(x)` for `f` taking `P`: called with any `x` that `f` can take (numbers where
+ * `P` has reals, tensors where it has tensors), it returns the gradient shaped like that
+ * `x`, as `grad(f, x)` would.
+ */
+export interface CompiledGrad<P> {
+  <const X extends Like<P>>(x: X): Cotangent<X>;
   /** `[f(x), ∇f(x)]`. */
-  valueAndGrad(x: X): [number, Cotangent<X>];
+  valueAndGrad<const X extends Like<P>>(x: X): [RealIn<Mode<X>>, Cotangent<X>];
   /** How many calls traced `f`, how many replayed a kept trace, and how many of those ran compiled code (reals only). */
   readonly stats: JitStats;
 }
 
 /** The gradient of a real-valued `f`, replaying its trace on later calls where it holds. */
-export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOptions = {}): CompiledGrad<X> {
+export function compileGrad<P>(f: (x: P) => Scalar, options: RdOptions = {}): CompiledGrad<P> {
   checkOptionKeys("compileGrad", options);
   const cached = cachedTraces({
     caller: "compileGrad",
@@ -71,8 +79,9 @@ export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOpt
     inside: (x) => rdWithValue("compileGrad", f as Fn, x, realSeed("compileGrad"), options),
     record: (x, flat) => record(f as Fn, x, flat, options),
   });
-  const valueAndGrad = (x: X): [number, Cotangent<X>] => cached(x) as [number, Cotangent<X>];
-  const compiled = ((x: X) => valueAndGrad(x)[1]) as CompiledGrad<X>;
+  // the types are CompiledGrad's: here x is any value, and the gradient a value shaped like it
+  const valueAndGrad = (x: unknown): [unknown, unknown] => cached(x) as [unknown, unknown];
+  const compiled = ((x: unknown) => valueAndGrad(x)[1]) as CompiledGrad<P>;
   Object.assign(compiled, { valueAndGrad, stats: cached.stats });
   return compiled;
 }
@@ -85,7 +94,7 @@ function record(f: Fn, x: unknown, flat: Leaves, options: RdOptions): [unknown, 
     throw new OutputTypeError(`compileGrad: f returned ${typeString(term.output.shape)} at x; compileGrad needs f to return a real.`);
   }
   const reportTies = traced.trace.settings.ties !== "ignore";
-  const replayable = !traced.trace.opaque && !traced.trace.settings.checkNaN && !usesUserOps(term) && !(reportTies && recordedAtTie(term, traced.trace.guards));
+  const replayable = !traced.trace.opaque && !traced.trace.settings.checkNaN && !(reportTies && recordedAtTie(term, traced.trace.guards));
   // x's structure: the same for every x of the same key
   const xs = flat.vector ? null : term.params[0].shape;
   if (term.tape.tensorCount > 0) {
@@ -147,7 +156,12 @@ function realsEntry(term: TraceTerm, key: string, xs: Shape | null, guards: read
  */
 function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean): [number, unknown, TermReplay | null] {
   const { term } = traced;
-  const applied = apply(traced, differentiate, SEED, term.params[0].shape, undefined, true, replayable ? "both" : "neither");
+  const applied = emitTransformed(traced, differentiate, {
+    extra: SEED,
+    resultShape: term.params[0].shape,
+    outermost: true,
+    keep: replayable ? "both" : "neither",
+  });
   const value = applied.outputs[0] as number;
   const g = unflatten(term.params[0].shape, applied.results);
   const program = applied.term;

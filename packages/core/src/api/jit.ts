@@ -37,58 +37,55 @@ import { compileForward, type ForwardReplay } from "../jit/forward.js";
 import { leafShapes, unflatten, type Shape } from "../structure.js";
 import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
-import { fromDense, toDense, type ConcreteTensor, type NdArray, type Tensor } from "../trace/tensor.js";
-import type { Guard, Scalar } from "../trace/tracer.js";
+import { fromDense, toDense } from "../trace/host-tensor.js";
+import type { Guard } from "../trace/tracer.js";
 import { builder } from "./builder.js";
-import { usesUserOps } from "./forward.js";
-import { isVmapped, JIT_LANES } from "./vmap.js";
+import { isVmapped, JIT_LANES, type KeepsLanes } from "./vmap.js";
 import { cachedTraces, recordedAtTie, type Entry, type JitStats, type Leaves } from "./traceCache.js";
-import { apply, checkOptionKeys, trace, userValue, type Fn, type RdOptions, type Traced } from "./transform.js";
+import { checkOptionKeys, type RdOptions } from "./options.js";
+import { trace, userValue, type Fn } from "./tracing.js";
+import { emitTransformed } from "./transform.js";
+import type { Like, Mode, Output } from "./types.js";
 
 export type { JitStats } from "./traceCache.js";
 
-/** X with its reals replaced by S and its tensors by T, the structure kept. */
-type WithLeaves<X, S, T> = X extends Scalar
-  ? S
-  : X extends Tensor
-    ? T
-    : X extends readonly unknown[]
-      ? { -readonly [K in keyof X]: WithLeaves<X[K], S, T> }
-      : X extends object
-        ? { -readonly [K in keyof X]: WithLeaves<X[K], S, T> }
-        : X;
-
-/** What `f` returns, as a jitted `f` returns it: at the outermost level numbers and tensors, inside an `rd` traced values. */
-export type Untraced<Y> = WithLeaves<Y, Scalar, Tensor | NdArray>;
-
-/** What a jitted `f` takes where `f` takes X: numbers and tensors you hold, or traced values (inside an `rd`). */
-export type Input<X> = WithLeaves<X, Scalar, Tensor | ConcreteTensor>;
-
-export type Jitted<X, Y> = ((x: Input<X>) => Y) & { readonly stats: JitStats };
+/**
+ * A jitted `f` taking `P`: called with any `x` that `f` can take (numbers where `P` has
+ * reals, tensors where it has tensors), it returns `f(x)` as the transformations do:
+ * numbers and ndarrays outside any trace, traced values inside one (types.ts).
+ */
+export interface Jitted<P, Y> {
+  <const X extends Like<P>>(x: X): Output<Y, Mode<X>>;
+  /** How many calls traced `f`, how many replayed a kept trace, and how many of those ran compiled code. */
+  readonly stats: JitStats;
+}
 
 /** Replays by the interpreter before a trace of reals is compiled (compiling costs a few traces' time). */
 const COMPILE_AFTER = 2;
 
+/** `jit(vmap(f))`: vmap's function, its traces kept between calls and its lanes run compiled. */
+export function jit<F extends KeepsLanes>(f: F, options?: RdOptions): F & { readonly stats: JitStats };
 /**
  * `f`, traced once and replayed (compiled, for reals) at later calls where the decisions
  * it took still hold; traced again where they do not.
  */
-export function jit<const X, Y>(f: (x: Traced<X>) => Y, options: RdOptions = {}): Jitted<X, Untraced<Y>> {
+export function jit<P, Y>(f: (x: P) => Y, options?: RdOptions): Jitted<P, Y>;
+export function jit(f: (x: never) => unknown, options: RdOptions = {}): unknown {
   checkOptionKeys("jit", options);
   // jit(vmap(g)): vmap's lanes, its traces kept between calls and run compiled
-  if (isVmapped(f)) return f[JIT_LANES](options) as Jitted<X, Untraced<Y>>;
+  if (isVmapped(f)) return f[JIT_LANES](options);
   return cachedTraces({
     caller: "jit",
     inside: (x) => placeTrace("jit", f as Fn, x, options),
     record: (x, flat) => record("jit", f as Fn, x, flat, options),
-  }) as Jitted<X, Untraced<Y>>;
+  });
 }
 
 /** Inside a trace: f traced, its term placed into the trace its values belong to (or evaluated, if none). */
 export function placeTrace(caller: string, f: Fn, x: unknown, options: RdOptions): unknown {
   const traced = trace(caller, f, x, options);
   const out = traced.term.output.shape;
-  const { outputs } = apply(traced, placed, { name: "*", shape: { kind: "tuple", items: [] }, leaves: [] }, out, undefined, false, "neither");
+  const { outputs } = emitTransformed(traced, placed, { extra: { name: "*", shape: { kind: "tuple", items: [] }, leaves: [] }, resultShape: out, keep: "neither" });
   return unflatten(out, outputs);
 }
 
@@ -147,8 +144,6 @@ function realsEntry(key: string, term: TraceTerm, guards: readonly Guard[], repo
   const vals = new Float64Array(length);
   const kept = [...guards];
   const build = builder(term.output.shape);
-  // user primitives have no JavaScript source (their kernels are called by the interpreter)
-  const compilable = !usesUserOps(term);
   let replays = 0;
   let compiled: ForwardReplay | null | undefined;
 
@@ -166,7 +161,7 @@ function realsEntry(key: string, term: TraceTerm, guards: readonly Guard[], repo
       return !!compiled;
     },
     run(flat) {
-      if (compiled === undefined && replays >= COMPILE_AFTER) compiled = compilable ? (compileForward(term, kept, reportTies, outputs, flat.parts as readonly (number | number[])[])?.replay ?? null) : null;
+      if (compiled === undefined && replays >= COMPILE_AFTER) compiled = compileForward(term, kept, reportTies, outputs, flat.parts as readonly (number | number[])[])?.replay ?? null;
       const out = compiled ? compiled(flat.parts as readonly (number | number[])[]) : interpret(flat.leaves as readonly number[]);
       if (out === null) return null;
       replays++;

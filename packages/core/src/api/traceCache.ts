@@ -13,7 +13,7 @@
 import { allNumbers } from "../structure.js";
 import { CONST, FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
-import { isConcreteTensor, type ConcreteTensor } from "../trace/tensor.js";
+import { isConcreteTensor, type ConcreteTensor } from "../trace/host-tensor.js";
 import { tracing, type Guard } from "../trace/tracer.js";
 
 /** How many calls traced `f`, how many replayed a kept trace, and how many of those ran compiled code. */

@@ -30,40 +30,47 @@ import { WengertError } from "../errors.js";
 import { childPath, describe, flatten, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
 import { FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
-import { concreteShape, Tensor, toDense, type ConcreteTensor } from "../trace/tensor.js";
-import { isOperand, Real, reportingAt, tracing, type Guard, type Operand } from "../trace/tracer.js";
+import { concreteShape, toDense, type ConcreteTensor } from "../trace/host-tensor.js";
+import { isOperand, Real, Tensor, type Operand } from "../trace/traced.js";
+import { reportingAt, tracing, type Guard } from "../trace/tracer.js";
 import { stack, unstack } from "./tensor.js";
-import { usesUserOps } from "./forward.js";
 import { recordedAtTie, type JitStats } from "./traceCache.js";
-import { checkOptionKeys, leafShape, RD_OPTIONS, trace, type Fn, type RdOptions } from "./transform.js";
+import { checkOptionKeys, RD_OPTIONS, type RdOptions } from "./options.js";
+import type { Axes, BatchOf, BatchOutput, Mode } from "./types.js";
+import { leafShape, trace, type Fn } from "./tracing.js";
 
-/** Which inputs or outputs are batched along their leading axis (0) and which are not (null), as a prefix of their structure. */
-export type Axes = 0 | null | readonly Axes[] | { readonly [key: string]: Axes };
+export type { Axes } from "./types.js";
 
-export interface VmapOptions extends RdOptions {
+export interface VmapOptions<I extends Axes = Axes, O extends Axes = Axes> extends RdOptions {
   /** Default 0: every input batched. */
-  readonly inAxes?: Axes;
+  readonly inAxes?: I;
   /** Default 0: every output batched. */
-  readonly outAxes?: Axes;
+  readonly outAxes?: O;
 }
 
 const VMAP_OPTIONS = ["inAxes", "outAxes", ...RD_OPTIONS];
 
-/** A vmapped function; jit(vmap(f)) asks it for the version that keeps its traces. */
-export interface Vmapped {
-  (x: unknown): unknown;
-  /** The same function keeping its traces between calls, run compiled where it can (jit of it). */
+/** What jit asks a vmapped function for: the same function keeping its traces between calls, run compiled where it can. */
+export interface KeepsLanes {
   readonly [JIT_LANES]: (options: RdOptions) => ((x: unknown) => unknown) & { readonly stats: JitStats };
+}
+
+/**
+ * `f` taking `P` and returning `Y`, vmapped with axes `I` in and `O` out: called with a
+ * batch shaped like `P` (types.ts, BatchOf), it returns the lanes' values of `f(x)`.
+ */
+export interface Vmapped<P, Y, I extends Axes = 0, O extends Axes = 0> extends KeepsLanes {
+  <const X extends BatchOf<P, I>>(x: X): BatchOutput<Y, O, Mode<X>>;
 }
 
 export const JIT_LANES = Symbol("jit of vmap");
 
 /** `f` over a batch of points: lane by lane its values, from one trace per group of lanes that decide alike. */
-export function vmap<X, Y>(f: (x: X) => Y, options: VmapOptions = {}): Vmapped {
+export function vmap<P, Y, const I extends Axes = 0, const O extends Axes = 0>(f: (x: P) => Y, options: VmapOptions<I, O> = {}): Vmapped<P, Y, I, O> {
   checkOptionKeys("vmap", options, VMAP_OPTIONS);
   const { inAxes = 0, outAxes = 0, ...rd } = options;
   const call = (x: unknown): unknown => batchCall(f as Fn, x, inAxes, outAxes, rd, null);
-  return Object.assign(call, {
+  return Object.assign(call as Vmapped<P, Y, I, O>, {
     [JIT_LANES]: (more: RdOptions) => {
       const kept: Kept = { traces: new Map(), stats: { traces: 0, replays: 0, compiled: 0 }, calls: 0 };
       return Object.assign((x: unknown) => batchCall(f as Fn, x, inAxes, outAxes, { ...rd, ...more }, kept), { stats: kept.stats });
@@ -72,7 +79,7 @@ export function vmap<X, Y>(f: (x: X) => Y, options: VmapOptions = {}): Vmapped {
 }
 
 /** Whether `f` is a vmapped function (jit asks). */
-export const isVmapped = (f: unknown): f is Vmapped => typeof f === "function" && JIT_LANES in f;
+export const isVmapped = (f: unknown): f is KeepsLanes => typeof f === "function" && JIT_LANES in f;
 
 /** A trace of f at one lane, with what it needs to be evaluated at others. */
 export interface LaneTrace {
@@ -230,7 +237,7 @@ function compact(lanes: Int32Array, held: Uint8Array): Int32Array {
 /** jit(vmap(f)) with compiled traces: the lanes in order, each run of them by the trace that last held. */
 function inOrder(batch: Batch, traces: LaneTrace[], traceAt: (l: number) => LaneTrace | null, outs: Output, kept: Kept | null, reportTies: boolean, used: Set<LaneTrace>): void {
   const runner = (t: LaneTrace): LaneRun => {
-    if (t.compiled === undefined) t.compiled = t.term.tape.tensorCount === 0 && !usesUserOps(t.term) ? compileLanes(t.term, t.guards, reportTies, t.batched) : null;
+    if (t.compiled === undefined) t.compiled = t.term.tape.tensorCount === 0 ? compileLanes(t.term, t.guards, reportTies, t.batched) : null;
     // not compiled (tensors, too large): the interpreter at one lane at a time
     return t.compiled ?? ((inputs, from, to, o) => {
       for (let l = from; l < to; l++) if (runLanes(t.term, t.guards, { reportTies, checkNaN: false }, inputs, Int32Array.of(l), o)[0] === 0) return l;

@@ -11,6 +11,7 @@
  * The same kernels and rules as JavaScript source (javascript.ts): the interpreter's
  * numbers, to the bit.
  */
+import { DefineOpError } from "../errors.js";
 import { KERNELS, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
@@ -19,6 +20,7 @@ import { LITERAL_IDS, Program } from "./program.js";
 import { codeSize, reroll, type Node, type Statements } from "./reroll.js";
 import { Accesses, planRegisters, type UsesOf } from "./registers.js";
 import { chunkSources, warmable } from "./source.js";
+import { mayMakeCode } from "./javascript.js";
 
 /**
  * The values of the outputs at new inputs (a fresh array, by output), or null where the
@@ -54,9 +56,21 @@ export interface ForwardCode {
 
 /**
  * The forward code of `term` (a trace of reals) under its guards, computing `outputs`
- * (variables of the term), or null if it would be too large to be worth compiling.
+ * (variables of the term), or null if it would be too large to be worth compiling, or
+ * code may not be made here (mayMakeCode), or a user primitive's rule cannot be written
+ * as code for every point (DefineOpError, trace/lifted.ts); the interpreter runs those.
  */
 export function forwardCode(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, outputs: readonly number[]): ForwardCode | null {
+  if (!mayMakeCode()) return null;
+  try {
+    return writeForward(term, guards, reportTies, outputs);
+  } catch (e) {
+    if (e instanceof DefineOpError) return null;
+    throw e;
+  }
+}
+
+function writeForward(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, outputs: readonly number[]): ForwardCode | null {
   const tape = term.tape;
   const n = tape.length;
   if (n >= LITERAL_IDS) return null;

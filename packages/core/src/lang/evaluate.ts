@@ -16,14 +16,18 @@
  * error.
  */
 import { rdOfTrace } from "../api/rd.js";
-import { abandonTrace, closeTraceWith, openTraceAt, type Inspect } from "../api/transform.js";
+import { abandonTrace, closeTraceWith, openTraceAt } from "../api/tracing.js";
+import type { Inspect } from "../api/transform.js";
 import { WengertError } from "../errors.js";
 import { assertNever } from "../structure.js";
 import { CODE, scalarCodeOf } from "../trace/opcodes.js";
-import { applyBinary, applyUnary, decide, type Scalar, type TieMode } from "../trace/tracer.js";
+import { applyBinary, applyUnary, decide } from "../trace/record.js";
+import type { Scalar } from "../trace/traced.js";
+import type { TieMode } from "../trace/tracer.js";
 import type { Type } from "../trace/tree.js";
 import type { PredicateName } from "@wengert/ops";
 import type { Checked } from "./check.js";
+import { OriginRecorder, type TermOrigins } from "./origins.js";
 import type { BoolTerm, Pos, Term } from "./syntax.js";
 import { call, tail, trampoline, type Rec } from "./trampoline.js";
 
@@ -39,8 +43,11 @@ export interface EvalOptions {
   readonly ties?: TieMode;
   /** Values of the program's free variables (ρ). */
   readonly env?: Readonly<Record<string, Value>>;
-  /** Called at each outermost `rd` with its trace term and derivative term. */
-  readonly onRd?: (pos: Pos, ...terms: Parameters<Inspect>) => void;
+  /**
+   * Called at each outermost `rd` with its trace term and derivative term, and where in
+   * the program each of their instructions came from.
+   */
+  readonly onRd?: (pos: Pos, ...terms: [...Parameters<Inspect>, origins: TermOrigins]) => void;
 }
 
 /** ρ: a persistent list, so that bodies are tail calls and nothing needs unbinding. */
@@ -89,6 +96,8 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
   let steps = 0;
   let here: { pos: Pos; fn: string } = { pos: program.pos, fn: "the program" };
   let depth = 0; // rd nesting, to tell outermost rd calls
+  // the outermost rd's, while its body runs, if onRd is to be told the origins
+  let recorder: OriginRecorder | null = null;
   const onStep = (): void => {
     if (++steps > maxSteps) {
       throw new StepLimitError(
@@ -103,11 +112,13 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
    * evaluated on this trampoline like any sub-computation (so that rd inside recursion
    * inside rd takes no JavaScript stack), then closed, differentiated and evaluated.
    */
-  function* differentiate(pos: Pos, body: (x: Value) => Rec<Value>, V: Value, seed: () => unknown): Rec<Value> {
+  function* differentiate(M: Term, body: (x: Value) => Rec<Value>, V: Value, seed: () => unknown): Rec<Value> {
+    const pos = M.pos;
     const outermost = depth === 0;
-    const inspect: Inspect | undefined = outermost && options.onRd ? (t, d) => options.onRd!(pos, t, d) : undefined;
     const caller = `rd at ${file}:${pos.line}:${pos.col}`;
     const opened = openTraceAt(caller, V, rdOptions);
+    const recorded = outermost && options.onRd ? new OriginRecorder(opened.trace.tape) : null;
+    if (recorded !== null) recorder = recorded;
     depth++;
     let y: Value;
     try {
@@ -116,8 +127,16 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
       abandonTrace(opened, e);
     } finally {
       depth--;
+      if (outermost) recorder = null;
     }
-    return rdOfTrace(caller, closeTraceWith(opened, y), seed, inspect)[1] as Value;
+    if (recorded === null) {
+      const r = rdOfTrace(caller, closeTraceWith(opened, y), seed)[1] as Value;
+      // inside an enclosing rd: its derivative term was emitted there, by this rd
+      recorder?.mark(M);
+      return r;
+    }
+    const inspect: Inspect = (t, d) => options.onRd!(pos, t, d, recorded.origins());
+    return recorded.differentiating(() => rdOfTrace(caller, closeTraceWith(opened, y), seed, inspect)[1] as Value);
   }
 
   /** `x ↦ N` in ρ, φ: the body of an rd. */
@@ -153,7 +172,9 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
       case "add": {
         const a = (yield* call(ev(M.left, env, fns, fn))) as Scalar;
         const b = (yield* call(ev(M.right, env, fns, fn))) as Scalar;
-        return applyBinary(CODE.add, a, b);
+        const r = applyBinary(CODE.add, a, b);
+        recorder?.mark(M);
+        return r;
       }
       case "op": {
         const v = yield* call(ev(M.arg, env, fns, fn));
@@ -161,8 +182,9 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
         // a kink met (abs at 0) is the operation's, not its operand's
         here = { pos: M.pos, fn };
         // the checker (Fig. 1) has made sure these are reals
-        if (Array.isArray(v)) return applyBinary(code, v[0] as Scalar, v[1] as Scalar);
-        return applyUnary(code, v as Scalar);
+        const r = Array.isArray(v) ? applyBinary(code, v[0] as Scalar, v[1] as Scalar) : applyUnary(code, v as Scalar);
+        recorder?.mark(M);
+        return r;
       }
       case "let": {
         const v = yield* call(ev(M.bound, env, fns, fn));
@@ -205,11 +227,11 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
       case "rd": {
         const V = yield* call(ev(M.point, env, fns, fn));
         const W = yield* call(ev(M.seed, env, fns, fn));
-        return (yield tail(differentiate(M.pos, lambda(M.param.name, M.body, env, fns, fn), V, () => W))) as Value;
+        return (yield tail(differentiate(M, lambda(M.param.name, M.body, env, fns, fn), V, () => W))) as Value;
       }
       case "grad": {
         const V = yield* call(ev(M.point, env, fns, fn));
-        return (yield tail(differentiate(M.pos, lambda(M.param.name, M.body, env, fns, fn), V, () => 1))) as Value;
+        return (yield tail(differentiate(M, lambda(M.param.name, M.body, env, fns, fn), V, () => 1))) as Value;
       }
       case "fd": {
         // M.fd_{U,L}(x:T. N) = M.rd_{0_U}(y:U. y.rd_L(x:T. N)): the outer rd's seed M (the
@@ -218,7 +240,7 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
         const V = yield* call(ev(M.point, env, fns, fn));
         const inner = lambda(M.param.name, M.body, env, fns, fn);
         const U = checked.types.get(M.body)!;
-        return (yield tail(differentiate(M.pos, (y) => differentiate(M.pos, inner, V, () => y), zeroOf(U), () => v))) as Value;
+        return (yield tail(differentiate(M, (y) => differentiate(M, inner, V, () => y), zeroOf(U), () => v))) as Value;
       }
       default:
         return assertNever(M);
