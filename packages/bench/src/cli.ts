@@ -102,8 +102,9 @@ export function usage(names: Names, last: LastRun | undefined): string {
   const sizes = names.ids.filter((id) => !names.families.includes(id));
   return `Usage: pnpm bench [--quick] [--only LIST] [--no-memory] [--no-write] [-h | --help]
 
-Times the workloads W1–W6 (packages/bench/WORKLOADS.md) for the plain-JS primal, a
-hand-written gradient, wengert (grad and compileGrad), TF.js (cpu, wasm) and jax-js
+Times the workloads W1–W6 (packages/bench/WORKLOADS.md), W4's dense Hessian and W7
+(packages/bench/README.md) for the plain-JS primal, a hand-written gradient, wengert
+(grad, and compileGrad or jit), TF.js (cpu, wasm) and jax-js
 (eager, jit), each workload in a process of its own; then the memory probe and
 wengert's GradBench evals. Prints the results table on stdout and writes
 packages/bench/results/latest.{md,json,svg}. Progress ([k/N], the time elapsed) goes

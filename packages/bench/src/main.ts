@@ -1,7 +1,7 @@
 /**
  * @file `pnpm bench [--quick] [--only W1,W5,GB] [--no-memory] [--no-write] [--help]` (cli.ts).
  *
- * Runs W1–W6 (packages/bench/WORKLOADS.md) for the plain-JS primal, the hand-written gradient, wengert
+ * Runs W1–W6 (packages/bench/WORKLOADS.md), W4's dense Hessian and W7 (README.md) for the plain-JS primal, the hand-written gradient, wengert
  * and the peers (TF.js cpu and wasm, jax-js eager and jit), each workload in a process
  * of its own; prints the table on stdout (progress, `[k/N]` and the time elapsed, goes
  * to stderr) and writes results/latest.{md,json,svg}. Then the GradBench evals (GB):

@@ -8,7 +8,7 @@ export const COLUMN_TITLES: Record<Column, string> = {
   primal: "primal (JS)",
   hand: "hand-written",
   wengert: "wengert",
-  "wengert-compiled": "wengert compileGrad",
+  "wengert-compiled": "wengert compiled",
   "tfjs-cpu": "TF.js cpu",
   "tfjs-wasm": "TF.js wasm",
   "jax-eager": "jax-js eager",

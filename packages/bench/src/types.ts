@@ -49,7 +49,7 @@ export interface PeerVariant {
   readonly jaxJit?: Builder<Jax> | Unsupported;
 }
 
-export type Family = "W1" | "W2" | "W3" | "W4" | "W5" | "W6";
+export type Family = "W1" | "W2" | "W3" | "W4" | "W5" | "W6" | "W7";
 
 export interface Workload {
   /** Unique, e.g. "W1-1000". */
@@ -68,7 +68,7 @@ export interface Workload {
   readonly hand: () => Vec;
   /** wengert's gradient, or why wengert cannot do this workload yet. */
   readonly wengert: (() => Vec) | Unsupported;
-  /** wengert's compileGrad on repeated calls (replaying the guarded trace), where it applies. */
+  /** wengert compiled, on repeated calls (replaying the guarded trace): compileGrad, or jit of the workload's transformation. */
   readonly wengertCompiled?: () => Vec;
   readonly peers: readonly PeerVariant[];
   /**

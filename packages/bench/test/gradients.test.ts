@@ -10,6 +10,8 @@ import { rosenbrock, rosenbrockGrad, rosenbrockInput, rosenbrockWengertGrad, w1 
 import { mlpData, mlpGrad, mlpGradLength, mlpLoss, mlpParams, w2, wengertW2, D, H, K, type MlpParams } from "../src/workloads/w2-mlp.js";
 import { control, controlGrad, controlInput, controlWengertGrad, g, gPrime, w3 } from "../src/workloads/w3-control.js";
 import { rosenbrockHvp, rosenbrockWengertHvp, w4 } from "../src/workloads/w4-hvp.js";
+import { rosenbrockHessian, w4Hessian } from "../src/workloads/w4-hessian.js";
+import { perExampleInput, w7 } from "../src/workloads/w7-per-example.js";
 import { chain, chainDerivative, chainWengertDerivative, w5, X0 } from "../src/workloads/w5-chain.js";
 import { odeGrad, odeLoss, odeWengertGrad, THETA, DT, w6 } from "../src/workloads/w6-ode.js";
 
@@ -116,6 +118,47 @@ describe("W4 hvp", () => {
     const x = Array.from(rosenbrockInput(30));
     const v = x.map((_, i) => (i % 3) - 1);
     expect(relativeError(rosenbrockWengertHvp(x, v), rosenbrockHvp(x, v))).toBeLessThan(1e-12);
+  });
+  it("jit of the HVP: hvp's numbers, traced once, then replayed and compiled", () => {
+    const w = w4(200);
+    if (isUnsupported(w.wengert)) throw new Error("wengert should do W4");
+    const want = Array.from(w.wengert());
+    for (let k = 0; k < 4; k++) expect(Array.from(w.wengertCompiled!())).toEqual(want);
+  });
+});
+
+describe("W4 dense Hessian", () => {
+  it("hand-written Hessian = central differences of the gradient (n = 20)", () => {
+    const n = 20;
+    const x = rosenbrockInput(n);
+    const H = rosenbrockHessian(x);
+    const h = 1e-6;
+    for (let j = 0; j < n; j++) {
+      const gp = rosenbrockGrad(x.map((xi, i) => (i === j ? xi + h : xi)));
+      const gm = rosenbrockGrad(x.map((xi, i) => (i === j ? xi - h : xi)));
+      const column = gp.map((g, i) => (g - gm[i]) / (2 * h));
+      expect(relativeError(H.filter((_, k) => k % n === j), column)).toBeLessThan(1e-7);
+    }
+  });
+  it("every wengert candidate = the hand-written Hessian, bit for bit among themselves (n = 40)", () => {
+    const runs = [w4Hessian(40), w4Hessian(40, "lanes")].flatMap((w) => (isUnsupported(w.wengert) ? [] : [w.wengert, w.wengertCompiled!]));
+    const want = Array.from(runs[0]());
+    expect(relativeError(want, rosenbrockHessian(rosenbrockInput(40)))).toBeLessThan(1e-12);
+    for (const run of runs) for (let k = 0; k < 4; k++) expect(Array.from(run())).toEqual(want);
+  });
+});
+
+describe("W7 per-example gradients", () => {
+  it("hand-written per-example gradients = wengert's vmap(grad) and jit of it, through every loop count and both branches", () => {
+    const w = w7(2000);
+    if (isUnsupported(w.wengert)) throw new Error("wengert should do W7");
+    const hand = w.hand();
+    expect(relativeError(w.wengert(), hand)).toBeLessThan(1e-12);
+    const want = Array.from(w.wengert());
+    for (let k = 0; k < 4; k++) expect(Array.from(w.wengertCompiled!())).toEqual(want);
+    // the points take every branch: some below 1 (sin), some above (y³)
+    const a = perExampleInput(2000);
+    expect(a.some((x) => x < 1) && a.some((x) => x > 1)).toBe(true);
   });
 });
 

@@ -6,7 +6,7 @@ import "./trace/extent.js";
 export { rd, grad, valueAndGrad, fd, traceOf, derivativeOf } from "./api/rd.js";
 export type { RdOptions } from "./api/options.js";
 // What f receives, and what comes back (outside any trace numbers and tensors, inside traced values).
-export type { Traced, Untraced, Cotangent, Like, Jacobian, Hessian } from "./api/types.js";
+export type { Traced, Untraced, Cotangent, Like, Jacobian, Hessian, BatchOf, BatchOutput } from "./api/types.js";
 export * from "./api/primitives.js";
 export { Real, isScalar } from "./trace/traced.js";
 export { primal } from "./trace/record.js";
@@ -49,6 +49,12 @@ export { checkGrad } from "./api/checkGrad.js";
 // Repeated gradients by replaying a guarded trace (docs/compile.md).
 export { compileGrad } from "./api/compile.js";
 export type { CompiledGrad } from "./api/compile.js";
+// Any function traced once and replayed where its decisions hold (docs/jit-vmap.md).
+export { jit } from "./api/jit.js";
+export type { Jitted, JitStats } from "./api/jit.js";
+// A function over a batch of points, lanes grouped by their decisions (docs/jit-vmap.md).
+export { vmap } from "./api/vmap.js";
+export type { Axes, VmapOptions, Vmapped } from "./api/vmap.js";
 export type { CheckGradOptions, GradCheck, GradCheckReport } from "./api/checkGrad.js";
 export { NaNError, TraceLengthError, DefineOpError, GradientCheckError, ArgumentError } from "./errors.js";
 import "./trace/extent-end.js";

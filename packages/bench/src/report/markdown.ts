@@ -84,8 +84,8 @@ export const HEADER = [
   "wengert",
   "wengert / primal",
   "wengert / hand",
-  "wengert compileGrad",
-  "compileGrad / hand",
+  "wengert compiled (compileGrad, jit)",
+  "compiled / hand",
   ...PEER_COLUMNS.map((c) => `${COLUMN_TITLES[c]} (× hand)`),
 ];
 

@@ -6,7 +6,11 @@ import { w3 } from "./w3-control.js";
 import { w4 } from "./w4-hvp.js";
 import { w5 } from "./w5-chain.js";
 import { w6 } from "./w6-ode.js";
+import { w4Hessian } from "./w4-hessian.js";
+import { w7 } from "./w7-per-example.js";
 
-export const workloads = (): Workload[] => [w1(1000), w1(10000), w2(), w3(1000), w4(1000), w5(100000), w5(200000), w6()];
+export const workloads = (): Workload[] => [
+  w1(1000), w1(10000), w2(), w3(1000), w4(1000), w4Hessian(100), w4Hessian(100, "lanes"), w5(100000), w5(200000), w6(), w7(),
+];
 
-export { w1, w2, w3, w4, w5, w6 };
+export { w1, w2, w3, w4, w4Hessian, w5, w6, w7 };

@@ -89,8 +89,8 @@ export const controlWengertGrad = (a: readonly number[]): number[] => grad(contr
  * function not found for Greater") when a comparison of a differentiated tensor is on
  * the tape, even as the condition of `where`; it has no stop_gradient either.
  */
-export const tfjsControl: Builder<Tf> = (tf, m) => {
-  const a = tf.tensor1d(new Float32Array(controlInput(m)));
+export const tfjsControlAt = (input: (m: number) => Float64Array): Builder<Tf> => (tf, m) => {
+  const a = tf.tensor1d(new Float32Array(input(m)));
   const detach = (t: Tensor) => tf.tensor(t.dataSync(), t.shape);
   const loss = (a: Tensor) => {
     const av = detach(a);
@@ -107,6 +107,8 @@ export const tfjsControl: Builder<Tf> = (tf, m) => {
   return () => readTf(tf, () => gr(a));
 };
 
+export const tfjsControl: Builder<Tf> = tfjsControlAt(controlInput);
+
 /** TF.js per element: scalar tensors, the loop condition and branch read back each time. */
 export const tfjsControlPerElement: Builder<Tf> = (tf, m) => {
   const a = tf.tensor1d(new Float32Array(controlInput(m)));
@@ -120,45 +122,53 @@ export const tfjsControlPerElement: Builder<Tf> = (tf, m) => {
   return () => readTf(tf, () => gr(a));
 };
 
+/** g with masks in jax-js: 50 masked iterations (a fori_loop in JAX) and a `where`, elementwise on a. */
+export const jaxMaskedG = (np: Jax["numpy"], a: JaxArray): JaxArray => {
+  let y = a.ref;
+  for (let it = 0; it < MAX_ITERS; it++) {
+    const mask = np.greater(np.abs(y.ref.mul(y.ref).sub(a.ref)), EPS);
+    y = np.where(mask, y.ref.add(a.ref.div(y.ref)).mul(0.5), y);
+  }
+  a.dispose();
+  const cube = y.ref.mul(y.ref).mul(y.ref);
+  return np.where(np.greater(y.ref, 1), cube, np.sin(y));
+};
+
 /** jax-js vectorised: 50 masked iterations (a fori_loop in JAX). */
 const jaxControl =
   (jit: boolean): Builder<Jax> =>
   (jax, m) => {
     const np = jax.numpy;
-    const loss = (a: JaxArray) => {
-      let y = a.ref;
-      for (let it = 0; it < MAX_ITERS; it++) {
-        const mask = np.greater(np.abs(y.ref.mul(y.ref).sub(a.ref)), EPS);
-        y = np.where(mask, y.ref.add(a.ref.div(y.ref)).mul(0.5), y);
-      }
-      a.dispose();
-      const cube = y.ref.mul(y.ref).mul(y.ref);
-      return np.sum(np.where(np.greater(y.ref, 1), cube, np.sin(y)));
-    };
+    const loss = (a: JaxArray) => np.sum(jaxMaskedG(np, a));
     const a = np.array(new Float32Array(controlInput(m)));
     const g0 = jax.grad(loss);
     const gr = jit ? jax.jit(g0) : g0;
     return () => gr(a.ref).dataSync();
   };
 
+/** g in jax-js as written, the loop condition and the branch read from the values (which a transformation's tracers refuse). */
+export const jaxReadingG = (np: Jax["numpy"], where: string) => {
+  const read = (x: JaxArray): number => {
+    const item = (x as unknown as { item?: () => number }).item;
+    if (typeof item !== "function") {
+      throw new Error(`jax-js: cannot read the value of a ${x.constructor.name} inside ${where} (data-dependent control flow on traced values)`);
+    }
+    return item.call(x);
+  };
+  return (ak: JaxArray): JaxArray => {
+    let y = ak.ref;
+    for (let it = 0; it < MAX_ITERS && read(np.abs(y.ref.mul(y.ref).sub(ak.ref))) > EPS; it++) y = y.ref.add(ak.ref.div(y)).mul(0.5);
+    ak.dispose();
+    return read(y.ref) > 1 ? y.ref.mul(y.ref).mul(y) : np.sin(y);
+  };
+};
+
 /** jax-js per element: reads the loop condition from the array (fails on tracers inside grad/jit). */
 const jaxControlPerElement =
   (jit: boolean): Builder<Jax> =>
   (jax, m) => {
     const np = jax.numpy;
-    const read = (x: JaxArray): number => {
-      const item = (x as unknown as { item?: () => number }).item;
-      if (typeof item !== "function") {
-        throw new Error(`jax-js: cannot read the value of a ${x.constructor.name} inside a transformation (data-dependent control flow on traced values)`);
-      }
-      return item.call(x);
-    };
-    const gk = (ak: JaxArray): JaxArray => {
-      let y = ak.ref;
-      for (let it = 0; it < MAX_ITERS && read(np.abs(y.ref.mul(y.ref).sub(ak.ref))) > EPS; it++) y = y.ref.add(ak.ref.div(y)).mul(0.5);
-      ak.dispose();
-      return read(y.ref) > 1 ? y.ref.mul(y.ref).mul(y) : np.sin(y);
-    };
+    const gk = jaxReadingG(np, "a transformation");
     const loss = (a: JaxArray) => {
       const parts = np.unstack(a);
       let s = gk(parts[0]);

@@ -2,12 +2,12 @@
  * @file W4 hvp: nested differentiation.
  *
  * The Hessian-vector product of W1 rosenbrock at n = 1000, v = all ones.
- * wengert: `hvp` (forward over reverse). jax-js: jvp of grad (forward over reverse).
+ * wengert: `hvp` (forward over reverse), and `jit` of it. jax-js: jvp of grad (forward over reverse).
  * TF.js has no forward mode: reverse over reverse, the gradient of x ↦ ⟨∇f(x), v⟩.
  */
 import type { Array as JaxArray } from "@jax-js/jax";
 import type { Tensor } from "@tensorflow/tfjs-core";
-import { hvp } from "@wengert/core";
+import { hvp, jit, type Scalar } from "@wengert/core";
 import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
 import { readTf } from "../peers/tfjs.js";
 import { jaxRosenbrockLoss, rosenbrock, rosenbrockInput, rosenbrockW, tfjsRosenbrockLoss } from "./w1-rosenbrock.js";
@@ -65,6 +65,8 @@ export function w4(n = 1000): Workload {
     primal: () => rosenbrock(x),
     hand: () => rosenbrockHvp(x, v, out),
     wengert: (): Vec => rosenbrockWengertHvp(xs, vs),
+    // jit of the HVP, x and v its input (as jax-js jit's)
+    wengertCompiled: ((j) => (): Vec => j([xs, vs]) as number[])(jit(([p, w]: [Scalar[], Scalar[]]) => hvp(rosenbrockW, p, w))),
     peers: [{ label: "", tfjs: tfjsHvp, jaxEager: jaxHvp(false), jaxJit: jaxHvp(true) }],
   };
 }

@@ -192,3 +192,60 @@ export type TensorOf<A> = AsTensor<NdArray, Mode<A>>;
 export type RealOf<A> = RealIn<Mode<A>>;
 /** The mode of a list's items: a list that cannot be empty is traced when all its items are. */
 export type ItemsOf<Ts extends readonly unknown[]> = number extends Ts["length"] ? Ts[number] : Ts;
+
+/** Which inputs or outputs are batched along their leading axis (0) and which are not (null), as a prefix of their structure (vmap). */
+export type Axes = 0 | null | readonly Axes[] | { readonly [key: string]: Axes };
+
+/** `A`'s axes at key `K` of the structure (none where `A` has no such key: a missing one is an error at run time). */
+type AxesAt<A, K> = K extends keyof A ? A[K] : never;
+
+/**
+ * A batch of values shaped like `X` (what `f` takes) under the axes `A` (vmap's inAxes):
+ * where `A` is 0, a real is a Float64Array of the lanes' values and a tensor of dims d
+ * one of dims [B, ...d] (traced inside a trace); where `A` is null, a value as `f` takes it.
+ */
+export type BatchOf<X, A> = unknown extends X
+  ? unknown
+  : A extends null
+    ? Like<X>
+    : A extends 0
+      ? Lanes<X>
+      : X extends readonly unknown[]
+        ? { readonly [K in keyof X]: BatchOf<X[K], AxesAt<A, K>> }
+        : X extends object
+          ? { readonly [K in keyof X]: BatchOf<X[K], AxesAt<A, K>> }
+          : never;
+type Lanes<X> = X extends number | Real
+  ? Float64Array | Tensor
+  : X extends Tensor | HostTensor
+    ? HostTensor | Tensor
+    : X extends readonly unknown[]
+      ? { readonly [K in keyof X]: Lanes<X[K]> }
+      : X extends object
+        ? { readonly [K in keyof X]: Lanes<X[K]> }
+        : X;
+
+/**
+ * What a vmapped `f` returning `Y` returns under the axes `A` (outAxes) in mode `M`:
+ * where `A` is 0, a real as a Float64Array of the lanes' values and a tensor as an ndarray
+ * of dims [B, ...d] (a traced tensor inside a trace); where null, `f(x)` as one lane's.
+ */
+export type BatchOutput<Y, A, M> = unknown extends Y ? unknown : BatchOut<Untraced<Y>, A, M>;
+type BatchOut<Y, A, M> = A extends null
+  ? Value<Y, M>
+  : A extends 0
+    ? LanesOut<Y, M>
+    : Y extends readonly unknown[]
+      ? { -readonly [K in keyof Y]: BatchOut<Y[K], AxesAt<A, K>, M> }
+      : Y extends object
+        ? { -readonly [K in keyof Y]: BatchOut<Y[K], AxesAt<A, K>, M> }
+        : never;
+type LanesOut<Y, M> = Y extends number
+  ? AsTensor<Float64Array, M>
+  : Y extends HostTensor
+    ? AsTensor<NdArray, M>
+    : Y extends readonly unknown[]
+      ? { -readonly [K in keyof Y]: LanesOut<Y[K], M> }
+      : Y extends object
+        ? { -readonly [K in keyof Y]: LanesOut<Y[K], M> }
+        : Y;

@@ -1,7 +1,7 @@
 /**
- * @file A gradient program replayed at new inputs: the tape of `f`'s trace extended by
- * its derivative (what the outermost rd emits for tensors), run again instruction by
- * instruction, for compileGrad on functions of tensors (api/compile.ts).
+ * @file A trace term replayed at new inputs, instruction by instruction: a jitted
+ * function's trace of tensors (api/jit.ts), its inner derivatives included (compileGrad's
+ * gradient program is one: the trace of `f` extended by its derivative).
  *
  * The plan is made once, from the tape: which instructions the results need (the rest
  * is skipped), and after which instruction each intermediate buffer is read for the last
@@ -12,8 +12,8 @@
  * A replay holds where the trace does (the paper's trace term is valid on the region
  * its predicates select): `f`'s decisions come out as recorded (its guards), and, unless
  * ties are ignored, no decision is a tie and no kinked primitive meets its kink, which
- * tracing would have reported. Otherwise the replay gives up (null) before the
- * derivative part runs, and compileGrad traces again.
+ * tracing would have reported. Otherwise the replay gives up (null) at the first that
+ * does not hold, and jit traces again.
  */
 import { predicates, release, type Buf, type Dims } from "@wengert/ops";
 import { ARITY, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, KINKS, tensorSpec } from "../trace/opcodes.js";
@@ -33,27 +33,26 @@ export function guardsHold(vals: Float64Array, guards: readonly Guard[], reportT
   return true;
 }
 
-/** `f(x)` and the cotangents of x's leaves (numbers, or buffers the caller now owns). */
-export interface Replayed {
-  readonly value: number;
-  readonly results: (number | Float64Array)[];
-}
-
-export interface TensorReplay {
-  /** The program at inputs given by leaf (numbers and buffers, read only); null where the trace does not hold. */
-  run(inputs: readonly (number | Float64Array)[]): Replayed | null;
+/** A trace term replayed at new inputs. */
+export interface TermReplay {
+  /**
+   * The outputs at inputs given by leaf (numbers and buffers, read only): numbers, and
+   * buffers the caller now owns; null where the trace does not hold.
+   */
+  run(inputs: readonly (number | Float64Array)[]): (number | Float64Array)[] | null;
 }
 
 /**
- * The replay of `program`: a trace of `f` followed by its derivative, as the outermost rd
- * emits it (parameters x and the seed, outputs the cotangents of x's leaves). Its first
- * `primalLength` instructions are `f`'s, valid under `guards`; `value` is f's output.
+ * The replay of `term` (a trace, its inner derivatives included) under its `guards`: each
+ * guard is checked as soon as its later argument is computed, each kinked primitive and
+ * tensor primitive with a tie rule after it runs (unless ties are ignored; of the first
+ * `checkedLength` instructions only, if given), and the replay gives up at the first that
+ * does not hold.
  */
-export function tensorReplay(program: TraceTerm, primalLength: number, value: number, guards: readonly Guard[], reportTies: boolean): TensorReplay {
-  const tape = program.tape;
+export function termReplay(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, checkedLength = term.tape.length): TermReplay {
+  const tape = term.tape;
   const { op, a, b, x, length: n } = tape;
-  const results = program.output.atoms;
-  const seedInput = program.params[0].atoms.length;
+  const results = term.output.atoms;
   const args: (readonly number[])[] = [];
   const dims: Dims[] = [];
   const params: unknown[] = [];
@@ -64,21 +63,29 @@ export function tensorReplay(program: TraceTerm, primalLength: number, value: nu
   }
   const tensor = Uint8Array.from({ length: n }, (_, i) => +tape.isTensor(i));
 
-  // what tracing would have checked for ties: kinked primitives of f, tensor primitives with a tie rule
+  // what tracing checked for ties: kinked primitives, tensor primitives with a tie rule (of
+  // the first `checkedLength` instructions: a derivative the outermost rd emits reports none)
   const checked = new Uint8Array(n);
   if (reportTies) {
-    for (let i = 0; i < primalLength; i++) {
+    for (let i = 0; i < checkedLength; i++) {
       if (op[i] < FIRST_PRIMITIVE) continue;
       if (IS_TENSOR_OP[op[i]] ? tensorSpec(op[i]).tie !== undefined : KINKS[op[i]] !== undefined && op[a[i]] !== CONST) checked[i] = 1;
     }
   }
+  // each guard after its later argument (one decided on literals comes out the same everywhere)
+  const guardsAt = new Map<number, Guard[]>();
+  for (const g of guards) {
+    const at = Math.max(op[g.a] === CONST ? -1 : g.a, op[g.b] === CONST ? -1 : g.b);
+    if (at < 0) continue;
+    if (!guardsAt.has(at)) guardsAt.set(at, []);
+    guardsAt.get(at)!.push(g);
+  }
 
-  // needed: the results (the program's outputs), f's value, what the guards and checks read, and what those need
+  // needed: the outputs, what the guards and checks read, and what those need
   const live = new Uint8Array(n);
-  live[value] = 1;
   for (const g of guards) live[g.a] = live[g.b] = 1;
   for (let i = 0; i < n; i++) if (checked[i]) live[i] = 1;
-  liveness(program, live);
+  liveness(term, live);
 
   // each intermediate buffer is released after its last reader (or at once, if none reads it)
   const kept = new Uint8Array(n);
@@ -98,34 +105,6 @@ export function tensorReplay(program: TraceTerm, primalLength: number, value: nu
   }
   const valueOf = (v: number): Buf => (tensor[v] ? bufs[v]! : vals[v]);
 
-  /** Instructions from … to, skipping what is not needed; false at the first tie. */
-  const runRange = (from: number, to: number, inputs: readonly (number | Float64Array)[]): boolean => {
-    for (let i = from; i < to; i++) {
-      if (!live[i]) continue;
-      const code = op[i];
-      if (code === INPUT) {
-        const v = a[i] === seedInput ? 1 : inputs[a[i]];
-        if (typeof v === "number") vals[i] = v;
-        else bufs[i] = v;
-        continue;
-      }
-      if (code < FIRST_PRIMITIVE) continue;
-      if (x[i] === 0) vals[i] = ARITY[code] === 1 ? KERNELS[code](vals[a[i]], 0) : binaryKernel(code, vals[a[i]], vals[b[i]]);
-      else {
-        const as = args[i];
-        const y = compute(code, as.map(valueOf), as.map((v) => dims[v]), params[i], dims[i]);
-        if (typeof y === "number") vals[i] = y;
-        else bufs[i] = y;
-      }
-      if (checked[i] && tieAt(i)) return false;
-      for (const v of dying[i]) {
-        release(bufs[v]!);
-        bufs[v] = null;
-      }
-    }
-    return true;
-  };
-
   const tieAt = (i: number): boolean => {
     const code = op[i];
     const as = args[i];
@@ -135,21 +114,49 @@ export function tensorReplay(program: TraceTerm, primalLength: number, value: nu
     return typeof arg === "number" ? kink(arg) : arg.some((t) => kink(t));
   };
 
-  /** Hand back every buffer this replay computed (after a replay that gave up). */
-  const abandon = (): void => {
+  /** Every instruction needed, in order; false at the first guard or check that fails. */
+  const runAll = (inputs: readonly (number | Float64Array)[]): boolean => {
     for (let i = 0; i < n; i++) {
-      if (op[i] >= FIRST_PRIMITIVE && bufs[i] !== null) release(bufs[i]!);
+      if (!live[i]) continue;
+      const code = op[i];
+      if (code === INPUT) {
+        const v = inputs[a[i]];
+        if (typeof v === "number") vals[i] = v;
+        else bufs[i] = v;
+      } else if (code >= FIRST_PRIMITIVE) {
+        if (x[i] === 0) vals[i] = ARITY[code] === 1 ? KERNELS[code](vals[a[i]], 0) : binaryKernel(code, vals[a[i]], vals[b[i]]);
+        else {
+          const as = args[i];
+          const y = compute(code, as.map(valueOf), as.map((v) => dims[v]), params[i], dims[i]);
+          if (typeof y === "number") vals[i] = y;
+          else bufs[i] = y;
+        }
+        if (checked[i] && tieAt(i)) return false;
+        for (const v of dying[i]) {
+          release(bufs[v]!);
+          bufs[v] = null;
+        }
+      }
+      const gs = guardsAt.get(i);
+      if (gs !== undefined && !guardsHold(vals, gs, reportTies)) return false;
+    }
+    return true;
+  };
+
+  /** Forget the buffers of this run: computed ones back to the pool (all of them if it gave up), inputs dropped. */
+  const forget = (abandoned: boolean): void => {
+    for (let i = 0; i < n; i++) {
+      if (abandoned && op[i] >= FIRST_PRIMITIVE && bufs[i] !== null) release(bufs[i]!);
       if (op[i] >= FIRST_PRIMITIVE || op[i] === INPUT) bufs[i] = null;
     }
   };
 
   return {
     run(inputs) {
-      if (!runRange(0, primalLength, inputs) || !guardsHold(vals, guards, reportTies)) {
-        abandon();
+      if (!runAll(inputs)) {
+        forget(true);
         return null;
       }
-      runRange(primalLength, n, inputs);
       const handed = new Set<number>();
       const out = results.map((v): number | Float64Array => {
         if (!tensor[v]) return vals[v];
@@ -158,8 +165,8 @@ export function tensorReplay(program: TraceTerm, primalLength: number, value: nu
         handed.add(v);
         return mine ? bufs[v]! : bufs[v]!.slice();
       });
-      for (let i = 0; i < n; i++) if (op[i] >= FIRST_PRIMITIVE || op[i] === INPUT) bufs[i] = null;
-      return { value: vals[value], results: out };
+      forget(false);
+      return out;
     },
   };
 }

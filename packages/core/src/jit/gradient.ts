@@ -21,7 +21,7 @@ import type { Guard } from "../trace/tracer.js";
 import { LITERAL_IDS, Program } from "./program.js";
 import { codeSize, reroll, type Node, type Statements } from "./reroll.js";
 import { Accesses, planRegisters } from "./registers.js";
-import { chunkSources } from "./source.js";
+import { chunkSources, warmable } from "./source.js";
 import { mayMakeCode } from "./javascript.js";
 
 /** Value and gradient at new inputs, or null where the trace does not hold there. */
@@ -47,8 +47,8 @@ export interface Compiled {
 /** Traces whose re-rolled code is larger than this are replayed by the interpreter. */
 export const MAX_STATEMENTS = 40000;
 
-type Forward = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS) => boolean;
-type Reverse = (v: Float64Array, ct: Float64Array, g: number[], K: typeof KERNELS) => void;
+type Forward = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, live: number) => boolean;
+type Reverse = (v: Float64Array, ct: Float64Array, g: number[], K: typeof KERNELS, live: number) => void;
 
 /**
  * The compiled replay of `term` (a real-valued trace of reals) under its guards, or
@@ -106,8 +106,8 @@ function compile(term: TraceTerm, guards: readonly Guard[], reportTies: boolean)
   const { groups } = plan(second.forward, second.reverse, code, out2, params2);
   const stats = { forward: codeSize(code[0]), reverse: codeSize(code[1]), locals: [...groups.values()].reduce((k, gs) => k + gs.length, 0) };
   const source = { forward: chunkSources(code[0], template, groups), reverse: chunkSources(code[1], template, groups) };
-  const forwards = source.forward.map((s) => new Function("v", "K", "KINK", `${s}\nreturn true;`) as Forward);
-  const reverses = source.reverse.map((s) => new Function("v", "ct", "g", "K", `let c = 0;\n${s}`) as Reverse);
+  const forwards = source.forward.map((s) => new Function("v", "K", "KINK", "live", `${warmable(s)}\nreturn true;`) as Forward);
+  const reverses = source.reverse.map((s) => new Function("v", "ct", "g", "K", "live", `let c = 0;\n${warmable(s)}`) as Reverse);
 
   const v = new Float64Array(n);
   for (let x = 0; x < n; x++) v[order[x]] = tape.val[x]; // the tape's values, literals among them
@@ -117,12 +117,15 @@ function compile(term: TraceTerm, guards: readonly Guard[], reportTies: boolean)
   const zeros: number[] = [];
   for (let k = 0; k < params2.length; k++) zeros.push(0.5);
   zeros.fill(0);
+  // once with no loop run, for type feedback (warmable, source.ts)
+  for (const f of forwards) f(v, KERNELS, KINKS, 0);
+  for (const f of reverses) f(v, ct, zeros.slice(), KERNELS, 0);
   const replay: Replay = (inputs) => {
     // input k is variable k: one copy of them all, before the code that reads them
     v.set(inputs);
-    for (const f of forwards) if (!f(v, KERNELS, KINKS)) return null;
+    for (const f of forwards) if (!f(v, KERNELS, KINKS, 1)) return null;
     const g = zeros.slice();
-    for (const f of reverses) f(v, ct, g, KERNELS);
+    for (const f of reverses) f(v, ct, g, KERNELS, 1);
     return [v[out2], g];
   };
   return { replay, stats, source };

@@ -21,6 +21,16 @@ type Form = (at: At, idx: readonly string[]) => string;
 export const LITERAL_IDS = 2 ** 26;
 
 /**
+ * What a program computes besides its guards and kinks: by default the output's value and
+ * the reverse sweep (compileGrad's); `reverse: false` the forward code alone, for the
+ * values of `outputs` (a jitted function's, jit/forward.ts).
+ */
+export interface ProgramOptions {
+  readonly reverse?: boolean;
+  readonly outputs?: readonly number[];
+}
+
+/**
  * The replay of one trace as statements: the forward code (values, guards, kinks) and
  * the reverse sweep decided ahead, each statement a shape and its indices. Shapes are
  * interned once per kind of statement (a number built from the primitive, the literals
@@ -44,6 +54,7 @@ export class Program {
     private readonly term: TraceTerm,
     guards: readonly Guard[],
     private readonly reportTies: boolean,
+    private readonly options: ProgramOptions = {},
   ) {
     const { op, a, b, length: n } = term.tape;
     const out = term.output.atoms[0];
@@ -53,7 +64,7 @@ export class Program {
     const how = (this.how = new Uint8Array(2 * n));
     // the reverse sweep once, for which contribution reaches a variable first: an argument
     // gets one where it is active and the rule is not a symbolic zero
-    if (this.active[out]) has[out] = 1;
+    if (this.active[out] && options.reverse !== false) has[out] = 1;
     for (let i = n - 1; i >= 0; i--) {
       if (!has[i] || op[i] < FIRST_PRIMITIVE) continue;
       for (let k = 0; k < ARITY[op[i]]; k++) {
@@ -65,7 +76,7 @@ export class Program {
     }
     // the forward values needed: the output, guards, kinks, and what the rules read
     const need = (this.need = new Uint8Array(n));
-    need[out] = 1;
+    for (const v of options.outputs ?? [out]) need[v] = 1;
     for (const g of guards) need[g.a] = need[g.b] = 1;
     for (let i = 0; i < n; i++) {
       if (!this.kinked(i) && !(this.has[i] && op[i] >= FIRST_PRIMITIVE)) continue;
@@ -144,7 +155,7 @@ export class Program {
     const cotangent = (x: number): Space => (op[x] === INPUT ? "g" : "ct");
 
     const reverse = new Statements();
-    if (this.active[out]) {
+    if (this.active[out] && this.options.reverse !== false) {
       const into = cotangent(out);
       stmt(reverse, this.sig(into === "g" ? -1 : -2, -1, -1, () => [`seed:${into}`, (at) => `${at(into, 0, "write")} = 1;`]), 1, out);
     }

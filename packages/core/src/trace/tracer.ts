@@ -202,7 +202,7 @@ export class Trace {
       const y = this.tape.value(v);
       const bad = typeof y === "number" ? (Number.isFinite(y) ? -1 : 0) : y.findIndex((t) => !Number.isFinite(t));
       if (bad >= 0) {
-        const where = this.context ? `in ${this.context}` : "in the forward pass (f itself)";
+        const where = `${this.context ? `in ${this.context}` : "in the forward pass (f itself)"}${siteNote()}`;
         const show = (u: number): string => (this.tape.dims(u).length === 0 ? String(this.tape.val[u]) : `tensor ${showDims(this.tape.dims(u))}`);
         throw new NaNError(
           `${this.nanCaller ?? this.caller}: checkNaN: ${primitiveOf(code).name}(${args.map(show).join(", ")}) ` +
@@ -231,7 +231,7 @@ export class Trace {
   private reportNaN(code: number, a: number, b: number, v: number): never {
     const p = primitiveOf(code);
     const args = (p.spec.arity === 1 ? [a] : [a, b]).map((x) => this.tape.val[x]);
-    const where = this.context ? `in ${this.context}` : "in the forward pass (f itself)";
+    const where = `${this.context ? `in ${this.context}` : "in the forward pass (f itself)"}${siteNote()}`;
     throw new NaNError(
       `${this.nanCaller ?? this.caller}: checkNaN: ${p.name}(${args.join(", ")}) = ${this.tape.val[v]} ${where}; ` +
         `its inputs: ${args.map(() => "real").join(", ")}.`,
@@ -240,6 +240,7 @@ export class Trace {
 
   tie(what: string): void {
     if (this.settings.ties === "ignore") return;
+    what += siteNote();
     if (this.settings.ties === "error") {
       // f may catch it and go on: the decision that threw is recorded by no guard, so
       // neither this trace nor any enclosing one may be replayed (compileGrad)
@@ -255,6 +256,22 @@ export class Trace {
 }
 
 const stack: Trace[] = [];
+
+/** Where in a batch the traces now taken are (vmap's lane), for ties and NaNs reported meanwhile; "" elsewhere. */
+let site = "";
+
+const siteNote = (): string => (site === "" ? "" : ` (${site})`);
+
+/** `run()` with the traces it takes reporting their ties and NaNs as met at `where` ("in lane 7 of vmap"). */
+export function reportingAt<T>(where: string, run: () => T): T {
+  const saved = site;
+  site = where;
+  try {
+    return run();
+  } finally {
+    site = saved;
+  }
+}
 
 export function openTrace(settings: TraceSettings, caller: string): Trace {
   const t = new Trace(stack.length, settings, caller, stack.length === 0 ? Tape.reusing() : new Tape());

@@ -7,7 +7,8 @@
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
 import {
-  add, compileGrad, fd, grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, matmul, mul, primal, rd, Real, sin, square, sum, taylor, Tensor,
+  add, compileGrad, fd, grad, hessian, hvp, jacfwd, jacobian, jacrev, jit, jvp, matmul, mul, primal, rd, Real, sin, square, sum, taylor, Tensor,
+  vmap,
   TracedOperatorError, valueAndGrad, vjp, WengertError, type NdArray, type Scalar,
 } from "../../src/index.js";
 import { isNd, nd } from "../helpers/tensors.js";
@@ -340,5 +341,67 @@ describe("the paper's nested example: an inner rd at a constant point, closing o
       expect(typeof g).toBe("number");
       return mul(x, primal(x));
     }, 1);
+  });
+});
+
+describe("jit and vmap: typed from f's parameter, as compileGrad is", () => {
+  it("jit(f) called with numbers returns numbers; with ndarrays, ndarrays; inside an rd, traced values", () => {
+    const jf = jit((p: Scalar[]) => [mul(p[0], p[1]), sin(p[0])]);
+    const xs: number[] = [2, 3];
+    const y = jf(xs);
+    expectTypeOf(y).toEqualTypeOf<number[]>();
+    expect(kind(y)).toEqual(["number", "number"]);
+    const jc = jit(cube);
+    expectTypeOf(jc(2)).toEqualTypeOf<number>();
+    expect(jc(2)).toBe(8);
+    expectTypeOf(jc.stats).toEqualTypeOf<{ traces: number; replays: number; compiled: number }>();
+    // @ts-expect-error: f takes an array of reals
+    expect(() => jf({ a: 1 })).toThrow();
+    const jt = jit((p: { W: Tensor; b: Tensor }) => ({ y: matmul(p.W, p.b), s: sum(p.b) }));
+    const out = jt({ W: nd([1, 2, 3, 4], [2, 2]), b: nd([1, 1], [2]) });
+    expectTypeOf(out).toEqualTypeOf<{ y: NdArray; s: number }>();
+    expect(kind(out)).toEqual({ y: "ndarray", s: "number" });
+    const g = grad((x) => {
+      const v = jc(x);
+      expectTypeOf(v).toEqualTypeOf<Real>();
+      expect(kind(v)).toBe("Real");
+      return v;
+    }, 2);
+    expectTypeOf(g).toEqualTypeOf<number>();
+    expect(g).toBe(12);
+  });
+
+  it("vmap(f) takes a batch (a Float64Array for each real, ndarrays for tensors) and returns one, inAxes and outAxes included", () => {
+    const v = vmap(cube);
+    const ys = v(Float64Array.of(1, 2));
+    expectTypeOf(ys).toEqualTypeOf<Float64Array>();
+    expect(kind(ys)).toBe("Float64Array");
+    expect(Array.from(ys)).toEqual([1, 8]);
+    // @ts-expect-error: a batch of reals is a Float64Array, not a number
+    expect(() => v(2)).toThrow(WengertError);
+    const h = vmap((p: { x: Scalar; c: Scalar }) => [mul(p.x, p.c), square(p.c)] as const, { inAxes: { x: 0, c: null }, outAxes: [0, null] });
+    const [a, b] = h({ x: Float64Array.of(1, 2, 3), c: 5 });
+    expectTypeOf(a).toEqualTypeOf<Float64Array>();
+    expectTypeOf(b).toEqualTypeOf<number>();
+    expect(kind([a, b])).toEqual(["Float64Array", "number"]);
+    const t = vmap((w: Tensor) => sum(mul(w, w)))(nd([1, 2, 3, 4], [2, 2]));
+    expectTypeOf(t).toEqualTypeOf<Float64Array>();
+    expect(Array.from(t)).toEqual([5, 25]);
+    const m = vmap((w: Tensor) => mul(w, 2))(nd([1, 2, 3, 4], [2, 2]));
+    expectTypeOf(m).toEqualTypeOf<NdArray>();
+    expect(kind(m)).toBe("ndarray");
+    // jit(vmap(f)) is the same function, with stats
+    const jv = jit(vmap(cube));
+    expectTypeOf(jv(Float64Array.of(1, 2))).toEqualTypeOf<Float64Array>();
+    expect(jv.stats.traces).toBe(1);
+    // inside an rd, a batch of traced reals is a traced tensor, and so is the result
+    const gs = grad((x) => {
+      const r = vmap(cube)(x);
+      expectTypeOf(r).toEqualTypeOf<Tensor>();
+      expect(kind(r)).toBe("Tensor");
+      return sum(r);
+    }, Float64Array.of(1, 2));
+    expectTypeOf(gs).toEqualTypeOf<Float64Array>();
+    expect(Array.from(gs)).toEqual([3, 12]);
   });
 });

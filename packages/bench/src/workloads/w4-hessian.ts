@@ -1,0 +1,82 @@
+/**
+ * @file W4 dense Hessian: the whole Hessian of W1 rosenbrock at n = 100.
+ *
+ * Hand-written: the tridiagonal Hessian written into a zeroed n × n Float64Array.
+ * wengert: `hessian` and `jit(hessian)`; and the columns as lanes, `vmap` of `jvp` of
+ * `grad` over the basis vectors, and `jit` of that. Each returns rows of numbers, copied
+ * into one Float64Array inside the timed call (the hand-written layout). jax-js:
+ * `hessian` (jacfwd of grad, by vmap) eager and jit. TF.js has no forward mode.
+ */
+import type { Array as JaxArray } from "@jax-js/jax";
+import { grad, hessian, jit, jvp, vmap, type Scalar } from "@wengert/core";
+import type { Builder, Jax, Vec, Workload } from "../types.js";
+import { jaxRosenbrockLoss, rosenbrock, rosenbrockInput, rosenbrockW } from "./w1-rosenbrock.js";
+
+export const HESSIAN_SIZE = 100;
+
+/**
+ * Hand-written: with t_i = x_{i+1} − x_i², term i adds −400 t_i + 800 x_i² + 2 to
+ * H_ii, −400 x_i to H_i,i+1 and H_i+1,i, and 200 to H_i+1,i+1.
+ */
+export function rosenbrockHessian(x: ArrayLike<number>, out: Float64Array = new Float64Array(x.length * x.length)): Float64Array {
+  const n = x.length;
+  out.fill(0);
+  for (let i = 0; i < n - 1; i++) {
+    const xi = x[i];
+    const t = x[i + 1] - xi * xi;
+    out[i * n + i] += -400 * t + 800 * xi * xi + 2;
+    out[i * n + i + 1] += -400 * xi;
+    out[(i + 1) * n + i] += -400 * xi;
+    out[(i + 1) * n + i + 1] += 200;
+  }
+  return out;
+}
+
+/** Rows of reals (or of Float64Arrays) as one row-major Float64Array. */
+function rows(H: readonly ArrayLike<number>[], out: Float64Array): Float64Array {
+  const n = H.length;
+  for (let i = 0; i < n; i++) out.set(H[i], i * n);
+  return out;
+}
+
+/** H·e_i for every basis vector e_i, as lanes: lane i is column i (= row i: H is symmetric). */
+const columns = ([x, v]: [Scalar[], Scalar[]]): Scalar[] => jvp((p: Scalar[]) => grad(rosenbrockW, p) as Scalar[], x, v)[1] as Scalar[];
+
+const jaxHessian =
+  (jit: boolean): Builder<Jax> =>
+  (jax, n) => {
+    const np = jax.numpy;
+    const h0 = jax.hessian(jaxRosenbrockLoss(jax));
+    const h = jit ? jax.jit(h0) : h0;
+    const x = np.array(new Float32Array(rosenbrockInput(n)));
+    return () => (h(x.ref) as JaxArray).dataSync();
+  };
+
+export function w4Hessian(n = HESSIAN_SIZE, by: "hessian" | "lanes" = "hessian"): Workload {
+  const x = rosenbrockInput(n);
+  const xs = Array.from(x);
+  const out = new Float64Array(n * n);
+  const basis = xs.map((_, i) => Float64Array.from(xs, (_, j) => (i === j ? 1 : 0)));
+  const byLanes = vmap(columns, { inAxes: [null, 0] });
+  const compiledLanes = jit(byLanes);
+  const compiledHessian = jit((p: Scalar[]) => hessian(rosenbrockW, p));
+  const common = { family: "W4" as const, what: "dense Hessian", size: n, sizeName: "n", primal: () => rosenbrock(x), hand: () => rosenbrockHessian(x, out) };
+  if (by === "lanes") {
+    return {
+      ...common,
+      id: "W4-hessian-lanes",
+      title: `W4 dense Hessian n=${n} by vmap(jvp)`,
+      wengert: (): Vec => rows(byLanes([xs, basis]) as Float64Array[], new Float64Array(n * n)),
+      wengertCompiled: (): Vec => rows(compiledLanes([xs, basis]) as Float64Array[], new Float64Array(n * n)),
+      peers: [{ label: "", note: "wengert: vmap over the basis of jvp of grad (and jit of it); peers as in the row above", tfjs: { unsupported: "no forward mode" }, jaxEager: { unsupported: "as in the row above" }, jaxJit: { unsupported: "as in the row above" } }],
+    };
+  }
+  return {
+    ...common,
+    id: "W4-hessian",
+    title: `W4 dense Hessian rosenbrock n=${n}`,
+    wengert: (): Vec => rows(hessian(rosenbrockW, xs) as number[][], new Float64Array(n * n)),
+    wengertCompiled: (): Vec => rows(compiledHessian(xs) as number[][], new Float64Array(n * n)),
+    peers: [{ label: "", note: "wengert: hessian and jit(hessian); jax-js: hessian (jacfwd of grad)", tfjs: { unsupported: "no forward mode" }, jaxEager: jaxHessian(false), jaxJit: jaxHessian(true) }],
+  };
+}

@@ -1,0 +1,174 @@
+/**
+ * @file `jit`: a function traced once and replayed, compiled, where its recorded
+ * decisions hold.
+ *
+ * The trace term C of `f` at `x` holds for every point where `f` takes the same
+ * decisions (the paper's trace is valid on the region its predicates select). A call
+ * replays a cached C at the new point (no traced values, `f` not run), re-decides every
+ * predicate C recorded (a guard), and only when all come out as before returns C's
+ * outputs there; otherwise `f` is traced again and that trace cached beside the others.
+ * A tie, or a kinked primitive at its kink, also means a new trace, so that it is
+ * reported as tracing reports it. A trace of reals replayed twice is compiled to
+ * JavaScript (jit/forward.ts); a trace with tensors is replayed instruction by
+ * instruction on the kernels tracing used (eval/replay.ts). The same numbers either way.
+ *
+ * `f` may call any transformation: `grad`, `jvp`, `hvp`, `hessian`… inside a trace emit
+ * their derivative terms into it (Fig. 4), so C holds them, and replaying C computes
+ * them. So `compileGrad(f)` is `jit` of `x ↦ [f(x), ∇f(x)]` (compile.ts).
+ *
+ * Called with traced values (inside an `rd`, or another `jit`), a jitted function traces
+ * `f` and places its term into the enclosing trace, guards included (diff/place.ts): the
+ * enclosing transformation differentiates through it, so `grad(jit(f))` is `grad(f)`.
+ * `jit(vmap(g))` is vmap's own: its traces kept between calls, its lanes run compiled
+ * (vmap.ts, jit/lanes.ts).
+ *
+ * What no guard can see is not replayed: a trace in which `f` read a traced value
+ * (`.value`, `primal`, `String(x)`), decided a mask on traced tensors (`gt(t, 0)`), or
+ * whose derivative a rule built from such a mask (`max`), or asked for checkNaN, is
+ * traced on every call. The contract, as for jax.jit: `f` is a function of `x` alone;
+ * numbers and arrays it captures are read when it is traced and kept (pass what changes
+ * between calls as part of `x`), and its side effects happen when it is traced, not on
+ * replays.
+ */
+import { replay as placed } from "../diff/place.js";
+import { runReals } from "../eval/evaluate.js";
+import { guardsHold, termReplay, type TermReplay } from "../eval/replay.js";
+import { compileForward, type ForwardReplay } from "../jit/forward.js";
+import { leafShapes, unflatten, type Shape } from "../structure.js";
+import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
+import type { TraceTerm } from "../trace/term.js";
+import { fromDense, toDense } from "../trace/host-tensor.js";
+import type { Guard } from "../trace/tracer.js";
+import { builder } from "./builder.js";
+import { isVmapped, JIT_LANES, type KeepsLanes } from "./vmap.js";
+import { cachedTraces, recordedAtTie, type Entry, type JitStats, type Leaves } from "./traceCache.js";
+import { checkOptionKeys, type RdOptions } from "./options.js";
+import { trace, userValue, type Fn } from "./tracing.js";
+import { emitTransformed } from "./transform.js";
+import type { Like, Mode, Output } from "./types.js";
+
+export type { JitStats } from "./traceCache.js";
+
+/**
+ * A jitted `f` taking `P`: called with any `x` that `f` can take (numbers where `P` has
+ * reals, tensors where it has tensors), it returns `f(x)` as the transformations do:
+ * numbers and ndarrays outside any trace, traced values inside one (types.ts).
+ */
+export interface Jitted<P, Y> {
+  <const X extends Like<P>>(x: X): Output<Y, Mode<X>>;
+  /** How many calls traced `f`, how many replayed a kept trace, and how many of those ran compiled code. */
+  readonly stats: JitStats;
+}
+
+/** Replays by the interpreter before a trace of reals is compiled (compiling costs a few traces' time). */
+const COMPILE_AFTER = 2;
+
+/** `jit(vmap(f))`: vmap's function, its traces kept between calls and its lanes run compiled. */
+export function jit<F extends KeepsLanes>(f: F, options?: RdOptions): F & { readonly stats: JitStats };
+/**
+ * `f`, traced once and replayed (compiled, for reals) at later calls where the decisions
+ * it took still hold; traced again where they do not.
+ */
+export function jit<P, Y>(f: (x: P) => Y, options?: RdOptions): Jitted<P, Y>;
+export function jit(f: (x: never) => unknown, options: RdOptions = {}): unknown {
+  checkOptionKeys("jit", options);
+  // jit(vmap(g)): vmap's lanes, its traces kept between calls and run compiled
+  if (isVmapped(f)) return f[JIT_LANES](options);
+  return cachedTraces({
+    caller: "jit",
+    inside: (x) => placeTrace("jit", f as Fn, x, options),
+    record: (x, flat) => record("jit", f as Fn, x, flat, options),
+  });
+}
+
+/** Inside a trace: f traced, its term placed into the trace its values belong to (or evaluated, if none). */
+export function placeTrace(caller: string, f: Fn, x: unknown, options: RdOptions): unknown {
+  const traced = trace(caller, f, x, options);
+  const out = traced.term.output.shape;
+  const { outputs } = emitTransformed(traced, placed, { extra: { name: "*", shape: { kind: "tuple", items: [] }, leaves: [] }, resultShape: out, keep: "neither" });
+  return unflatten(out, outputs);
+}
+
+/** The outermost call that finds no kept trace holding: f traced at x, the trace kept if it can be replayed. */
+function record(caller: string, f: Fn, x: unknown, flat: Leaves, options: RdOptions): [unknown, Entry | null] {
+  // f on numbers reports no ties: only the rds inside it do (their traces, under their
+  // options), so this trace's own decisions and kinks (a rule's sign(0) in grad's
+  // derivative) are not reported; a replay meeting any tie traces again, for them to report
+  const traced = trace(caller, f, x, { ...options, ties: "ignore" }, true);
+  const { term } = traced;
+  const out = term.output.shape;
+  const shapes = leafShapes(out);
+  const y = unflatten(out, term.output.atoms.map((v, j) => userValue(term.tape, v, shapes[j])));
+  const reportTies = options.ties !== "ignore";
+  const replayable = !traced.trace.opaque && !traced.trace.settings.checkNaN && term.tape.frees.length === 0 && !(reportTies && recordedAtTie(term, traced.trace.guards));
+  if (!replayable) {
+    term.tape.releaseBuffers();
+    term.tape.recycle();
+    return [y, null];
+  }
+  const guards = traced.trace.guards;
+  if (term.tape.tensorCount > 0) {
+    const replay = termReplay(term, guards, reportTies);
+    // the trace's own buffers go back to the pool; its literals stay with the replay
+    term.tape.releaseBuffers(false);
+    return [y, tensorEntry(flat.key, out, shapes, replay)];
+  }
+  return [y, realsEntry(flat.key, term, guards, reportTies)];
+}
+
+function tensorEntry(key: string, out: Shape, shapes: readonly Shape[], replay: TermReplay): Entry {
+  const build = builder(out);
+  return {
+    key,
+    compiled: false,
+    run(flat) {
+      const inputs = flat.leaves.map((v) => (typeof v === "number" ? v : toDense(v, "jit's input").data));
+      const r = replay.run(inputs);
+      if (r === null) return null;
+      // the buffers are the caller's now: no copy
+      return build(r.map((v, j) => {
+        const s = shapes[j];
+        return typeof v === "number" || s.kind !== "tensor" ? v : fromDense({ dims: s.dims, data: v }, s.container, false);
+      }));
+    },
+    drop() {},
+  };
+}
+
+function realsEntry(key: string, term: TraceTerm, guards: readonly Guard[], reportTies: boolean): Entry {
+  const tape = term.tape;
+  const { op, length } = tape;
+  const kinked: number[] = [];
+  if (reportTies) for (let i = 0; i < length; i++) if (op[i] >= FIRST_PRIMITIVE && KINKS[op[i]] !== undefined) kinked.push(i);
+  const outputs = term.output.atoms;
+  const vals = new Float64Array(length);
+  const kept = [...guards];
+  const build = builder(term.output.shape);
+  let replays = 0;
+  let compiled: ForwardReplay | null | undefined;
+
+  /** The replay by the interpreter: the tape's columns in one loop, then the guards and kinks. */
+  const interpret = (inputs: readonly number[]): number[] | null => {
+    runReals(tape, vals, inputs);
+    // a tie is reported by tracing; a different outcome is another trace
+    if (!guardsHold(vals, kept, reportTies)) return null;
+    for (const i of kinked) if (KINKS[op[i]]!(vals[tape.a[i]])) return null;
+    return outputs.map((v) => vals[v]);
+  };
+  return {
+    key,
+    get compiled() {
+      return !!compiled;
+    },
+    run(flat) {
+      if (compiled === undefined && replays >= COMPILE_AFTER) compiled = compileForward(term, kept, reportTies, outputs, flat.parts as readonly (number | number[])[])?.replay ?? null;
+      const out = compiled ? compiled(flat.parts as readonly (number | number[])[]) : interpret(flat.leaves as readonly number[]);
+      if (out === null) return null;
+      replays++;
+      return build(out);
+    },
+    drop() {
+      tape.recycle();
+    },
+  };
+}

@@ -1,0 +1,194 @@
+/**
+ * @file The traces of a function kept and replayed where they hold: the cache behind
+ * `jit` and `compileGrad`.
+ *
+ * A trace term holds on the region its recorded decisions select (the paper's trace is
+ * valid where its predicates come out as they did). A call looks among the traces kept
+ * for x's structure, most recently used first, for one whose replay at x holds (its
+ * guards come out as recorded, and no tie or kink is met that tracing would report);
+ * if none does, `f` is traced at x and that trace kept beside the others (at most
+ * CACHE_SIZE, the least recently used dropped). What a trace is replayed to compute is
+ * the user's: `f`'s outputs (jit.ts), or `f`'s value and gradient (compile.ts).
+ */
+import { allNumbers } from "../structure.js";
+import { CONST, FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
+import type { TraceTerm } from "../trace/term.js";
+import { isConcreteTensor, type ConcreteTensor } from "../trace/host-tensor.js";
+import { tracing, type Guard } from "../trace/tracer.js";
+
+/** How many calls traced `f`, how many replayed a kept trace, and how many of those ran compiled code. */
+export interface JitStats {
+  traces: number;
+  replays: number;
+  compiled: number;
+}
+
+/** x's numbers and tensors (ndarrays, Float64Arrays), and a key to compare structures by (dims included). */
+export interface Leaves {
+  /** The leaves, depth-first (made on first use from `parts`). */
+  readonly leaves: readonly (number | ConcreteTensor)[];
+  /**
+   * The leaves in runs: a number, a tensor, or an array of numbers (its elements, in
+   * order). Compiled code reads x's arrays of numbers from here without a copy of them
+   * all into one array ([x, v] is its own parts).
+   */
+  readonly parts: readonly (number | readonly number[] | ConcreteTensor)[];
+  readonly key: string;
+  /** Whether x is an array of numbers. */
+  readonly vector: boolean;
+}
+
+/** Leaves of parts, their flat list made when first read. */
+function leavesIn(parts: Leaves["parts"], key: string, vector: boolean): Leaves {
+  let leaves: (number | ConcreteTensor)[] | null = null;
+  return {
+    parts,
+    key,
+    vector,
+    get leaves() {
+      return (leaves ??= ([] as (number | ConcreteTensor)[]).concat(...(parts as (number | ConcreteTensor)[])));
+    },
+  };
+}
+
+/** A kept trace. */
+export interface Entry {
+  /** The structure of the x it was traced at (Leaves.key). */
+  readonly key: string;
+  /** Whether its last replay ran compiled code. */
+  readonly compiled: boolean;
+  /** The result at x (a value the caller owns), or null where the trace does not hold there. */
+  run(flat: Leaves): unknown;
+  /** Its tape's columns back to the pool, once dropped from the cache. */
+  drop(): void;
+}
+
+/** What a use of the cache traces and replays. */
+export interface Recorder {
+  readonly caller: string;
+  /** A call with traced values, or inside a trace: traced there (no kept trace has seen what f closes over). */
+  inside(x: unknown): unknown;
+  /** At the outermost level, where no kept trace holds: f traced at x, the result, and the entry to keep (or null). */
+  record(x: unknown, flat: Leaves): [unknown, Entry | null];
+}
+
+/** Traces kept per function. */
+export const CACHE_SIZE = 8;
+
+/** A function of x that replays the recorder's kept traces where they hold, and traces where none does. */
+export function cachedTraces(recorder: Recorder): ((x: unknown) => unknown) & { readonly stats: JitStats } {
+  const entries: Entry[] = [];
+  const stats: JitStats = { traces: 0, replays: 0, compiled: 0 };
+  const call = (x: unknown): unknown => {
+    const flat = tracing() ? null : leavesOf(x);
+    if (flat === null) return recorder.inside(x);
+    for (let k = 0; k < entries.length; k++) {
+      const e = entries[k];
+      if (e.key !== flat.key) continue;
+      const y = e.run(flat);
+      if (y === null) continue;
+      if (k > 0) entries.unshift(...entries.splice(k, 1));
+      stats.replays++;
+      if (e.compiled) stats.compiled++;
+      return y;
+    }
+    stats.traces++;
+    const [y, entry] = recorder.record(x, flat);
+    if (entry !== null) {
+      entries.unshift(entry);
+      if (entries.length > CACHE_SIZE) entries.pop()!.drop();
+    }
+    return y;
+  };
+  return Object.assign(call, { stats });
+}
+
+/**
+ * x's leaves and the key of its structure, or null if x holds anything else (traced
+ * values, or a mistake that tracing will name). One walk, writing the key as it goes: a
+ * call costs microseconds here (flatten and a key from its Shape took 70 µs for [x, v],
+ * two vectors of 1000). Recursive in the nesting of the user's data only.
+ */
+export function leavesOf(x: unknown): Leaves | null {
+  // the common case, an array of numbers, without walking the structure
+  if (Array.isArray(x) && allNumbers(x)) return { leaves: x, parts: [x], key: `[${x.length}]`, vector: true };
+  if (Array.isArray(x)) {
+    // arrays of numbers in an array ([x, v]): x is its own parts (pushing leaves one by one cost 20 ns each)
+    const vectors = vectorsKey(x);
+    if (vectors !== null) return leavesIn(x as (number | number[])[], vectors, false);
+  }
+  const leaves: (number | ConcreteTensor)[] = [];
+  const key = keyWalk(x, leaves);
+  return key === null ? null : { leaves, parts: leaves, key, vector: false };
+}
+
+/** keyWalk's key of x, an array of numbers and arrays of numbers; null if it is not one. */
+function vectorsKey(x: readonly unknown[]): string | null {
+  let key = "(";
+  let run = 0;
+  for (let i = 0; i < x.length; i++) {
+    const e = x[i];
+    if (typeof e === "number") run++;
+    else if (Array.isArray(e) && allNumbers(e)) {
+      key += `${run > 0 ? `${run} ` : ""}(${e.length > 0 ? e.length : ""}) `;
+      run = 0;
+    } else return null;
+  }
+  return `${key}${run > 0 ? run : ""})`;
+}
+
+/**
+ * The key of v's structure, its leaves pushed on `leaves` (depth-first, as flatten
+ * takes them): a run of n numbers in an array is `n`, a tensor its container and dims,
+ * a record's keys JSON strings (typeString, for messages, leaves them unquoted:
+ * {"a: real, b": …} read as {a, b}, and replayed another x's trace).
+ */
+function keyWalk(v: unknown, leaves: (number | ConcreteTensor)[]): string | null {
+  if (typeof v === "number") {
+    leaves.push(v);
+    return "1";
+  }
+  if (Array.isArray(v)) {
+    let key = "(";
+    let run = 0;
+    for (let i = 0; i < v.length; i++) {
+      const e = v[i];
+      if (typeof e === "number") {
+        leaves.push(e);
+        run++;
+        continue;
+      }
+      const k = keyWalk(e, leaves);
+      if (k === null) return null;
+      key += `${run > 0 ? `${run} ` : ""}${k} `;
+      run = 0;
+    }
+    return `${key}${run > 0 ? run : ""})`;
+  }
+  if (isConcreteTensor(v)) {
+    leaves.push(v);
+    return v instanceof Float64Array ? `f[${v.length}]` : `n[${v.shape.join(",")}]`;
+  }
+  if (typeof v !== "object" || v === null) return null;
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return null;
+  let key = "{";
+  for (const name of Object.keys(v)) {
+    const k = keyWalk((v as Record<string, unknown>)[name], leaves);
+    if (k === null) return null;
+    key += `${JSON.stringify(name)}:${k} `;
+  }
+  return `${key}}`;
+}
+
+/**
+ * Whether a trace was recorded at a tie (a decision between two variables of equal
+ * values, a kinked primitive of reals at its kink): a replay there traces again, for the
+ * tie to be reported, so keeping it would fill the cache with copies of one trace.
+ */
+export function recordedAtTie(term: TraceTerm, guards: readonly Guard[]): boolean {
+  const { op, a, x, val, length } = term.tape;
+  for (const g of guards) if (g.distinct && val[g.a] === val[g.b]) return true;
+  for (let i = 0; i < length; i++) if (op[i] >= FIRST_PRIMITIVE && x[i] === 0 && KINKS[op[i]] !== undefined && op[a[i]] !== CONST && KINKS[op[i]]!(val[a[i]])) return true;
+  return false;
+}

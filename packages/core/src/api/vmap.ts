@@ -1,0 +1,389 @@
+/**
+ * @file `vmap`: a function evaluated at a batch of points in one pass, lanes grouped by
+ * the decisions they take.
+ *
+ * `f` is traced at the first lane's point; its trace term C is then evaluated at every
+ * lane at once (eval/lanes.ts: each instruction over a column of the lanes' values, the
+ * paper's ordinary evaluator on Float64Arrays). C holds at the lanes where the decisions
+ * it recorded come out as they did at the first lane (its guards); at the first lane
+ * where one does not, `f` is traced again and that trace evaluated at the lanes left,
+ * and so on. So branches and loops whose trip count depends on the data work under
+ * vmap, each group of lanes that decide alike sharing one trace, where a tensor program
+ * (jax.vmap) runs every branch and masks. Transformations inside `f` emit their terms
+ * into its trace (Fig. 4): `vmap(x => grad(f, x))` is per-example gradients.
+ *
+ * A batch is a leading axis: a real of each lane is a Float64Array of B numbers (or an
+ * ndarray of dims [B]), a tensor of dims d an ndarray of dims [B, ...d]. `inAxes` says
+ * which inputs are batched (0) and which are the same for every lane (null), as a
+ * prefix of x's structure; `outAxes` the same of f's outputs (null: the output must not
+ * vary along the batch). Ties and NaNs that tracing reports name the lane.
+ *
+ * Called with traced values (inside an rd), vmap maps `f` over the lanes in that trace
+ * (unstack, f per lane, stack), so `grad(x => sum(vmap(f)(x)))` differentiates through
+ * it; `jit(vmap(f))` keeps the traces between calls and runs them compiled (jit/lanes.ts).
+ */
+import ndarray from "ndarray";
+import { size, type Dims } from "@wengert/ops";
+import { runLanes, type LaneInput } from "../eval/lanes.js";
+import { compileLanes, type LaneRun } from "../jit/lanes.js";
+import { WengertError } from "../errors.js";
+import { childPath, describe, flatten, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
+import { FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
+import type { TraceTerm } from "../trace/term.js";
+import { concreteShape, toDense, type ConcreteTensor } from "../trace/host-tensor.js";
+import { isOperand, Real, Tensor, type Operand } from "../trace/traced.js";
+import { reportingAt, tracing, type Guard } from "../trace/tracer.js";
+import { stack, unstack } from "./tensor.js";
+import { recordedAtTie, type JitStats } from "./traceCache.js";
+import { checkOptionKeys, RD_OPTIONS, type RdOptions } from "./options.js";
+import type { Axes, BatchOf, BatchOutput, Mode } from "./types.js";
+import { leafShape, trace, type Fn } from "./tracing.js";
+
+export type { Axes } from "./types.js";
+
+export interface VmapOptions<I extends Axes = Axes, O extends Axes = Axes> extends RdOptions {
+  /** Default 0: every input batched. */
+  readonly inAxes?: I;
+  /** Default 0: every output batched. */
+  readonly outAxes?: O;
+}
+
+const VMAP_OPTIONS = ["inAxes", "outAxes", ...RD_OPTIONS];
+
+/** What jit asks a vmapped function for: the same function keeping its traces between calls, run compiled where it can. */
+export interface KeepsLanes {
+  readonly [JIT_LANES]: (options: RdOptions) => ((x: unknown) => unknown) & { readonly stats: JitStats };
+}
+
+/**
+ * `f` taking `P` and returning `Y`, vmapped with axes `I` in and `O` out: called with a
+ * batch shaped like `P` (types.ts, BatchOf), it returns the lanes' values of `f(x)`.
+ */
+export interface Vmapped<P, Y, I extends Axes = 0, O extends Axes = 0> extends KeepsLanes {
+  <const X extends BatchOf<P, I>>(x: X): BatchOutput<Y, O, Mode<X>>;
+}
+
+export const JIT_LANES = Symbol("jit of vmap");
+
+/** `f` over a batch of points: lane by lane its values, from one trace per group of lanes that decide alike. */
+export function vmap<P, Y, const I extends Axes = 0, const O extends Axes = 0>(f: (x: P) => Y, options: VmapOptions<I, O> = {}): Vmapped<P, Y, I, O> {
+  checkOptionKeys("vmap", options, VMAP_OPTIONS);
+  const { inAxes = 0, outAxes = 0, ...rd } = options;
+  const call = (x: unknown): unknown => batchCall(f as Fn, x, inAxes, outAxes, rd, null);
+  return Object.assign(call as Vmapped<P, Y, I, O>, {
+    [JIT_LANES]: (more: RdOptions) => {
+      const kept: Kept = { traces: new Map(), stats: { traces: 0, replays: 0, compiled: 0 }, calls: 0 };
+      return Object.assign((x: unknown) => batchCall(f as Fn, x, inAxes, outAxes, { ...rd, ...more }, kept), { stats: kept.stats });
+    },
+  });
+}
+
+/** Whether `f` is a vmapped function (jit asks). */
+export const isVmapped = (f: unknown): f is KeepsLanes => typeof f === "function" && JIT_LANES in f;
+
+/** A trace of f at one lane, with what it needs to be evaluated at others. */
+export interface LaneTrace {
+  readonly term: TraceTerm;
+  readonly guards: readonly Guard[];
+  /** Which of its inputs are batched (the same for every trace of one call). */
+  readonly batched: readonly boolean[];
+  /** Calls that have used it (jit of vmap compiles it after a few), and its compiled lanes (null: not compiled). */
+  uses: number;
+  compiled: LaneRun | null | undefined;
+}
+
+/**
+ * What jit(vmap(f)) keeps between calls: traces by the structure of a lane, and counts of
+ * traces taken, of lanes evaluated by a kept trace, and of those run compiled.
+ */
+interface Kept {
+  readonly traces: Map<string, LaneTrace[]>;
+  readonly stats: JitStats;
+  calls: number;
+}
+
+/** Calls before jit(vmap(f)) compiles its traces. */
+const COMPILE_AFTER = 2;
+
+/** Traces jit(vmap(f)) keeps per lane structure (a batch's lanes may take many paths). */
+const KEEP = 64;
+
+/** x split into lanes: its leaves as LaneInputs, the batch size, and each lane's point. */
+interface Batch {
+  readonly size: number;
+  readonly inputs: LaneInput[];
+  readonly batched: boolean[];
+  /** The key of a lane's structure (jit of vmap keeps traces by it). */
+  readonly key: string;
+  pointAt(l: number): unknown;
+}
+
+/** One call: at the outermost level by lanes, inside a trace by mapping f. */
+function batchCall(f: Fn, x: unknown, inAxes: Axes, outAxes: Axes, options: RdOptions, kept: Kept | null): unknown {
+  if (typeof f !== "function") throw new WengertError(`vmap: f is ${typeof f}; expected the function to map over the batch.`);
+  const { shape, leaves } = flatten(x, "x", isOperand, "vmap's input", undefined, leafShape);
+  const batched = axesPerLeaf("vmap", "inAxes", inAxes, shape, "x");
+  if (!batched.some((b) => b)) throw new WengertError(`vmap: no input is batched (inAxes ${JSON.stringify(inAxes)}); mark the batched inputs with 0.`);
+  if (tracing() || leaves.some((v) => v instanceof Real || v instanceof Tensor)) return mapInTrace(f, shape, leaves, batched, outAxes);
+  const batch = split(shape, leaves as (number | ConcreteTensor)[], batched);
+  let traces: LaneTrace[] = [];
+  if (kept !== null) {
+    traces = kept.traces.get(batch.key) ?? [];
+    kept.traces.set(batch.key, traces);
+  }
+  return byLanes(f, batch, traces, outAxes, options, kept);
+}
+
+/** x's leaves as lane inputs, checked: a batched leaf is a tensor whose leading dim is the batch size. */
+function split(shape: Shape, leaves: readonly (number | ConcreteTensor)[], batched: readonly boolean[]): Batch {
+  let B = -1;
+  const paths = leafPaths(shape, "x");
+  const laneShapes: Shape[] = [];
+  const inputs = leaves.map((v, k): LaneInput => {
+    if (!batched[k]) {
+      laneShapes.push(typeof v === "number" ? REAL : concreteShape(v));
+      return typeof v === "number" ? { values: Float64Array.of(v), batched: false, width: 1 } : { values: toDense(v, "vmap's input").data, batched: false, width: size(toDense(v, "vmap's input").dims) };
+    }
+    if (typeof v === "number") {
+      throw new WengertError(`vmap: ${paths[k]} is a number, marked batched; a batch of reals is a Float64Array of B numbers (or mark it null in inAxes for the same value in every lane).`);
+    }
+    const d = toDense(v, "vmap's input");
+    if (d.dims.length === 0) throw new WengertError(`vmap: ${paths[k]} is a 0-d tensor, marked batched; a batch has a leading axis.`);
+    if (B >= 0 && d.dims[0] !== B) throw new WengertError(`vmap: ${paths[k]} has ${d.dims[0]} lanes (dims [${d.dims.join(", ")}]), but an earlier batched input has ${B}; every batched input needs the same leading dim.`);
+    B = d.dims[0];
+    const lane = d.dims.slice(1);
+    laneShapes.push(lane.length === 0 ? REAL : { kind: "tensor", dims: lane, container: "ndarray" });
+    return { values: d.data, batched: true, width: size(lane) };
+  });
+  return {
+    size: B,
+    inputs,
+    batched: [...batched],
+    key: JSON.stringify(laneShapes.map((s) => (s.kind === "tensor" ? s.dims : null))) + JSON.stringify(batched) + typeString(shape),
+    pointAt: (l) =>
+      unflatten(
+        shape,
+        inputs.map((input, k) => {
+          const s = laneShapes[k];
+          if (!input.batched) return leaves[k];
+          const data = input.values.slice(l * input.width, (l + 1) * input.width);
+          return s.kind === "tensor" ? ndarray(data, [...s.dims]) : data[0];
+        }),
+      ),
+  };
+}
+
+/**
+ * The lanes of a batch: each trace evaluated at the lanes left, f traced at the first
+ * lane where none holds. Plain vmap takes the traces in turn, each over the columns of
+ * all the lanes left (eval/lanes.ts); jit(vmap(f)), once its kept traces run compiled,
+ * takes the lanes in order, each trace over a run of lanes until one where it does not
+ * hold, where another is tried (neighbouring lanes tend to decide alike).
+ */
+function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, options: RdOptions, kept: Kept | null): unknown {
+  const B = batch.size;
+  const laneOptions = { reportTies: options.ties !== "ignore", checkNaN: options.checkNaN === true };
+  let outs: Output | null = traces.length > 0 ? outputOf(traces[0].term, B, outAxes) : null;
+  const used = new Set<LaneTrace>();
+  /** f traced at lane l, its outputs written there; the trace, unless it read a value (then it holds at l alone). */
+  const traceAt = (l: number): LaneTrace | null => {
+    // f on numbers reports no ties: only the rds inside it do, naming the lane (jit.ts)
+    const traced = reportingAt(`in lane ${l} of vmap`, () => trace("vmap", f, batch.pointAt(l), { ...options, ties: "ignore" }, true));
+    const { term } = traced;
+    if (outs === null) outs = outputOf(term, B, outAxes);
+    else outs.check(term, l);
+    outs.write(term, l);
+    const t: LaneTrace = { term, guards: traced.trace.guards, batched: batch.batched, uses: 0, compiled: undefined };
+    used.add(t);
+    if (kept !== null) kept.stats.traces++;
+    if (traced.trace.opaque) return null;
+    // one recorded at a tie is not kept (a replay at that lane traces again, for the tie to be reported)
+    if (kept !== null && traces.length < KEEP && !(laneOptions.reportTies && recordedAtTie(term, t.guards))) traces.push(t);
+    return t;
+  };
+  const compiled = kept !== null && kept.calls++ >= COMPILE_AFTER && traces.length > 0 && !laneOptions.checkNaN;
+  if (compiled) inOrder(batch, traces, traceAt, outs!, kept, laneOptions.reportTies, used);
+  else {
+    let pending: Int32Array = Int32Array.from({ length: B }, (_, l) => l);
+    const runAt = (t: LaneTrace): void => {
+      if (pending.length === 0) return;
+      const held = runLanes(t.term, t.guards, laneOptions, batch.inputs, pending, outs!.buffers);
+      const before = pending.length;
+      pending = compact(pending, held);
+      if (pending.length < before) used.add(t);
+      if (kept !== null) kept.stats.replays += before - pending.length;
+    };
+    for (const t of traces) runAt(t);
+    while (pending.length > 0) {
+      const l = pending[0];
+      pending = pending.subarray(1);
+      const t = traceAt(l);
+      if (t !== null) runAt(t);
+    }
+  }
+  for (const t of used) t.uses++;
+  return outs!.result([...used]);
+}
+
+/** The lanes whose `held` is 0. */
+function compact(lanes: Int32Array, held: Uint8Array): Int32Array {
+  let n = 0;
+  for (let q = 0; q < lanes.length; q++) if (held[q] === 0) n++;
+  const out = new Int32Array(n);
+  for (let q = 0, k = 0; q < lanes.length; q++) if (held[q] === 0) out[k++] = lanes[q];
+  return out;
+}
+
+/** jit(vmap(f)) with compiled traces: the lanes in order, each run of them by the trace that last held. */
+function inOrder(batch: Batch, traces: LaneTrace[], traceAt: (l: number) => LaneTrace | null, outs: Output, kept: Kept | null, reportTies: boolean, used: Set<LaneTrace>): void {
+  const runner = (t: LaneTrace): LaneRun => {
+    if (t.compiled === undefined) t.compiled = t.term.tape.tensorCount === 0 ? compileLanes(t.term, t.guards, reportTies, t.batched) : null;
+    // not compiled (tensors, too large): the interpreter at one lane at a time
+    return t.compiled ?? ((inputs, from, to, o) => {
+      for (let l = from; l < to; l++) if (runLanes(t.term, t.guards, { reportTies, checkNaN: false }, inputs, Int32Array.of(l), o)[0] === 0) return l;
+      return to;
+    });
+  };
+  const B = batch.size;
+  let cur = 0;
+  let l = 0;
+  while (l < B) {
+    const t = traces[cur];
+    const stop = runner(t)(batch.inputs, l, B, outs.buffers);
+    if (stop > l) {
+      used.add(t);
+      kept!.stats.replays += stop - l;
+      if (t.compiled) kept!.stats.compiled += stop - l;
+    }
+    l = stop;
+    if (l === B) break;
+    // lane l: another kept trace, or a new one
+    const other = traces.findIndex((u, k) => k !== cur && runner(u)(batch.inputs, l, l + 1, outs.buffers) === l + 1);
+    if (other >= 0) {
+      used.add(traces[other]);
+      kept!.stats.replays++;
+      if (traces[other].compiled) kept!.stats.compiled++;
+      cur = other;
+    } else {
+      const made = traceAt(l);
+      if (made !== null && traces.includes(made)) cur = traces.indexOf(made);
+    }
+    l++;
+  }
+}
+
+/** The batched outputs being written, and the value made of them. */
+interface Output {
+  readonly buffers: Float64Array[];
+  /** That a later trace's outputs have the first one's structure and dims. */
+  check(term: TraceTerm, lane: number): void;
+  /** Lane l's outputs from the trace taken there. */
+  write(term: TraceTerm, lane: number): void;
+  /** The value: batched outputs with a leading axis, the others as one lane's (checked not to vary in the traces used). */
+  result(used: readonly LaneTrace[]): unknown;
+}
+
+function outputOf(first: TraceTerm, B: number, outAxes: Axes): Output {
+  const shape = first.output.shape;
+  const shapes = leafShapes(shape);
+  const batchedOut = axesPerLeaf("vmap", "outAxes", outAxes, shape, "f(x)");
+  const dims = shapes.map((s): Dims => (s.kind === "tensor" ? s.dims : []));
+  const widths = dims.map((d) => size(d));
+  const buffers = widths.map((w) => new Float64Array(B * w));
+  const described = (t: TraceTerm): string => `${typeString(t.output.shape)}${leafShapes(t.output.shape).map((s) => (s.kind === "tensor" ? ` [${s.dims.join(", ")}]` : "")).join("")}`;
+  return {
+    buffers,
+    check(term, lane) {
+      if (described(term) !== described(first)) {
+        throw new WengertError(`vmap: f returns ${described(term)} at lane ${lane} but ${described(first)} at the first lane; every lane needs the same structure and dims.`);
+      }
+    },
+    write(term, lane) {
+      term.output.atoms.forEach((v, j) => {
+        if (widths[j] === 1 && dims[j].length === 0) buffers[j][lane] = term.tape.val[v];
+        else buffers[j].set(term.tape.buf(v), lane * widths[j]);
+      });
+    },
+    result(used) {
+      const paths = leafPaths(shape, "f(x)");
+      const leaves = buffers.map((buf, j) => {
+        if (batchedOut[j]) return dims[j].length === 0 ? buf : ndarray(buf, [B, ...dims[j]]);
+        for (const t of used) {
+          if (varies(t)[t.term.output.atoms[j]]) throw new WengertError(`vmap: ${paths[j]} varies along the batch, but outAxes marks it null; mark it 0 for one value per lane.`);
+        }
+        return dims[j].length === 0 ? buf[0] : ndarray(buf.slice(0, widths[j]), [...dims[j]]);
+      });
+      return unflatten(shape, leaves);
+    },
+  };
+}
+
+/** Which variables of a lane trace vary along the batch (depend on a batched input). */
+function varies(t: LaneTrace): Uint8Array {
+  const tape = t.term.tape;
+  const out = new Uint8Array(tape.length);
+  for (let i = 0; i < tape.length; i++) {
+    if (tape.op[i] === INPUT) out[i] = +t.batched[tape.a[i]];
+    else if (tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) out[i] |= out[v];
+  }
+  return out;
+}
+
+/**
+ * Inside a trace: f mapped over the lanes there (a batched leaf unstacked along its
+ * leading axis, f per lane, each output stacked), so that the enclosing transformation
+ * differentiates through every lane.
+ */
+function mapInTrace(f: Fn, shape: Shape, leaves: readonly Operand[], batched: readonly boolean[], outAxes: Axes): unknown {
+  const lanes = leaves.map((v, k) => (batched[k] ? unstack(v as Tensor | ConcreteTensor) : null));
+  const B = lanes.find((l) => l !== null)!.length;
+  lanes.forEach((l, k) => {
+    if (l !== null && l.length !== B) throw new WengertError(`vmap: ${leafPaths(shape, "x")[k]} has ${l.length} lanes, but an earlier batched input has ${B}.`);
+  });
+  const ys = Array.from({ length: B }, (_, l) => flatten(f(unflatten(shape, leaves.map((v, k) => (lanes[k] === null ? v : lanes[k]![l]))) as never), "f(x)", isOperand, "the output of f", undefined, leafShape));
+  const out = ys[0].shape;
+  const batchedOut = axesPerLeaf("vmap", "outAxes", outAxes, out, "f(x)");
+  return unflatten(
+    out,
+    ys[0].leaves.map((_, j) => {
+      if (!batchedOut[j]) return ys[0].leaves[j];
+      const lane = ys.map((r) => r.leaves[j]);
+      // reals computed outside any trace: a Float64Array, as at the outermost level
+      return lane.every((v) => typeof v === "number") ? Float64Array.from(lane as number[]) : stack(lane as (Tensor | number)[]);
+    }),
+  );
+}
+
+/** Per leaf of `shape`, whether `axes` (a prefix of it) marks it batched. */
+function axesPerLeaf(caller: string, name: string, axes: Axes, shape: Shape, root: string): boolean[] {
+  const out: boolean[] = [];
+  const walk = (a: unknown, s: Shape, path: string): void => {
+    if (a === 0 || a === null) {
+      for (let k = leafShapes(s).length; k > 0; k--) out.push(a === 0);
+      return;
+    }
+    if (s.kind === "tuple" && Array.isArray(a) && a.length === s.items.length) {
+      s.items.forEach((item, i) => walk(a[i], item, childPath(path, i)));
+      return;
+    }
+    if (s.kind === "record" && typeof a === "object" && a !== null && !Array.isArray(a) && Object.keys(a).length === s.keys.length && s.keys.every((k) => Object.prototype.hasOwnProperty.call(a, k))) {
+      s.keys.forEach((k, i) => walk((a as Record<string, unknown>)[k], s.fields[i], childPath(path, k)));
+      return;
+    }
+    throw new WengertError(`${caller}: ${name} at ${path} is ${a === undefined ? "missing" : Array.isArray(a) ? `an array of length ${a.length}` : describe(a)}, for ${path} of type ${typeString(s)}; expected 0 (batched), null (not batched), or the same structure of those.`);
+  };
+  walk(axes, shape, root);
+  return out;
+}
+
+/** Each leaf's path (`x[1].w`), for messages. */
+function leafPaths(shape: Shape, root: string): string[] {
+  const out: string[] = [];
+  const walk = (s: Shape, path: string): void => {
+    if (s.kind === "tuple") s.items.forEach((item, i) => walk(item, childPath(path, i)));
+    else if (s.kind === "record") s.keys.forEach((k, i) => walk(s.fields[i], childPath(path, k)));
+    else out.push(path);
+  };
+  walk(shape, root);
+  return out;
+}

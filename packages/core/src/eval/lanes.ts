@@ -1,0 +1,264 @@
+/**
+ * @file A trace term evaluated at many points at once (vmap): the paper's ordinary
+ * evaluator (Fig. 2 on trace terms) on columns, every instruction over a column of the
+ * lanes' values.
+ *
+ * An input is batched (one value per lane) or not (one value for all); so is every
+ * variable, as its arguments are. A variable that is not batched is computed once, a
+ * batched real into a column (one number per lane, the primitive's loop inside), a
+ * batched tensor per lane. Lanes are taken in blocks, so that the columns of a long
+ * trace stay a bounded size.
+ *
+ * The term holds at a lane where its recorded decisions come out as they did (the
+ * paper's trace is valid on the region its predicates select): every guard and kink is
+ * checked per lane, and a lane where one does not hold is reported back (vmap traces f
+ * there). With `checkNaN`, so is a lane where a value is NaN or infinite (tracing there
+ * names the primitive). Each value is computed by the kernels tracing used: per lane,
+ * the numbers of a trace at that lane's point.
+ */
+import { predicates, release, size, type Buf, type Dims } from "@wengert/ops";
+import { liveness } from "../diff/place.js";
+import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, KINKS, tensorSpec } from "../trace/opcodes.js";
+import { binaryKernel, compute } from "../trace/tape.js";
+import type { TraceTerm } from "../trace/term.js";
+import type { Guard } from "../trace/tracer.js";
+
+/**
+ * An input of the term over the batch: `values` holds one value for all lanes (batched
+ * false) or one per lane, lane l's at l·width (batched true); `width` is 1 for a real,
+ * else the tensor's size.
+ */
+export interface LaneInput {
+  readonly values: Float64Array;
+  readonly batched: boolean;
+  readonly width: number;
+}
+
+export interface LaneOptions {
+  /** A decision or kink at a tie does not hold (tracing reports it). */
+  readonly reportTies: boolean;
+  /** A NaN or infinite value does not hold (tracing names it). */
+  readonly checkNaN: boolean;
+}
+
+/** Batched columns per block: lanes × batched variables stays below this (16 MB of doubles). */
+const BLOCK_VALUES = 1 << 21;
+
+const { add: ADD, sub: SUB, mul: MUL, div: DIV } = CODE;
+
+/**
+ * The term's outputs at `lanes` (batch indices), written into `outs` (output j of lane l
+ * at l·width of output j, as the inputs are laid out). Returns, per position in `lanes`,
+ * 1 where the term held there (its outputs written) and 0 where it did not.
+ */
+export function runLanes(term: TraceTerm, guards: readonly Guard[], options: LaneOptions, inputs: readonly LaneInput[], lanes: Int32Array, outs: readonly Float64Array[]): Uint8Array {
+  const tape = term.tape;
+  const { op, a, b, x, length: n } = tape;
+  const m = lanes.length;
+  const held = new Uint8Array(m).fill(1);
+
+  // which variables vary with the lane, and which are needed (outputs, guards, kinks)
+  const batched = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    if (op[i] === INPUT) batched[i] = +inputs[a[i]].batched;
+    else if (op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) batched[i] |= batched[v];
+  }
+  const kinked = (i: number): boolean => options.reportTies && op[i] >= FIRST_PRIMITIVE && x[i] === 0 && KINKS[op[i]] !== undefined && op[a[i]] !== CONST;
+  // what tracing checks for ties on tensors: elementwise kinks, tensor primitives' tie rules
+  const tieChecked = new Uint8Array(n);
+  if (options.reportTies) {
+    for (let i = 0; i < n; i++) {
+      if (op[i] < FIRST_PRIMITIVE || x[i] === 0) continue;
+      if (IS_TENSOR_OP[op[i]] ? tensorSpec(op[i]).tie !== undefined : KINKS[op[i]] !== undefined && op[a[i]] !== CONST) tieChecked[i] = 1;
+    }
+  }
+  const live = new Uint8Array(n);
+  for (const g of guards) live[g.a] = live[g.b] = 1;
+  for (let i = 0; i < n; i++) if (kinked(i) || tieChecked[i]) live[i] = 1;
+  liveness(term, live);
+  const dims = (v: number): Dims => tape.dims(v);
+  const isTensor = (v: number): boolean => tape.isTensor(v);
+
+  // the values that do not vary: once, before any lane
+  const vals = new Float64Array(n);
+  const bufs: (Float64Array | null)[] = new Array<Float64Array | null>(n).fill(null);
+  const made: number[] = [];
+  const one = (v: number): Buf => (isTensor(v) ? bufs[v]! : vals[v]);
+  // a tie or (with checkNaN) a NaN among them: the term holds at no lane
+  let nowhere = false;
+  for (let i = 0; i < n; i++) {
+    if (batched[i] || !live[i]) continue;
+    if (op[i] === CONST || op[i] === FREE) {
+      if (isTensor(i)) bufs[i] = tape.buf(i);
+      else vals[i] = tape.val[i];
+    } else if (op[i] === INPUT) {
+      const input = inputs[a[i]];
+      if (isTensor(i)) bufs[i] = input.values.subarray(0, input.width);
+      else vals[i] = input.values[0];
+    } else {
+      const args = tape.args(i).map(one);
+      const ds = tape.args(i).map(dims);
+      const y = compute(op[i], args, ds, tape.params(i), dims(i));
+      if (typeof y === "number") vals[i] = y;
+      else {
+        bufs[i] = y;
+        made.push(i);
+      }
+      if ((tieChecked[i] && tieAt(op[i], args, ds, tape.params(i), y)) || (options.checkNaN && !finite(y))) nowhere = true;
+    }
+  }
+  const test = (g: Guard, va: number, vb: number): boolean => !(options.reportTies && va === vb && g.distinct) && predicates[g.pred].test(va, vb) === g.outcome;
+  const fixed = guards.filter((g) => !batched[g.a] && !batched[g.b]);
+  if (nowhere || !fixed.every((g) => test(g, vals[g.a], vals[g.b])) || [...Array(n).keys()].some((i) => !batched[i] && live[i] && kinked(i) && KINKS[op[i]]!(vals[a[i]]))) {
+    for (const i of made) release(bufs[i]!);
+    return held.fill(0);
+  }
+  const varying = guards.filter((g) => batched[g.a] || batched[g.b]);
+
+  // the batched variables, in blocks of lanes; a real's column is reused once its last
+  // reader has run (the guards', read at the end of a block, and the outputs' are kept)
+  const slotOf = columnSlots(term, batched, live, varying, isTensor);
+  const slots = slotOf.reduce((k, s) => Math.max(k, s + 1), 0);
+  let tensors = 0;
+  for (let i = 0; i < n; i++) if (batched[i] && live[i] && isTensor(i)) tensors++;
+  const L = Math.max(1, Math.min(m, Math.floor(BLOCK_VALUES / Math.max(1, slots + tensors))));
+  const columns = Array.from({ length: slots }, () => new Float64Array(L));
+  const cols: (Float64Array | null)[] = Array.from(slotOf, (s) => (s < 0 ? null : columns[s]));
+  const laneBufs: (Float64Array[] | null)[] = new Array<Float64Array[] | null>(n).fill(null);
+  for (let i = 0; i < n; i++) if (batched[i] && live[i] && isTensor(i)) laneBufs[i] = new Array<Float64Array>(L);
+  const outAtoms = term.output.atoms;
+  const outWidths = outAtoms.map((v) => (isTensor(v) ? size(dims(v)) : 1));
+  const batchedAt = (v: number, k: number): Buf => (isTensor(v) ? laneBufs[v]![k] : cols[v]![k]);
+  const valueAt = (v: number, k: number): Buf => (batched[v] ? batchedAt(v, k) : one(v));
+
+  for (let start = 0; start < m; start += L) {
+    const end = Math.min(m, start + L);
+    const w = end - start;
+    const ok = held.subarray(start, end);
+    for (let i = 0; i < n; i++) {
+      if (!batched[i] || !live[i]) continue;
+      const code = op[i];
+      if (code === INPUT) {
+        const input = inputs[a[i]];
+        if (isTensor(i)) for (let k = 0; k < w; k++) laneBufs[i]![k] = input.values.subarray(lanes[start + k] * input.width, (lanes[start + k] + 1) * input.width);
+        else {
+          const col = cols[i]!;
+          for (let k = 0; k < w; k++) col[k] = input.values[lanes[start + k]];
+        }
+        continue;
+      }
+      if (isTensor(i) || x[i] !== 0) {
+        // a tensor primitive, or a scalar one on tensors: lane by lane
+        const as = tape.args(i);
+        const ds = as.map(dims);
+        for (let k = 0; k < w; k++) {
+          if (!ok[k]) continue;
+          const args = as.map((v) => valueAt(v, k));
+          const y = compute(code, args, ds, tape.params(i), dims(i));
+          if (typeof y === "number") cols[i]![k] = y;
+          else laneBufs[i]![k] = y;
+          if (tieChecked[i] && tieAt(code, args, ds, tape.params(i), y)) ok[k] = 0;
+        }
+      } else realColumn(code, cols[i]!, w, cols[a[i]], vals[a[i]], ARITY[code] === 2 ? cols[b[i]] : null, vals[b[i]]);
+      if (kinked(i)) {
+        const col = cols[a[i]]!;
+        for (let k = 0; k < w; k++) if (KINKS[code]!(col[k])) ok[k] = 0;
+      }
+      if (options.checkNaN) for (let k = 0; k < w; k++) if (ok[k] && !finite(batchedAt(i, k))) ok[k] = 0;
+    }
+    for (const g of varying) {
+      const ca = batched[g.a] ? cols[g.a] : null;
+      const cb = batched[g.b] ? cols[g.b] : null;
+      for (let k = 0; k < w; k++) if (ok[k] && !test(g, ca === null ? vals[g.a] : ca[k], cb === null ? vals[g.b] : cb[k])) ok[k] = 0;
+    }
+    // the outputs of the lanes where the term held
+    for (let j = 0; j < outAtoms.length; j++) {
+      const v = outAtoms[j];
+      const width = outWidths[j];
+      const out = outs[j];
+      for (let k = 0; k < w; k++) {
+        if (!ok[k]) continue;
+        const y = valueAt(v, k);
+        if (typeof y === "number") out[lanes[start + k]] = y;
+        else out.set(y, lanes[start + k] * width);
+      }
+    }
+    // this block's tensor buffers back to the pool (inputs are views, not the pool's)
+    for (let i = 0; i < n; i++) {
+      const lb = laneBufs[i];
+      if (lb === null || op[i] === INPUT) continue;
+      for (let k = 0; k < w; k++) {
+        if (lb[k] !== undefined) release(lb[k]);
+        lb[k] = undefined as never;
+      }
+    }
+  }
+  for (const i of made) release(bufs[i]!);
+  return held;
+}
+
+/**
+ * A column (by number) for each batched real that is needed, shared with reals whose last
+ * reader ran before it is made (a linear scan in the tape's order): -1 for the others.
+ */
+function columnSlots(term: TraceTerm, batched: Uint8Array, live: Uint8Array, guards: readonly Guard[], isTensor: (v: number) => boolean): Int32Array {
+  const tape = term.tape;
+  const n = tape.length;
+  const column = (v: number): boolean => batched[v] === 1 && live[v] === 1 && !isTensor(v);
+  const lastUse = Int32Array.from({ length: n }, (_, i) => i);
+  for (let i = 0; i < n; i++) if (live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], i);
+  for (const g of guards) lastUse[g.a] = lastUse[g.b] = n;
+  for (const v of term.output.atoms) lastUse[v] = n;
+  const endsAt: number[][] = Array.from({ length: n + 1 }, () => []);
+  for (let v = 0; v < n; v++) if (column(v)) endsAt[lastUse[v]].push(v);
+  const slotOf = new Int32Array(n).fill(-1);
+  const free: number[] = [];
+  let slots = 0;
+  for (let i = 0; i < n; i++) {
+    // what was last read before i is free for i (not what i reads: a kink reads its argument after)
+    if (i > 0) for (const v of endsAt[i - 1]) free.push(slotOf[v]);
+    if (column(i)) slotOf[i] = free.pop() ?? slots++;
+  }
+  return slotOf;
+}
+
+/** Whether tracing would report a tie at this tensor instruction: an element at a kink, or the primitive's tie rule. */
+function tieAt(code: number, args: readonly Buf[], ds: readonly Dims[], params: unknown, y: Buf): boolean {
+  if (IS_TENSOR_OP[code]) return tensorSpec(code).tie!(args, ds, params, y) !== null;
+  const kink = KINKS[code]!;
+  const arg = args[0];
+  return typeof arg === "number" ? kink(arg) : arg.some((t) => kink(t));
+}
+
+const finite = (y: Buf): boolean => (typeof y === "number" ? Number.isFinite(y) : y.every(Number.isFinite));
+
+/**
+ * `out[k] = op(A[k], B[k])` for the first w lanes, a column or, where it is null, the
+ * one value: the arithmetic inline, every other kernel through the table.
+ */
+function realColumn(code: number, out: Float64Array, w: number, A: Float64Array | null, va: number, B: Float64Array | null, vb: number): void {
+  if (ARITY[code] === 1) {
+    const kernel = KERNELS[code];
+    for (let k = 0; k < w; k++) out[k] = kernel(A![k], 0);
+    return;
+  }
+  if (A !== null && B !== null) {
+    if (code === ADD) for (let k = 0; k < w; k++) out[k] = A[k] + B[k];
+    else if (code === MUL) for (let k = 0; k < w; k++) out[k] = A[k] * B[k];
+    else if (code === SUB) for (let k = 0; k < w; k++) out[k] = A[k] - B[k];
+    else if (code === DIV) for (let k = 0; k < w; k++) out[k] = A[k] / B[k];
+    else for (let k = 0; k < w; k++) out[k] = binaryKernel(code, A[k], B[k]);
+  } else if (A !== null) {
+    if (code === ADD) for (let k = 0; k < w; k++) out[k] = A[k] + vb;
+    else if (code === MUL) for (let k = 0; k < w; k++) out[k] = A[k] * vb;
+    else if (code === SUB) for (let k = 0; k < w; k++) out[k] = A[k] - vb;
+    else if (code === DIV) for (let k = 0; k < w; k++) out[k] = A[k] / vb;
+    else for (let k = 0; k < w; k++) out[k] = binaryKernel(code, A[k], vb);
+  } else {
+    if (code === ADD) for (let k = 0; k < w; k++) out[k] = va + B![k];
+    else if (code === MUL) for (let k = 0; k < w; k++) out[k] = va * B![k];
+    else if (code === SUB) for (let k = 0; k < w; k++) out[k] = va - B![k];
+    else if (code === DIV) for (let k = 0; k < w; k++) out[k] = va / B![k];
+    else for (let k = 0; k < w; k++) out[k] = binaryKernel(code, va, B![k]);
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * @file A cached trace of reals compiled to JavaScript, forward only: its values at a new
+ * point, every recorded decision (guard) and kink checked right after its arguments are
+ * computed (jit's hot path, api/jit.ts).
+ *
+ * A jitted function's trace already holds the derivatives it computes (an `rd` inside a
+ * trace emits its derivative term there, Fig. 4), so evaluating it forward is all a
+ * replay does: the statements are program.ts's forward code for the outputs, re-rolled
+ * into loops (reroll.ts), their short-lived variables planned into locals (registers.ts),
+ * and written out in chunks (source.ts), as gradient.ts does for compileGrad's sweep.
+ * The same kernels and rules as JavaScript source (javascript.ts): the interpreter's
+ * numbers, to the bit.
+ */
+import { DefineOpError } from "../errors.js";
+import { KERNELS, KINKS } from "../trace/opcodes.js";
+import type { TraceTerm } from "../trace/term.js";
+import type { Guard } from "../trace/tracer.js";
+import { MAX_STATEMENTS } from "./gradient.js";
+import { LITERAL_IDS, Program } from "./program.js";
+import { codeSize, reroll, type Node, type Statements } from "./reroll.js";
+import { Accesses, planRegisters, type UsesOf } from "./registers.js";
+import { chunkSources, warmable } from "./source.js";
+import { mayMakeCode } from "./javascript.js";
+
+/**
+ * The values of the outputs at new inputs (a fresh array, by output), or null where the
+ * trace does not hold there (a guard comes out otherwise, a tie, a kink). The inputs come
+ * in parts, in order: numbers, and arrays of numbers standing for their elements.
+ */
+export type ForwardReplay = (parts: readonly (number | ArrayLike<number>)[]) => number[] | null;
+
+export interface CompiledForward {
+  readonly replay: ForwardReplay;
+  /** Statements of the re-rolled code, and groups of variables its loops keep in locals. */
+  readonly stats: { readonly forward: number; readonly locals: number };
+  readonly source: readonly string[];
+}
+
+type Chunk = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, live: number) => boolean;
+type Run = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, chunks: Chunk[], at: Int32Array, results: number[], parts: readonly (number | ArrayLike<number>)[], live: number) => number[] | null;
+
+/** A trace's forward code: its chunks' source, where its outputs are, and the array's first values. */
+export interface ForwardCode {
+  /** One function body per chunk, over `v` (input k is v[k]), `K` and `KINK`; `return false` where the trace does not hold. */
+  readonly source: readonly string[];
+  /** Where output j is in v. */
+  readonly outs: Int32Array;
+  /** v as the code expects it: the tape's values (literals among them) in their places. */
+  readonly values: Float64Array;
+  readonly stats: CompiledForward["stats"];
+  /** Which variables (by place in v) a loop of the code may touch: the others can live in locals of a function holding all of it. */
+  readonly inLoops: Uint8Array;
+  /** The chunks' source with the variables `named` names (outside loops) in those locals. */
+  write(named: (index: number) => string | undefined): string[];
+}
+
+/**
+ * The forward code of `term` (a trace of reals) under its guards, computing `outputs`
+ * (variables of the term), or null if it would be too large to be worth compiling, or
+ * code may not be made here (mayMakeCode), or a user primitive's rule cannot be written
+ * as code for every point (DefineOpError, trace/lifted.ts); the interpreter runs those.
+ */
+export function forwardCode(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, outputs: readonly number[]): ForwardCode | null {
+  if (!mayMakeCode()) return null;
+  try {
+    return writeForward(term, guards, reportTies, outputs);
+  } catch (e) {
+    if (e instanceof DefineOpError) return null;
+    throw e;
+  }
+}
+
+function writeForward(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, outputs: readonly number[]): ForwardCode | null {
+  const tape = term.tape;
+  const n = tape.length;
+  if (n >= LITERAL_IDS) return null;
+  const program = new Program(term, guards, reportTies, { reverse: false, outputs });
+  const { usesOf, template } = program;
+  const plan = (code: readonly Node[], statements: Statements, outs: readonly number[]) =>
+    planRegisters([code], usesOf, new Accesses(n, [statements], usesOf, outs.map((x) => ({ space: "v" as const, x }))));
+
+  // which variables the code still touches in the array, or null if it is too large
+  const first = program.statements(null).forward;
+  const code1 = reroll(first, program.shapes);
+  if (codeSize(code1) > MAX_STATEMENTS) return null;
+  const inMemory = plan(code1, first, outputs).inMemory;
+  // numbered again as gradient.ts does: the inputs first (input k is v[k]), then the outputs (so
+  // that they are copied out in order), then what stays in the array
+  const order = new Int32Array(n).fill(-1);
+  let next = 0;
+  for (const x of term.params[0].atoms) order[x] = next++;
+  for (const x of outputs) if (order[x] < 0) order[x] = next++;
+  for (const resident of [1, 0]) for (let x = 0; x < n; x++) if (order[x] < 0 && inMemory[x] === resident) order[x] = next++;
+  const second = program.statements(order).forward;
+  const code = reroll(second, program.shapes);
+  const outs = Int32Array.from(outputs, (x) => order[x]);
+  const { groups } = plan(code, second, [...outs]);
+  const values = new Float64Array(n);
+  for (let x = 0; x < n; x++) values[order[x]] = tape.val[x];
+  return {
+    source: chunkSources(code, template, groups),
+    outs,
+    values,
+    stats: { forward: codeSize(code), locals: [...groups.values()].reduce((k, gs) => k + gs.length, 0) },
+    inLoops: touchedByLoops(code, usesOf, n),
+    write: (named) => chunkSources(code, template, groups, (space, index) => (space === "v" ? named(index) : undefined)),
+  };
+}
+
+/**
+ * The places of v that some loop of `code` may read or write: for each access of a loop's
+ * body, every index between its first and its last iteration's (and its inner loops'),
+ * a range that holds them all. Recursive in the loop nesting only.
+ */
+function touchedByLoops(code: readonly Node[], usesOf: UsesOf, n: number): Uint8Array {
+  const touched = new Uint8Array(n);
+  const mark = (node: Node, lo: readonly number[], hi: readonly number[]): void => {
+    if (node.kind === "stmt") {
+      for (const u of usesOf(node.sig)) if (u.space === "v") touched.fill(1, Math.max(0, lo[u.slot]), Math.min(n, hi[u.slot] + 1));
+      return;
+    }
+    // this loop's movement on top of the loops around it
+    const span = node.step.map((s) => s * (node.count - 1));
+    const inLo = lo.map((x, k) => x + Math.min(0, span[k]));
+    const inHi = hi.map((x, k) => x + Math.max(0, span[k]));
+    let f = 0;
+    for (const x of node.body) {
+      mark(x, inLo.slice(f, f + x.idx.length), inHi.slice(f, f + x.idx.length));
+      f += x.idx.length;
+    }
+  };
+  for (const node of code) if (node.kind === "loop") mark(node, node.idx, node.idx);
+  return touched;
+}
+
+/**
+ * The compiled forward replay of `term` (a trace of reals) under its guards, computing
+ * `outputs` (variables of the term), or null if its code would be too large to be worth it.
+ */
+export function compileForward(
+  term: TraceTerm,
+  guards: readonly Guard[],
+  reportTies: boolean,
+  outputs: readonly number[],
+  /** Inputs as the replay will be given them: their layout (numbers, arrays of a length) is the code's. */
+  parts: readonly (number | ArrayLike<number>)[],
+): CompiledForward | null {
+  const made = forwardCode(term, guards, reportTies, outputs);
+  if (made === null) return null;
+  const { source, outs, values: v, stats } = made;
+  const at = outs;
+  // the outputs are numbered in order after the inputs, but for inputs, literals and repeats among them
+  const contiguous = at.length > 0 && at.every((x, j) => x === at[0] + j);
+  // an array of doubles to copy for the results (a copy keeps its kind: no transition per call)
+  const results: number[] = Array.from(outs, () => 0.5).fill(0);
+  // one chunk: inline, what it computes outside loops in locals (but inputs and outputs);
+  // more: each a function
+  const nIn = term.params[0].atoms.length;
+  const kept = new Set(outs);
+  const locals = new Set<number>();
+  const inline = source.length === 1;
+  const code = inline
+    ? warmable(made.write((x) => (made.inLoops[x] || x < nIn || kept.has(x) ? undefined : (locals.add(x), `t${x}`)))[0]).replace(/return false;/g, "return null;")
+    : "for (let c = 0; c < chunks.length; c++) if (!chunks[c](v, K, KINK, live)) return null;";
+  const chunks = inline ? [] : source.map((s) => new Function("v", "K", "KINK", "live", `${warmable(s)}\nreturn true;`) as Chunk);
+  // the inputs copied in (input k is variable k), the code, the outputs copied out
+  const run = new Function(
+    "v", "K", "KINK", "chunks", "at", "results", "parts", "live",
+    `${locals.size > 0 ? `let ${[...locals].map((x) => `t${x} = 0`).join(", ")};` : ""}
+${copyIn(parts)}
+${code}
+const out = results.slice();
+${contiguous ? `for (let j = 0; j < ${at.length}; j++) out[j] = v[${at[0]} + j];` : "for (let j = 0; j < at.length; j++) out[j] = v[at[j]];"}
+return out;`,
+  ) as Run;
+  run(v, KERNELS, KINKS, chunks, at, results, parts, 0);
+  const replay: ForwardReplay = (parts) => run(v, KERNELS, KINKS, chunks, at, results, parts, 1);
+  return { replay, stats, source };
+}
+
+
+/**
+ * The copy of inputs laid out as `parts` into v[0], v[1]…: a loop per array, one per run
+ * of numbers, each reading one kind of array. (One loop over every part, or v.set(part),
+ * read arrays of doubles and of small integers at one place, and ran 4 to 30 ns an element
+ * depending on what had run in the process before: most of W4's jit(hvp).)
+ */
+function copyIn(parts: readonly (number | ArrayLike<number>)[]): string {
+  const lines: string[] = [];
+  let k = 0;
+  for (let i = 0; i < parts.length; ) {
+    const p = parts[i];
+    if (typeof p === "number") {
+      let j = i;
+      while (j < parts.length && typeof parts[j] === "number") j++;
+      lines.push(`for (let j = ${i}; j < ${j}; j++) v[${k - i} + j] = parts[j];`);
+      k += j - i;
+      i = j;
+    } else {
+      lines.push(`{ const p = parts[${i}]; for (let j = 0; j < ${p.length}; j++) v[${k} + j] = p[j]; }`);
+      k += p.length;
+      i++;
+    }
+  }
+  return lines.join("\n");
+}

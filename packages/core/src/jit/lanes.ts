@@ -1,0 +1,65 @@
+/**
+ * @file A trace of reals compiled to run at many lanes: jit(vmap(f))'s hot path.
+ *
+ * The trace's forward code (forward.ts: re-rolled loops, locals) is the body of a loop
+ * over a run of lanes: each lane's inputs are read from the batch's columns into the
+ * array, the body runs, and its outputs are written into the output columns at that
+ * lane. At the first lane where a guard or kink does not hold the loop stops, and says
+ * where: vmap tries its other traces there, or traces f. The inputs that do not vary are set once, before the loop. The
+ * same statements as the forward replay: per lane, its numbers to the bit.
+ */
+import type { LaneInput } from "../eval/lanes.js";
+import { KERNELS, KINKS } from "../trace/opcodes.js";
+import type { TraceTerm } from "../trace/term.js";
+import type { Guard } from "../trace/tracer.js";
+import { forwardCode } from "./forward.js";
+import { warmable } from "./source.js";
+
+/**
+ * The term's outputs at lanes `from` … `to` − 1 of the batch, written into `outs` at each
+ * lane, up to the first lane where the term does not hold: its index, or `to`.
+ */
+export type LaneRun = (inputs: readonly LaneInput[], from: number, to: number, outs: readonly Float64Array[]) => number;
+
+type Chunk = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, live: number) => boolean;
+type Run = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, chunks: Chunk[], I: readonly Float64Array[], from: number, to: number, O: readonly Float64Array[], live: number) => number;
+
+/**
+ * The lanes of `term`, a trace of reals whose inputs `batched` marks, compiled; null if
+ * its code would be too large.
+ */
+export function compileLanes(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, batched: readonly boolean[]): LaneRun | null {
+  const outputs = term.output.atoms;
+  const made = forwardCode(term, guards, reportTies, outputs);
+  if (made === null) return null;
+  const { source, outs, values: v } = made;
+  const nIn = term.params[0].atoms.length;
+  // one chunk: the whole code in the lane loop, and what it computes outside loops in locals
+  // (W7's per-example gradients, straight-line code, ran about twice as fast from locals)
+  const inline = source.length === 1;
+  const locals = new Set<number>();
+  const named = (index: number): string | undefined => {
+    if (!inline || made.inLoops[index]) return undefined;
+    locals.add(index);
+    return `t${index}`;
+  };
+  const body = inline ? made.write(named)[0] : "";
+  const place = (index: number): string => named(index) ?? `v[${index}]`;
+  const lines: string[] = [];
+  for (let k = 0; k < nIn; k++) lines.push(batched[k] ? `const I${k} = I[${k}];` : `${place(k)} = I[${k}][0];`);
+  outs.forEach((_, j) => lines.push(`const O${j} = O[${j}];`));
+  lines.push("for (let l = from; l < to; l++) {");
+  for (let k = 0; k < nIn; k++) if (batched[k]) lines.push(`${place(k)} = I${k}[l];`);
+  // one chunk inline, its guards leaving at the lane; more, each a function
+  if (inline) lines.push(warmable(body).replace(/return false;/g, "return l;"));
+  else source.forEach((_, c) => lines.push(`if (!chunks[${c}](v, K, KINK, live)) return l;`));
+  outs.forEach((at, j) => lines.push(`O${j}[l] = ${place(at)};`));
+  lines.push("}", "return to;");
+  if (locals.size > 0) lines.unshift(`let ${[...locals].map((x) => `t${x} = 0`).join(", ")};`);
+  const chunks = source.length === 1 ? [] : source.map((s) => new Function("v", "K", "KINK", "live", `${warmable(s)}\nreturn true;`) as Chunk);
+  const run = new Function("v", "K", "KINK", "chunks", "I", "from", "to", "O", "live", lines.join("\n")) as Run;
+  // once on one lane with no loop run, for type feedback (warmable, source.ts)
+  const scratch = (): Float64Array[] => Array.from({ length: Math.max(nIn, outs.length) }, () => new Float64Array(1));
+  run(v, KERNELS, KINKS, chunks, scratch(), 0, 1, scratch(), 0);
+  return (inputs, from, to, out) => run(v, KERNELS, KINKS, chunks, inputs.map((input) => input.values), from, to, out, 1);
+}

@@ -1,0 +1,141 @@
+/**
+ * vmap(f) evaluates f at a batch of points from one trace per group of lanes that decide
+ * alike: lane by lane f's numbers to the bit (toEqual tells −0 from 0), with lanes that
+ * take other branches and loop counts; composed with grad, jvp and jit; ties and NaNs
+ * reported for their lane.
+ */
+import fc from "fast-check";
+import ndarray from "ndarray";
+import { describe, expect, it, vi } from "vitest";
+import {
+  add, div, grad, gt, hessian, jit, jvp, lt, matmul, mul, NaNError, sin, sqrt, square, sub, sum, tanh, TieError, vmap, WengertError,
+  type NdArray, type Scalar, type Tensor,
+} from "../src/index.js";
+import { program, rosenbrock, steps } from "./helpers/programs.js";
+import { flat } from "./helpers/tensors.js";
+
+/** W3's per-element function: Newton's iteration for √a, then a branch. */
+const newton = (a: Scalar): Scalar => {
+  let y = a;
+  for (let it = 0; it < 50; it++) {
+    const r = sub(mul(y, y), a);
+    if (!(gt(r, 1e-12) || lt(r, -1e-12))) break;
+    y = mul(0.5, add(y, div(a, y)));
+  }
+  return gt(y, 1) ? mul(mul(y, y), y) : sin(y);
+};
+
+/** B lanes of three reals in [−2, 2], each input a Float64Array of B numbers. */
+const lanes = (B: number) => fc.array(fc.float64Array({ min: -2, max: 2, noNaN: true, minLength: B, maxLength: B }), { minLength: 3, maxLength: 3 });
+
+describe("vmap", () => {
+  it("property: random programs with branches give f's numbers at every lane (lanes deciding otherwise traced apart)", () => {
+    fc.assert(
+      fc.property(steps, lanes(12), (ss, xs) => {
+        const f = program(ss);
+        const got = vmap(f)(xs) as Float64Array;
+        for (let l = 0; l < 12; l++) expect(got[l]).toEqual(f(xs.map((c) => c[l])));
+        // one input the same in every lane
+        const some = vmap(f, { inAxes: [0, null, 0] })([xs[0], 0.5, xs[2]]) as Float64Array;
+        for (let l = 0; l < 12; l++) expect(some[l]).toEqual(f([xs[0][l], 0.5, xs[2][l]]));
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it("per-example gradients through a loop whose trip count depends on the lane, one trace per group", () => {
+    const a = Float64Array.from({ length: 200 }, (_, k) => 0.5 + k / 100);
+    let traces = 0;
+    const perExample = vmap((x: Scalar) => {
+      traces++;
+      return grad(newton, x, { ties: "ignore" });
+    });
+    const got = perExample(a) as Float64Array;
+    for (let l = 0; l < a.length; l++) expect(got[l]).toEqual(grad(newton, a[l], { ties: "ignore" }));
+    // a few iteration counts and both branches: far fewer traces than lanes
+    expect(traces).toBeGreaterThan(2);
+    expect(traces).toBeLessThan(20);
+  });
+
+  it("jit(vmap(grad(f))) keeps its traces and runs them compiled: the same numbers", () => {
+    // (not a = 1, where Newton lands on y = 1 exactly and y > 1 is a tie: that lane is traced on every call)
+    const a = Float64Array.from({ length: 300 }, (_, k) => 0.3 + ((k * 37) % 300) / 100 + 1e-9);
+    const g = (x: Scalar) => grad(newton, x, { ties: "ignore" });
+    const jv = jit(vmap(g));
+    const want = Array.from(a, (x) => g(x));
+    for (let call = 0; call < 4; call++) expect(Array.from(jv(a) as Float64Array)).toEqual(want);
+    expect(jv.stats.compiled).toBeGreaterThan(0);
+    // later calls trace nothing new
+    const traces = jv.stats.traces;
+    jv(a);
+    expect(jv.stats.traces).toBe(traces);
+  });
+
+  it("tensors: a leading axis, f's tensors per lane, outputs stacked", () => {
+    const X = ndarray(Float64Array.from({ length: 12 }, (_, i) => Math.sin(i)), [3, 4]);
+    const loss = (w: Tensor) => sum(tanh(matmul(X, w)));
+    const ws = ndarray(Float64Array.from({ length: 5 * 4 * 2 }, (_, i) => 0.1 * Math.cos(i)), [5, 4, 2]);
+    const gs = vmap((w: Tensor) => grad(loss, w))(ws) as NdArray;
+    expect(gs.shape).toEqual([5, 4, 2]);
+    const values = vmap(loss)(ws) as Float64Array;
+    for (let l = 0; l < 5; l++) {
+      const w = ndarray(Float64Array.from(ws.data.subarray(8 * l, 8 * l + 8)), [4, 2]);
+      expect(Array.from(gs.data.subarray(8 * l, 8 * l + 8))).toEqual(flat(grad(loss, w)));
+      expect(values[l]).toBe(loss(w as never));
+    }
+  });
+
+  it("outAxes null: an output that does not vary is returned once; one that varies is an error", () => {
+    const f = (p: { x: Scalar; c: Scalar }) => [mul(p.x, p.c), square(p.c)];
+    const [ys, c2] = vmap(f, { inAxes: { x: 0, c: null }, outAxes: [0, null] })({ x: Float64Array.of(1, 2, 3), c: 3 }) as [Float64Array, number];
+    expect(Array.from(ys)).toEqual([3, 6, 9]);
+    expect(c2).toBe(9);
+    expect(() => vmap(f, { inAxes: { x: 0, c: null }, outAxes: null })({ x: Float64Array.of(1, 2), c: 3 })).toThrow(/f\(x\)\[0\] varies along the batch/);
+  });
+
+  it("says what is wrong with a batch", () => {
+    expect(() => vmap((x: Scalar) => sin(x))(2 as never)).toThrow(/x is a number, marked batched/);
+    expect(() => vmap((p: Scalar[]) => add(p[0], p[1]))([Float64Array.of(1, 2), Float64Array.of(1, 2, 3)])).toThrow(/x\[1\] has 3 lanes .* but an earlier batched input has 2/);
+    expect(() => vmap((x: Scalar) => sin(x), { inAxes: null })(Float64Array.of(1) as never)).toThrow(/no input is batched/);
+    expect(() => vmap((p: Scalar[]) => p[0], { inAxes: [0] })([Float64Array.of(1), Float64Array.of(2)])).toThrow(WengertError);
+    expect(() => vmap((x: Scalar) => sin(x), { inAxis: 0 } as never)).toThrow(/options.inAxis is not an option/);
+    // lanes whose outputs differ in structure
+    expect(() => vmap((x: Scalar) => (gt(x, 0) ? x : [x, x]))(Float64Array.of(1, -1))).toThrow(/at lane 1 but real at the first lane/);
+  });
+
+  it("a tie inside an rd is reported for its lane, with its predicate", () => {
+    const relu = (x: Scalar) => (lt(x, 0) ? 0 : x);
+    const xs = Float64Array.of(-1, 2, 0, 3);
+    expect(() => vmap((x: Scalar) => grad(relu, x, { ties: "error" }))(xs)).toThrow(TieError);
+    expect(() => vmap((x: Scalar) => grad(relu, x, { ties: "error" }))(xs)).toThrow(/lt\(0, 0\) was decided at a tie .*\(in lane 2 of vmap\)/);
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      expect(Array.from(vmap((x: Scalar) => grad(relu, x))(xs) as Float64Array)).toEqual([0, 1, 1, 1]);
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0][0])).toMatch(/in lane 2 of vmap/);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it("checkNaN names the lane where a value is not finite", () => {
+    const f = (x: Scalar) => sqrt(sub(x, 1));
+    expect(Array.from(vmap(f)(Float64Array.of(2, 5, 0)) as Float64Array)).toEqual([1, 2, NaN]);
+    expect(() => vmap(f, { checkNaN: true })(Float64Array.of(2, 5, 0, 10))).toThrow(NaNError);
+    expect(() => vmap(f, { checkNaN: true })(Float64Array.of(2, 5, 0, 10))).toThrow(/sqrt\(-1\) = NaN .*\(in lane 2 of vmap\)/);
+  });
+
+  it("composes: grad through vmap (f mapped in grad's trace), vmap(jvp) over a basis is the Hessian", () => {
+    const f = (x: Scalar) => mul(newton(x), x);
+    const xs = Float64Array.of(0.7, 1.3, 2.9);
+    // d/dxₗ Σ f(xₗ) = f'(xₗ)
+    const through = grad((t: Tensor) => sum(vmap(f)(t) as Tensor), xs) as Float64Array;
+    expect(Array.from(through)).toEqual(Array.from(xs, (x) => grad(f, x)));
+    // Hessian columns as jvps of the gradient along the basis vectors, one per lane
+    const x = [0.3, -0.7, 1.1, 0.4];
+    const basis = x.map((_, i) => Float64Array.from(x, (_, j) => (i === j ? 1 : 0)));
+    const columns = vmap((v: Scalar[]) => jvp((p: Scalar[]) => grad(rosenbrock, p) as Scalar[], x, v)[1])(basis) as Float64Array[];
+    const H = hessian(rosenbrock, x) as number[][];
+    for (let i = 0; i < 4; i++) for (let j = 0; j < 4; j++) expect(columns[i][j]).toBeCloseTo(H[i][j], 10);
+  });
+});
