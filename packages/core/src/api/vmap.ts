@@ -87,8 +87,7 @@ export interface LaneTrace {
   readonly guards: readonly Guard[];
   /** Which of its inputs are batched (the same for every trace of one call). */
   readonly batched: readonly boolean[];
-  /** Calls that have used it (jit of vmap compiles it after a few), and its compiled lanes (null: not compiled). */
-  uses: number;
+  /** Its compiled lanes (jit of vmap; null: not compilable). */
   compiled: LaneRun | null | undefined;
 }
 
@@ -193,7 +192,7 @@ function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, option
     if (outs === null) outs = outputOf(term, B, outAxes);
     else outs.check(term, l);
     outs.write(term, l);
-    const t: LaneTrace = { term, guards: traced.trace.guards, batched: batch.batched, uses: 0, compiled: undefined };
+    const t: LaneTrace = { term, guards: traced.trace.guards, batched: batch.batched, compiled: undefined };
     used.add(t);
     if (kept !== null) kept.stats.traces++;
     if (traced.trace.opaque) return null;
@@ -221,7 +220,6 @@ function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, option
       if (t !== null) runAt(t);
     }
   }
-  for (const t of used) t.uses++;
   return outs!.result([...used]);
 }
 
