@@ -11,9 +11,9 @@ import { describe, expect, it, vi } from "vitest";
 import {
   add, grad, hessian, hvp, jacobian, jit, jvp, lt, matmul, mean, mul, pooledBytes, primal, sin, square, sub, sum, tanh, valueAndGrad, vjp,
   type NdArray, type Scalar, type Tensor,
-} from "../src/index.js";
-import { point, program, rosenbrock, special, steps } from "./helpers/programs.js";
-import { flat } from "./helpers/tensors.js";
+} from "../../src/index.js";
+import { point, program, rosenbrock, special, steps } from "../helpers/programs.js";
+import { flat } from "../helpers/tensors.js";
 
 /** Several points: the same jitted function is replayed, compiled, and traced again where a decision changes. */
 const points = fc.array(fc.oneof(point, special), { minLength: 4, maxLength: 8 });

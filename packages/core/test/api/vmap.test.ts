@@ -10,9 +10,9 @@ import { describe, expect, it, vi } from "vitest";
 import {
   add, div, grad, gt, hessian, jit, jvp, lt, matmul, mul, NaNError, sin, sqrt, square, sub, sum, tanh, TieError, vmap, WengertError,
   type NdArray, type Scalar, type Tensor,
-} from "../src/index.js";
-import { program, rosenbrock, steps } from "./helpers/programs.js";
-import { flat } from "./helpers/tensors.js";
+} from "../../src/index.js";
+import { program, rosenbrock, steps } from "../helpers/programs.js";
+import { flat } from "../helpers/tensors.js";
 
 /** W3's per-element function: Newton's iteration for √a, then a branch. */
 const newton = (a: Scalar): Scalar => {
