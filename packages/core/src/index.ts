@@ -44,3 +44,6 @@ export { compileGrad } from "./api/compile.js";
 export type { CompiledGrad } from "./api/compile.js";
 export type { CheckGradOptions, GradCheck, GradCheckReport } from "./api/checkGrad.js";
 export { NaNError, TraceLengthError, DefineOpError, GradientCheckError } from "./errors.js";
+// Loops traced once and applied per iteration, with checkpointed reverse sweeps (docs/scan.md).
+export { scan } from "./api/scan.js";
+export type { ScanOptions } from "./api/scan.js";

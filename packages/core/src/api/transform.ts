@@ -14,7 +14,7 @@ import { describe, flatten, flattenLike, leafShapes, REAL, showValue, typeString
 import type { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
 import { concreteShape, fromDense, ownedCopy, Tensor, toDense, type ConcreteTensor, type Dense, type NdArray } from "../trace/tensor.js";
-import { closeTrace, isOperand, live, openTrace, primalOf, Real, sinkFor, TIE_MODES, wrap, type Operand, type Scalar, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
+import { closeTrace, isOperand, live, openTrace, primalOf, Real, recorder, sinkFor, TIE_MODES, wrap, type Operand, type Scalar, type Trace, type TieMode, type TraceSettings } from "../trace/tracer.js";
 
 export interface RdOptions {
   /**
@@ -222,7 +222,8 @@ function enclosing(traced: TracedFn, extras: readonly Operand[]): Trace | null {
       if (typeof v !== "number" && (v instanceof Real || v instanceof Tensor) && !v.trace.closed && (target === null || v.trace.level > target.level)) target = v.trace;
     }
   }
-  return target;
+  // inside a scan's body, what the body's trace records (api/scan.ts)
+  return recorder(target);
 }
 
 /** True when nothing the transformation depends on is traced by an enclosing rd. */

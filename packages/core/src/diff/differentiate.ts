@@ -29,6 +29,8 @@ import { ARITY, CODE, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP, primitiveOf, scalarS
 import { emitterFor, type Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity, place, type Emitted, type Placement } from "./place.js";
+import { scanSweep } from "./scan-reverse.js";
+import { unrolled } from "./unroll.js";
 
 const ADD = CODE.add;
 const WHERE = CODE.where;
@@ -44,6 +46,8 @@ type Mask = Float64Array;
  * (in the order of C's outputs); the results are the cotangents of C's inputs.
  */
 export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly number[], placement: Placement | null): Emitted {
+  // emitted where it will be differentiated again: the loops written out (unroll.ts)
+  ({ term, placement } = unrolled(term, placement));
   const tape = term.tape;
   const { op, a, b, x, length: n } = tape;
   const e = emitterFor(sink);
@@ -110,9 +114,16 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
     return (ct[i] = ct[i] < 0 ? placed : sink.apply(ADD, ct[i], placed));
   };
   term.output.atoms.forEach((v, j) => accumulate(v, seeds[j]));
+  // at the outermost level, a scan's reverse sweep is a scan (scan-reverse.ts)
+  const scans = placement === null ? scanSweep(term, sink, differentiate) : null;
+  const replace = (v: number, c: number): void => {
+    ct[v] = c;
+    masks.set(v, null);
+  };
 
   for (let i = n - 1; i >= 0; i--) {
     if (op[i] < FIRST_PRIMITIVE) continue;
+    if (scans !== null && scans.at(i, { ct, settle, replace })) continue;
     const c = x[i] === 0 ? ct[i] : settle(i);
     if (c < 0) continue;
     if (sink.checksNaN()) sink.context = `the reverse rule of ${primitiveOf(op[i]).name} (for v${i})`;
@@ -172,12 +183,14 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
 
   sink.context = "";
   const results: number[] = [];
+  const present: boolean[] = [];
   for (let i = 0; i < n; i++) {
     if (op[i] !== INPUT) continue;
     const c = x[i] === 0 ? ct[i] : settle(i);
     results[a[i]] = c >= 0 ? c : x[i] === 0 ? sink.constant(0) : e.zeros(tape.dims(i));
+    present[a[i]] = c >= 0;
   }
-  return { outputs: term.output.atoms.map((v) => at[v]), results };
+  return { outputs: term.output.atoms.map((v) => at[v]), results, present };
 }
 
 /** Tensor primitives whose reverse rule only moves, copies or sums elements of the cotangent. */

@@ -80,6 +80,18 @@ export function registerPrimitive(name: string, spec: ScalarOp): number {
   return code;
 }
 
+/**
+ * Add a tensor primitive of core's own (a scan's instructions, trace/scan-ops.ts, whose
+ * kernels run trace terms and so cannot live in @wengert/ops); its code follows the others'.
+ */
+export function registerCorePrimitive(name: string, spec: AnyTensorOp): number {
+  const code = FIRST_PRIMITIVE + registry.length;
+  registry.push({ name, spec, user: false });
+  codes.set(name, code);
+  index(registry[registry.length - 1], code);
+  return code;
+}
+
 export function primitiveOf(code: number): PrimitiveInfo {
   return registry[code - FIRST_PRIMITIVE];
 }

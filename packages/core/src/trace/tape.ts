@@ -213,6 +213,11 @@ export class Tape {
     );
     const constant = args.every((v) => this.op[v] === CONST);
     if (constant) return typeof y === "number" ? this.constant(y) : this.tensorConstant({ dims, data: y });
+    return this.recordOp(code, args, params, dims, y);
+  }
+
+  /** Append a tensor primitive whose value `y` is already computed (a scan's loop, run while its decisions were checked). */
+  recordOp(code: number, args: readonly number[], params: unknown, dims: Dims, y: Buf): number {
     const extra: Extra = { dims, buf: typeof y === "number" ? null : y, args, params };
     return this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, extra, typeof y === "number" ? y : 0);
   }

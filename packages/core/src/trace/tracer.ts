@@ -170,8 +170,21 @@ export class Trace {
 
   private refresh(): void {
     this.checked = this.settings.checkNaN || this.nanCallerName !== null || this.maxLength < Infinity;
-    this.unchecked = !this.isClosed && !this.checked;
+    this.unchecked = !this.isClosed && !this.checked && this.capturedBy === null;
   }
+  /**
+   * While a scan's body is traced (api/scan.ts): the body's trace, which records what
+   * would be recorded here, so that every operation of the body is in its term (an
+   * operation on outer values alone included, as in the loop written out). Not fast then.
+   */
+  get capturedBy(): Trace | null {
+    return this.captor;
+  }
+  set capturedBy(t: Trace | null) {
+    this.captor = t;
+    this.refresh();
+  }
+  private captor: Trace | null = null;
   /** > 0 while a user rule computes results of which only some are needed (checked after). */
   quiet = 0;
   /** Ties met while tracing (descriptions), for `ties: "warn"`. */
@@ -358,6 +371,22 @@ export function openTrace(settings: TraceSettings, caller: string): Trace {
   return t;
 }
 
+/**
+ * Let `body`, the innermost open trace, record what is done to the values of every trace
+ * opened before it (see `capturedBy`), until the function returned is called.
+ */
+export function captureOuter(body: Trace): () => void {
+  const outer = stack.slice(0, stack.indexOf(body));
+  const before = outer.map((t) => t.capturedBy);
+  for (const t of outer) t.capturedBy = body;
+  return () => outer.forEach((t, k) => (t.capturedBy = before[k]));
+}
+
+/** The open traces, outermost first (a scan's body looks for checks they ask). */
+export function openTraces(): readonly Trace[] {
+  return stack;
+}
+
 /** Whether some trace is open: an rd (or another transformation) is running f. */
 export function tracing(): boolean {
   return stack.length > 0;
@@ -420,9 +449,14 @@ function checkArg(x: unknown, name: string, position: number): asserts x is Scal
 function innermost(code: number | PredicateName, a: Scalar, b: Scalar): Trace | null {
   const ta = typeof a === "number" ? null : a.trace.closed ? live(a, nameOf(code)) : a.trace;
   const tb = typeof b === "number" ? null : b.trace.closed ? live(b, nameOf(code)) : b.trace;
-  if (ta === null) return tb;
-  if (tb === null) return ta;
-  return ta.level >= tb.level ? ta : tb;
+  if (ta === null) return recorder(tb);
+  if (tb === null) return recorder(ta);
+  return recorder(ta.level >= tb.level ? ta : tb);
+}
+
+/** The trace that records an operation whose innermost trace is t: t, or the scan body capturing it. */
+export function recorder<T extends Trace | null>(t: T): T | Trace {
+  return t === null || t.capturedBy === null ? t : t.capturedBy;
 }
 
 const nameOf = (code: number | PredicateName): string => (typeof code === "number" ? primitiveOf(code).name : code);
@@ -436,8 +470,8 @@ export function applyUnary(code: number, x: unknown): Operand {
   const p = primitiveOf(code);
   if (typeof x === "number") return (p.spec.forward as (x: number) => number)(x);
   if (x instanceof Real) {
-    const t = live(x, p.name);
-    return new Real(t, t.apply(code, x.atom));
+    const t = recorder(live(x, p.name));
+    return new Real(t, t.apply(code, t.atomOf(x)));
   }
   return applyGeneric(code, [x], undefined);
 }
@@ -528,7 +562,7 @@ function innermostOf(name: string, args: readonly Operand[]): Trace | null {
       if (best === null || t.level > best.level) best = t;
     }
   }
-  return best;
+  return recorder(best);
 }
 
 /**

@@ -1,0 +1,463 @@
+/**
+ * @file `scan(body, init, xs)`: a loop whose body is traced once and applied per iteration.
+ *
+ * `scan(body, init, xs)` computes what the loop `c = init; for i: [c, ys[i]] = body(c,
+ * xs[i])` computes, and returns `[c, ys]` (as `jax.lax.scan`, with xs and ys arrays of
+ * per-iteration values). Inside a traced function it does not trace every iteration: the
+ * body is traced once as a term of its own (trace/body.ts), and that term is applied
+ * iteration after iteration while the iteration's decisions come out as recorded (its
+ * guards, the paper's region where a trace term holds); where one comes out otherwise the
+ * body is traced again there. The enclosing trace gets one `scan` instruction per run of
+ * iterations (trace/scan-ops.ts): a few instructions for a loop of any length, and a
+ * reverse sweep that recomputes the carries from checkpoints (diff/scan-reverse.ts).
+ *
+ * The numbers are the loop's, to the last bit: an iteration whose term would differ from
+ * the loop's trace (its inputs share a variable, a literal the tape would fold, a body
+ * that read a traced value) is recorded as the loop records it, the body's term placed
+ * at that iteration's variables.
+ */
+import type { Buf, Dims } from "@wengert/ops";
+import { ShapeError, WengertError } from "../errors.js";
+import { describe, flatten, unflatten, type Shape } from "../structure.js";
+import { Body, folds, sameType, tiesAt, traceBody, type Leaf, type TracedBody } from "../trace/body.js";
+import { CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP } from "../trace/opcodes.js";
+import { layoutOf, scanCodes, writeAt, type Checkpoint, type ScanParams } from "../trace/scan-ops.js";
+import { fromDense, isConcreteTensor, ownedCopy, Tensor, toDense } from "../trace/tensor.js";
+import { isOperand, openTraces, primalOf, Real, tracing, wrap, type Operand, type Trace } from "../trace/tracer.js";
+import { runForward } from "../eval/scan-forward.js";
+import { checkOptionKeys } from "./transform.js";
+
+export interface ScanOptions {
+  /**
+   * Which carries the reverse sweep stores: every iteration's, every ⌈√n⌉-th (recomputing
+   * the rest, one more forward run), or every k-th. Default: every iteration's when they
+   * take at most 64 MiB, else "sqrt".
+   */
+  readonly checkpoint?: Checkpoint;
+}
+
+const SCAN_OPTIONS = ["checkpoint"];
+
+/** Runs shorter than this are recorded as the loop records them (a scan instruction costs more). */
+const MIN_RUN = 2;
+
+/**
+ * `[c, ys]` of the loop `c = init; for i < n: [c, ys[i]] = body(c, xs[i])`, n the length
+ * of `xs` (or `xsOrLength` itself, x then being undefined). The carry keeps its type and
+ * shape from one iteration to the next.
+ */
+export function scan<C, Y, X = undefined>(body: (carry: C, x: X) => readonly [C, Y], init: C, xsOrLength: readonly X[] | number, options: ScanOptions = {}): [C, Y[]] {
+  return scanAs({ caller: "scan", fn: body as never, init, xs: xsOrLength as readonly unknown[] | number, options, minRun: MIN_RUN }) as [C, Y[]];
+}
+
+export interface ScanCall {
+  readonly caller: string;
+  readonly fn: (carry: never, x: never) => unknown;
+  readonly init: unknown;
+  readonly xs: readonly unknown[] | number;
+  readonly options: ScanOptions;
+  /** The shortest run recorded as a scan instruction (checkpoint: 1). */
+  readonly minRun: number;
+}
+
+const isLeaf = (v: unknown): v is Operand => isOperand(v);
+const leafShape = (v: Operand): Shape =>
+  typeof v === "number" || v instanceof Real ? { kind: "real" } : v instanceof Tensor ? { kind: "tensor", dims: v.dims, container: "ndarray" } : { kind: "tensor", dims: toDense(v as never, "a leaf").dims, container: v instanceof Float64Array ? "float64array" : "ndarray" };
+
+function checkCall(c: ScanCall): number {
+  if (typeof c.fn !== "function") throw new WengertError(`${c.caller}: the body is ${describe(c.fn)}; expected a function (carry, x) => [carry, y].`);
+  checkOptionKeys(c.caller, c.options, SCAN_OPTIONS);
+  const cp = c.options.checkpoint;
+  if (cp !== undefined && cp !== "every" && cp !== "sqrt" && !(typeof cp === "number" && Number.isInteger(cp) && cp >= 1)) {
+    throw new WengertError(`${c.caller}: options.checkpoint is ${JSON.stringify(cp)}; expected "every", "sqrt" or a positive integer (store every k-th carry).`);
+  }
+  if (typeof c.xs === "number") {
+    if (!Number.isInteger(c.xs) || c.xs < 0) throw new WengertError(`${c.caller}: the length is ${c.xs}; expected a non-negative integer (or an array of xs).`);
+    return c.xs;
+  }
+  if (!Array.isArray(c.xs)) throw new WengertError(`${c.caller}: xs is ${describe(c.xs)}; expected an array of per-iteration values or a length.`);
+  return c.xs.length;
+}
+
+/** The loop (scan's or checkpoint's). */
+export function scanAs(c: ScanCall): [unknown, unknown[]] {
+  const n = checkCall(c);
+  const init = flatten(c.init, "init", isLeaf, "the carry", (m) => new ShapeError(`${c.caller}: ${m}`), leafShape);
+  // outside any trace, or under checkNaN (which checks every primitive as it is recorded): the loop itself
+  if (!tracing() || openTraces().some((t) => t.checksNaN())) return plainLoop(c, n, init.shape, init.leaves);
+  return new Loop(c, n, init.shape, init.leaves).run();
+}
+
+const xAt = (c: ScanCall, i: number): unknown => (typeof c.xs === "number" ? undefined : c.xs[i]);
+
+/** One iteration as the loop written out: the body called, its carry checked. */
+function step(c: ScanCall, i: number, carryShape: Shape, carry: readonly Leaf[]): [Leaf[], unknown] {
+  const out = c.fn(unflatten(carryShape, carry) as never, xAt(c, i) as never);
+  if (!Array.isArray(out) || out.length !== 2) {
+    throw new WengertError(`${c.caller}: the body returned ${Array.isArray(out) ? `an array of length ${out.length}` : describe(out)} at iteration ${i}; it must return [carry, y].`);
+  }
+  const next = flatten(out[0], "carry", isLeaf, "the carry", (m) => new ShapeError(`${c.caller}: at iteration ${i}, ${m}`), leafShape);
+  if (!sameType(next.shape, carryShape)) throw carryChanged(c.caller, i, next.shape, carryShape);
+  return [next.leaves, out[1]];
+}
+
+export function carryChanged(caller: string, i: number, got: Shape, want: Shape): ShapeError {
+  return new ShapeError(`${caller}: the body returned a carry of type ${typeOf(got)} at iteration ${i}, but it came in as ${typeOf(want)}; a carry keeps its type and shape from one iteration to the next.`);
+}
+
+const typeOf = (s: Shape): string => JSON.stringify(s) && describeShape(s);
+function describeShape(s: Shape): string {
+  switch (s.kind) {
+    case "real":
+      return "real";
+    case "tensor":
+      return `real[${s.dims.join(", ")}]`;
+    case "tuple":
+      return s.items.length === 0 ? "unit" : `(${s.items.map(describeShape).join(" × ")})`;
+    case "record":
+      return `{${s.keys.map((k, i) => `${k}: ${describeShape(s.fields[i])}`).join(", ")}}`;
+  }
+}
+
+function plainLoop(c: ScanCall, n: number, carryShape: Shape, carry: Leaf[]): [unknown, unknown[]] {
+  const ys: unknown[] = new Array(n);
+  for (let i = 0; i < n; i++) [carry, ys[i]] = step(c, i, carryShape, carry);
+  return [unflatten(carryShape, carry), ys];
+}
+
+/** A leaf's variable in trace t (a number or an untraced tensor: a literal there). */
+const atomIn = (t: Trace, v: Leaf): number => t.atomOf(v);
+
+/** Whether two traced leaves are one variable (of one trace). */
+function sharesVariable(leaves: readonly Leaf[]): boolean {
+  const seen = new Map<Trace, Set<number>>();
+  for (const v of leaves) {
+    if (!(v instanceof Real || v instanceof Tensor)) continue;
+    let s = seen.get(v.trace);
+    if (s === undefined) seen.set(v.trace, (s = new Set()));
+    if (s.has(v.atom)) return true;
+    s.add(v.atom);
+  }
+  return false;
+}
+
+/** A variable of trace t as the loop written out gives it: a literal as a number (or ndarray), else a traced value. */
+function userValue(t: Trace, v: number): Leaf {
+  if (t.tape.op[v] !== CONST) return wrap(t, v);
+  return t.tape.isTensor(v) ? (fromDense({ dims: t.tape.dims(v), data: t.tape.buf(v) }, "ndarray") as Leaf) : t.tape.val[v];
+}
+
+/** The value of a literal computed by the body (a number or an ndarray). */
+function literalValue(b: Buf, dims: Dims): Leaf {
+  return typeof b === "number" ? b : (fromDense({ dims, data: b }, "ndarray", false) as Leaf);
+}
+
+/** The loop inside a trace: runs of a traced body, and iterations written out where a run cannot go. */
+class Loop {
+  private readonly ys: unknown[];
+  private carry: Leaf[];
+  private readonly codes = scanCodes();
+
+  constructor(
+    private readonly c: ScanCall,
+    private readonly n: number,
+    private readonly carryShape: Shape,
+    init: Leaf[],
+  ) {
+    this.ys = new Array(n);
+    this.carry = init;
+  }
+
+  run(): [unknown, unknown[]] {
+    const { c, n } = this;
+    let i = 0;
+    while (i < n) {
+      const x = this.xLeaves(i);
+      if (sharesVariable([...this.carry, ...x.leaves])) {
+        // the body sees one variable twice: only the loop itself records that
+        [this.carry, this.ys[i]] = step(c, i, this.carryShape, this.carry);
+        i++;
+        continue;
+      }
+      const tb = traceBody({ fn: c.fn, caller: c.caller, iteration: i, carryShape: this.carryShape, carry: this.carry, xShape: x.shape, x: x.leaves, unflatten });
+      i = tb.target === null ? this.numbers(tb, i) : this.traced(tb, tb.target, i);
+    }
+    return [unflatten(this.carryShape, this.carry), this.ys];
+  }
+
+  private readonly xs: ({ shape: Shape; leaves: Leaf[] } | undefined)[] = [];
+
+  private xLeaves(i: number): { shape: Shape; leaves: Leaf[] } {
+    let x = this.xs[i];
+    if (x === undefined) {
+      const v = xAt(this.c, i);
+      x = v === undefined ? { shape: { kind: "tuple", items: [] }, leaves: [] } : flatten(v, `xs[${i}]`, isLeaf, "an x", (m) => new ShapeError(`${this.c.caller}: ${m}`), leafShape);
+      this.xs[i] = x;
+    }
+    return x;
+  }
+
+  /** The body touched nothing traced: numbers, run on while that lasts. */
+  private numbers(tb: TracedBody, i: number): number {
+    const { body } = tb;
+    const obs = observed(body);
+    let to = i + 1;
+    if (body.chains) while (to < this.n && this.fits(body, to, null, [])) to++;
+    const width = obs.map((v) => size(body.term.tape.dims(v))).reduce((s, w) => s + w, 0);
+    const written: Buf[][] = [];
+    const carry = this.carry.map((v) => primal(v));
+    const stop = runForward(
+      { body, x: (j) => this.xLeaves(j).leaves.map(primal), p: [], from: i, to, checkFrom: i + 1, reportTies: false, checkFolds: false, obs, write: (j, s, v) => ((written[j - i] ??= [])[s] = typeof v === "number" ? v : v.slice()) },
+      carry,
+      false,
+    );
+    void width;
+    for (let j = i; j < stop; j++) {
+      const values = (v: number, r: number): Leaf => {
+        const s = obs.indexOf(v);
+        return s >= 0 ? literalValue(written[r][s], body.term.tape.dims(v)) : literalValue(body.term.tape.value(v), body.term.tape.dims(v));
+      };
+      this.ys[j] = this.yOf(body, j - i, i, values, []);
+    }
+    this.carry = carry.map((b, k) => (body.carryKind[k] === "identity" ? this.carry[k] : literalValue(b, body.inputDims[k])));
+    return stop;
+  }
+
+  /** Whether x at iteration j fits the body (as marked literal or not), its traced leaves new variables. */
+  private fits(body: Body, j: number, target: Trace | null, taken: number[]): boolean {
+    const x = this.xLeaves(j);
+    if (x.leaves.length !== body.nx) return false;
+    for (let l = 0; l < body.nx; l++) {
+      const leaf = x.leaves[l];
+      const literal = typeof leaf === "number" || isConcreteTensor(leaf);
+      if (literal !== (body.literal[body.nc + l] === 1)) return false;
+      const dims = body.inputDims[body.nc + l];
+      const d = typeof leaf === "number" || leaf instanceof Real ? [] : leaf instanceof Tensor ? leaf.dims : toDense(leaf as never, "x").dims;
+      if (d.length !== dims.length || d.some((e, k) => e !== dims[k])) return false;
+      if (!literal && target !== null) {
+        if (leaf instanceof Real || leaf instanceof Tensor) {
+          if (leaf.trace.closed) return false;
+        }
+        const atom = atomIn(target, leaf);
+        if (taken.includes(atom)) return false;
+        taken.push(atom);
+      }
+    }
+    return true;
+  }
+
+  /** An iteration traced in an open trace: a run from it, or the iteration as the loop records it. */
+  private traced(tb: TracedBody, target: Trace, i: number): number {
+    const { body } = tb;
+    for (const tie of tiesAt(body, tb.value)) target.tie(tie);
+    const x = this.xLeaves(i).leaves;
+    const taken = [...tb.pAtoms];
+    const runnable =
+      body.chains &&
+      [...this.carry.filter((v) => typeof v !== "number" && !isConcreteTensor(v)), ...x.filter((v) => typeof v !== "number" && !isConcreteTensor(v))].every((v) => {
+        const atom = atomIn(target, v);
+        if (taken.includes(atom)) return false;
+        taken.push(atom);
+        return true;
+      }) &&
+      body.folds.every((f) => !folds(f.code, tb.value(f.v) as number));
+    if (!runnable) {
+      this.place(tb, target, i);
+      return i + 1;
+    }
+    // how far x fits the term (identity carries keep their variables through the run)
+    const kept = this.carry.filter((v, k) => body.carryKind[k] === "identity" && !(typeof v === "number" || isConcreteTensor(v))).map((v) => atomIn(target, v));
+    const xTaken = [...tb.pAtoms, ...kept, ...x.filter((v) => typeof v !== "number" && !isConcreteTensor(v)).map((v) => atomIn(target, v))];
+    let to = i + 1;
+    while (to < this.n && this.fits(body, to, target, xTaken)) to++;
+    const obs = observed(body);
+    const layout = layoutOf(body, obs, to - i);
+    const packed = new Float64Array(layout.length);
+    const carry = this.carry.map((v) => primal(v));
+    const p = tb.pAtoms.map((atom) => target.tape.value(atom));
+    const stop = runForward(
+      {
+        body,
+        x: (j) => this.xLeaves(j).leaves.map(primal),
+        p,
+        from: i,
+        to,
+        checkFrom: i + 1,
+        reportTies: target.settings.ties !== "ignore",
+        obs,
+        write: (j, s, v) => writeAt(packed, (j - i) * layout.width + layout.obsOffset[s], v),
+      },
+      carry,
+      false,
+    );
+    if (stop - i < this.c.minRun) {
+      this.place(tb, target, i);
+      return i + 1;
+    }
+    this.emit(tb, target, i, stop, obs, packed, carry);
+    return stop;
+  }
+
+  /** Record a run [i, stop) as one scan instruction, and read its outputs. */
+  private emit(tb: TracedBody, target: Trace, i: number, stop: number, obs: Int32Array, written: Float64Array, carry: Buf[]): void {
+    const { body } = tb;
+    const n = stop - i;
+    const layout = layoutOf(body, obs, n);
+    const packed = new Float64Array(layout.length);
+    packed.set(written.subarray(0, n * layout.width));
+    for (let k = 0; k < body.nc; k++) writeAt(packed, layout.carryOffset[k], carry[k]);
+    packed[layout.held] = 1;
+    const args = [...this.carry.map((v) => atomIn(target, v))];
+    for (let j = i; j < stop; j++) for (const v of this.xLeaves(j).leaves) args.push(atomIn(target, v));
+    args.push(...tb.pAtoms);
+    const params: ScanParams = {
+      body,
+      n,
+      start: i,
+      layout,
+      reportTies: target.settings.ties !== "ignore",
+      checkpoint: this.c.options.checkpoint ?? defaultCheckpoint(body, n),
+      caller: this.c.caller,
+    };
+    const scanVar = target.tape.recordOp(this.codes.scan, args, params, [layout.length], packed);
+    const tape = body.term.tape;
+    // the outputs the loop makes visible: one variable each, per iteration
+    const at = (r: number, s: number): number => r * layout.width + layout.obsOffset[s];
+    const projections: Leaf[][] = [];
+    for (let r = 0; r < n; r++) {
+      const row: Leaf[] = [];
+      obs.forEach((v, s) => {
+        const dims = tape.dims(v);
+        row.push(body.literalOnly[v] ? literalValue(dims.length === 0 ? packed[at(r, s)] : packed.slice(at(r, s), at(r, s) + size(dims)), dims) : wrap(target, target.applyOp(this.codes.scanOut, [scanVar], { offset: at(r, s), dims, held: false })));
+      });
+      projections.push(row);
+    }
+    const value = (v: number, r: number): Leaf => {
+      const s = obs.indexOf(v);
+      if (s >= 0) return projections[r][s];
+      return literalValue(tape.value(v), tape.dims(v));
+    };
+    for (let r = 0; r < n; r++) this.ys[i + r] = this.yOf(body, r, i, value, tb.pValues);
+    this.carry = this.carry.map((start, k) => {
+      const kind = body.carryKind[k];
+      if (kind === "identity") return start;
+      const v = body.carryOut[k];
+      if (obs.includes(v)) return value(v, n - 1);
+      const dims = body.inputDims[k];
+      const off = layout.carryOffset[k];
+      if (kind === "literal") return tape.op[v] === CONST ? literalValue(tape.value(v), dims) : literalValue(dims.length === 0 ? packed[off] : packed.slice(off, off + size(dims)), dims);
+      return wrap(target, target.applyOp(this.codes.scanOut, [scanVar], { offset: off, dims, held: false }));
+    });
+    if (target.keepsGuards) {
+      // the body's decisions, for a replay at another point (compileGrad): one flag for all
+      const held = target.applyOp(this.codes.scanOut, [scanVar], { offset: layout.held, dims: [], held: true });
+      target.guards.push({ pred: "eq", a: held, b: target.constant(1), outcome: true, distinct: false });
+    }
+  }
+
+  /** y at iteration i + r of a run starting at i, from the body's variables' values there. */
+  private yOf(body: Body, r: number, i: number, value: (v: number, r: number) => Leaf, pValues: readonly Operand[]): unknown {
+    const out = body.yOut;
+    const leaves = body.ySource.map((src, j): Leaf => {
+      switch (src.kind) {
+        case "var":
+          return value(out[j], r);
+        case "const":
+          return src.value;
+        case "carry":
+          if (r === 0 || body.carryKind[src.k] === "identity") return this.carry[src.k];
+          return value(body.carryOut[src.k], r - 1);
+        case "x":
+          return this.xLeaves(i + r).leaves[src.l];
+        case "p":
+          return pValues[src.q];
+      }
+    });
+    return unflatten(body.yShape, leaves);
+  }
+
+  /**
+   * Iteration i as the loop records it: the body's term placed at that iteration's
+   * variables, through the trace's own checks (kinks, tensor ties, length); the
+   * decisions' ties reported as `decide` reports them.
+   */
+  private place(tb: TracedBody, target: Trace, i: number): void {
+    const { body } = tb;
+    const tape = body.term.tape;
+    const { op, a, b } = tape;
+    const x = this.xLeaves(i).leaves;
+    const map = new Int32Array(tape.length);
+    const inputs = [...this.carry.map((v) => atomIn(target, v)), ...x.map((v) => atomIn(target, v)), ...tb.pAtoms];
+    const byLast = new Map<number, typeof body.guards[number][]>();
+    for (const g of body.guards) {
+      const last = Math.max(g.a, g.b);
+      let list = byLast.get(last);
+      if (list === undefined) byLast.set(last, (list = []));
+      list.push(g);
+    }
+    const t = target.tape;
+    for (let v = 0; v < tape.length; v++) {
+      const code = op[v];
+      if (code === INPUT) map[v] = inputs[a[v]];
+      else if (code === CONST) map[v] = tape.x[v] === 0 ? target.constant(tape.val[v]) : t.tensorConstant(ownedCopy({ dims: tape.dims(v), data: tape.buf(v) }));
+      else if (code >= FIRST_PRIMITIVE) {
+        map[v] = IS_TENSOR_OP[code] ? target.applyOp(code, tape.args(v).map((u) => map[u]), tape.params(v)) : tape.x[v] === 0 ? target.apply(code, map[a[v]], map[b[v]]) : target.apply(code, map[tape.args(v)[0]], map[tape.args(v)[1] ?? 0]);
+      }
+      for (const g of byLast.get(v) ?? []) {
+        const ga = map[g.a];
+        const gb = map[g.b];
+        const va = t.val[ga];
+        const vb = t.val[gb];
+        const distinct = g.distinct && ga !== gb;
+        if (va === vb && distinct && !(t.op[ga] === CONST && t.op[gb] === CONST)) {
+          target.tie(`${g.pred}(${va}, ${vb}) was decided at a tie (both sides equal), taking the branch where ${va} ${PREDICATE_SYMBOL[g.pred]} ${vb} is ${g.outcome}`);
+        }
+        if (target.keepsGuards && !(t.op[ga] === CONST && t.op[gb] === CONST)) target.guards.push({ pred: g.pred, a: ga, b: gb, outcome: g.outcome, distinct });
+      }
+    }
+    if (body.opaque) target.opaque = true;
+    const out = body.term.output.atoms;
+    this.carry = out.slice(0, body.nc).map((v) => userValue(target, map[v]));
+    this.ys[i] = unflatten(body.yShape, out.slice(body.nc).map((v) => userValue(target, map[v])));
+  }
+}
+
+const PREDICATE_SYMBOL = { lt: "<", le: "<=", gt: ">", ge: ">=", eq: "=", ne: "!=" } as const;
+
+/** A leaf's concrete value: a number or a buffer (read, not copied). */
+function primal(v: Leaf): Buf {
+  const p = primalOf(v, "a scan's value");
+  return typeof p === "number" ? p : p.data;
+}
+
+function size(dims: Dims): number {
+  let s = 1;
+  for (const d of dims) s *= d;
+  return s;
+}
+
+/**
+ * The body variables a run writes per iteration: y's leaves computed by the body, and
+ * the carries a y names (y = the carry as it came in: the previous iteration's carry′).
+ */
+export function observed(body: Body): Int32Array {
+  const tape = body.term.tape;
+  const out = body.term.output.atoms;
+  const list: number[] = [];
+  const add = (v: number): void => {
+    if (tape.op[v] !== CONST && tape.op[v] !== INPUT && !list.includes(v)) list.push(v);
+  };
+  body.ySource.forEach((src, j) => {
+    if (src.kind === "var") add(out[body.nc + j]);
+    else if (src.kind === "carry" && body.carryKind[src.k] !== "identity") add(out[src.k]);
+  });
+  return Int32Array.from(list);
+}
+
+/** Every carry stored when they take at most 64 MiB; every ⌈√n⌉-th otherwise. */
+function defaultCheckpoint(body: Body, n: number): Checkpoint {
+  const bytes = 8 * n * body.inputDims.slice(0, body.nc).reduce((s, d) => s + size(d), 0);
+  return bytes <= 64 * 2 ** 20 ? "every" : "sqrt";
+}
+
+export type { Body };
