@@ -33,6 +33,8 @@ export interface Emitted {
   readonly results: number[];
   /** Which results are more than the symbolic zero (a scan's sweeps chain them: diff/scan-reverse.ts). */
   readonly present?: boolean[];
+  /** A tensor input's pieces, apart from its dense sum, when asked (differentiate's Split); -1 for none. */
+  readonly pieceResults?: number[];
 }
 
 /** A transformation of a trace term emitted into a sink (reverse sweep, forward sweep…). */

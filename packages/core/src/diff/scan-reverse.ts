@@ -21,23 +21,22 @@
 import type { Buf, Dims } from "@wengert/ops";
 import { size } from "@wengert/ops";
 import type { Body } from "../trace/body.js";
-import { INPUT } from "../trace/opcodes.js";
 import { scanCodes, isScanCode, hasScans, writeAt, type DerivedParams, type ScanParams, type ScanOutParams } from "../trace/scan-ops.js";
 import { TraceTerm } from "../trace/term.js";
 import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
 import { runForward } from "../eval/scan-forward.js";
 import { Interpreter } from "../eval/interpreter.js";
 import { WengertError } from "../errors.js";
-import { activity, type Transform } from "./place.js";
-import { compiledReverse } from "../jit/scan-code.js";
+import { activity, type Emitted } from "./place.js";
 
 /** What differentiate.ts lends a scan's reverse sweep. */
 export interface CotangentState {
+  /** Each variable's dense cotangent so far (-1: the symbolic zero). */
   readonly ct: Int32Array;
-  /** A variable's cotangent, its pending pieces placed. */
-  settle(v: number): number;
-  /** Set a variable's cotangent (the scan's sum includes what it held). */
-  replace(v: number, c: number): void;
+  /** A tensor variable's pending pieces placed by one embed and taken away (-1: none). */
+  pending(v: number): number;
+  /** Set a variable's dense cotangent and its pieces (one whole piece, or -1): the scan's sums include what it held. */
+  replace(v: number, c: number, whole: number): void;
 }
 
 export interface ScanSweep {
@@ -45,10 +44,13 @@ export interface ScanSweep {
   at(i: number, state: CotangentState): boolean;
 }
 
+/** differentiate.ts's signature, with the blocks' option (scan-reverse runs it on a body's term). */
+export type Differentiate = (term: TraceTerm, sink: Trace, seeds: readonly number[], placement: null, split?: { readonly pieces: readonly { readonly v: number; readonly atom: number }[] }) => Emitted;
+
 const UNIT = { kind: "tuple", items: [] } as const;
 
 /** The scans of a term being differentiated at the outermost level (null if it has none). */
-export function scanSweep(term: TraceTerm, sink: Trace, differentiate: Transform): ScanSweep | null {
+export function scanSweep(term: TraceTerm, sink: Trace, differentiate: Differentiate): ScanSweep | null {
   if (!hasScans(term.tape)) return null;
   const tape = term.tape;
   const codes = scanCodes();
@@ -73,6 +75,13 @@ export function scanSweep(term: TraceTerm, sink: Trace, differentiate: Transform
     },
   };
 }
+
+/**
+ * A cotangent's two parts, as the written-out sweep keeps them until its variable is
+ * settled: the dense sum (part 0) and, for a tensor, the pieces (part 1) gathered from
+ * slices and indices, placed by one embed (differentiate.ts).
+ */
+const PARTS = 2;
 
 /** Per body: the distinct variables whose cotangents a block starts from (its computed outputs), and what they are. */
 interface Outs {
@@ -110,43 +119,61 @@ function outsOf(body: Body, obs: Int32Array): Outs {
 /** One block's derivative term for one pattern of present cotangents. */
 export interface BlockDerivative {
   readonly term: TraceTerm;
-  /** Which of Outs.w are seeded (in order), then which inputs start with a cotangent. */
+  /** The seeded parts of Outs.w (2j + part), then the inputs' parts it starts from (2k + part), in order. */
   readonly outs: readonly number[];
   readonly ins: readonly number[];
-  /** The inputs whose cotangents it returns (in order), and whether each input's is present. */
+  /** The inputs' parts it returns (2k + part), in order; and which are present. */
   readonly results: readonly number[];
   readonly present: Uint8Array;
-  readonly reals: boolean;
   interpreter: Interpreter | null;
 }
 
 /**
- * `D` for a block: the body's term, then its derivative with the outputs `outs` (of
- * Outs.w) seeded and the inputs `ins` starting from given cotangents. Its inputs: the
- * body's, then those cotangents; its outputs: the present cotangents of the body's
- * inputs that are not literals.
+ * `D` for a block: the body's term, then its derivative with the parts `outs` of
+ * Outs.w seeded and the inputs' parts `ins` starting from given cotangents. Its inputs:
+ * the body's, then those cotangents; its outputs: the present parts of the cotangents of
+ * the body's inputs that are not literals.
  */
-function blockDerivative(body: Body, o: Outs, outs: number[], ins: number[], differentiate: Transform): BlockDerivative {
+function blockDerivative(body: Body, o: Outs, outs: number[], ins: number[], differentiate: Differentiate): BlockDerivative {
   const tape = body.term.tape;
   const nin = body.nc + body.nx + body.np;
-  const seeded = [...outs.map((j) => o.w[j]), ...ins.map((k) => body.inputVar[k])];
+  const vars = [...outs.map((e) => o.w[e >> 1]), ...ins.map((e) => body.inputVar[e >> 1])];
+  const parts = [...outs, ...ins].map((e) => e & 1);
   const sink = sinkFor(tape, "scan", false);
-  const seeds = seeded.map((v, j) => {
+  const atoms = vars.map((v, j) => {
     const dims = tape.dims(v);
     return dims.length === 0 ? sink.tape.input(nin + j, 0) : sink.tape.tensorInput(nin + j, { dims, data: new Float64Array(size(dims)) });
   });
-  const target = new TraceTerm(tape, [{ name: "in", shape: UNIT, atoms: [] }], { shape: UNIT, atoms: seeded });
-  const d = differentiate(target, sink, seeds, null);
+  const dense = vars.filter((_v, j) => parts[j] === 0);
+  const target = new TraceTerm(tape, [{ name: "in", shape: UNIT, atoms: [] }], { shape: UNIT, atoms: dense });
+  const pieces = vars.flatMap((v, j) => (parts[j] === 1 ? [{ v, atom: atoms[j] }] : []));
+  const d = differentiate(
+    target,
+    sink,
+    atoms.filter((_a, j) => parts[j] === 0),
+    null,
+    { pieces },
+  );
   closeTrace(sink);
   const results: number[] = [];
-  const present = new Uint8Array(nin);
+  const out: number[] = [];
+  const present = new Uint8Array(PARTS * nin);
   for (let k = 0; k < nin; k++) {
-    if (body.literal[k] || !d.present![k]) continue;
-    present[k] = 1;
-    results.push(k);
+    if (body.literal[k]) continue;
+    if (d.present![k]) {
+      present[2 * k] = 1;
+      results.push(2 * k);
+      out.push(d.results[k]);
+    }
+    const piece = d.pieceResults?.[k] ?? -1;
+    if (piece >= 0) {
+      present[2 * k + 1] = 1;
+      results.push(2 * k + 1);
+      out.push(piece);
+    }
   }
-  const term = new TraceTerm(sink.tape, [{ name: "in", shape: UNIT, atoms: [] }], { shape: UNIT, atoms: results.map((k) => d.results[k]) });
-  return { term, outs, ins, results, present, reals: sink.tape.tensorCount === 0, interpreter: null };
+  const term = new TraceTerm(sink.tape, [{ name: "in", shape: UNIT, atoms: [] }], { shape: UNIT, atoms: out });
+  return { term, outs, ins, results, present, interpreter: null };
 }
 
 /** The reverse sweep of one scan decided ahead: each iteration's pattern, each pattern's term. */
@@ -154,17 +181,17 @@ export interface ReversePlan {
   readonly patterns: BlockDerivative[];
   /** Per iteration: its pattern's index. */
   readonly at: Uint32Array;
-  /** Per argument of the scan: whether its cotangent comes out present. */
+  /** Per argument of the scan and part (2a + part): whether its cotangent comes out present. */
   readonly present: Uint8Array;
 }
 
-/** Where a scanGrad's inputs are: which outputs of the scan were seeded, which arguments held cotangents. */
+/** Where a scanGrad's inputs are: which outputs of the scan were seeded, which arguments held cotangents (by part). */
 export interface ReverseInputs {
-  /** Per written slot (iteration r, slot s at r·|obs| + s): seeded. */
+  /** Per written slot and part ((r·|obs| + s)·2 + part): seeded. */
   readonly seedObs: Uint8Array;
-  /** Per carry leaf: its final value seeded (when not written as an obs). */
+  /** Per carry leaf and part: its final value seeded (when not written as an obs). */
   readonly seedFinal: Uint8Array;
-  /** Per argument: its cotangent so far present (and needed: active). */
+  /** Per argument and part: its cotangent so far present (and needed: active). */
   readonly acc: Uint8Array;
   /** Per argument: whether its cotangent is wanted (it is active). */
   readonly need: Uint8Array;
@@ -180,26 +207,63 @@ function cacheFor(body: Body, obs: Int32Array): { outs: Outs; derivatives: Map<s
   return c;
 }
 
+/** Where each state of a block comes from, for iteration r of n (the plan and the run read the same rules). */
+interface Sources<T> {
+  chain(k: number, part: number): T;
+  identity(k: number, part: number): T;
+  p(q: number, part: number): T;
+  seedObs(r: number, s: number, part: number): T;
+  seedFinal(k: number, part: number): T;
+  acc(a: number, part: number): T;
+  none: T;
+}
+
+/** The state a block at iteration r starts from for output part 2j + part. */
+function outState<T>(o: Outs, j: number, part: number, r: number, n: number, src: Sources<T>): T {
+  const k = o.carry[j];
+  if (k >= 0 && r < n - 1) return src.chain(k, part);
+  if (o.slot[j] >= 0) return src.seedObs(r, o.slot[j], part);
+  return k >= 0 ? src.seedFinal(k, part) : src.none;
+}
+
+/** The state a block at iteration r starts from for input k's part. */
+function inState<T>(body: Body, o: Outs, k: number, part: number, r: number, n: number, src: Sources<T>): T {
+  if (k < body.nc) {
+    if (body.carryKind[k] === "identity") return src.identity(k, part);
+    if (body.carryKind[k] !== "internal") return src.none;
+    if (r === 0) return src.acc(k, part);
+    return o.carrySlot[k] >= 0 ? src.seedObs(r - 1, o.carrySlot[k], part) : src.none;
+  }
+  if (k < body.nc + body.nx) return src.acc(body.nc + r * body.nx + (k - body.nc), part);
+  return src.p(k - body.nc - body.nx, part);
+}
+
 /** The plan: which cotangents each block starts from, iteration by iteration from the last (structure only). */
-export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate: Transform): ReversePlan {
+export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate): ReversePlan {
   const { body, n } = p;
   const obs = p.layout.obs;
   const { outs: o, derivatives } = cacheFor(body, obs);
   const nobs = obs.length;
   const nin = body.nc + body.nx + body.np;
-  const carryArg = (k: number): number => k;
-  const xArg = (r: number, l: number): number => body.nc + r * body.nx + l;
-  const pArg = (q: number): number => body.nc + n * body.nx + q;
-  // presence of the running cotangents
-  const chain = new Uint8Array(body.nc);
-  const identity = new Uint8Array(body.nc);
-  const pAcc = new Uint8Array(body.np);
-  for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "identity" && !body.literal[k]) identity[k] = inputs.acc[carryArg(k)];
-  for (let q = 0; q < body.np; q++) pAcc[q] = inputs.acc[pArg(q)];
+  const nargs = body.nc + n * body.nx + body.np;
+  const chain = new Uint8Array(PARTS * body.nc);
+  const identity = new Uint8Array(PARTS * body.nc);
+  const pAcc = new Uint8Array(PARTS * body.np);
+  for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "identity" && !body.literal[k]) for (let part = 0; part < PARTS; part++) identity[2 * k + part] = inputs.acc[2 * k + part];
+  for (let q = 0; q < body.np; q++) for (let part = 0; part < PARTS; part++) pAcc[2 * q + part] = inputs.acc[2 * (nargs - body.np + q) + part];
+  const src: Sources<number> = {
+    chain: (k, part) => chain[2 * k + part],
+    identity: (k, part) => identity[2 * k + part],
+    p: (q, part) => pAcc[2 * q + part],
+    seedObs: (r, s, part) => inputs.seedObs[2 * (r * nobs + s) + part],
+    seedFinal: (k, part) => inputs.seedFinal[2 * k + part],
+    acc: (a, part) => inputs.acc[2 * a + part],
+    none: 0,
+  };
   const patterns: BlockDerivative[] = [];
   const index = new Map<BlockDerivative, number>();
   const at = new Uint32Array(n);
-  const argPresent = new Uint8Array(inputs.acc.length);
+  const argPresent = new Uint8Array(PARTS * nargs);
   const outs: number[] = [];
   const ins: number[] = [];
   let last = "";
@@ -207,28 +271,12 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
   for (let r = n - 1; r >= 0; r--) {
     outs.length = 0;
     ins.length = 0;
-    for (let j = 0; j < o.w.length; j++) {
-      const k = o.carry[j];
-      const seeded = k >= 0 && r < n - 1 ? chain[k] : o.slot[j] >= 0 ? inputs.seedObs[r * nobs + o.slot[j]] : k >= 0 ? inputs.seedFinal[k] : 0;
-      if (seeded) outs.push(j);
-    }
-    for (let k = 0; k < nin; k++) {
-      if (body.literal[k]) continue;
-      let has = 0;
-      if (k < body.nc) {
-        if (body.carryKind[k] === "identity") has = identity[k];
-        else if (body.carryKind[k] === "internal") has = r === 0 ? inputs.acc[carryArg(k)] : o.carrySlot[k] >= 0 ? inputs.seedObs[(r - 1) * nobs + o.carrySlot[k]] : 0;
-      } else if (k < body.nc + body.nx) has = inputs.acc[xArg(r, k - body.nc)];
-      else has = pAcc[k - body.nc - body.nx];
-      if (has) ins.push(k);
-    }
+    for (let j = 0; j < o.w.length; j++) for (let part = 0; part < PARTS; part++) if (outState(o, j, part, r, n, src)) outs.push(2 * j + part);
+    for (let k = 0; k < nin; k++) if (!body.literal[k]) for (let part = 0; part < PARTS; part++) if (inState(body, o, k, part, r, n, src)) ins.push(2 * k + part);
     const key = `${outs.join(",")}|${ins.join(",")}`;
-    let d: BlockDerivative;
-    if (key === last) d = patterns[lastIndex];
-    else {
-      const found = derivatives.get(key);
-      d = found ?? blockDerivative(body, o, [...outs], [...ins], differentiate);
-      if (found === undefined) derivatives.set(key, d);
+    if (key !== last) {
+      let d = derivatives.get(key);
+      if (d === undefined) derivatives.set(key, (d = blockDerivative(body, o, [...outs], [...ins], differentiate)));
       let i = index.get(d);
       if (i === undefined) {
         index.set(d, (i = patterns.length));
@@ -237,62 +285,71 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
       last = key;
       lastIndex = i;
     }
+    const d = patterns[lastIndex];
     at[r] = lastIndex;
-    for (let k = 0; k < body.nc; k++) {
-      if (body.carryKind[k] === "internal") chain[k] = d.present[k];
-      else if (body.carryKind[k] === "identity" && !body.literal[k]) identity[k] = d.present[k];
+    for (let part = 0; part < PARTS; part++) {
+      for (let k = 0; k < body.nc; k++) {
+        if (body.carryKind[k] === "internal") chain[2 * k + part] = d.present[2 * k + part];
+        else if (body.carryKind[k] === "identity" && !body.literal[k]) identity[2 * k + part] = d.present[2 * k + part];
+      }
+      for (let l = 0; l < body.nx; l++) argPresent[2 * (body.nc + r * body.nx + l) + part] = d.present[2 * (body.nc + l) + part];
+      for (let q = 0; q < body.np; q++) pAcc[2 * q + part] = d.present[2 * (body.nc + body.nx + q) + part];
     }
-    for (let l = 0; l < body.nx; l++) if (d.present[body.nc + l]) argPresent[xArg(r, l)] = 1;
-    for (let q = 0; q < body.np; q++) pAcc[q] = d.present[body.nc + body.nx + q];
   }
-  for (let k = 0; k < body.nc; k++) argPresent[carryArg(k)] = body.carryKind[k] === "internal" ? chain[k] : body.carryKind[k] === "identity" && !body.literal[k] ? identity[k] : 0;
-  for (let q = 0; q < body.np; q++) argPresent[pArg(q)] = pAcc[q];
+  for (let part = 0; part < PARTS; part++) {
+    for (let k = 0; k < body.nc; k++) {
+      const kind = body.carryKind[k];
+      argPresent[2 * k + part] = kind === "internal" ? chain[2 * k + part] : kind === "identity" && !body.literal[k] ? identity[2 * k + part] : 0;
+    }
+    for (let q = 0; q < body.np; q++) argPresent[2 * (nargs - body.np + q) + part] = pAcc[2 * q + part];
+  }
   // an argument that held a cotangent still holds it
-  for (let a = 0; a < argPresent.length; a++) argPresent[a] = (argPresent[a] | inputs.acc[a]) & inputs.need[a];
+  for (let a = 0; a < nargs; a++) for (let part = 0; part < PARTS; part++) argPresent[2 * a + part] = (argPresent[2 * a + part] | inputs.acc[2 * a + part]) & inputs.need[a];
   return { patterns, at, present: argPresent };
 }
 
 /** Emit the reverse sweep of the scan instruction (its args, its outputs' instructions) into the sink. */
-function emitReverse(p: ScanParams, args: readonly number[], outputs: readonly number[], tape: TraceTerm["tape"], sink: Trace, state: CotangentState, active: Uint8Array, differentiate: Transform): void {
+function emitReverse(p: ScanParams, args: readonly number[], outputs: readonly number[], tape: TraceTerm["tape"], sink: Trace, state: CotangentState, active: Uint8Array, differentiate: Differentiate): void {
   const { body, n, layout } = p;
   const codes = scanCodes();
   const nobs = layout.obs.length;
-  const seedObs = new Uint8Array(n * nobs);
-  const seedFinal = new Uint8Array(body.nc);
+  const seedObs = new Uint8Array(PARTS * n * nobs);
+  const seedFinal = new Uint8Array(PARTS * body.nc);
+  // the seeds (outputs' cotangents) by offset and part, then the arguments' cotangents held
   const seedAtoms = new Map<number, number>();
   for (const j of outputs) {
     const q = tape.params(j) as ScanOutParams;
     if (q.held) continue;
-    const c = state.settle(j);
-    if (c < 0) continue;
-    seedAtoms.set(q.offset, c);
-    if (q.offset < n * layout.width) {
-      const r = Math.floor(q.offset / layout.width);
-      const s = layout.obsOffset.indexOf(q.offset - r * layout.width);
-      seedObs[r * nobs + s] = 1;
-    } else seedFinal[layout.carryOffset.indexOf(q.offset)] = 1;
+    const parts = [state.ct[j], tape.dims(j).length === 0 ? -1 : state.pending(j)];
+    const r = Math.floor(q.offset / layout.width);
+    const flag = q.offset < n * layout.width ? (part: number) => (seedObs[2 * (r * nobs + layout.obsOffset.indexOf(q.offset - r * layout.width)) + part] = 1) : (part: number) => (seedFinal[2 * layout.carryOffset.indexOf(q.offset) + part] = 1);
+    parts.forEach((c, part) => {
+      if (c < 0) return;
+      seedAtoms.set(2 * q.offset + part, c);
+      flag(part);
+    });
   }
   const need = Uint8Array.from(args, (v) => active[v]);
-  const acc = new Uint8Array(args.length);
+  const acc = new Uint8Array(PARTS * args.length);
   const accAtoms: number[] = [];
   args.forEach((v, a) => {
     if (!need[a]) return;
-    const c = state.settle(v);
-    if (c >= 0) {
-      acc[a] = 1;
+    const parts = [state.ct[v], tape.dims(v).length === 0 ? -1 : state.pending(v)];
+    parts.forEach((c, part) => {
+      if (c < 0) return;
+      acc[2 * a + part] = 1;
       accAtoms.push(c);
-    }
+    });
   });
   const inputs: ReverseInputs = { seedObs, seedFinal, acc, need };
   const plan = planReverse(p, inputs, differentiate);
-  // the seeds in slot order, then the cotangents held
   const seedOrder = [...seedAtoms.keys()].sort((x, y) => x - y);
   const dimsOf = (a: number): Dims => tape.dims(args[a]);
   const offsets: number[] = [];
   let length = 0;
-  for (let a = 0; a < args.length; a++) {
+  for (let e = 0; e < PARTS * args.length; e++) {
     offsets.push(length);
-    if (plan.present[a]) length += size(dimsOf(a));
+    if (plan.present[e]) length += size(dimsOf(e >> 1));
   }
   const params: DerivedParams = {
     scan: p,
@@ -301,10 +358,10 @@ function emitReverse(p: ScanParams, args: readonly number[], outputs: readonly n
     run: (values) => reverseRun(p, plan, inputs, seedOrder, values, offsets, length),
   };
   const grad = sink.applyOp(codes.scanGrad, [...args, ...seedOrder.map((o) => seedAtoms.get(o)!), ...accAtoms], params);
+  const read = (e: number): number => (plan.present[e] ? sink.applyOp(codes.scanOut, [grad], { offset: offsets[e], dims: dimsOf(e >> 1), held: false }) : -1);
   for (let a = 0; a < args.length; a++) {
-    if (!plan.present[a]) continue;
-    const dims = dimsOf(a);
-    state.replace(args[a], sink.applyOp(codes.scanOut, [grad], { offset: offsets[a], dims, held: false }));
+    if (!need[a] || (!plan.present[2 * a] && !plan.present[2 * a + 1])) continue;
+    state.replace(args[a], read(2 * a), read(2 * a + 1));
   }
 }
 
@@ -314,34 +371,39 @@ export function segmentLength(p: ScanParams): number {
   return c === "every" ? p.n : c === "sqrt" ? Math.max(1, Math.ceil(Math.sqrt(p.n))) : Math.min(c, p.n);
 }
 
-/** Counters for tests: carries stored by the last reverse run, and its iterations swept. */
+/** Counters for tests: carries stored by the last reverse run (checkpoints, and at most at once), and its iterations swept. */
 export const reverseStats = { stored: 0, maxStored: 0, swept: 0 };
 
-/** The scanGrad's value: the cotangents of the scan's arguments (present ones, packed). */
+/** The scanGrad's value: the cotangents of the scan's arguments (present parts, packed). */
 function reverseRun(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, seedOrder: readonly number[], values: readonly Buf[], offsets: readonly number[], length: number): Float64Array {
   const { body, n, layout } = p;
   const nargs = body.nc + n * body.nx + body.np;
   const nobs = layout.obs.length;
+  const nin = body.nc + body.nx + body.np;
   const carry0 = values.slice(0, body.nc) as Buf[];
   const xAt = (r: number): Buf[] => values.slice(body.nc + r * body.nx, body.nc + (r + 1) * body.nx) as Buf[];
   const pv = values.slice(body.nc + n * body.nx, nargs) as Buf[];
-  // the seeds by offset, the held cotangents by argument
   const seed = new Map<number, Buf>();
   seedOrder.forEach((o, j) => seed.set(o, values[nargs + j]));
-  const held: (Buf | null)[] = new Array<Buf | null>(nargs).fill(null);
+  const held: (Buf | null)[] = new Array<Buf | null>(PARTS * nargs).fill(null);
   let next = nargs + seedOrder.length;
-  for (let a = 0; a < nargs; a++) if (inputs.acc[a]) held[a] = values[next++];
-  const seedObs = (r: number, s: number): Buf | null => (s < 0 ? null : (seed.get(r * layout.width + layout.obsOffset[s]) ?? null));
-  const seedFinal = (k: number): Buf | null => seed.get(layout.carryOffset[k]) ?? null;
+  for (let e = 0; e < PARTS * nargs; e++) if (inputs.acc[e]) held[e] = values[next++];
   const { outs: o } = cacheFor(body, layout.obs);
-
-  const compiled = body.reals ? compiledReverse(body) : null;
-  void compiled;
-  // running cotangents
-  const chain: (Buf | null)[] = new Array<Buf | null>(body.nc).fill(null);
-  const identity: (Buf | null)[] = body.carryKind.map((kind, k) => (kind === "identity" && !body.literal[k] ? held[k] : null));
-  const pAcc: (Buf | null)[] = Array.from({ length: body.np }, (_, q) => held[body.nc + n * body.nx + q]);
-  const xResult: (Buf | null)[] = new Array<Buf | null>(n * body.nx).fill(null);
+  // running cotangents, by part
+  const chain: (Buf | null)[] = new Array<Buf | null>(PARTS * body.nc).fill(null);
+  const identity: (Buf | null)[] = Array.from({ length: PARTS * body.nc }, (_, e) => (body.carryKind[e >> 1] === "identity" && !body.literal[e >> 1] ? held[e] : null));
+  const pAcc: (Buf | null)[] = Array.from({ length: PARTS * body.np }, (_, e) => held[PARTS * (nargs - body.np) + e]);
+  const xResult: (Buf | null)[] = new Array<Buf | null>(PARTS * n * body.nx).fill(null);
+  const src: Sources<Buf | null> = {
+    chain: (k, part) => chain[2 * k + part],
+    identity: (k, part) => identity[2 * k + part],
+    p: (q, part) => pAcc[2 * q + part],
+    seedObs: (r, s, part) => (s < 0 ? null : (seed.get(2 * (r * layout.width + layout.obsOffset[s]) + part) ?? null)),
+    seedFinal: (k, part) => seed.get(2 * layout.carryOffset[k] + part) ?? null,
+    acc: (a, part) => held[2 * a + part],
+    none: null,
+  };
+  void nobs;
 
   // the carries: checkpoints every K iterations, then each segment's recomputed
   const K = segmentLength(p);
@@ -356,8 +418,9 @@ function reverseRun(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, see
   reverseStats.maxStored = checkpoints.length;
   reverseStats.swept = 0;
 
-  const inputsOf = new Array<Buf>(body.nc + body.nx + body.np);
+  const inputsOf = new Array<Buf>(nin);
   for (let q = 0; q < body.np; q++) inputsOf[body.nc + body.nx + q] = pv[q];
+  const got: (Buf | null)[] = new Array<Buf | null>(PARTS * nin);
   for (let seg = checkpoints.length - 1; seg >= 0; seg--) {
     const lo = seg * K;
     const hi = Math.min(n, lo + K);
@@ -371,43 +434,34 @@ function reverseRun(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, see
       const x = xAt(r);
       for (let l = 0; l < body.nx; l++) inputsOf[body.nc + l] = x[l];
       const states: Buf[] = [];
-      for (const j of d.outs) {
-        const k = o.carry[j];
-        const s = k >= 0 && r < n - 1 ? chain[k] : o.slot[j] >= 0 ? seedObs(r, o.slot[j]) : k >= 0 ? seedFinal(k) : null;
-        states.push(s!);
-      }
-      for (const k of d.ins) {
-        let s: Buf | null;
-        if (k < body.nc) s = body.carryKind[k] === "identity" ? identity[k] : r === 0 ? held[k] : seedObs(r - 1, o.carrySlot[k]);
-        else if (k < body.nc + body.nx) s = held[body.nc + r * body.nx + (k - body.nc)];
-        else s = pAcc[k - body.nc - body.nx];
-        states.push(s!);
-      }
+      for (const e of d.outs) states.push(outState(o, e >> 1, e & 1, r, n, src)!);
+      for (const e of d.ins) states.push(inState(body, o, e >> 1, e & 1, r, n, src)!);
       const it = (d.interpreter ??= new Interpreter(d.term.tape, d.term.output.atoms));
       it.run([...inputsOf, ...states]);
       const out = d.term.output.atoms;
-      const got = new Array<Buf | null>(body.nc + body.nx + body.np).fill(null);
-      d.results.forEach((k, j) => (got[k] = it.take(out[j])));
+      got.fill(null);
+      d.results.forEach((e, j) => (got[e] = it.take(out[j])));
       it.clear();
-      for (let k = 0; k < body.nc; k++) {
-        if (body.carryKind[k] === "internal") chain[k] = got[k];
-        else if (body.carryKind[k] === "identity" && !body.literal[k]) identity[k] = got[k];
+      for (let e = 0; e < PARTS * body.nc; e++) {
+        const kind = body.carryKind[e >> 1];
+        if (kind === "internal") chain[e] = got[e];
+        else if (kind === "identity" && !body.literal[e >> 1]) identity[e] = got[e];
       }
-      for (let l = 0; l < body.nx; l++) xResult[r * body.nx + l] = got[body.nc + l] ?? held[body.nc + r * body.nx + l];
-      for (let q = 0; q < body.np; q++) pAcc[q] = got[body.nc + body.nx + q];
+      for (let l = 0; l < body.nx; l++) for (let part = 0; part < PARTS; part++) xResult[PARTS * (r * body.nx + l) + part] = got[PARTS * (body.nc + l) + part] ?? held[PARTS * (body.nc + r * body.nx + l) + part];
+      for (let e = 0; e < PARTS * body.np; e++) pAcc[e] = got[PARTS * (body.nc + body.nx) + e];
       reverseStats.swept++;
     }
   }
   const out = new Float64Array(length);
-  const result = (a: number): Buf | null => {
-    if (a < body.nc) return body.carryKind[a] === "internal" ? chain[a] : body.carryKind[a] === "identity" ? identity[a] : null;
-    if (a < body.nc + n * body.nx) return xResult[a - body.nc];
-    return pAcc[a - body.nc - n * body.nx];
+  const result = (e: number): Buf | null => {
+    const a = e >> 1;
+    if (a < body.nc) return body.carryKind[a] === "internal" ? chain[e] : body.carryKind[a] === "identity" ? identity[e] : null;
+    if (a < body.nc + n * body.nx) return xResult[e - PARTS * body.nc];
+    return pAcc[e - PARTS * (nargs - body.np)];
   };
-  for (let a = 0; a < nargs; a++) {
-    if (!plan.present[a]) continue;
-    writeAt(out, offsets[a], (result(a) ?? held[a])!);
+  for (let e = 0; e < PARTS * nargs; e++) {
+    if (!plan.present[e]) continue;
+    writeAt(out, offsets[e], (result(e) ?? held[e])!);
   }
-  void INPUT;
   return out;
 }
