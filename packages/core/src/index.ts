@@ -47,3 +47,4 @@ export { NaNError, TraceLengthError, DefineOpError, GradientCheckError } from ".
 // Loops traced once and applied per iteration, with checkpointed reverse sweeps (docs/scan.md).
 export { scan } from "./api/scan.js";
 export type { ScanOptions } from "./api/scan.js";
+export { checkpoint } from "./api/checkpoint.js";

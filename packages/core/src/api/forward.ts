@@ -8,6 +8,8 @@ import { unflatten } from "../structure.js";
 import { ARITY, CONST, FIRST_PRIMITIVE, FREE, INPUT, primitiveOf } from "../trace/opcodes.js";
 import { primal, Real, type Scalar } from "../trace/tracer.js";
 import { tangentSweep } from "../diff/tangents.js";
+import { writeOut } from "../diff/unroll.js";
+import { hasScans } from "../trace/scan-ops.js";
 import type { TraceTerm } from "../trace/term.js";
 import { apply, isOutermost, leavesLike, trace, type Fn, type RdOptions, type Traced } from "./transform.js";
 
@@ -53,7 +55,8 @@ export function usesUserOps(term: TraceTerm): boolean {
 export function taylor<const X>(f: (x: Traced<X>) => unknown, x: X, v: unknown, k: number, options?: RdOptions): unknown[] {
   if (!Number.isInteger(k) || k < 0) throw new WengertError(`taylor: the order k is ${k}; expected a non-negative integer.`);
   const traced = trace("taylor", f as Fn, x, options);
-  const { term } = traced;
+  // Taylor arithmetic runs over a term of reals: its scans written out (diff/unroll.ts)
+  const term = hasScans(traced.term.tape) ? writeOut(traced.term).term : traced.term;
   if (term.tape.tensorCount > 0) {
     throw new WengertError("taylor: f computes with tensors; Taylor mode covers reals only so far. Use nested jvp for higher directional derivatives of tensor programs.");
   }

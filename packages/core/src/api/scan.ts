@@ -18,8 +18,8 @@
  */
 import type { Buf, Dims } from "@wengert/ops";
 import { ShapeError, WengertError } from "../errors.js";
-import { describe, flatten, unflatten, type Shape } from "../structure.js";
-import { Body, folds, sameType, tiesAt, traceBody, type Leaf, type TracedBody } from "../trace/body.js";
+import { describe, flatten, typeString, unflatten, type Shape } from "../structure.js";
+import { Body, carryChanged, folds, sameType, tiesAt, traceBody, type Leaf, type TracedBody } from "../trace/body.js";
 import { CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP } from "../trace/opcodes.js";
 import { layoutOf, scanCodes, writeAt, type Checkpoint, type ScanParams } from "../trace/scan-ops.js";
 import { fromDense, isConcreteTensor, ownedCopy, Tensor, toDense } from "../trace/tensor.js";
@@ -58,6 +58,11 @@ export interface ScanCall {
   readonly options: ScanOptions;
   /** The shortest run recorded as a scan instruction (checkpoint: 1). */
   readonly minRun: number;
+  /**
+   * A body traced by an earlier call, tried before tracing (checkpoint's calls); kept when
+   * it captures nothing (a captured value is bound to its trace).
+   */
+  readonly reuse?: { body: Body | null };
 }
 
 const isLeaf = (v: unknown): v is Operand => isOperand(v);
@@ -99,24 +104,6 @@ function step(c: ScanCall, i: number, carryShape: Shape, carry: readonly Leaf[])
   const next = flatten(out[0], "carry", isLeaf, "the carry", (m) => new ShapeError(`${c.caller}: at iteration ${i}, ${m}`), leafShape);
   if (!sameType(next.shape, carryShape)) throw carryChanged(c.caller, i, next.shape, carryShape);
   return [next.leaves, out[1]];
-}
-
-export function carryChanged(caller: string, i: number, got: Shape, want: Shape): ShapeError {
-  return new ShapeError(`${caller}: the body returned a carry of type ${typeOf(got)} at iteration ${i}, but it came in as ${typeOf(want)}; a carry keeps its type and shape from one iteration to the next.`);
-}
-
-const typeOf = (s: Shape): string => JSON.stringify(s) && describeShape(s);
-function describeShape(s: Shape): string {
-  switch (s.kind) {
-    case "real":
-      return "real";
-    case "tensor":
-      return `real[${s.dims.join(", ")}]`;
-    case "tuple":
-      return s.items.length === 0 ? "unit" : `(${s.items.map(describeShape).join(" × ")})`;
-    case "record":
-      return `{${s.keys.map((k, i) => `${k}: ${describeShape(s.fields[i])}`).join(", ")}}`;
-  }
 }
 
 function plainLoop(c: ScanCall, n: number, carryShape: Shape, carry: Leaf[]): [unknown, unknown[]] {
@@ -179,10 +166,35 @@ class Loop {
         i++;
         continue;
       }
+      const again = this.again(i);
+      if (again > i) {
+        i = again;
+        continue;
+      }
       const tb = traceBody({ fn: c.fn, caller: c.caller, iteration: i, carryShape: this.carryShape, carry: this.carry, xShape: x.shape, x: x.leaves, unflatten });
+      if (c.reuse !== undefined) c.reuse.body = tb.body.np === 0 && tb.body.chains ? tb.body : null;
       i = tb.target === null ? this.numbers(tb, i) : this.traced(tb, tb.target, i);
     }
     return [unflatten(this.carryShape, this.carry), this.ys];
+  }
+
+  /**
+   * A run from i of the body an earlier call traced, where it holds from i on (no
+   * iteration traced: every decision checked); returns where it stopped (i: not at all).
+   */
+  private again(i: number): number {
+    const body = this.c.reuse?.body ?? null;
+    if (body === null || body.nc !== this.carry.length) return i;
+    const traced = [...this.carry, ...this.xLeaves(i).leaves].filter((v): v is Real | Tensor => v instanceof Real || v instanceof Tensor);
+    let target: Trace | null = null;
+    for (const v of traced) if (!v.trace.closed && (target === null || v.trace.level > target.level)) target = v.trace;
+    if (target === null || traced.some((v) => v.trace.closed)) return i;
+    if (!sameType(this.carryShape, body.carryShape) || !this.fits(body, i, target, [])) return i;
+    const carryTraced = this.carry.filter((v) => !(typeof v === "number" || isConcreteTensor(v)));
+    if (carryTraced.length !== this.carry.length - Array.from(body.literal.subarray(0, body.nc)).reduce((s, l) => s + l, 0)) return i;
+    const atoms = carryTraced.map((v) => atomIn(target, v));
+    if (new Set(atoms).size !== atoms.length) return i;
+    return this.run1(body, target, i, [], [], i);
   }
 
   private readonly xs: ({ shape: Shape; leaves: Leaf[] } | undefined)[] = [];
@@ -249,7 +261,6 @@ class Loop {
   /** An iteration traced in an open trace: a run from it, or the iteration as the loop records it. */
   private traced(tb: TracedBody, target: Trace, i: number): number {
     const { body } = tb;
-    for (const tie of tiesAt(body, tb.value)) target.tie(tie);
     const x = this.xLeaves(i).leaves;
     const taken = [...tb.pAtoms];
     const runnable =
@@ -265,16 +276,32 @@ class Loop {
       this.place(tb, target, i);
       return i + 1;
     }
+    const stop = this.run1(body, target, i, tb.pAtoms, tb.pValues, i + 1);
+    if (stop === i) {
+      this.place(tb, target, i);
+      return i + 1;
+    }
+    // the traced iteration's ties, as tracing it in the loop would report them (a placed one reports its own)
+    for (const tie of tiesAt(body, tb.value)) target.tie(tie);
+    return stop;
+  }
+
+  /**
+   * Run the body from i, its decisions checked from `checkFrom` on, and record the run as
+   * one scan instruction if it is long enough; returns where it stopped (i: nothing recorded).
+   */
+  private run1(body: Body, target: Trace, i: number, pAtoms: readonly number[], pValues: readonly Operand[], checkFrom: number): number {
     // how far x fits the term (identity carries keep their variables through the run)
+    const x = this.xLeaves(i).leaves;
     const kept = this.carry.filter((v, k) => body.carryKind[k] === "identity" && !(typeof v === "number" || isConcreteTensor(v))).map((v) => atomIn(target, v));
-    const xTaken = [...tb.pAtoms, ...kept, ...x.filter((v) => typeof v !== "number" && !isConcreteTensor(v)).map((v) => atomIn(target, v))];
+    const xTaken = [...pAtoms, ...kept, ...x.filter((v) => typeof v !== "number" && !isConcreteTensor(v)).map((v) => atomIn(target, v))];
     let to = i + 1;
     while (to < this.n && this.fits(body, to, target, xTaken)) to++;
     const obs = observed(body);
     const layout = layoutOf(body, obs, to - i);
     const packed = new Float64Array(layout.length);
     const carry = this.carry.map((v) => primal(v));
-    const p = tb.pAtoms.map((atom) => target.tape.value(atom));
+    const p = pAtoms.map((atom) => target.tape.value(atom));
     const stop = runForward(
       {
         body,
@@ -282,7 +309,7 @@ class Loop {
         p,
         from: i,
         to,
-        checkFrom: i + 1,
+        checkFrom,
         reportTies: target.settings.ties !== "ignore",
         obs,
         write: (j, s, v) => writeAt(packed, (j - i) * layout.width + layout.obsOffset[s], v),
@@ -290,17 +317,13 @@ class Loop {
       carry,
       false,
     );
-    if (stop - i < this.c.minRun) {
-      this.place(tb, target, i);
-      return i + 1;
-    }
-    this.emit(tb, target, i, stop, obs, packed, carry);
+    if (stop - i < this.c.minRun) return i;
+    this.emit(body, pAtoms, pValues, target, i, stop, obs, packed, carry);
     return stop;
   }
 
   /** Record a run [i, stop) as one scan instruction, and read its outputs. */
-  private emit(tb: TracedBody, target: Trace, i: number, stop: number, obs: Int32Array, written: Float64Array, carry: Buf[]): void {
-    const { body } = tb;
+  private emit(body: Body, pAtoms: readonly number[], pValues: readonly Operand[], target: Trace, i: number, stop: number, obs: Int32Array, written: Float64Array, carry: Buf[]): void {
     const n = stop - i;
     const layout = layoutOf(body, obs, n);
     const packed = new Float64Array(layout.length);
@@ -309,7 +332,7 @@ class Loop {
     packed[layout.held] = 1;
     const args = [...this.carry.map((v) => atomIn(target, v))];
     for (let j = i; j < stop; j++) for (const v of this.xLeaves(j).leaves) args.push(atomIn(target, v));
-    args.push(...tb.pAtoms);
+    args.push(...pAtoms);
     const params: ScanParams = {
       body,
       n,
@@ -337,7 +360,7 @@ class Loop {
       if (s >= 0) return projections[r][s];
       return literalValue(tape.value(v), tape.dims(v));
     };
-    for (let r = 0; r < n; r++) this.ys[i + r] = this.yOf(body, r, i, value, tb.pValues);
+    for (let r = 0; r < n; r++) this.ys[i + r] = this.yOf(body, r, i, value, pValues);
     this.carry = this.carry.map((start, k) => {
       const kind = body.carryKind[k];
       if (kind === "identity") return start;

@@ -250,6 +250,11 @@ export type Leaf = Operand;
 const leafShape = (v: Operand): Shape =>
   typeof v === "number" || v instanceof Real ? { kind: "real" } : v instanceof Tensor ? { kind: "tensor", dims: v.dims, container: "ndarray" } : { kind: "tensor", dims: toDense(v as never, "a leaf").dims, container: "ndarray" };
 
+/** The error for a carry whose type changed at iteration i. */
+export function carryChanged(caller: string, i: number, got: Shape, want: Shape): ShapeError {
+  return new ShapeError(`${caller}: the body returned a carry of type ${typeString(got)} at iteration ${i}, but it came in as ${typeString(want)}; a carry keeps its type and shape from one iteration to the next.`);
+}
+
 /** Whether two shapes are the same type (tensor containers aside). */
 export function sameType(p: Shape, q: Shape): boolean {
   return typeString(p) === typeString(q);
@@ -304,7 +309,7 @@ export function traceBody(call: BodyCall): TracedBody {
     }
     const c = flatten(out[0], "carry", isOperand, "the carry", (m) => new ShapeError(`${caller}: at iteration ${iteration}, ${m}`), leafShape);
     if (!sameType(c.shape, carryShape)) {
-      throw new ShapeError(`${caller}: the body returned a carry of type ${typeString(c.shape)} at iteration ${iteration}, but it came in as ${typeString(carryShape)}; a carry keeps its type and shape from one iteration to the next.`);
+      throw carryChanged(caller, iteration, c.shape, carryShape);
     }
     const y = flatten(out[1], "y", isOperand, "y", (m) => new ShapeError(`${caller}: at iteration ${iteration}, ${m}`), leafShape);
     yShape = y.shape;
