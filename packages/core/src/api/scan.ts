@@ -21,10 +21,10 @@ import { ShapeError, WengertError } from "../errors.js";
 import { describe, flatten, typeString, unflatten, type Shape } from "../structure.js";
 import { Body, carryChanged, folds, sameType, tiesAt, traceBody, type Leaf, type TracedBody } from "../trace/body.js";
 import { CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP } from "../trace/opcodes.js";
-import { layoutOf, scanCodes, writeAt, type Checkpoint, type ScanParams } from "../trace/scan-ops.js";
+import { layoutOf, scanCodes, segmentLength, writeAt, type Checkpoint, type ScanParams } from "../trace/scan-ops.js";
 import { fromDense, isConcreteTensor, ownedCopy, Tensor, toDense } from "../trace/tensor.js";
 import { isOperand, openTraces, primalOf, Real, tracing, wrap, type Operand, type Trace } from "../trace/tracer.js";
-import { runForward } from "../eval/scan-forward.js";
+import { runForward, type RealsIO } from "../eval/scan-forward.js";
 import { checkOptionKeys } from "./transform.js";
 
 export interface ScanOptions {
@@ -98,9 +98,7 @@ const xAt = (c: ScanCall, i: number): unknown => (typeof c.xs === "number" ? und
 /** One iteration as the loop written out: the body called, its carry checked. */
 function step(c: ScanCall, i: number, carryShape: Shape, carry: readonly Leaf[]): [Leaf[], unknown] {
   const out = c.fn(unflatten(carryShape, carry) as never, xAt(c, i) as never);
-  if (!Array.isArray(out) || out.length !== 2) {
-    throw new WengertError(`${c.caller}: the body returned ${Array.isArray(out) ? `an array of length ${out.length}` : describe(out)} at iteration ${i}; it must return [carry, y].`);
-  }
+  checkReturned(c.caller, out, i);
   const next = flatten(out[0], "carry", isLeaf, "the carry", (m) => new ShapeError(`${c.caller}: at iteration ${i}, ${m}`), leafShape);
   if (!sameType(next.shape, carryShape)) throw carryChanged(c.caller, i, next.shape, carryShape);
   return [next.leaves, out[1]];
@@ -110,6 +108,13 @@ function plainLoop(c: ScanCall, n: number, carryShape: Shape, carry: Leaf[]): [u
   const ys: unknown[] = new Array(n);
   for (let i = 0; i < n; i++) [carry, ys[i]] = step(c, i, carryShape, carry);
   return [unflatten(carryShape, carry), ys];
+}
+
+/** What a body returns: [carry, y], or [carry] (no y: ys holds undefined). */
+export function checkReturned(caller: string, out: unknown, i: number): asserts out is [unknown, unknown] {
+  if (!Array.isArray(out) || out.length < 1 || out.length > 2) {
+    throw new WengertError(`${caller}: the body returned ${Array.isArray(out) ? `an array of length ${out.length}` : describe(out)} at iteration ${i}; it must return [carry, y] (or [carry]).`);
+  }
 }
 
 /** A leaf's variable in trace t (a number or an untraced tensor: a literal there). */
@@ -200,6 +205,7 @@ class Loop {
   private readonly xs: ({ shape: Shape; leaves: Leaf[] } | undefined)[] = [];
 
   private xLeaves(i: number): { shape: Shape; leaves: Leaf[] } {
+    if (typeof this.c.xs === "number") return NO_X;
     let x = this.xs[i];
     if (x === undefined) {
       const v = xAt(this.c, i);
@@ -219,7 +225,18 @@ class Loop {
     const written: Buf[][] = [];
     const carry = this.carry.map((v) => primal(v));
     const stop = runForward(
-      { body, x: (j) => this.xLeaves(j).leaves.map(primal), p: [], from: i, to, checkFrom: i + 1, reportTies: false, checkFolds: false, obs, write: (j, s, v) => ((written[j - i] ??= [])[s] = typeof v === "number" ? v : v.slice()) },
+      {
+        body,
+        x: (j) => this.xLeaves(j).leaves.map(primal),
+        p: [],
+        from: i,
+        to,
+        checkFrom: i + 1,
+        reportTies: false,
+        checkFolds: false,
+        obs,
+        write: (j, s, v) => ((written[j - i] ??= [])[s] = typeof v === "number" ? v : v.slice()),
+      },
       carry,
       false,
     );
@@ -237,6 +254,7 @@ class Loop {
 
   /** Whether x at iteration j fits the body (as marked literal or not), its traced leaves new variables. */
   private fits(body: Body, j: number, target: Trace | null, taken: number[]): boolean {
+    if (typeof this.c.xs === "number") return body.nx === 0;
     const x = this.xLeaves(j);
     if (x.leaves.length !== body.nx) return false;
     for (let l = 0; l < body.nx; l++) {
@@ -296,12 +314,23 @@ class Loop {
     const kept = this.carry.filter((v, k) => body.carryKind[k] === "identity" && !(typeof v === "number" || isConcreteTensor(v))).map((v) => atomIn(target, v));
     const xTaken = [...pAtoms, ...kept, ...x.filter((v) => typeof v !== "number" && !isConcreteTensor(v)).map((v) => atomIn(target, v))];
     let to = i + 1;
-    while (to < this.n && this.fits(body, to, target, xTaken)) to++;
+    if (typeof this.c.xs === "number") to = body.nx === 0 ? this.n : to;
+    else while (to < this.n && this.fits(body, to, target, xTaken)) to++;
     const obs = observed(body);
     const layout = layoutOf(body, obs, to - i);
     const packed = new Float64Array(layout.length);
     const carry = this.carry.map((v) => primal(v));
     const p = pAtoms.map((atom) => target.tape.value(atom));
+    let reals: RealsIO | undefined;
+    // the carries the reverse sweep will start from, as the checkpoint policy stores them (every one: at each iteration)
+    const checkpoint = this.c.options.checkpoint ?? defaultCheckpoint(body, to - i);
+    const every = checkpoint === "every" ? 1 : segmentLength(checkpoint, to - i);
+    if (body.reals) {
+      const xs = new Float64Array(to * body.nx);
+      for (let j = i; j < to; j++) this.xLeaves(j).leaves.forEach((v, l) => (xs[j * body.nx + l] = primal(v) as number));
+      const storeOut = new Float64Array(Math.ceil((to - i) / every) * body.nc);
+      reals = { xs, obsOut: packed, obsBase: i, storeOut, storeFrom: i, storeEvery: every };
+    }
     const stop = runForward(
       {
         body,
@@ -313,17 +342,23 @@ class Loop {
         reportTies: target.settings.ties !== "ignore",
         obs,
         write: (j, s, v) => writeAt(packed, (j - i) * layout.width + layout.obsOffset[s], v),
+        reals,
       },
       carry,
       false,
     );
     if (stop - i < this.c.minRun) return i;
-    this.emit(body, pAtoms, pValues, target, i, stop, obs, packed, carry);
+    const scanVar = this.emit(body, pAtoms, pValues, target, i, stop, obs, packed, carry, checkpoint);
+    if (reals?.storeOut) {
+      const params = target.tape.params(scanVar) as ScanParams;
+      const values = Float64Array.from(target.tape.args(scanVar).map((v) => target.tape.val[v]));
+      params.stash = { values, carries: reals.storeOut.subarray(0, Math.ceil((stop - i) / every) * body.nc), every };
+    }
     return stop;
   }
 
   /** Record a run [i, stop) as one scan instruction, and read its outputs. */
-  private emit(body: Body, pAtoms: readonly number[], pValues: readonly Operand[], target: Trace, i: number, stop: number, obs: Int32Array, written: Float64Array, carry: Buf[]): void {
+  private emit(body: Body, pAtoms: readonly number[], pValues: readonly Operand[], target: Trace, i: number, stop: number, obs: Int32Array, written: Float64Array, carry: Buf[], checkpoint: Checkpoint): number {
     const n = stop - i;
     const layout = layoutOf(body, obs, n);
     const packed = new Float64Array(layout.length);
@@ -331,7 +366,7 @@ class Loop {
     for (let k = 0; k < body.nc; k++) writeAt(packed, layout.carryOffset[k], carry[k]);
     packed[layout.held] = 1;
     const args = [...this.carry.map((v) => atomIn(target, v))];
-    for (let j = i; j < stop; j++) for (const v of this.xLeaves(j).leaves) args.push(atomIn(target, v));
+    if (body.nx > 0) for (let j = i; j < stop; j++) for (const v of this.xLeaves(j).leaves) args.push(atomIn(target, v));
     args.push(...pAtoms);
     const params: ScanParams = {
       body,
@@ -339,15 +374,16 @@ class Loop {
       start: i,
       layout,
       reportTies: target.settings.ties !== "ignore",
-      checkpoint: this.c.options.checkpoint ?? defaultCheckpoint(body, n),
+      checkpoint,
       caller: this.c.caller,
+      stash: null,
     };
     const scanVar = target.tape.recordOp(this.codes.scan, args, params, [layout.length], packed);
     const tape = body.term.tape;
     // the outputs the loop makes visible: one variable each, per iteration
     const at = (r: number, s: number): number => r * layout.width + layout.obsOffset[s];
     const projections: Leaf[][] = [];
-    for (let r = 0; r < n; r++) {
+    for (let r = 0; r < n && obs.length > 0; r++) {
       const row: Leaf[] = [];
       obs.forEach((v, s) => {
         const dims = tape.dims(v);
@@ -360,7 +396,7 @@ class Loop {
       if (s >= 0) return projections[r][s];
       return literalValue(tape.value(v), tape.dims(v));
     };
-    for (let r = 0; r < n; r++) this.ys[i + r] = this.yOf(body, r, i, value, pValues);
+    if (body.yShape !== null) for (let r = 0; r < n; r++) this.ys[i + r] = this.yOf(body, r, i, value, pValues);
     this.carry = this.carry.map((start, k) => {
       const kind = body.carryKind[k];
       if (kind === "identity") return start;
@@ -376,10 +412,12 @@ class Loop {
       const held = target.applyOp(this.codes.scanOut, [scanVar], { offset: layout.held, dims: [], held: true });
       target.guards.push({ pred: "eq", a: held, b: target.constant(1), outcome: true, distinct: false });
     }
+    return scanVar;
   }
 
   /** y at iteration i + r of a run starting at i, from the body's variables' values there. */
   private yOf(body: Body, r: number, i: number, value: (v: number, r: number) => Leaf, pValues: readonly Operand[]): unknown {
+    if (body.yShape === null) return undefined;
     const out = body.yOut;
     const leaves = body.ySource.map((src, j): Leaf => {
       switch (src.kind) {
@@ -441,9 +479,12 @@ class Loop {
     if (body.opaque) target.opaque = true;
     const out = body.term.output.atoms;
     this.carry = out.slice(0, body.nc).map((v) => userValue(target, map[v]));
-    this.ys[i] = unflatten(body.yShape, out.slice(body.nc).map((v) => userValue(target, map[v])));
+    this.ys[i] = body.yShape === null ? undefined : unflatten(body.yShape, out.slice(body.nc).map((v) => userValue(target, map[v])));
   }
 }
+
+/** x when the loop is given a length: no leaves. */
+const NO_X: { shape: Shape; leaves: Leaf[] } = { shape: { kind: "tuple", items: [] }, leaves: [] };
 
 const PREDICATE_SYMBOL = { lt: "<", le: "<=", gt: ">", ge: ">=", eq: "=", ne: "!=" } as const;
 

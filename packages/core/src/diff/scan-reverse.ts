@@ -21,12 +21,13 @@
 import type { Buf, Dims } from "@wengert/ops";
 import { size } from "@wengert/ops";
 import type { Body } from "../trace/body.js";
-import { scanCodes, isScanCode, hasScans, writeAt, type DerivedParams, type ScanParams, type ScanOutParams } from "../trace/scan-ops.js";
+import { scanCodes, isScanCode, hasScans, segmentLength, writeAt, type DerivedParams, type ScanParams, type ScanOutParams } from "../trace/scan-ops.js";
 import { TraceTerm } from "../trace/term.js";
 import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
 import { runForward } from "../eval/scan-forward.js";
 import { Interpreter } from "../eval/interpreter.js";
 import { WengertError } from "../errors.js";
+import { cached, compiledBlock, scanCode } from "../jit/scan-code.js";
 import { activity, type Emitted } from "./place.js";
 
 /** What differentiate.ts lends a scan's reverse sweep. */
@@ -197,14 +198,16 @@ export interface ReverseInputs {
   readonly need: Uint8Array;
 }
 
-const bodyOuts = new WeakMap<Body, Map<Int32Array, { outs: Outs; derivatives: Map<string, BlockDerivative> }>>();
+/** Per body structure and written variables: the outputs' roles, and the block derivatives made so far (by pattern). */
+interface BodyCache {
+  readonly outs: Outs;
+  readonly derivatives: Map<string, BlockDerivative>;
+}
 
-function cacheFor(body: Body, obs: Int32Array): { outs: Outs; derivatives: Map<string, BlockDerivative> } {
-  let byObs = bodyOuts.get(body);
-  if (byObs === undefined) bodyOuts.set(body, (byObs = new Map()));
-  let c = byObs.get(obs);
-  if (c === undefined) byObs.set(obs, (c = { outs: outsOf(body, obs), derivatives: new Map() }));
-  return c;
+function cacheFor(body: Body, obs: Int32Array): BodyCache {
+  // by structure, not by object: a body traced again by a later call reuses the terms (and their compiled code)
+  const key = `${body.key}|${Array.from(obs).join(",")}`;
+  return cached(`D${key}`, () => ({ outs: outsOf(body, obs), derivatives: new Map<string, BlockDerivative>() }));
 }
 
 /** Where each state of a block comes from, for iteration r of n (the plan and the run read the same rules). */
@@ -266,22 +269,73 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
   const argPresent = new Uint8Array(PARTS * nargs);
   const outs: number[] = [];
   const ins: number[] = [];
-  let last = "";
+  // a pattern's key as a number when its bits fit (a loop of a million iterations makes as many), else a string
+  const small = PARTS * (o.w.length + nin) <= 30;
+  const numbers = new Map<number, number>();
+  let last: number | string = -1;
   let lastIndex = -1;
+  // a middle iteration whose outside inputs (seeds, x's cotangents) are the next one's, starting from the
+  // presence that one started from, has its pattern: a steady loop is decided in O(1) per iteration
+  let steady = false;
+  const sameRow = (flags: Uint8Array, width: number, r: number, r2: number): boolean => {
+    for (let e = 0; e < width; e++) if (flags[r * width + e] !== flags[r2 * width + e]) return false;
+    return true;
+  };
+  const sameX = (r: number): boolean => {
+    for (let e = 0; e < PARTS * body.nx; e++) if (inputs.acc[PARTS * (body.nc + r * body.nx) + e] !== inputs.acc[PARTS * (body.nc + (r + 1) * body.nx) + e]) return false;
+    return true;
+  };
+  const outside = (r: number): boolean => sameRow(inputs.seedObs, PARTS * nobs, r, r + 1) && sameRow(inputs.seedObs, PARTS * nobs, r - 1, r) && sameX(r);
+  const before = new Uint8Array(chain.length + identity.length + pAcc.length);
+  const snapshot = (into: Uint8Array): void => {
+    into.set(chain, 0);
+    into.set(identity, chain.length);
+    into.set(pAcc, chain.length + identity.length);
+  };
   for (let r = n - 1; r >= 0; r--) {
+    if (steady && r > 1 && r < n - 2 && nobs === 0 && body.nx === 0) {
+      // nothing comes from outside per iteration: the pattern holds down to iteration 1
+      at.fill(lastIndex, 1, r + 1);
+      r = 1;
+      continue;
+    }
+    if (steady && r > 0 && r < n - 2 && outside(r)) {
+      at[r] = lastIndex;
+      const d = patterns[lastIndex];
+      for (let l = 0; l < body.nx; l++) for (let part = 0; part < PARTS; part++) argPresent[2 * (body.nc + r * body.nx + l) + part] = d.present[2 * (body.nc + l) + part];
+      continue;
+    }
+    snapshot(before);
     outs.length = 0;
     ins.length = 0;
-    for (let j = 0; j < o.w.length; j++) for (let part = 0; part < PARTS; part++) if (outState(o, j, part, r, n, src)) outs.push(2 * j + part);
-    for (let k = 0; k < nin; k++) if (!body.literal[k]) for (let part = 0; part < PARTS; part++) if (inState(body, o, k, part, r, n, src)) ins.push(2 * k + part);
-    const key = `${outs.join(",")}|${ins.join(",")}`;
-    if (key !== last) {
-      let d = derivatives.get(key);
-      if (d === undefined) derivatives.set(key, (d = blockDerivative(body, o, [...outs], [...ins], differentiate)));
+    let bits = 0;
+    for (let j = 0; j < o.w.length; j++)
+      for (let part = 0; part < PARTS; part++)
+        if (outState(o, j, part, r, n, src)) {
+          outs.push(2 * j + part);
+          bits |= 1 << (2 * j + part);
+        }
+    for (let k = 0; k < nin; k++)
+      if (!body.literal[k])
+        for (let part = 0; part < PARTS; part++)
+          if (inState(body, o, k, part, r, n, src)) {
+            ins.push(2 * k + part);
+            bits |= 1 << (PARTS * o.w.length + 2 * k + part);
+          }
+    const key: number | string = small ? bits : `${outs.join(",")}|${ins.join(",")}`;
+    if (key !== last && small && numbers.has(bits)) {
+      last = key;
+      lastIndex = numbers.get(bits)!;
+    } else if (key !== last) {
+      const name = `${outs.join(",")}|${ins.join(",")}`;
+      let d = derivatives.get(name);
+      if (d === undefined) derivatives.set(name, (d = blockDerivative(body, o, [...outs], [...ins], differentiate)));
       let i = index.get(d);
       if (i === undefined) {
         index.set(d, (i = patterns.length));
         patterns.push(d);
       }
+      if (small) numbers.set(bits, i);
       last = key;
       lastIndex = i;
     }
@@ -295,6 +349,9 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
       for (let l = 0; l < body.nx; l++) argPresent[2 * (body.nc + r * body.nx + l) + part] = d.present[2 * (body.nc + l) + part];
       for (let q = 0; q < body.np; q++) pAcc[2 * q + part] = d.present[2 * (body.nc + body.nx + q) + part];
     }
+    const after = new Uint8Array(before.length);
+    snapshot(after);
+    steady = after.every((b, e) => b === before[e]);
   }
   for (let part = 0; part < PARTS; part++) {
     for (let k = 0; k < body.nc; k++) {
@@ -365,17 +422,17 @@ function emitReverse(p: ScanParams, args: readonly number[], outputs: readonly n
   }
 }
 
-/** Segment length for a checkpoint policy. */
-export function segmentLength(p: ScanParams): number {
-  const c = p.checkpoint;
-  return c === "every" ? p.n : c === "sqrt" ? Math.max(1, Math.ceil(Math.sqrt(p.n))) : Math.min(c, p.n);
-}
 
 /** Counters for tests: carries stored by the last reverse run (checkpoints, and at most at once), and its iterations swept. */
 export const reverseStats = { stored: 0, maxStored: 0, swept: 0 };
 
 /** The scanGrad's value: the cotangents of the scan's arguments (present parts, packed). */
 function reverseRun(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, seedOrder: readonly number[], values: readonly Buf[], offsets: readonly number[], length: number): Float64Array {
+  return p.body.reals && scanCode.enabled ? reverseReals(p, plan, inputs, seedOrder, values as readonly number[], offsets, length) : reverseAny(p, plan, inputs, seedOrder, values, offsets, length);
+}
+
+/** reverseRun for any body: each block's term interpreted. */
+function reverseAny(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, seedOrder: readonly number[], values: readonly Buf[], offsets: readonly number[], length: number): Float64Array {
   const { body, n, layout } = p;
   const nargs = body.nc + n * body.nx + body.np;
   const nobs = layout.obs.length;
@@ -406,7 +463,7 @@ function reverseRun(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, see
   void nobs;
 
   // the carries: checkpoints every K iterations, then each segment's recomputed
-  const K = segmentLength(p);
+  const K = segmentLength(p.checkpoint, p.n);
   const checkpoints: Buf[][] = [];
   const copy = (c: readonly Buf[]): Buf[] => c.map((b) => (typeof b === "number" ? b : b.slice()));
   const forward = (from: number, to: number, carry: Buf[], store: (i: number, c: readonly Buf[]) => void): void => {
@@ -464,4 +521,156 @@ function reverseRun(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, see
     writeAt(out, offsets[e], (result(e) ?? held[e])!);
   }
   return out;
+}
+
+/**
+ * reverseRun for a body of reals: the carries recomputed by compiled code into flat
+ * arrays, the middle iterations (0 < r < n − 1) by each pattern's compiled block, the
+ * first and last (whose cotangents come from elsewhere) interpreted.
+ */
+function reverseReals(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, seedOrder: readonly number[], values: readonly number[], offsets: readonly number[], length: number): Float64Array {
+  const { body, n, layout } = p;
+  const { nc, nx, np } = body;
+  const nargs = nc + n * nx + np;
+  const nobs = layout.obs.length;
+  const nin = nc + nx + np;
+  const X = Float64Array.from(values.slice(nc, nc + n * nx));
+  const P = values.slice(nc + n * nx, nargs);
+  // seeds and held cotangents, dense (reals have no pieces)
+  const S = new Float64Array(n * nobs);
+  const seedFinal = new Float64Array(nc);
+  seedOrder.forEach((o, j) => {
+    const offset = o >> 1;
+    const v = values[nargs + j];
+    if (offset < n * layout.width) S[Math.floor(offset / layout.width) * nobs + layout.obsOffset.indexOf(offset % layout.width)] = v;
+    else seedFinal[layout.carryOffset.indexOf(offset)] = v;
+  });
+  const held = new Float64Array(nargs);
+  let next = nargs + seedOrder.length;
+  for (let a = 0; a < nargs; a++) if (inputs.acc[2 * a]) held[a] = values[next++];
+  const A = held.subarray(nc, nc + n * nx);
+  // x's cotangents start as held: a block that returns one started from it
+  const XR = A.slice();
+  const { outs: o } = cacheFor(body, layout.obs);
+  // running cotangents: st = [chain (nc)][identity (nc)][captured (np)]
+  const st = new Float64Array(2 * nc + np);
+  for (let k = 0; k < nc; k++) if (body.carryKind[k] === "identity") st[nc + k] = held[k];
+  for (let q = 0; q < np; q++) st[2 * nc + q] = held[nargs - np + q];
+  // checkpoints (those the traced run stored, at these values; else a forward run), then each segment's carries
+  const forward = (from: number, to: number, carry: number[], storeOut: Float64Array, every: number): void => {
+    runForward({ body, x: () => [], p: P, from, to, checkFrom: n, reportTies: false, obs: null, write: null, reals: { xs: X, obsOut: null, obsBase: 0, storeOut, storeFrom: from, storeEvery: every } }, carry, false);
+  };
+  const stash = takeStash(p, values.slice(0, nargs));
+  // every carry stored: one segment whose carries are there
+  const all = stash !== null && stash.every === 1 && n > 1;
+  const K = all ? n : (stash?.every ?? segmentLength(p.checkpoint, n));
+  const count = Math.ceil(n / K);
+  let checkpoints: Float64Array;
+  if (all) checkpoints = stash.carries.subarray(0, nc);
+  else if (stash !== null) checkpoints = stash.carries;
+  else {
+    checkpoints = new Float64Array(count * nc);
+    if (K < n) forward(0, n, values.slice(0, nc), checkpoints, K);
+    else checkpoints.set(values.slice(0, nc));
+  }
+  reverseStats.stored = all ? n : count;
+  reverseStats.maxStored = all ? n : count;
+  reverseStats.swept = 0;
+  const C = all ? stash.carries : new Float64Array(Math.min(K, n) * nc);
+  const interpretedStep = (r: number, cBase: number): void => {
+    const d = plan.patterns[plan.at[r]];
+    const src: Sources<number | null> = {
+      chain: (k) => st[k],
+      identity: (k) => st[nc + k],
+      p: (q) => st[2 * nc + q],
+      seedObs: (rr, s) => (s < 0 ? null : S[rr * nobs + s]),
+      seedFinal: (k) => seedFinal[k],
+      acc: (a) => held[a],
+      none: null,
+    };
+    const states: number[] = [];
+    for (const e of d.outs) states.push(outState(o, e >> 1, 0, r, n, src)!);
+    for (const e of d.ins) states.push(inState(body, o, e >> 1, 0, r, n, src)!);
+    const ins: number[] = [];
+    for (let k = 0; k < nc; k++) ins.push(C[(r - cBase) * nc + k]);
+    for (let l = 0; l < nx; l++) ins.push(X[r * nx + l]);
+    for (let q = 0; q < np; q++) ins.push(P[q]);
+    const it = (d.interpreter ??= new Interpreter(d.term.tape, d.term.output.atoms));
+    it.run([...ins, ...states]);
+    d.results.forEach((e, j) => {
+      const k = e >> 1;
+      const v = it.value(d.term.output.atoms[j]) as number;
+      if (k < nc) st[body.carryKind[k] === "internal" ? k : nc + k] = v;
+      else if (k < nc + nx) XR[r * nx + (k - nc)] = v;
+      else st[2 * nc + (k - nc - nx)] = v;
+    });
+    reverseStats.swept++;
+  };
+  for (let seg = count - 1; seg >= 0; seg--) {
+    const lo = seg * K;
+    const hi = Math.min(n, lo + K);
+    if (!all) forward(lo, hi, Array.from(checkpoints.subarray(seg * nc, (seg + 1) * nc)), C, 1);
+    reverseStats.maxStored = Math.max(reverseStats.maxStored, all ? n : count + (hi - lo));
+    let r = hi - 1;
+    while (r >= lo) {
+      if (r === n - 1 || r === 0) {
+        interpretedStep(r, lo);
+        r--;
+        continue;
+      }
+      // the middle iterations of one pattern, at once
+      const pattern = plan.at[r];
+      let end = r;
+      while (end - 1 >= lo && end - 1 > 0 && plan.at[end - 1] === pattern) end--;
+      const d = plan.patterns[pattern];
+      const key = `${body.key}|${Array.from(layout.obs).join(",")}|${d.outs.join(",")}|${d.ins.join(",")}`;
+      compiledBlock(key, d.term, body, wiring(body, o, nobs, d))(end, r + 1, C, lo, X, P, S, A, st, XR);
+      reverseStats.swept += r + 1 - end;
+      r = end - 1;
+    }
+  }
+  const out = new Float64Array(length);
+  for (let a = 0; a < nargs; a++) {
+    if (!plan.present[2 * a]) continue;
+    let v: number;
+    if (a < nc) v = body.carryKind[a] === "internal" ? st[a] : st[nc + a];
+    else if (a < nc + n * nx) v = XR[a - nc];
+    else v = st[2 * nc + (a - nc - n * nx)];
+    out[offsets[2 * a]] = v;
+  }
+  void nin;
+  return out;
+}
+
+/** Where a block's states come from in a middle iteration, and where its results go (jit/scan-code.ts's BlockWiring). */
+function wiring(body: Body, o: Outs, nobs: number, d: BlockDerivative): { states: string[]; results: string[]; locals: string[] } {
+  const { nc, nx, np } = body;
+  const states: string[] = [];
+  for (const e of d.outs) {
+    const j = e >> 1;
+    states.push(o.carry[j] >= 0 ? `ch${o.carry[j]}` : `S[r * ${nobs} + ${o.slot[j]}]`);
+  }
+  for (const e of d.ins) {
+    const k = e >> 1;
+    if (k < nc) states.push(body.carryKind[k] === "identity" ? `id${k}` : `S[(r - 1) * ${nobs} + ${o.carrySlot[k]}]`);
+    else if (k < nc + nx) states.push(`A[r * ${nx} + ${k - nc}]`);
+    else states.push(`pa${k - nc - nx}`);
+  }
+  const results = d.results.map((e) => {
+    const k = e >> 1;
+    if (k < nc) return body.carryKind[k] === "identity" ? `id${k}` : `ch${k}`;
+    if (k < nc + nx) return `XR[r * ${nx} + ${k - nc}]`;
+    return `pa${k - nc - nx}`;
+  });
+  const locals = [...Array.from({ length: nc }, (_, k) => `ch${k}`), ...Array.from({ length: nc }, (_, k) => `id${k}`), ...Array.from({ length: np }, (_, q) => `pa${q}`)];
+  return { states, results, locals };
+}
+
+/** The carries the traced run stored, if the arguments are the values it ran at (taken: used once). */
+function takeStash(p: ScanParams, values: readonly number[]): { readonly carries: Float64Array; readonly every: number } | null {
+  const stash = p.stash;
+  if (stash === null) return null;
+  p.stash = null;
+  for (let a = 0; a < values.length; a++) if (!Object.is(values[a], stash.values[a])) return null;
+  return stash;
 }

@@ -14,7 +14,9 @@ import type { Body } from "../trace/body.js";
 import { folds } from "../trace/body.js";
 import { KINKS, tensorSpec } from "../trace/opcodes.js";
 import { Interpreter } from "./interpreter.js";
-import { compiledForward } from "../jit/scan-code.js";
+import { compiledForward, scanCode } from "../jit/scan-code.js";
+
+const NONE = new Int32Array(0);
 
 export interface ForwardRun {
   readonly body: Body;
@@ -33,6 +35,21 @@ export interface ForwardRun {
   readonly write: ((i: number, slot: number, v: Buf) => void) | null;
   /** Called before iteration i with the carry (checkpoints), when set. */
   readonly store?: (i: number, carry: readonly Buf[]) => void;
+  /** For a body of reals, the same in flat arrays: the run is then compiled code (jit/scan-code.ts). */
+  readonly reals?: RealsIO;
+}
+
+/** A run of a body of reals: its inputs and outputs as flat arrays. */
+export interface RealsIO {
+  /** x's values: iteration i's leaf l at xs[i·nx + l]. */
+  readonly xs: Float64Array;
+  /** Written values: iteration i's slot s at obsOut[(i − obsBase)·|obs| + s]. */
+  readonly obsOut: Float64Array | null;
+  readonly obsBase: number;
+  /** Carries stored before iterations from, from + every… (the k-th at storeOut[k·nc]). */
+  readonly storeOut: Float64Array | null;
+  readonly storeFrom: number;
+  readonly storeEvery: number;
 }
 
 /**
@@ -41,9 +58,10 @@ export interface ForwardRun {
  * returns the iteration where the run stopped.
  */
 export function runForward(r: ForwardRun, carry: Buf[], owned: boolean): number {
-  if (r.body.reals) {
-    const compiled = compiledForward(r.body);
-    if (compiled !== null) return compiled(r, carry as number[]);
+  const io = r.reals;
+  if (io !== undefined && scanCode.enabled) {
+    const run = compiledForward(r.body, r.obs ?? NONE);
+    return run(carry as number[], io.xs, r.p as number[], r.from, r.to, r.checkFrom, r.reportTies, r.checkFolds ?? true, io.obsOut, io.obsBase, io.storeOut, io.storeFrom, io.storeEvery);
   }
   return interpretForward(r, carry, owned);
 }
@@ -98,7 +116,13 @@ export function holds(body: Body, value: (v: number) => Buf, reportTies: boolean
 }
 
 function interpretForward(r: ForwardRun, carry: Buf[], owned: boolean): number {
-  const { body, p, obs, write } = r;
+  const { body, p, obs } = r;
+  const io = r.reals;
+  const write = r.write ?? (io !== undefined && io.obsOut !== null && obs !== null ? (i: number, s: number, v: Buf) => (io.obsOut![(i - io.obsBase) * obs.length + s] = v as number) : null);
+  const store = r.store ?? (io !== undefined && io.storeOut !== null ? (i: number, c: readonly Buf[]) => {
+    if ((i - io.storeFrom) % io.storeEvery === 0) io.storeOut!.set(c as number[], ((i - io.storeFrom) / io.storeEvery) * body.nc);
+  } : undefined);
+  const xAt = io !== undefined ? (i: number): number[] => Array.from(io.xs.subarray(i * body.nx, (i + 1) * body.nx)) : r.x;
   const it = interpreterFor(body, obs);
   const out = body.carryOut;
   const inputs: Buf[] = new Array<Buf>(body.nc + body.nx + body.np);
@@ -108,9 +132,9 @@ function interpretForward(r: ForwardRun, carry: Buf[], owned: boolean): number {
   const mine = new Uint8Array(body.nc).fill(owned ? 1 : 0);
   let i = r.from;
   for (; i < r.to; i++) {
-    r.store?.(i, carry);
+    store?.(i, carry);
     for (let k = 0; k < body.nc; k++) inputs[k] = carry[k];
-    const x = r.x(i);
+    const x = xAt(i);
     for (let l = 0; l < body.nx; l++) inputs[body.nc + l] = x[l];
     it.run(inputs);
     if (i >= r.checkFrom && !holds(body, value, r.reportTies, r.checkFolds ?? true)) {

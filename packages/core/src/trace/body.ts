@@ -78,7 +78,8 @@ export class Body {
     literal: Uint8Array,
     readonly carryShape: Shape,
     readonly xShape: Shape,
-    readonly yShape: Shape,
+    /** y's type; null when the body returns no y. */
+    readonly yShape: Shape | null,
     readonly guards: readonly Guard[],
     /** The body read a traced value or decided a mask on one: no guard records that decision. */
     readonly opaque: boolean,
@@ -302,16 +303,16 @@ export function traceBody(call: BodyCall): TracedBody {
     throw e;
   }
   let atoms: number[];
-  let yShape: Shape;
+  let yShape: Shape | null;
   try {
-    if (!Array.isArray(out) || out.length !== 2) {
-      throw new WengertError(`${caller}: the body returned ${Array.isArray(out) ? `an array of length ${out.length}` : typeof out} at iteration ${iteration}; it must return [carry, y].`);
+    if (!Array.isArray(out) || out.length < 1 || out.length > 2) {
+      throw new WengertError(`${caller}: the body returned ${Array.isArray(out) ? `an array of length ${out.length}` : typeof out} at iteration ${iteration}; it must return [carry, y] (or [carry]).`);
     }
     const c = flatten(out[0], "carry", isOperand, "the carry", (m) => new ShapeError(`${caller}: at iteration ${iteration}, ${m}`), leafShape);
     if (!sameType(c.shape, carryShape)) {
       throw carryChanged(caller, iteration, c.shape, carryShape);
     }
-    const y = flatten(out[1], "y", isOperand, "y", (m) => new ShapeError(`${caller}: at iteration ${iteration}, ${m}`), leafShape);
+    const y = out[1] === undefined ? { shape: null, leaves: [] } : flatten(out[1], "y", isOperand, "y", (m) => new ShapeError(`${caller}: at iteration ${iteration}, ${m}`), leafShape);
     yShape = y.shape;
     atoms = [...c.leaves, ...y.leaves].map((leaf) => t.atomOf(leaf));
   } catch (e) {
@@ -325,7 +326,7 @@ export function traceBody(call: BodyCall): TracedBody {
 /** The body's trace with its free variables made inputs (deduplicated by their variable in the target). */
 function closeConvert(
   t: Trace,
-  s: { nc: number; nx: number; literal: Uint8Array; carryShape: Shape; xShape: Shape; yShape: Shape; atoms: number[]; leaves: readonly Leaf[] },
+  s: { nc: number; nx: number; literal: Uint8Array; carryShape: Shape; xShape: Shape; yShape: Shape | null; atoms: number[]; leaves: readonly Leaf[] },
 ): TracedBody {
   const tape = t.tape;
   const { op, a, length: n } = tape;
@@ -391,7 +392,7 @@ function closeConvert(
 
 function finish(
   term: TraceTerm,
-  s: { nc: number; nx: number; literal: Uint8Array; carryShape: Shape; xShape: Shape; yShape: Shape },
+  s: { nc: number; nx: number; literal: Uint8Array; carryShape: Shape; xShape: Shape; yShape: Shape | null },
   pAtoms: number[],
   pValues: Operand[],
   target: Trace | null,

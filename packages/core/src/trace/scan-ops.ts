@@ -44,6 +44,12 @@ export interface ScanParams {
   readonly reportTies: boolean;
   readonly checkpoint: Checkpoint;
   readonly caller: string;
+  /**
+   * The carries the traced run stored as the checkpoint policy asks (a body of reals), for
+   * the reverse sweep that follows at the same values (it takes them once; a replay at
+   * other values recomputes its own): every `every`-th carry, with the argument values.
+   */
+  stash: { readonly values: Float64Array; readonly carries: Float64Array; readonly every: number } | null;
 }
 
 export interface ScanOutParams {
@@ -114,6 +120,7 @@ export function scanValue(args: readonly Buf[], p: ScanParams): Float64Array {
       reportTies: p.reportTies,
       obs: layout.obs,
       write: (i, s, v) => writeAt(out, i * layout.width + layout.obsOffset[s], v),
+      reals: body.reals ? { xs: Float64Array.from(args.slice(xBase, xBase + n * body.nx) as number[]), obsOut: out, obsBase: 0, storeOut: null, storeFrom: 0, storeEvery: 1 } : undefined,
     },
     carry,
     false,
@@ -187,4 +194,9 @@ export function hasScans(tape: { readonly op: Uint16Array; readonly length: numb
   if (codes === null || tape.tensorCount === 0) return false;
   for (let i = 0; i < tape.length; i++) if (isScanCode(tape.op[i])) return true;
   return false;
+}
+
+/** The iterations between stored carries for a checkpoint policy (n: the first carry only). */
+export function segmentLength(checkpoint: Checkpoint, n: number): number {
+  return checkpoint === "every" ? n : checkpoint === "sqrt" ? Math.max(1, Math.ceil(Math.sqrt(n))) : Math.min(checkpoint, n);
 }
