@@ -28,7 +28,7 @@ const SCALAR: Dims = [];
 import { alloc, kernels, release, sameDims, size, type Buf, type Dims } from "@wengert/ops";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, tensorSpec } from "./opcodes.js";
 import type { Dense } from "./tensor.js";
-import { giveColumn, isKept, takeColumn, type Column } from "./columns.js";
+import { expect as expectColumns, giveColumn, isKept, takeColumn, type Column } from "./columns.js";
 
 const ADD = CODE.add;
 const MUL = CODE.mul;
@@ -161,6 +161,8 @@ export class Tape {
    */
   recycle(): void {
     lastRecycled = this.op.length;
+    // the columns (22 bytes an entry) and a sweep's buffers (ct, has, active: 10 bytes an entry)
+    expectColumns(32 * this.op.length);
     for (const c of [this.op, this.a, this.b, this.val, this.x]) giveColumn(c);
     this.op = NO_OPS;
     this.a = this.b = this.x = NO_INDICES;
