@@ -46,7 +46,7 @@ const MIN_RUN = 2;
  * of `xs` (or `xsOrLength` itself, x then being undefined). The carry keeps its type and
  * shape from one iteration to the next.
  */
-export function scan<C, Y, X = undefined>(body: (carry: C, x: X) => readonly [C, Y], init: C, xsOrLength: readonly X[] | number, options: ScanOptions = {}): [C, Y[]] {
+export function scan<C, Y = undefined, X = undefined>(body: (carry: C, x: X) => readonly [C, Y?], init: C, xsOrLength: readonly X[] | number, options: ScanOptions = {}): [C, Y[]] {
   return scanAs({ caller: "scan", fn: body as never, init, xs: xsOrLength as readonly unknown[] | number, options, minRun: MIN_RUN }) as [C, Y[]];
 }
 
