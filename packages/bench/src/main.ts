@@ -1,5 +1,5 @@
 /**
- * @file `pnpm bench [--quick] [--only W1,W5,GB] [--no-memory] [--no-write]`.
+ * @file `pnpm bench [--quick] [--only W1,W5,GB,SCAN] [--no-memory] [--no-write]`.
  *
  * Runs W1–W6 (shared/WORKLOADS.md) for the plain-JS primal, the hand-written
  * gradient, wengert and the peers (TF.js cpu and wasm, jax-js eager and jit), each
@@ -18,7 +18,8 @@ import { loadJax, packageVersion } from "./peers/jax.js";
 import { loadTf, useTfBackend } from "./peers/tfjs.js";
 import { markdown } from "./report/markdown.js";
 import { svg } from "./report/svg.js";
-import type { BenchResults, GradBenchSection, MemoryResult, WorkloadResult } from "./results.js";
+import type { BenchResults, GradBenchSection, MemoryResult, ScanSection, WorkloadResult } from "./results.js";
+import { scanSection } from "./scan-bench.js";
 import { SAMPLE_INPUTS } from "./gradbench/inputs.js";
 import { modules } from "./gradbench/modules/index.js";
 import { ratiosForAll, ratioTable } from "./gradbench/report.js";
@@ -44,6 +45,7 @@ const parts: string[] = workloads()
   .map((w) => w.id);
 if (!args.includes("--no-memory")) parts.push("memory");
 if (!only || only.includes("GB")) parts.push("GB");
+if (!only || only.includes("SCAN")) parts.push("SCAN");
 
 const partArg = args.indexOf("--part");
 if (partArg >= 0) {
@@ -58,6 +60,7 @@ log(`wengert bench (${quick ? "quick" : "full"})`);
 const results: WorkloadResult[] = [];
 let memory: MemoryResult | undefined;
 let gradbench: GradBenchSection | undefined;
+let scanResults: ScanSection | undefined;
 for (const part of parts) {
   const t0 = performance.now();
   const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...args, "--part", part], {
@@ -68,11 +71,12 @@ for (const part of parts) {
   const result = JSON.parse(child.stdout.toString("utf8")) as unknown;
   if (part === "memory") memory = result as MemoryResult;
   else if (part === "GB") gradbench = result as GradBenchSection;
+  else if (part === "SCAN") scanResults = result as ScanSection;
   else results.push(result as WorkloadResult);
   log(`  (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
 }
 
-async function runPart(part: string): Promise<WorkloadResult | MemoryResult | GradBenchSection> {
+async function runPart(part: string): Promise<WorkloadResult | MemoryResult | GradBenchSection | ScanSection> {
   const gcKind: MemoryResult["gc"] = typeof (globalThis as { gc?: unknown }).gc === "function" ? "exposed" : "flag set at run time";
   const gc = getGc();
   if (part === "memory") {
@@ -84,6 +88,7 @@ async function runPart(part: string): Promise<WorkloadResult | MemoryResult | Gr
     const rows = ratiosForAll(modules, SAMPLE_INPUTS, quick, quick ? { minRuns: 3, minSeconds: 0.1 } : { minRuns: 5, minSeconds: 1 }, (e) => log(`  ${e}`));
     return { table: ratioTable(rows), rows };
   }
+  if (part === "SCAN") return scanSection(quick, log);
   const w = workloads().find((w) => w.id === part);
   if (!w) throw new Error(`no workload ${part}`);
   log(`${w.title}`);
@@ -143,6 +148,7 @@ const out: BenchResults = {
   workloads: results,
   ...(memory && { memory }),
   ...(gradbench && { gradbench }),
+  ...(scanResults && { scan: scanResults }),
 };
 
 const md = markdown(out);

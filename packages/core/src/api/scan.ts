@@ -105,9 +105,19 @@ function step(c: ScanCall, i: number, carryShape: Shape, carry: readonly Leaf[])
 }
 
 function plainLoop(c: ScanCall, n: number, carryShape: Shape, carry: Leaf[]): [unknown, unknown[]] {
-  const ys: unknown[] = new Array(n);
-  for (let i = 0; i < n; i++) [carry, ys[i]] = step(c, i, carryShape, carry);
-  return [unflatten(carryShape, carry), ys];
+  const ys: unknown[] = [];
+  for (let i = 0; i < n; i++) {
+    const [next, y] = step(c, i, carryShape, carry);
+    carry = next;
+    if (y !== undefined) ys[i] = y;
+  }
+  return [unflatten(carryShape, carry), withLength(ys, n)];
+}
+
+/** ys as the loop made them: n of them, or none when no iteration returned a y. */
+function withLength(ys: unknown[], n: number): unknown[] {
+  if (ys.length > 0) ys.length = n;
+  return ys;
 }
 
 /** What a body returns: [carry, y], or [carry] (no y: ys holds undefined). */
@@ -146,7 +156,8 @@ function literalValue(b: Buf, dims: Dims): Leaf {
 
 /** The loop inside a trace: runs of a traced body, and iterations written out where a run cannot go. */
 class Loop {
-  private readonly ys: unknown[];
+  /** ys[i] where the body returned one (none at all: ys is empty). */
+  private readonly ys: unknown[] = [];
   private carry: Leaf[];
   private readonly codes = scanCodes();
 
@@ -156,7 +167,6 @@ class Loop {
     private readonly carryShape: Shape,
     init: Leaf[],
   ) {
-    this.ys = new Array(n);
     this.carry = init;
   }
 
@@ -167,7 +177,9 @@ class Loop {
       const x = this.xLeaves(i);
       if (sharesVariable([...this.carry, ...x.leaves])) {
         // the body sees one variable twice: only the loop itself records that
-        [this.carry, this.ys[i]] = step(c, i, this.carryShape, this.carry);
+        const [next, y] = step(c, i, this.carryShape, this.carry);
+        this.carry = next;
+        if (y !== undefined) this.ys[i] = y;
         i++;
         continue;
       }
@@ -180,7 +192,7 @@ class Loop {
       if (c.reuse !== undefined) c.reuse.body = tb.body.np === 0 && tb.body.chains ? tb.body : null;
       i = tb.target === null ? this.numbers(tb, i) : this.traced(tb, tb.target, i);
     }
-    return [unflatten(this.carryShape, this.carry), this.ys];
+    return [unflatten(this.carryShape, this.carry), withLength(this.ys, n)];
   }
 
   /**
@@ -246,7 +258,7 @@ class Loop {
         const s = obs.indexOf(v);
         return s >= 0 ? literalValue(written[r][s], body.term.tape.dims(v)) : literalValue(body.term.tape.value(v), body.term.tape.dims(v));
       };
-      this.ys[j] = this.yOf(body, j - i, i, values, []);
+      if (body.yShape !== null) this.ys[j] = this.yOf(body, j - i, i, values, []);
     }
     this.carry = carry.map((b, k) => (body.carryKind[k] === "identity" ? this.carry[k] : literalValue(b, body.inputDims[k])));
     return stop;
@@ -479,7 +491,7 @@ class Loop {
     if (body.opaque) target.opaque = true;
     const out = body.term.output.atoms;
     this.carry = out.slice(0, body.nc).map((v) => userValue(target, map[v]));
-    this.ys[i] = body.yShape === null ? undefined : unflatten(body.yShape, out.slice(body.nc).map((v) => userValue(target, map[v])));
+    if (body.yShape !== null) this.ys[i] = unflatten(body.yShape, out.slice(body.nc).map((v) => userValue(target, map[v])));
   }
 }
 

@@ -28,6 +28,7 @@ import { runForward } from "../eval/scan-forward.js";
 import { Interpreter } from "../eval/interpreter.js";
 import { WengertError } from "../errors.js";
 import { cached, compiledBlock, scanCode } from "../jit/scan-code.js";
+import { Runs } from "./runs.js";
 import { activity, type Emitted } from "./place.js";
 
 /** What differentiate.ts lends a scan's reverse sweep. */
@@ -181,7 +182,7 @@ function blockDerivative(body: Body, o: Outs, outs: number[], ins: number[], dif
 export interface ReversePlan {
   readonly patterns: BlockDerivative[];
   /** Per iteration: its pattern's index. */
-  readonly at: Uint32Array;
+  readonly at: Runs;
   /** Per argument of the scan and part (2a + part): whether its cotangent comes out present. */
   readonly present: Uint8Array;
 }
@@ -265,7 +266,7 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
   };
   const patterns: BlockDerivative[] = [];
   const index = new Map<BlockDerivative, number>();
-  const at = new Uint32Array(n);
+  const at = new Runs(-1);
   const argPresent = new Uint8Array(PARTS * nargs);
   const outs: number[] = [];
   const ins: number[] = [];
@@ -295,12 +296,12 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
   for (let r = n - 1; r >= 0; r--) {
     if (steady && r > 1 && r < n - 2 && nobs === 0 && body.nx === 0) {
       // nothing comes from outside per iteration: the pattern holds down to iteration 1
-      at.fill(lastIndex, 1, r + 1);
+      at.set(r, lastIndex);
       r = 1;
       continue;
     }
     if (steady && r > 0 && r < n - 2 && outside(r)) {
-      at[r] = lastIndex;
+      at.set(r, lastIndex);
       const d = patterns[lastIndex];
       for (let l = 0; l < body.nx; l++) for (let part = 0; part < PARTS; part++) argPresent[2 * (body.nc + r * body.nx + l) + part] = d.present[2 * (body.nc + l) + part];
       continue;
@@ -340,7 +341,7 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
       lastIndex = i;
     }
     const d = patterns[lastIndex];
-    at[r] = lastIndex;
+    at.set(r, lastIndex);
     for (let part = 0; part < PARTS; part++) {
       for (let k = 0; k < body.nc; k++) {
         if (body.carryKind[k] === "internal") chain[2 * k + part] = d.present[2 * k + part];
@@ -485,7 +486,7 @@ function reverseAny(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, see
     forward(lo, hi, copy(checkpoints[seg]), (_i, c) => carries.push(copy(c)));
     reverseStats.maxStored = Math.max(reverseStats.maxStored, checkpoints.length + carries.length);
     for (let r = hi - 1; r >= lo; r--) {
-      const d = plan.patterns[plan.at[r]];
+      const d = plan.patterns[plan.at.at(r)];
       const c = carries[r - lo];
       for (let k = 0; k < body.nc; k++) inputsOf[k] = c[k];
       const x = xAt(r);
@@ -578,7 +579,7 @@ function reverseReals(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, s
   reverseStats.swept = 0;
   const C = all ? stash.carries : new Float64Array(Math.min(K, n) * nc);
   const interpretedStep = (r: number, cBase: number): void => {
-    const d = plan.patterns[plan.at[r]];
+    const d = plan.patterns[plan.at.at(r)];
     const src: Sources<number | null> = {
       chain: (k) => st[k],
       identity: (k) => st[nc + k],
@@ -619,9 +620,8 @@ function reverseReals(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, s
         continue;
       }
       // the middle iterations of one pattern, at once
-      const pattern = plan.at[r];
-      let end = r;
-      while (end - 1 >= lo && end - 1 > 0 && plan.at[end - 1] === pattern) end--;
+      const pattern = plan.at.at(r);
+      const end = Math.max(lo, 1, plan.at.end(r));
       const d = plan.patterns[pattern];
       const key = `${body.key}|${Array.from(layout.obs).join(",")}|${d.outs.join(",")}|${d.ins.join(",")}`;
       compiledBlock(key, d.term, body, wiring(body, o, nobs, d))(end, r + 1, C, lo, X, P, S, A, st, XR);

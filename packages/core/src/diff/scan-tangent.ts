@@ -18,6 +18,7 @@ import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
 import { Interpreter } from "../eval/interpreter.js";
 import { WengertError } from "../errors.js";
 import type { Transform } from "./place.js";
+import { Runs } from "./runs.js";
 
 export interface ScanTangents {
   /** Whether instruction i is a scan's (a scan's tangents emitted, and its outputs' set in `dt`). */
@@ -101,7 +102,7 @@ const tangentTerms = new WeakMap<Body, Map<string, BlockTangent>>();
 
 interface TangentPlan {
   readonly patterns: BlockTangent[];
-  readonly at: Uint32Array;
+  readonly at: Runs;
   /** Offsets of the present tangents in the packed value: per written slot (r·|obs| + s), per carry leaf; -1 absent. */
   readonly obsOffset: Int32Array;
   readonly carryOffset: Int32Array;
@@ -117,7 +118,7 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
   const chain = Uint8Array.from({ length: body.nc }, (_, k) => (body.literal[k] ? 0 : has[k]));
   const patterns: BlockTangent[] = [];
   const index = new Map<BlockTangent, number>();
-  const at = new Uint32Array(n);
+  const at = new Runs(1);
   const obsOffset = new Int32Array(n * obs.length).fill(-1);
   const carryOffset = new Int32Array(body.nc).fill(-1);
   let length = 0;
@@ -137,7 +138,7 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
       index.set(t, (i = patterns.length));
       patterns.push(t);
     }
-    at[r] = i;
+    at.set(r, i);
     obs.forEach((v, s) => {
       if (!t!.obsPresent[s]) return;
       obsOffset[r * obs.length + s] = length;
@@ -195,7 +196,7 @@ function tangentRun(p: ScanParams, plan: TangentPlan, has: Uint8Array, values: r
   const inputs = new Array<Buf>(body.nc + body.nx + body.np);
   for (let q = 0; q < body.np; q++) inputs[body.nc + body.nx + q] = pv[q];
   for (let r = 0; r < n; r++) {
-    const t = plan.patterns[plan.at[r]];
+    const t = plan.patterns[plan.at.at(r)];
     for (let k = 0; k < body.nc; k++) inputs[k] = carry[k];
     for (let l = 0; l < body.nx; l++) inputs[body.nc + l] = values[body.nc + r * body.nx + l];
     const states = t.ins.map((k) => (k < body.nc ? chain[k] : k < body.nc + body.nx ? tangentOf[body.nc + r * body.nx + (k - body.nc)] : tangentOf[body.nc + n * body.nx + (k - body.nc - body.nx)])!);
