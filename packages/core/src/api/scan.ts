@@ -189,29 +189,45 @@ class Loop {
         continue;
       }
       const tb = traceBody({ fn: c.fn, caller: c.caller, iteration: i, carryShape: this.carryShape, carry: this.carry, xShape: x.shape, x: x.leaves, unflatten });
-      if (c.reuse !== undefined) c.reuse.body = tb.body.np === 0 && tb.body.chains ? tb.body : null;
+      if (c.reuse !== undefined) c.reuse.body = tb.body.np === 0 && !tb.body.opaque ? tb.body : null;
+      this.last = tb.target !== null && !tb.body.opaque ? { body: tb.body, target: tb.target, pAtoms: tb.pAtoms, pValues: tb.pValues } : null;
       i = tb.target === null ? this.numbers(tb, i) : this.traced(tb, tb.target, i);
     }
     return [unflatten(this.carryShape, this.carry), withLength(this.ys, n)];
   }
 
+  /** The body traced last in this loop, with the target and captured values it was traced against. */
+  private last: { readonly body: Body; readonly target: Trace; readonly pAtoms: readonly number[]; readonly pValues: readonly Operand[] } | null = null;
+
   /**
-   * A run from i of the body an earlier call traced, where it holds from i on (no
-   * iteration traced: every decision checked); returns where it stopped (i: not at all).
+   * A run from i of a body traced before: this loop's last (after an iteration written out,
+   * the next usually fits it once its literals are marked as they come in), or an earlier
+   * call's (checkpoint's, when it captures nothing). Every decision is checked, the first
+   * iteration's too. Returns where the run stopped (i: none).
    */
   private again(i: number): number {
-    const body = this.c.reuse?.body ?? null;
-    if (body === null || body.nc !== this.carry.length) return i;
-    const traced = [...this.carry, ...this.xLeaves(i).leaves].filter((v): v is Real | Tensor => v instanceof Real || v instanceof Tensor);
-    let target: Trace | null = null;
-    for (const v of traced) if (!v.trace.closed && (target === null || v.trace.level > target.level)) target = v.trace;
-    if (target === null || traced.some((v) => v.trace.closed)) return i;
-    if (!sameType(this.carryShape, body.carryShape) || !this.fits(body, i, target, [])) return i;
-    const carryTraced = this.carry.filter((v) => !(typeof v === "number" || isConcreteTensor(v)));
-    if (carryTraced.length !== this.carry.length - Array.from(body.literal.subarray(0, body.nc)).reduce((s, l) => s + l, 0)) return i;
-    const atoms = carryTraced.map((v) => atomIn(target, v));
-    if (new Set(atoms).size !== atoms.length) return i;
-    return this.run1(body, target, i, [], [], i);
+    const x = this.xLeaves(i).leaves;
+    const leaves = [...this.carry, ...x];
+    const literal = Uint8Array.from(leaves, (v) => (typeof v === "number" || isConcreteTensor(v) ? 1 : 0));
+    const traced = leaves.filter((v): v is Real | Tensor => v instanceof Real || v instanceof Tensor);
+    if (traced.some((v) => v.trace.closed)) return i;
+    let innermost: Trace | null = null;
+    for (const v of traced) if (innermost === null || v.trace.level > innermost.level) innermost = v.trace;
+    const reused = this.c.reuse?.body ?? null;
+    const candidates = [
+      ...(this.last !== null && !this.last.target.closed ? [this.last] : []),
+      ...(reused !== null && innermost !== null ? [{ body: reused, target: innermost, pAtoms: [], pValues: [] }] : []),
+    ];
+    for (const { body: traced0, target, pAtoms, pValues } of candidates) {
+      if (traced0.nc !== this.carry.length || traced0.nx !== x.length || (innermost !== null && innermost.level > target.level)) continue;
+      const body = traced0.marked(literal);
+      if (!body.chains || !sameType(this.carryShape, body.carryShape) || !this.fits(body, i, target, [])) continue;
+      const atoms = [...pAtoms, ...traced.map((v) => atomIn(target, v))];
+      if (new Set(atoms).size !== atoms.length) continue;
+      const stop = this.run1(body, target, i, pAtoms, pValues, i);
+      if (stop > i) return stop;
+    }
+    return i;
   }
 
   private readonly xs: ({ shape: Shape; leaves: Leaf[] } | undefined)[] = [];

@@ -153,6 +153,19 @@ export class Body {
     return this.carryKind.every((kind, k) => kind === "identity" || (kind === "literal" && this.literal[k] === 1) || (kind === "internal" && this.literal[k] === 0));
   }
 
+  /** This term with inputs marked literal as `literal` says (the same instructions: literal inputs are inputs too). */
+  marked(literal: Uint8Array): Body {
+    const mask = new Uint8Array(this.literal.length);
+    mask.set(literal.subarray(0, this.nc + this.nx));
+    if (mask.every((l, k) => l === this.literal[k])) return this;
+    const key = mask.join("");
+    let b = this.remarked.get(key);
+    if (b === undefined) this.remarked.set(key, (b = new Body(this.term, this.nc, this.nx, this.np, mask, this.carryShape, this.xShape, this.yShape, this.guards, this.opaque)));
+    return b;
+  }
+
+  private readonly remarked = new Map<string, Body>();
+
   private keyMemo: string | null = null;
 
   /**
