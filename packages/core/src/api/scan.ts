@@ -309,16 +309,21 @@ class Loop {
     const { body } = tb;
     const x = this.xLeaves(i).leaves;
     const taken = [...tb.pAtoms];
-    const runnable =
-      body.chains &&
-      [...this.carry.filter((v) => typeof v !== "number" && !isConcreteTensor(v)), ...x.filter((v) => typeof v !== "number" && !isConcreteTensor(v))].every((v) => {
-        const atom = atomIn(target, v);
-        if (taken.includes(atom)) return false;
-        taken.push(atom);
-        return true;
-      }) &&
-      body.folds.every((f) => !folds(f.code, tb.value(f.v) as number));
+    const distinct = [...this.carry.filter((v) => typeof v !== "number" && !isConcreteTensor(v)), ...x.filter((v) => typeof v !== "number" && !isConcreteTensor(v))].every((v) => {
+      const atom = atomIn(target, v);
+      if (taken.includes(atom)) return false;
+      taken.push(atom);
+      return true;
+    });
+    const runnable = distinct && body.chains && body.folds.every((f) => !folds(f.code, tb.value(f.v) as number));
     if (!runnable) {
+      // this iteration's own term, its literals put in (the loop's first iteration from literal carries, say):
+      // one instruction of one iteration; else written out (inputs sharing a variable, a value read)
+      const own = distinct && !body.opaque ? body.atLiterals((k) => primal(k < body.nc ? this.carry[k] : x[k - body.nc])) : null;
+      if (own !== null && own.carryKind.every((kind) => kind !== "other") && this.run1(own, target, i, tb.pAtoms, tb.pValues, i + 1, i + 1) > i) {
+        for (const tie of tiesAt(body, tb.value)) target.tie(tie);
+        return i + 1;
+      }
       this.place(tb, target, i);
       return i + 1;
     }
@@ -336,14 +341,14 @@ class Loop {
    * Run the body from i, its decisions checked from `checkFrom` on, and record the run as
    * one scan instruction if it is long enough; returns where it stopped (i: nothing recorded).
    */
-  private run1(body: Body, target: Trace, i: number, pAtoms: readonly number[], pValues: readonly Operand[], checkFrom: number): number {
+  private run1(body: Body, target: Trace, i: number, pAtoms: readonly number[], pValues: readonly Operand[], checkFrom: number, limit = this.n): number {
     // how far x fits the term (identity carries keep their variables through the run)
     const x = this.xLeaves(i).leaves;
     const kept = this.carry.filter((v, k) => body.carryKind[k] === "identity" && !(typeof v === "number" || isConcreteTensor(v))).map((v) => atomIn(target, v));
     const xTaken = [...pAtoms, ...kept, ...x.filter((v) => typeof v !== "number" && !isConcreteTensor(v)).map((v) => atomIn(target, v))];
     let to = i + 1;
-    if (typeof this.c.xs === "number") to = body.nx === 0 ? this.n : to;
-    else while (to < this.n && this.fits(body, to, target, xTaken)) to++;
+    if (typeof this.c.xs === "number") to = body.nx === 0 ? limit : to;
+    else while (to < limit && this.fits(body, to, target, xTaken)) to++;
     const obs = observed(body);
     const layout = layoutOf(body, obs, to - i);
     const packed = new Float64Array(layout.length);
@@ -355,7 +360,10 @@ class Loop {
     const every = checkpoint === "every" ? 1 : segmentLength(checkpoint, to - i);
     if (body.reals) {
       const xs = new Float64Array(to * body.nx);
-      for (let j = i; j < to; j++) this.xLeaves(j).leaves.forEach((v, l) => (xs[j * body.nx + l] = primal(v) as number));
+      for (let j = i; j < to && body.nx > 0; j++) {
+        const leaves = this.xLeaves(j).leaves;
+        for (let l = 0; l < body.nx; l++) xs[j * body.nx + l] = primal(leaves[l]) as number;
+      }
       const storeOut = new Float64Array(Math.ceil((to - i) / every) * body.nc);
       reals = { xs, obsOut: packed, obsBase: i, storeOut, storeFrom: i, storeEvery: every };
     }
@@ -375,7 +383,7 @@ class Loop {
       carry,
       false,
     );
-    if (stop - i < this.c.minRun) return i;
+    if (stop - i < Math.min(this.c.minRun, limit - i)) return i;
     const scanVar = this.emit(body, pAtoms, pValues, target, i, stop, obs, packed, carry, checkpoint);
     if (reals?.storeOut) {
       const params = target.tape.params(scanVar) as ScanParams;

@@ -27,7 +27,7 @@ import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
 import { runForward } from "../eval/scan-forward.js";
 import { Interpreter } from "../eval/interpreter.js";
 import { WengertError } from "../errors.js";
-import { cached, compiledBlock, scanCode } from "../jit/scan-code.js";
+import { cached, compiledBlock, scanCode, type CompiledBlock } from "../jit/scan-code.js";
 import { Runs } from "./runs.js";
 import { activity, type Emitted } from "./place.js";
 
@@ -128,6 +128,8 @@ export interface BlockDerivative {
   readonly results: readonly number[];
   readonly present: Uint8Array;
   interpreter: Interpreter | null;
+  /** Its middle iterations as JavaScript (bodies of reals), once compiled. */
+  compiled?: CompiledBlock;
 }
 
 /**
@@ -205,10 +207,18 @@ interface BodyCache {
   readonly derivatives: Map<string, BlockDerivative>;
 }
 
+const byBody = new WeakMap<Body, Map<Int32Array, BodyCache>>();
+
 function cacheFor(body: Body, obs: Int32Array): BodyCache {
-  // by structure, not by object: a body traced again by a later call reuses the terms (and their compiled code)
-  const key = `${body.key}|${Array.from(obs).join(",")}`;
-  return cached(`D${key}`, () => ({ outs: outsOf(body, obs), derivatives: new Map<string, BlockDerivative>() }));
+  let mine = byBody.get(body);
+  if (mine === undefined) byBody.set(body, (mine = new Map()));
+  let c = mine.get(obs);
+  if (c === undefined) {
+    // by structure, not by object: a body traced again by a later call reuses the terms (and their compiled code)
+    const key = `${body.key}|${Array.from(obs).join(",")}`;
+    mine.set(obs, (c = cached(`D${key}`, () => ({ outs: outsOf(body, obs), derivatives: new Map<string, BlockDerivative>() }))));
+  }
+  return c;
 }
 
 /** Where each state of a block comes from, for iteration r of n (the plan and the run read the same rules). */
@@ -536,7 +546,7 @@ function reverseReals(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, s
   const nobs = layout.obs.length;
   const nin = nc + nx + np;
   const X = Float64Array.from(values.slice(nc, nc + n * nx));
-  const P = values.slice(nc + n * nx, nargs);
+  const P = Float64Array.from(values.slice(nc + n * nx, nargs));
   // seeds and held cotangents, dense (reals have no pieces)
   const S = new Float64Array(n * nobs);
   const seedFinal = new Float64Array(nc);
@@ -559,7 +569,7 @@ function reverseReals(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, s
   for (let q = 0; q < np; q++) st[2 * nc + q] = held[nargs - np + q];
   // checkpoints (those the traced run stored, at these values; else a forward run), then each segment's carries
   const forward = (from: number, to: number, carry: number[], storeOut: Float64Array, every: number): void => {
-    runForward({ body, x: () => [], p: P, from, to, checkFrom: n, reportTies: false, obs: null, write: null, reals: { xs: X, obsOut: null, obsBase: 0, storeOut, storeFrom: from, storeEvery: every } }, carry, false);
+    runForward({ body, x: () => [], p: Array.from(P), from, to, checkFrom: n, reportTies: false, obs: null, write: null, reals: { xs: X, obsOut: null, obsBase: 0, storeOut, storeFrom: from, storeEvery: every } }, carry, false);
   };
   const stash = takeStash(p, values.slice(0, nargs));
   // every carry stored: one segment whose carries are there
@@ -623,8 +633,9 @@ function reverseReals(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, s
       const pattern = plan.at.at(r);
       const end = Math.max(lo, 1, plan.at.end(r));
       const d = plan.patterns[pattern];
-      const key = `${body.key}|${Array.from(layout.obs).join(",")}|${d.outs.join(",")}|${d.ins.join(",")}`;
-      compiledBlock(key, d.term, body, wiring(body, o, nobs, d))(end, r + 1, C, lo, X, P, S, A, st, XR);
+      // compiled once per block derivative (itself made once per body structure and pattern)
+      d.compiled ??= compiledBlock(`${body.key}|${Array.from(layout.obs).join(",")}|${d.outs.join(",")}|${d.ins.join(",")}`, d.term, body, wiring(body, o, nobs, d));
+      d.compiled(end, r + 1, C, lo, X, P, S, A, st, XR);
       reverseStats.swept += r + 1 - end;
       r = end - 1;
     }

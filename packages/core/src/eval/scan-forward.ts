@@ -61,7 +61,10 @@ export function runForward(r: ForwardRun, carry: Buf[], owned: boolean): number 
   const io = r.reals;
   if (io !== undefined && scanCode.enabled) {
     const run = compiledForward(r.body, r.obs ?? NONE);
-    return run(carry as number[], io.xs, r.p as number[], r.from, r.to, r.checkFrom, r.reportTies, r.checkFolds ?? true, io.obsOut, io.obsBase, io.storeOut, io.storeFrom, io.storeEvery);
+    const c = Float64Array.from(carry as number[]);
+    const stop = run(c, io.xs, Float64Array.from(r.p as number[]), r.from, r.to, r.checkFrom, r.reportTies, r.checkFolds ?? true, io.obsOut, io.obsBase, io.storeOut, io.storeFrom, io.storeEvery);
+    for (let k = 0; k < c.length; k++) carry[k] = c[k];
+    return stop;
   }
   return interpretForward(r, carry, owned);
 }

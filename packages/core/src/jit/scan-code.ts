@@ -69,12 +69,15 @@ function needed(tape: Tape, roots: Iterable<number>): Uint8Array {
 /**
  * The forward run of a body of reals: `run(carry, xs, p, from, to, checkFrom, reportTies,
  * checkFolds, obsOut, obsBase, storeOut, storeFrom, storeEvery)` → where it stopped.
- * carry is updated in place; see eval/scan-forward.ts for what stops a run.
+ * carry is updated in place; see eval/scan-forward.ts for what stops a run. Arrays are
+ * typed arrays only: plain arrays of numbers come with elements of several kinds
+ * (integers, doubles), and a read of one kind in code optimized for the other deoptimized
+ * it on every call.
  */
 export type CompiledForward = (
-  carry: number[],
+  carry: Float64Array,
   xs: Float64Array,
-  p: readonly number[],
+  p: Float64Array,
   from: number,
   to: number,
   checkFrom: number,
@@ -149,7 +152,7 @@ export interface BlockWiring {
  * P, S, A, st, XR)`, carries at C[(r − cBase)·nc + k], x at X[r·nx + l], captured values
  * P, seeds S, x's held cotangents A, running cotangents in `st`, x's results XR.
  */
-export type CompiledBlock = (lo: number, hi: number, C: Float64Array, cBase: number, X: Float64Array, P: readonly number[], S: Float64Array, A: Float64Array, st: Float64Array, XR: Float64Array) => void;
+export type CompiledBlock = (lo: number, hi: number, C: Float64Array, cBase: number, X: Float64Array, P: Float64Array, S: Float64Array, A: Float64Array, st: Float64Array, XR: Float64Array) => void;
 
 export function compiledBlock(key: string, term: { readonly tape: Tape; readonly output: { readonly atoms: readonly number[] } }, body: Body, wiring: BlockWiring): CompiledBlock {
   return cached(`R${key}`, () => makeBlock(term, body, wiring));

@@ -96,7 +96,9 @@ export class Body {
     for (let i = 0; i < n; i++) {
       if (op[i] === INPUT) lit[i] = literal[a[i]];
       else if (op[i] === CONST) lit[i] = 1;
-      else if (op[i] >= FIRST_PRIMITIVE) lit[i] = tape.args(i).every((v) => lit[v] === 1) ? 1 : 0;
+      else if (op[i] < FIRST_PRIMITIVE) continue;
+      else if (tape.x[i] === 0) lit[i] = lit[a[i]] & (ARITY[op[i]] === 2 ? lit[tape.b[i]] : 1);
+      else lit[i] = tape.args(i).every((v) => lit[v] === 1) ? 1 : 0;
     }
     this.reals = tape.tensorCount === 0;
     this.folds = foldsOf(tape, lit);
@@ -165,6 +167,31 @@ export class Body {
   }
 
   private readonly remarked = new Map<string, Body>();
+
+  /**
+   * This term at one iteration whose literal inputs have the values `value(k)`: each put in
+   * as a literal, the tape folding what it folds (x · 1, x + (−0), x⁰, operations on
+   * literals), as the loop written out records that iteration. For that iteration only.
+   */
+  atLiterals(value: (k: number) => number | Float64Array): Body {
+    const from = this.term.tape;
+    const to = new Tape();
+    const map = new Int32Array(from.length);
+    for (let k = 0; k < this.inputVar.length; k++) {
+      // every input keeps its place (an input now unused too)
+      const v = this.inputVar[k];
+      const inputAtom = from.x[v] === 0 ? to.input(k, from.val[v]) : to.tensorInput(k, { dims: from.dims(v), data: from.buf(v) });
+      if (!this.literal[k]) map[v] = inputAtom;
+      else {
+        const c = value(k);
+        map[v] = typeof c === "number" ? to.constant(c) : to.tensorConstant(ownedCopy({ dims: from.dims(v), data: c }));
+      }
+    }
+    for (let i = 0; i < from.length; i++) if (from.op[i] !== INPUT) map[i] = copyInstruction(from, i, to, map);
+    const guards = this.guards.flatMap((g) => (to.op[map[g.a]] === CONST && to.op[map[g.b]] === CONST ? [] : [{ ...g, a: map[g.a], b: map[g.b], distinct: g.distinct && map[g.a] !== map[g.b] }]));
+    const term = new TraceTerm(to, this.term.params, { shape: this.term.output.shape, atoms: this.term.output.atoms.map((v) => map[v]) });
+    return new Body(term, this.nc, this.nx, this.np, this.literal, this.carryShape, this.xShape, this.yShape, guards, this.opaque);
+  }
 
   private keyMemo: string | null = null;
 
