@@ -27,7 +27,7 @@ import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
 import { runForward } from "../eval/scan-forward.js";
 import { Interpreter } from "../eval/interpreter.js";
 import { WengertError } from "../errors.js";
-import { cached, compiledBlock, scanCode, type CompiledBlock } from "../jit/scan-code.js";
+import { byStructure, compiledBlock, scanCode, type CompiledBlock } from "../jit/scan-code.js";
 import { Runs } from "./runs.js";
 import { activity, type Emitted } from "./place.js";
 
@@ -215,8 +215,7 @@ function cacheFor(body: Body, obs: Int32Array): BodyCache {
   let c = mine.get(obs);
   if (c === undefined) {
     // by structure, not by object: a body traced again by a later call reuses the terms (and their compiled code)
-    const key = `${body.key}|${Array.from(obs).join(",")}`;
-    mine.set(obs, (c = cached(`D${key}`, () => ({ outs: outsOf(body, obs), derivatives: new Map<string, BlockDerivative>() }))));
+    mine.set(obs, (c = byStructure(body, `D${obs.join(",")}`, () => ({ outs: outsOf(body, obs), derivatives: new Map<string, BlockDerivative>() }))));
   }
   return c;
 }
@@ -634,7 +633,7 @@ function reverseReals(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, s
       const end = Math.max(lo, 1, plan.at.end(r));
       const d = plan.patterns[pattern];
       // compiled once per block derivative (itself made once per body structure and pattern)
-      d.compiled ??= compiledBlock(`${body.key}|${Array.from(layout.obs).join(",")}|${d.outs.join(",")}|${d.ins.join(",")}`, d.term, body, wiring(body, o, nobs, d));
+      d.compiled ??= compiledBlock(d.term, body, wiring(body, o, nobs, d));
       d.compiled(end, r + 1, C, lo, X, P, S, A, st, XR);
       reverseStats.swept += r + 1 - end;
       r = end - 1;

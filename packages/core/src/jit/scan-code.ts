@@ -17,23 +17,8 @@ import { COMPARISON, javascript, literal } from "./javascript.js";
 /** Compiled code is used (tests turn it off to compare it with the interpreter). */
 export const scanCode = { enabled: true };
 
-/** How many compiled functions are kept (by structure); the oldest is dropped past it. */
+/** How many body structures are kept with their code; the cache starts over past it. */
 const CACHE_SIZE = 256;
-const cache = new Map<string, unknown>();
-
-/** A function compiled once per key. */
-export function cached<F>(key: string, make: () => F): F {
-  const hit = cache.get(key);
-  if (hit !== undefined) {
-    cache.delete(key);
-    cache.set(key, hit);
-    return hit as F;
-  }
-  const f = make();
-  cache.set(key, f);
-  if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
-  return f;
-}
 
 /** The statements computing the needed instructions of a tape of reals; inputs are named by `input`. */
 function statements(tape: Tape, need: Uint8Array, input: (k: number) => string): string[] {
@@ -91,7 +76,34 @@ export type CompiledForward = (
 ) => number;
 
 export function compiledForward(body: Body, obs: Int32Array): CompiledForward {
-  return cached(`F${body.key}|${Array.from(obs).join(",")}`, () => makeForward(body, obs));
+  return byStructure(body, `F${obs.join(",")}`, () => makeForward(body, obs));
+}
+
+/** Per structure hash: the bodies seen, with what was made for them by tag. */
+const structures = new Map<number, { readonly body: Body; readonly made: Map<string, unknown> }[]>();
+let structureCount = 0;
+
+/**
+ * What `make` gives for bodies of this structure (Body.sameAs), made once: a body traced
+ * again by a later call reuses the code and terms made for an earlier one. At most
+ * CACHE_SIZE structures are kept (the cache starts over past it).
+ */
+export function byStructure<F>(body: Body, tag: string, make: () => F): F {
+  const h = body.hash;
+  let bucket = structures.get(h);
+  if (bucket === undefined) structures.set(h, (bucket = []));
+  let entry = bucket.find((e) => e.body === body || e.body.sameAs(body));
+  if (entry === undefined) {
+    if (++structureCount > CACHE_SIZE) {
+      structures.clear();
+      structureCount = 1;
+      structures.set(h, (bucket = []));
+    }
+    bucket.push((entry = { body, made: new Map() }));
+  }
+  let f = entry.made.get(tag) as F | undefined;
+  if (f === undefined) entry.made.set(tag, (f = make()));
+  return f;
 }
 
 function makeForward(body: Body, obs: Int32Array): CompiledForward {
@@ -154,11 +166,7 @@ export interface BlockWiring {
  */
 export type CompiledBlock = (lo: number, hi: number, C: Float64Array, cBase: number, X: Float64Array, P: Float64Array, S: Float64Array, A: Float64Array, st: Float64Array, XR: Float64Array) => void;
 
-export function compiledBlock(key: string, term: { readonly tape: Tape; readonly output: { readonly atoms: readonly number[] } }, body: Body, wiring: BlockWiring): CompiledBlock {
-  return cached(`R${key}`, () => makeBlock(term, body, wiring));
-}
-
-function makeBlock(term: { readonly tape: Tape; readonly output: { readonly atoms: readonly number[] } }, body: Body, w: BlockWiring): CompiledBlock {
+export function compiledBlock(term: { readonly tape: Tape; readonly output: { readonly atoms: readonly number[] } }, body: Body, w: BlockWiring): CompiledBlock {
   const { nc, nx, np } = body;
   const nin = nc + nx + np;
   const tape = term.tape;

@@ -193,28 +193,90 @@ export class Body {
     return new Body(term, this.nc, this.nx, this.np, this.literal, this.carryShape, this.xShape, this.yShape, guards, this.opaque);
   }
 
-  private keyMemo: string | null = null;
+  private hashMemo = -1;
 
   /**
-   * The term's structure written out (instructions, literals, guards, inputs marked
-   * literal): terms with equal keys compute the same function, so compiled code is shared.
+   * A hash of the term's structure (instructions, literals, guards, inputs marked literal,
+   * outputs): terms of equal structure (`sameAs`) compute the same function, so code
+   * compiled for one serves the other. A number, not a string: a body is traced per call.
    */
-  get key(): string {
-    if (this.keyMemo !== null) return this.keyMemo;
+  get hash(): number {
+    if (this.hashMemo >= 0) return this.hashMemo;
     const t = this.term.tape;
-    const parts: string[] = [`${this.nc},${this.nx},${this.np};${Array.from(this.literal).join("")}`];
+    let h = mix(mix(mix(FNV, this.nc), this.nx), this.np);
+    for (const l of this.literal) h = mix(h, l);
     for (let i = 0; i < t.length; i++) {
       const code = t.op[i];
-      if (code === CONST) parts.push(t.x[i] === 0 ? `c${t.val[i]}${Object.is(t.val[i], -0) ? "-" : ""}` : `C${Array.from(t.buf(i)).join(",")}`);
-      else if (code === INPUT) parts.push(`i${t.a[i]}${showDims(t.dims(i))}`);
-      else if (t.x[i] === 0) parts.push(`${code}:${t.a[i]},${ARITY[code] === 2 ? t.b[i] : ""}`);
-      else parts.push(`${code}:${t.args(i).join(",")}${showDims(t.dims(i))}${JSON.stringify(t.params(i) ?? null)}`);
+      h = mix(h, code);
+      if (code === CONST) h = t.x[i] === 0 ? mixNumber(h, t.val[i]) : t.buf(i).reduce(mixNumber, h);
+      else if (code === INPUT) h = mix(h, t.a[i]);
+      else if (t.x[i] === 0) h = mix(mix(h, t.a[i]), ARITY[code] === 2 ? t.b[i] : 0);
+      else {
+        for (const v of t.args(i)) h = mix(h, v);
+        for (const d of t.dims(i)) h = mix(h, d);
+        const p = t.params(i) as { body?: Body } | undefined;
+        h = p !== undefined && p !== null && p.body instanceof Body ? mix(h, p.body.hash) : mix(h, stringHash(JSON.stringify(p ?? null)));
+      }
     }
-    parts.push(`o${this.term.output.atoms.join(",")}`);
-    for (const g of this.guards) parts.push(`g${g.pred}${g.a},${g.b}${g.outcome ? 1 : 0}${g.distinct ? 1 : 0}`);
-    return (this.keyMemo = parts.join(";"));
+    for (const v of this.term.output.atoms) h = mix(h, v);
+    for (const g of this.guards) h = mix(mix(mix(mix(h, g.a), g.b), g.outcome ? 1 : 2), g.distinct ? 1 : 2);
+    return (this.hashMemo = h >>> 1);
+  }
+
+  /** Whether `o` is this term's structure (see `hash`). */
+  sameAs(o: Body): boolean {
+    if (o === this) return true;
+    const t = this.term.tape;
+    const u = o.term.tape;
+    if (o.hash !== this.hash || o.nc !== this.nc || o.nx !== this.nx || o.np !== this.np || t.length !== u.length || o.guards.length !== this.guards.length) return false;
+    if (!this.literal.every((l, k) => l === o.literal[k])) return false;
+    const out = this.term.output.atoms;
+    if (out.length !== o.term.output.atoms.length || !out.every((v, j) => v === o.term.output.atoms[j])) return false;
+    for (let i = 0; i < t.length; i++) {
+      const code = t.op[i];
+      if (u.op[i] !== code || u.x[i] !== t.x[i]) return false;
+      if (code === CONST) {
+        if (t.x[i] === 0 ? !Object.is(t.val[i], u.val[i]) : !sameBuffer(t.buf(i), u.buf(i))) return false;
+      } else if (code === INPUT) {
+        if (t.a[i] !== u.a[i] || !sameList(t.dims(i), u.dims(i))) return false;
+      } else if (t.x[i] === 0) {
+        if (t.a[i] !== u.a[i] || (ARITY[code] === 2 && t.b[i] !== u.b[i])) return false;
+      } else {
+        if (!sameList(t.args(i), u.args(i)) || !sameList(t.dims(i), u.dims(i))) return false;
+        const p = t.params(i) as { body?: Body } | undefined;
+        const q = u.params(i) as { body?: Body } | undefined;
+        if (p !== undefined && p !== null && p.body instanceof Body) {
+          const { body: pb, ...prest } = p as { body: Body } & Record<string, unknown>;
+          const { body: qb, ...qrest } = q as { body: Body } & Record<string, unknown>;
+          if (!(qb instanceof Body) || !pb.sameAs(qb) || JSON.stringify(prest, omitStash) !== JSON.stringify(qrest, omitStash)) return false;
+        } else if (JSON.stringify(p ?? null) !== JSON.stringify(q ?? null)) return false;
+      }
+    }
+    return this.guards.every((g, j) => {
+      const h = o.guards[j];
+      return g.pred === h.pred && g.a === h.a && g.b === h.b && g.outcome === h.outcome && g.distinct === h.distinct;
+    });
   }
 }
+
+const FNV = 0x811c9dc5;
+const mix = (h: number, v: number): number => Math.imul(h ^ (v | 0), 0x01000193) >>> 0;
+const scratch = new Float64Array(1);
+const words = new Int32Array(scratch.buffer);
+/** A number's bits (−0 apart from 0, every NaN alike). */
+function mixNumber(h: number, v: number): number {
+  scratch[0] = v;
+  return mix(mix(h, words[0]), words[1]);
+}
+function stringHash(s: string): number {
+  let h = FNV;
+  for (let i = 0; i < s.length; i++) h = mix(h, s.charCodeAt(i));
+  return h;
+}
+const sameList = (p: readonly number[], q: readonly number[]): boolean => p.length === q.length && p.every((v, i) => v === q[i]);
+const sameBuffer = (p: Float64Array, q: Float64Array): boolean => p.length === q.length && p.every((v, i) => Object.is(v, q[i]));
+/** A scan's params compared without what its traced run stored (its stash). */
+const omitStash = (k: string, v: unknown): unknown => (k === "stash" ? undefined : v);
 
 /** Additions, products and powers that the tape folds when an argument that is a literal here is −0, 1 or 0. */
 function foldsOf(tape: Tape, lit: Uint8Array): Fold[] {
