@@ -23,7 +23,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const cache = join(root, "node_modules", ".cache", "wengert-docs");
-const GUIDES = ["docs/forward-mode.md", "docs/jacobians.md", "docs/define-op.md", "docs/checking.md"];
+const GUIDES = ["docs/forward-mode.md", "docs/jacobians.md", "docs/define-op.md", "docs/checking.md", "docs/scan.md"];
 
 interface Example {
   readonly name: string;
