@@ -19,7 +19,7 @@
 import type { Buf, Dims } from "@wengert/ops";
 import { ShapeError, WengertError } from "../errors.js";
 import { describe, flatten, typeString, unflatten, type Shape } from "../structure.js";
-import { Body, carryChanged, folds, sameType, tiesAt, traceBody, type Leaf, type TracedBody } from "../trace/body.js";
+import { Body, carryChanged, DONE, folds, sameType, tiesAt, traceBody, type Leaf, type TracedBody } from "../trace/body.js";
 import { CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP } from "../trace/opcodes.js";
 import { layoutOf, scanCodes, segmentLength, writeAt, type Checkpoint, type ScanParams } from "../trace/scan-ops.js";
 import { fromDense, isConcreteTensor, ownedCopy, Tensor, toDense } from "../trace/tensor.js";
@@ -63,6 +63,39 @@ export interface ScanCall {
    * it captures nothing (a captured value is bound to its trace).
    */
   readonly reuse?: { body: Body | null };
+  /** The body may return DONE: the loop ends there (its carry as it came in). */
+  readonly untilDone?: boolean;
+}
+
+/** Where a loop that may end early ended. */
+export interface Ended {
+  readonly carry: unknown;
+  /** Iterations run before the body returned DONE (or all of them). */
+  readonly iterations: number;
+  readonly done: boolean;
+}
+
+/**
+ * The loop `c = init; while body(c) is not DONE: [c] = body(c)`, at most `length`
+ * iterations, as a scan inside a trace (the body traced once, the iteration that returns
+ * DONE found where the run's decisions change): the term language's tail loops.
+ */
+export function loopUntilDone(c: Omit<ScanCall, "untilDone">): Ended {
+  const call = { ...c, untilDone: true };
+  const n = checkCall(call);
+  const init = flatten(c.init, "init", isLeaf, "the carry", (m) => new ShapeError(`${c.caller}: ${m}`), leafShape);
+  if (!tracing() || openTraces().some((t) => t.checksNaN())) {
+    let carry = init.leaves;
+    for (let i = 0; i < n; i++) {
+      const next = step(call, i, init.shape, carry);
+      if (next === null) return { carry: unflatten(init.shape, carry), iterations: i, done: true };
+      carry = next[0];
+    }
+    return { carry: unflatten(init.shape, carry), iterations: n, done: false };
+  }
+  const loop = new Loop(call, n, init.shape, init.leaves);
+  const [carry] = loop.run();
+  return { carry, iterations: loop.iterations, done: loop.done };
 }
 
 const isLeaf = (v: unknown): v is Operand => isOperand(v);
@@ -95,9 +128,10 @@ export function scanAs(c: ScanCall): [unknown, unknown[]] {
 
 const xAt = (c: ScanCall, i: number): unknown => (typeof c.xs === "number" ? undefined : c.xs[i]);
 
-/** One iteration as the loop written out: the body called, its carry checked. */
-function step(c: ScanCall, i: number, carryShape: Shape, carry: readonly Leaf[]): [Leaf[], unknown] {
+/** One iteration as the loop written out: the body called, its carry checked (null: it returned DONE). */
+function step(c: ScanCall, i: number, carryShape: Shape, carry: readonly Leaf[]): [Leaf[], unknown] | null {
   const out = c.fn(unflatten(carryShape, carry) as never, xAt(c, i) as never);
+  if (c.untilDone === true && out === DONE) return null;
   checkReturned(c.caller, out, i);
   const next = flatten(out[0], "carry", isLeaf, "the carry", (m) => new ShapeError(`${c.caller}: at iteration ${i}, ${m}`), leafShape);
   if (!sameType(next.shape, carryShape)) throw carryChanged(c.caller, i, next.shape, carryShape);
@@ -107,7 +141,7 @@ function step(c: ScanCall, i: number, carryShape: Shape, carry: readonly Leaf[])
 function plainLoop(c: ScanCall, n: number, carryShape: Shape, carry: Leaf[]): [unknown, unknown[]] {
   const ys: unknown[] = [];
   for (let i = 0; i < n; i++) {
-    const [next, y] = step(c, i, carryShape, carry);
+    const [next, y] = step(c, i, carryShape, carry)!;
     carry = next;
     if (y !== undefined) ys[i] = y;
   }
@@ -177,9 +211,10 @@ class Loop {
       const x = this.xLeaves(i);
       if (sharesVariable([...this.carry, ...x.leaves])) {
         // the body sees one variable twice: only the loop itself records that
-        const [next, y] = step(c, i, this.carryShape, this.carry);
-        this.carry = next;
-        if (y !== undefined) this.ys[i] = y;
+        const out = step(c, i, this.carryShape, this.carry);
+        if (out === null) return this.end(i);
+        this.carry = out[0];
+        if (out[1] !== undefined) this.ys[i] = out[1];
         i++;
         continue;
       }
@@ -189,11 +224,23 @@ class Loop {
         continue;
       }
       const tb = traceBody({ fn: c.fn, caller: c.caller, iteration: i, carryShape: this.carryShape, carry: this.carry, xShape: x.shape, x: x.leaves, unflatten });
+      if (tb === null) return this.end(i);
       if (c.reuse !== undefined) c.reuse.body = tb.body.np === 0 && !tb.body.opaque ? tb.body : null;
       this.last = tb.target !== null && !tb.body.opaque ? { body: tb.body, target: tb.target, pAtoms: tb.pAtoms, pValues: tb.pValues } : null;
       i = tb.target === null ? this.numbers(tb, i) : this.traced(tb, tb.target, i);
     }
+    this.iterations = n;
     return [unflatten(this.carryShape, this.carry), withLength(this.ys, n)];
+  }
+
+  /** Iterations run, and whether the body ended the loop (returned DONE). */
+  iterations = 0;
+  done = false;
+
+  private end(i: number): [unknown, unknown[]] {
+    this.iterations = i;
+    this.done = true;
+    return [unflatten(this.carryShape, this.carry), this.ys];
   }
 
   /** The body traced last in this loop, with the target and captured values it was traced against. */
@@ -342,6 +389,8 @@ class Loop {
    * one scan instruction if it is long enough; returns where it stopped (i: nothing recorded).
    */
   private run1(body: Body, target: Trace, i: number, pAtoms: readonly number[], pValues: readonly Operand[], checkFrom: number, limit = this.n): number {
+    // a loop of unknown length runs in spans that double (its length is a bound, maybe far off)
+    if (this.c.untilDone === true) limit = Math.min(limit, i + Math.max(1024, i));
     // how far x fits the term (identity carries keep their variables through the run)
     const x = this.xLeaves(i).leaves;
     const kept = this.carry.filter((v, k) => body.carryKind[k] === "identity" && !(typeof v === "number" || isConcreteTensor(v))).map((v) => atomIn(target, v));

@@ -376,8 +376,11 @@ export interface BodyCall {
   readonly unflatten: (shape: Shape, leaves: readonly unknown[]) => unknown;
 }
 
-/** Trace the body at one iteration (see the file's comment). */
-export function traceBody(call: BodyCall): TracedBody {
+/** What a body returns to end a loop of unknown length at this iteration (api/scan.ts `loopUntilDone`). */
+export const DONE: unique symbol = Symbol("wengert: the loop is done");
+
+/** Trace the body at one iteration (see the file's comment); null where it returned DONE. */
+export function traceBody(call: BodyCall): TracedBody | null {
   const { fn, caller, iteration, carryShape, carry, xShape, x } = call;
   const open = openTraces();
   const maxLength = open.length > 0 ? open[open.length - 1].settings.maxLength : Infinity;
@@ -403,6 +406,10 @@ export function traceBody(call: BodyCall): TracedBody {
   } catch (e) {
     closeTrace(t, true);
     throw e;
+  }
+  if (out === DONE) {
+    closeTrace(t, true);
+    return null;
   }
   let atoms: number[];
   let yShape: Shape | null;
