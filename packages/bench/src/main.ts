@@ -1,21 +1,23 @@
 /**
- * @file `pnpm bench [--quick] [--only W1,W5,GB,SCAN] [--no-memory] [--no-write]`.
+ * @file `pnpm bench [--quick] [--only W1,W5,GB,SCAN] [--no-memory] [--no-write] [--help]` (cli.ts).
  *
- * Runs W1–W6 (shared/WORKLOADS.md) for the plain-JS primal, the hand-written
- * gradient, wengert and the peers (TF.js cpu and wasm, jax-js eager and jit), each
- * workload in a process of its own; prints the table on stdout (progress goes to stderr) and writes
- * results/latest.{md,json,svg}. Then the GradBench evals (GB): wengert's derivative time
- * over its primal time per eval. --quick: for development, under two minutes.
+ * Runs W1–W6 (packages/bench/WORKLOADS.md) for the plain-JS primal, the hand-written gradient, wengert
+ * and the peers (TF.js cpu and wasm, jax-js eager and jit), each workload in a process
+ * of its own; prints the table on stdout (progress, `[k/N]` and the time elapsed, goes
+ * to stderr) and writes results/latest.{md,json,svg}. Then the GradBench evals (GB):
+ * wengert's derivative time over its primal time per eval. --quick: for development.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync, writeSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { cpus, platform, release } from "node:os";
 import { fileURLToPath } from "node:url";
+import { parseFlags, usage, type LastRun, type Names } from "./cli.js";
 import { getGc } from "./gc.js";
 import { FULL, QUICK, errorText, runWorkload, type Peers } from "./harness.js";
 import { memoryProbe } from "./memory.js";
 import { loadJax, packageVersion } from "./peers/jax.js";
 import { loadTf, useTfBackend } from "./peers/tfjs.js";
+import { progressLine } from "./progress.js";
 import { markdown } from "./report/markdown.js";
 import { svg } from "./report/svg.js";
 import type { BenchResults, GradBenchSection, MemoryResult, ScanSection, WorkloadResult } from "./results.js";
@@ -26,12 +28,35 @@ import { ratiosForAll, ratioTable } from "./gradbench/report.js";
 import { workloads } from "./workloads/index.js";
 
 const args = process.argv.slice(2);
-const quick = args.includes("--quick");
-const onlyArg = args.find((a) => a.startsWith("--only"));
-const only = onlyArg ? (onlyArg.includes("=") ? onlyArg.split("=")[1] : args[args.indexOf(onlyArg) + 1]).split(",") : undefined;
+const resultsDir = fileURLToPath(new URL("../results/", import.meta.url));
+const names: Names = { ids: workloads().map((w) => w.id), families: [...new Set(workloads().map((w) => w.family))] };
+const parsed = parseFlags(args, names);
+// before anything runs: --help, or a flag mistyped, must not start a run of minutes
+if (parsed.kind === "help") {
+  process.stdout.write(usage(names, lastFullRun()));
+  process.exit(0);
+}
+if (parsed.kind === "error") {
+  process.stderr.write(parsed.message + "\n");
+  process.exit(2);
+}
+const { quick, only, part: partArg, memory: withMemory, write } = parsed.flags;
 const settings = quick ? QUICK : FULL;
+// --ops: the cost of one tensor operation (op-cost.ts), and nothing else
+if (args.includes("--ops")) {
+  (await import("./op-cost.js")).runOpCosts({ quick, write: !args.includes("--no-write") });
+  process.exit(0);
+}
 const t00 = performance.now();
 const log = (line: string) => process.stderr.write((process.env.BENCH_DEBUG ? `[${((performance.now() - t00) / 1000).toFixed(1)}] ` : "") + line + "\n");
+
+/** What the full run of the committed results took (results/latest.json), if it was one. */
+function lastFullRun(): LastRun | undefined {
+  const file = resultsDir + "latest.json";
+  if (!existsSync(file)) return undefined;
+  const { meta } = JSON.parse(readFileSync(file, "utf8")) as BenchResults;
+  return meta.mode === "full" ? { seconds: meta.seconds, date: meta.date } : undefined;
+}
 
 const start = performance.now();
 const notes: string[] = [];
@@ -43,26 +68,27 @@ const notes: string[] = [];
 const parts: string[] = workloads()
   .filter((w) => !only || only.some((o) => w.id === o || w.family === o))
   .map((w) => w.id);
-if (!args.includes("--no-memory")) parts.push("memory");
+if (withMemory) parts.push("memory");
 if (!only || only.includes("GB")) parts.push("GB");
 if (!only || only.includes("SCAN")) parts.push("SCAN");
 
-const partArg = args.indexOf("--part");
-if (partArg >= 0) {
+if (partArg !== undefined) {
   // Child: run one part, its result as JSON on stdout.
-  writeSync(1, JSON.stringify(await runPart(args[partArg + 1]!)));
+  writeSync(1, JSON.stringify(await runPart(partArg)));
   // jax-js and TF.js may keep handles open.
   process.exit(0);
 }
 
-log(`wengert bench (${quick ? "quick" : "full"})`);
+log(`wengert bench (${quick ? "quick" : "full"}): ${parts.length} part${parts.length === 1 ? "" : "s"}`);
 
 const results: WorkloadResult[] = [];
 let memory: MemoryResult | undefined;
 let gradbench: GradBenchSection | undefined;
 let scanResults: ScanSection | undefined;
-for (const part of parts) {
+for (const [i, part] of parts.entries()) {
   const t0 = performance.now();
+  const step = { k: i + 1, n: parts.length, part };
+  log(progressLine({ ...step, elapsed: (t0 - start) / 1000 }));
   const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...args, "--part", part], {
     stdio: ["ignore", "pipe", "inherit"],
     maxBuffer: 1 << 28,
@@ -73,7 +99,8 @@ for (const part of parts) {
   else if (part === "GB") gradbench = result as GradBenchSection;
   else if (part === "SCAN") scanResults = result as ScanSection;
   else results.push(result as WorkloadResult);
-  log(`  (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  const now = performance.now();
+  log(progressLine({ ...step, elapsed: (now - start) / 1000, took: (now - t0) / 1000 }));
 }
 
 async function runPart(part: string): Promise<WorkloadResult | MemoryResult | GradBenchSection | ScanSection> {
@@ -98,7 +125,7 @@ async function runPart(part: string): Promise<WorkloadResult | MemoryResult | Gr
 /** TF.js and jax-js, or why not; the load line is logged by the first part only. */
 async function loadPeers(): Promise<Peers> {
   const say = (line: string) => {
-    if (parts.indexOf(args[partArg + 1]!) === 0) log(line);
+    if (parts.indexOf(partArg!) === 0) log(line);
   };
   let peers: Peers = { tfBackends: [] };
   try {
@@ -153,13 +180,12 @@ const out: BenchResults = {
 
 const md = markdown(out);
 process.stdout.write(md);
-if (!args.includes("--no-write")) {
-  const dir = fileURLToPath(new URL("../results/", import.meta.url));
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(dir + "latest.md", md);
-  writeFileSync(dir + "latest.json", JSON.stringify(out, null, 2) + "\n");
-  writeFileSync(dir + "latest.svg", svg(out));
-  log(`wrote ${dir}latest.{md,json,svg}`);
+if (write) {
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(resultsDir + "latest.md", md);
+  writeFileSync(resultsDir + "latest.json", JSON.stringify(out, null, 2) + "\n");
+  writeFileSync(resultsDir + "latest.svg", svg(out));
+  log(`wrote ${resultsDir}latest.{md,json,svg}`);
 }
 log(`total ${((performance.now() - start) / 1000).toFixed(1)} s`);
 // jax-js and TF.js may keep handles open.

@@ -1,7 +1,7 @@
 /**
  * @file What a workload module provides, and what the harness does with it.
  *
- * A workload (one of W1–W6 of shared/WORKLOADS.md, at one size) gives the plain-JS
+ * A workload (one of W1–W6 of packages/bench/WORKLOADS.md, at one size) gives the plain-JS
  * primal, the hand-written gradient (the reference every candidate is checked
  * against, and the practical limit of speed), wengert's gradient, and the peers'
  * versions. Peers are built by a function of the library module and a size, so the

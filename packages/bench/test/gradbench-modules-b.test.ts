@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { grad, jvp, type Scalar } from "@wengert/core";
 import type { EvalFunction } from "../src/gradbench/module.js";
+import { jsonable } from "../src/gradbench/json.js";
 import { modules } from "../src/gradbench/modules/index.js";
 import { gmm, gmmGradient, gmmObjective, lgamma, logGammaDistrib, prepareGmm } from "../src/gradbench/modules/gmm.js";
 import { abbreviate, ba, baJacobian, prepareBa, type BaPrepared } from "../src/gradbench/modules/ba.js";
@@ -58,41 +59,96 @@ it("the registry holds the six modules with the functions GradBench's evals call
 
 // ---------------------------------------------------------------- gmm
 
-/** gmm.hpp's objective, loop by loop. */
+/** gmm.hpp's objective (GradBench f26651a), loop by loop: its `objective`, `Qtimesx` and `log_wishart_prior`. */
 function gmmPlain(g: GmmJson): number {
   const { d, k, n, gamma, m } = g;
-  const icfSize = (d * (d + 1)) / 2;
-  const sumQs = g.icf.map((q) => q.slice(0, d).reduce((s, v) => s + v, 0));
-  const Qdiag = g.icf.map((q) => q.slice(0, d).map(Math.exp));
+  const lSize = (d * (d - 1)) / 2;
+  const sumQs = g.q.map((q) => q.reduce((s, v) => s + v, 0));
+  const Qdiag = g.q.map((q) => q.map(Math.exp));
   let slse = 0;
   for (let ix = 0; ix < n; ix++) {
     const main: number[] = [];
     for (let ik = 0; ik < k; ik++) {
-      const xc = g.x[ix].map((v, j) => v - g.means[ik][j]);
+      const xc = g.x[ix].map((v, j) => v - g.mu[ik][j]);
       const out = xc.map((v, j) => Qdiag[ik][j] * v);
-      let l = d;
-      for (let i = 0; i < d; i++) for (let j = i + 1; j < d; j++) out[j] += g.icf[ik][l++] * xc[i];
+      let l = 0;
+      for (let i = 0; i < d; i++) for (let j = i + 1; j < d; j++) out[j] += g.l[ik][l++] * xc[i];
       main.push(g.alpha[ik] + sumQs[ik] - 0.5 * out.reduce((s, v) => s + v * v, 0));
     }
     slse += logsumexp(main);
   }
   const dof = d + m + 1;
   const C = dof * d * (Math.log(gamma) - 0.5 * Math.log(2)) - logGammaDistrib(0.5 * dof, d);
-  let prior = 0;
+  let out = 0;
   for (let ik = 0; ik < k; ik++) {
     let frob = 0;
     for (let j = 0; j < d; j++) frob += Qdiag[ik][j] ** 2;
-    for (let j = d; j < icfSize; j++) frob += g.icf[ik][j] ** 2;
-    prior += 0.5 * gamma * gamma * frob - m * sumQs[ik];
+    for (let j = 0; j < lSize; j++) frob += g.l[ik][j] ** 2;
+    out += 0.5 * gamma * gamma * frob - m * sumQs[ik];
   }
-  return -n * d * 0.5 * Math.log(2 * Math.PI) + slse - n * logsumexp(g.alpha) + prior - k * C;
+  return -n * d * 0.5 * Math.log(2 * Math.PI) + slse - n * logsumexp(g.alpha) + (-out + k * C);
 }
 
-const gmmFlat = (g: GmmJson) => [...g.alpha, ...g.means.flat(), ...g.icf.flat()];
+/** The determinant of a small square matrix (Gaussian elimination with partial pivoting). */
+function det(A: number[][]): number {
+  const a = A.map((r) => [...r]);
+  let out = 1;
+  for (let c = 0; c < a.length; c++) {
+    let p = c;
+    for (let r = c + 1; r < a.length; r++) if (Math.abs(a[r][c]) > Math.abs(a[p][c])) p = r;
+    if (p !== c) [a[p], a[c], out] = [a[c], a[p], -out];
+    out *= a[c][c];
+    for (let r = c + 1; r < a.length; r++) {
+      const f = a[r][c] / a[c][c];
+      for (let j = c; j < a.length; j++) a[r][j] -= f * a[c][j];
+    }
+  }
+  return out;
+}
+
+/**
+ * run.py's `log_posterior` (its `--validate-naive` check), transcribed: the densities
+ * themselves (Gaussian with precision QᵀQ, Wishart over the precision matrices with
+ * V = I/γ², n = d + m + 1), multiplied, then the log. Independent of gmm.hpp's
+ * simplifications (the sign of the prior especially); small inputs only (it underflows).
+ */
+function gmmNaive(g: GmmJson): number {
+  const { d: D, k: K, n: N, m, gamma } = g;
+  const expAlpha = g.alpha.map(Math.exp);
+  const phi = expAlpha.map((e) => e / expAlpha.reduce((s, v) => s + v, 0));
+  const precisions = g.q.map((q, k) => {
+    const Q = Array.from({ length: D }, () => new Array<number>(D).fill(0));
+    let ii = 0;
+    for (let j = 0; j < D; j++) {
+      Q[j][j] = Math.exp(q[j]);
+      for (let i = j + 1; i < D; i++) Q[i][j] = g.l[k][ii++];
+    }
+    return Q.map((_, r) => Q.map((__, c) => Q.reduce((s, row) => s + row[r] * row[c], 0))); // QᵀQ
+  });
+  const quad = (S: number[][], v: number[]) => v.reduce((s, vi, r) => s + vi * S[r].reduce((t, Src, c) => t + Src * v[c], 0), 0);
+  const gaussian = (x: number[], mu: number[], S: number[][]) => {
+    const v = x.map((xi, j) => xi - mu[j]);
+    return Math.exp(-0.5 * quad(S, v)) / Math.sqrt((2 * Math.PI) ** D / det(S));
+  };
+  // Wishart density of X with V = I/γ²: tr(V⁻¹X) = γ² tr X, det V = γ^(−2D)
+  const nu = D + m + 1;
+  const wishart = (X: number[][]) => {
+    const trace = X.reduce((s, r, i) => s + r[i], 0);
+    const numerator = det(X) ** ((nu - D - 1) / 2) * Math.exp(-(gamma * gamma * trace) / 2);
+    return numerator / (2 ** ((D * nu) / 2) * gamma ** (-2 * D * (nu / 2)) * Math.exp(logGammaDistrib(nu / 2, D)));
+  };
+  let likelihood = 1;
+  for (let i = 0; i < N; i++) likelihood *= phi.reduce((s, p, k) => s + p * gaussian(g.x[i], g.mu[k], precisions[k]), 0);
+  let prior = 1;
+  for (let k = 0; k < K; k++) prior *= wishart(precisions[k]);
+  return Math.log(likelihood * prior);
+}
+
+const gmmFlat = (g: GmmJson) => [...g.alpha, ...g.mu.flat(), ...g.q.flat(), ...g.l.flat()];
 function gmmUnflat(g: GmmJson, v: number[]): GmmJson {
   let p = 0;
   const take = (row: number[]) => row.map(() => v[p++]);
-  return { ...g, alpha: take(g.alpha), means: g.means.map(take), icf: g.icf.map(take) };
+  return { ...g, alpha: take(g.alpha), mu: g.mu.map(take), q: g.q.map(take), l: g.l.map(take) };
 }
 
 describe("gmm", () => {
@@ -105,16 +161,28 @@ describe("gmm", () => {
     expect(logGammaDistrib(2.5, 2)).toBeCloseTo(0.5 * Math.log(Math.PI) + lgamma(2.5) + lgamma(2), 13);
   });
 
+  it("the transcription of gmm.hpp is run.py's naive log posterior (densities multiplied), the prior's sign included", () => {
+    for (const [d, k, n, gamma, m] of [[2, 3, 4, 1, 0], [3, 2, 3, 0.7, 2], [1, 2, 5, 1.3, 1]] as const) {
+      const g = gmmInput(d, k, n, 7 * d + k, gamma, m);
+      expect(Math.abs(gmmPlain(g) - gmmNaive(g)) / Math.abs(gmmNaive(g))).toBeLessThan(1e-9);
+    }
+  });
+
   for (const [d, k, n, gamma, m] of [[3, 4, 9, 1, 0], [2, 3, 5, 0.7, 2], [1, 2, 4, 1.3, 1]] as const) {
     it(`objective and gradient at d=${d} k=${k} n=${n} γ=${gamma} m=${m}`, () => {
       const g = gmmInput(d, k, n, 11 * d + k, gamma, m);
       const value = call(gmm.objective, g) as number;
       expect(Math.abs(value - gmmPlain(g)) / Math.abs(gmmPlain(g))).toBeLessThan(1e-13);
-      const jac = call(gmm.jacobian, g) as Float64Array;
+      // as the eval reads it: a record of alpha [k], mu [k][d], q [k][d], l [k][d(d−1)/2]
+      const jac = jsonable(call(gmm.jacobian, g)) as { alpha: number[]; mu: number[][]; q: number[][]; l: number[][] };
+      expect(Object.keys(jac).sort()).toEqual(["alpha", "l", "mu", "q"]);
+      expect(jac.alpha.length).toBe(k);
+      for (const [key, width] of [["mu", d], ["q", d], ["l", (d * (d - 1)) / 2]] as const) {
+        expect(jac[key].map((row) => row.length)).toEqual(new Array<number>(k).fill(width));
+      }
       const v = gmmFlat(g);
-      expect(jac.length).toBe(k + k * d + (k * d * (d + 1)) / 2);
       const fd = v.map((_, i) => central((w) => gmmPlain(gmmUnflat(g, w)), v, i));
-      expect(worst(jac, fd)).toBeLessThan(1e-7);
+      expect(worst(gmmFlat({ ...g, ...jac }), fd)).toBeLessThan(1e-7);
     });
   }
 
@@ -125,13 +193,18 @@ describe("gmm", () => {
     expect(whole.chunks.length).toBe(1);
     expect(chunked.chunks.length).toBe(5);
     expect(Math.abs(gmmObjective(chunked) - gmmObjective(whole))).toBeLessThan(1e-11);
-    expect(worst(gmmGradient(chunked), gmmGradient(whole))).toBeLessThan(1e-13);
+    const flat = (p: typeof whole) => gmmFlat({ ...g, ...(jsonable(gmmGradient(p)) as GmmJson) });
+    expect(worst(flat(chunked), flat(whole))).toBeLessThan(1e-13);
   });
 
   it("rejects a malformed input with a message naming the field", () => {
     const g = gmmInput(2, 2, 3, 1);
-    expect(() => prepareGmm({ ...g, means: [[1, 2]] })).toThrow(/means/);
+    expect(() => prepareGmm({ ...g, mu: [[1, 2]] })).toThrow(/mu/);
     expect(() => prepareGmm({ ...g, alpha: [1] })).toThrow(/alpha/);
+    expect(() => prepareGmm({ ...g, l: [[1, 2], [3, 4]] })).toThrow(/l is 2 × 2; expected 2 × 1/);
+    // ADBench's names (GradBench before 161e806) are not read
+    const { mu, q, ...old } = g;
+    expect(() => prepareGmm({ ...old, means: mu, icf: q })).toThrow(/no field "mu"/);
   });
 });
 

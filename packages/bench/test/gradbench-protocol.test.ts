@@ -215,9 +215,11 @@ describe("the min_runs / min_seconds loop", () => {
     };
     const [a] = await session([{ id: 0, kind: "evaluate", module: "busy", function: "spin", input: { min_runs: 1, min_seconds: 0.02 } }], { busy });
     const t = evaluateTimings(a);
-    expect(t.length).toBeGreaterThanOrEqual(2);
-    expect(t.length).toBeLessThanOrEqual(11);
-    expect(t.reduce((s, x) => s + x.nanoseconds, 0)).toBeGreaterThanOrEqual(20_000_000);
+    // met, and by the last run only (how many runs that takes depends on the machine's load:
+    // a preempted 2 ms spin can take 20 ms)
+    const total = t.reduce((s, x) => s + x.nanoseconds, 0);
+    expect(total).toBeGreaterThanOrEqual(20_000_000);
+    expect(total - t[t.length - 1].nanoseconds).toBeLessThan(20_000_000);
     expect(t.every((x) => Number.isInteger(x.nanoseconds) && x.nanoseconds >= 2_000_000)).toBe(true);
   });
 });

@@ -1,6 +1,8 @@
 /**
  * `pnpm bench` end to end on one workload: the parent runs it in a child process of its
- * own (main.ts --part), reads the child's results and prints the table.
+ * own (main.ts --part), reads the child's results and prints the table, with progress
+ * on stderr. `--help` prints the usage and a mistyped flag is an error, and neither
+ * starts a run.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -26,5 +28,38 @@ describe("pnpm bench", () => {
     expect(cells[5]).toMatch(/^[\d.]+ (µs|ms)$/); // wengert
     expect(cells[8]).toMatch(/^[\d.]+ (µs|ms)$/); // wengert compileGrad
     expect(run.stdout).not.toContain("W5");
+    // progress on stderr only: [k/N], the part, the time elapsed
+    expect(run.stderr).toMatch(/^\[1\/1\] W1-1000 \(0:00 elapsed\)$/m);
+    expect(run.stderr).toMatch(/^\[1\/1\] W1-1000 done in [\d.]+ s \(\d+:\d\d elapsed\)$/m);
+    expect(run.stdout).not.toContain("elapsed");
   }, 150_000);
+
+  const bench = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: "utf8", timeout: 30_000 });
+
+  it.skipIf(!existsSync(main))("--help prints the usage, with every flag and the run time, and exits 0", () => {
+    for (const flag of ["--help", "-h"]) {
+      const run = bench("--quick", flag);
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^Usage: pnpm bench \[--quick\] \[--only LIST\] \[--no-memory\] \[--no-write\] \[-h \| --help\]\n/);
+      for (const f of ["--quick", "--only LIST", "--no-memory", "--no-write", "-h, --help"]) expect(run.stdout).toContain(`\n  ${f} `);
+      expect(run.stdout).toMatch(/a full run takes about \d+–\d+ minutes/);
+      expect(run.stderr).toBe("");
+    }
+  });
+
+  it.skipIf(!existsSync(main))("an unknown flag or a bad value is an error naming it, exit 2, and nothing runs", () => {
+    for (const [args, says] of [
+      [["--quik"], "unknown flag --quik"],
+      [["--only", "W7"], 'no workload "W7"'],
+      [["--no-write", "W1"], 'unexpected argument "W1"'],
+    ] as const) {
+      const run = bench(...args);
+      expect(run.status, run.stderr).toBe(2);
+      expect(run.stderr).toMatch(/^bench: [^\n]+\.\n$/);
+      expect(run.stderr).toContain(says);
+      expect(run.stderr).toContain("Run pnpm bench --help for the flags.");
+      expect(run.stderr).not.toContain("wengert bench");
+      expect(run.stdout).toBe("");
+    }
+  });
 });

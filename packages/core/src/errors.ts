@@ -1,7 +1,6 @@
 /**
  * @file Every error wengert raises on a user's mistake: what, where, and the fix.
  */
-import type { GradCheckReport } from "./api/checkGrad.js";
 
 export class WengertError extends Error {
   constructor(message: string) {
@@ -10,7 +9,11 @@ export class WengertError extends Error {
   }
 }
 
-/** An input `x` (or a seed) holds something that is not a number, `[]`, array or plain object. */
+/**
+ * An input `x` (or a seed) holds something that is not a number, `[]`, array or plain
+ * object; or a tensor the user holds cannot be read (an ndarray of another dtype, or
+ * one whose shape, strides and offset reach past its data).
+ */
 export class InputTypeError extends WengertError {}
 
 /** The seed's structure differs from the structure of `f(x)`. */
@@ -41,8 +44,30 @@ export class NaNError extends WengertError {}
 /** The trace grew beyond options.maxTraceLength. */
 export class TraceLengthError extends WengertError {}
 
+/**
+ * A parameter that is not data is outside the values the function takes (taylor's
+ * order k above 170, where j! overflows): the message gives the range and why.
+ */
+export class ArgumentError extends WengertError {}
+
 /** A user primitive's spec (defineOp) is malformed, or its rule returned the wrong thing. */
 export class DefineOpError extends WengertError {}
+
+/** One comparison checkGrad made along one direction. */
+export interface GradCheck {
+  readonly direction: number;
+  readonly test: "reverse vs finite differences" | "forward vs reverse";
+  readonly expected: number;
+  readonly got: number;
+  readonly error: number;
+  readonly ok: boolean;
+}
+
+/** What checkGrad found: every check, and whether all passed. */
+export interface GradCheckReport {
+  readonly ok: boolean;
+  readonly checks: readonly GradCheck[];
+}
 
 /** checkGrad found a derivative that disagrees with finite differences or with forward mode. */
 export class GradientCheckError extends WengertError {

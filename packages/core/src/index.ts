@@ -1,19 +1,25 @@
 /**
  * @file @wengert/core: trace-based reverse-mode differentiation of TypeScript programs.
  */
+// First and last (trace/extent.ts): a bundler emits wengert's modules between these two.
+import "./trace/extent.js";
 export { rd, grad, valueAndGrad, fd, traceOf, derivativeOf } from "./api/rd.js";
-export type { RdOptions, Traced, Cotangent } from "./api/transform.js";
+export type { RdOptions } from "./api/options.js";
+// What f receives, and what comes back (outside any trace numbers and tensors, inside traced values).
+export type { Traced, Untraced, Cotangent, Like, Jacobian, Hessian } from "./api/types.js";
 export * from "./api/primitives.js";
-export { Real, primal, isScalar } from "./trace/tracer.js";
-export type { Scalar, TieMode, Operand } from "./trace/tracer.js";
+export { Real, isScalar } from "./trace/traced.js";
+export { primal } from "./trace/record.js";
+export type { Scalar, Operand } from "./trace/traced.js";
+export type { TieMode } from "./trace/tracer.js";
 // Tensors (docs/tensors.md): ndarrays and Float64Arrays in, traced tensors inside f.
 export {
   sum, mean, max, min, logsumexp, softmax, logSoftmax, reshape, transpose, broadcastTo, matmul, dot, outer,
   slice, index, gather, scatterAdd, concat, stack, unstack, where, conv2d, shapeOf,
 } from "./api/tensor.js";
 export type { TensorArg, TensorResult, RealResult, Conv2dOptions } from "./api/tensor.js";
-export { Tensor } from "./trace/tensor.js";
-export type { NdArray, ConcreteTensor } from "./trace/tensor.js";
+export { Tensor } from "./trace/traced.js";
+export type { NdArray, ConcreteTensor } from "./trace/host-tensor.js";
 export { TraceTerm } from "./trace/term.js";
 // Tape buffers kept between calls for reuse (bounded): for memory accounting.
 export { keptBytes as pooledBytes } from "./trace/columns.js";
@@ -30,11 +36,12 @@ export {
   ShapeError,
 } from "./errors.js";
 // The paper's language (docs/language.md).
-export { runProgram, parse, check, evaluate, showValue, showType, ParseError, TypeCheckError, StepLimitError } from "./lang/index.js";
-export type { Value, EvalOptions, RunResult } from "./lang/index.js";
+export { runProgram, parse, check, evaluate, showValue, showType, showRdTerm, tokenize, ParseError, TypeCheckError, StepLimitError } from "./lang/index.js";
+export type { Value, EvalOptions, RunResult, TermOrigins, Token, TokenType, Term, BoolTerm, Pos } from "./lang/index.js";
 // Forward mode, Taylor mode, pullbacks, Jacobians, Hessians.
 export { jvp, taylor } from "./api/forward.js";
 export { vjp, jacobian, jacrev, jacfwd, hessian, hvp } from "./api/jacobian.js";
+export type { Pullback } from "./api/jacobian.js";
 // User primitives and checking.
 export { defineOp } from "./api/defineOp.js";
 export type { OpSpec, UserOp } from "./api/defineOp.js";
@@ -43,8 +50,9 @@ export { checkGrad } from "./api/checkGrad.js";
 export { compileGrad } from "./api/compile.js";
 export type { CompiledGrad } from "./api/compile.js";
 export type { CheckGradOptions, GradCheck, GradCheckReport } from "./api/checkGrad.js";
-export { NaNError, TraceLengthError, DefineOpError, GradientCheckError } from "./errors.js";
+export { NaNError, TraceLengthError, DefineOpError, GradientCheckError, ArgumentError } from "./errors.js";
 // Loops traced once and applied per iteration, with checkpointed reverse sweeps (docs/scan.md).
 export { scan } from "./api/scan.js";
 export type { ScanOptions } from "./api/scan.js";
 export { checkpoint } from "./api/checkpoint.js";
+import "./trace/extent-end.js";

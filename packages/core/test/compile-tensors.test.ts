@@ -22,7 +22,7 @@ const leaves = (g: unknown): number[][] =>
 
 const random = (r: () => number, n: number, scale = 1): Float64Array => Float64Array.from({ length: n }, () => scale * (2 * r() - 1));
 
-// a two-layer MLP with softmax cross-entropy, as W2 (../shared/WORKLOADS.md) at a small size
+// a two-layer MLP with softmax cross-entropy, as W2 (packages/bench/WORKLOADS.md) at a small size
 const [B, D, H, K] = [6, 4, 5, 3];
 const X = nd(Array.from({ length: B * D }, (_, i) => Math.cos(i)), [B, D]);
 const onehot = nd(Array.from({ length: B * K }, (_, i) => (i % K === Math.floor(i / K) % K ? 1 : 0)), [B, K]);

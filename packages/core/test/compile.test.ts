@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { abs, add, atan2, compileGrad, cos, div, exp, grad, gt, hessian, hvp, jacobian, jvp, lt, mul, primal, sin, sqrt, square, sub, sum, valueAndGrad, type Scalar, type Tensor } from "../src/index.js";
-import { trace } from "../src/api/transform.js";
+import { trace } from "../src/api/tracing.js";
 
 const rosen = (x: readonly Scalar[]): Scalar => {
   let s: Scalar = 0;

@@ -1,11 +1,13 @@
 /**
- * @file The packages as a user gets them: @wengert/ops and @wengert/core packed with npm
- * (and with pnpm, which must write the same package), installed with npm from the two
- * tarballs alone into a fresh project outside the workspace, then used there. A strict
- * TypeScript program (test/consumer/program.ts) is typechecked against the installed
- * declarations, compiled, and run as an ES module, under --enable-source-maps, and
- * through require; the `wengert` bin runs with npx; the packages' READMEs print what
- * they say. npm install fetches ndarray and @types/node from the registry (or npm's cache).
+ * @file The packages as a user gets them: @wengert/ops, @wengert/core and @wengert/optim
+ * packed with npm (and with pnpm, which must write the same package), installed with npm
+ * from the tarballs alone into a fresh project outside the workspace, then used there. A
+ * strict TypeScript program (test/consumer/program.ts) is typechecked against the
+ * installed declarations, compiled, and run as an ES module, under --enable-source-maps,
+ * and through require; the `wengert` bin runs with npx; each ```ts block of the packages'
+ * READMEs, a module of its own (blocks may import the same names), typechecks with the
+ * program and prints what it says (a `// throws X` line must throw X: helpers/throws.ts).
+ * npm install fetches ndarray and @types/node from the registry (or npm's cache).
  */
 import { execFileSync, spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -14,11 +16,12 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkThrows } from "./helpers/throws.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const here = fileURLToPath(new URL("./consumer/", import.meta.url));
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-const PACKAGES = ["ops", "core"] as const;
+const PACKAGES = ["ops", "core", "optim"] as const;
 
 let tmp = "";
 let app = "";
@@ -68,7 +71,7 @@ function markerLine(file: string): number {
 
 describe("the packed packages in a fresh project", () => {
   beforeAll(() => {
-    ok(run(process.execPath, [tsc, "-b", "packages/ops", "packages/core"], root), "tsc -b");
+    ok(run(process.execPath, [tsc, "-b", ...PACKAGES.map((p) => `packages/${p}`)], root), "tsc -b");
     tmp = mkdtempSync(join(tmpdir(), "wengert-consumer-"));
     const tarballs = PACKAGES.map((p) => pack("npm", p, join(tmp, "npm")));
     for (const p of PACKAGES) pack("pnpm", p, join(tmp, "pnpm"));
@@ -82,8 +85,10 @@ describe("the packed packages in a fresh project", () => {
     copyFileSync(join(here, "program.ts"), join(app, "program.ts"));
     copyFileSync(join(here, "runner.cjs"), join(app, "runner.cjs"));
     for (const p of PACKAGES) {
-      const code = readmeExamples(join(app, "node_modules", "@wengert", p, "README.md")).map((e) => e.code).join("\n");
-      writeFileSync(join(app, `readme-${p}.ts`), code);
+      readmeExamples(join(app, "node_modules", "@wengert", p, "README.md")).forEach((e, k) => {
+        // a module of its own even if it imports nothing
+        writeFileSync(join(app, `readme-${p}-${k}.ts`), `${checkThrows(e.code)}\nexport {};\n`);
+      });
     }
     writeFileSync(join(app, "tsconfig.json"), JSON.stringify({
       compilerOptions: {
@@ -105,7 +110,14 @@ describe("the packed packages in a fresh project", () => {
       expect(packed.pnpm[p].manifest).toEqual(manifest);
       expect(packed.pnpm[p].files).toEqual(files);
       expect(JSON.stringify(manifest)).not.toMatch(/workspace:|link:|file:/);
-      expect(manifest).toMatchObject({ license: "MIT", sideEffects: false, engines: { node: ">=20.19" }, type: "module", publishConfig: { access: "public" } });
+      expect(manifest).toMatchObject({ license: "MIT", engines: { node: ">=20.19" }, type: "module", publishConfig: { access: "public" } });
+      // only the two modules that mark ops's and core's extent in a bundle (trace/callsite.ts) have effects
+      if (p === "optim") expect(manifest.sideEffects).toBe(false);
+      else {
+        const effects = manifest.sideEffects as string[];
+        expect(effects.map((f) => f.replace(/^\.\/(dist|src)\/(trace\/)?/, "").replace(/\.[jt]s$/, "")).sort()).toEqual(["extent", "extent", "extent-end", "extent-end"]);
+        for (const f of effects) expect(files).toContain(f.slice(2));
+      }
       expect(manifest.repository).toMatchObject({ type: "git", directory: `packages/${p}` });
       const exports = manifest.exports as Record<string, Record<string, string>>;
       expect(Object.keys(exports["."])[0]).toBe("types");
@@ -113,6 +125,7 @@ describe("the packed packages in a fresh project", () => {
       expect(readFileSync(join(root, "packages", p, "LICENSE"), "utf8")).toBe(readFileSync(join(root, "LICENSE"), "utf8"));
     }
     expect((packed.npm.core.manifest.dependencies as Record<string, string>)["@wengert/ops"]).toBe(`^${packed.npm.ops.manifest.version as string}`);
+    expect((packed.npm.optim.manifest.dependencies as Record<string, string>)["@wengert/core"]).toBe(`^${packed.npm.core.manifest.version as string}`);
     expect(packed.npm.core.manifest.bin).toEqual({ wengert: "./dist/cli/main.js" });
     expect(packed.npm.ops.manifest.bin).toBeUndefined();
     // the bench, with its wengert-gradbench bin, is the workspace's only
@@ -162,11 +175,12 @@ describe("the packed packages in a fresh project", () => {
     expect(out.trim()).toBe(`${Math.sin(2) + 2 * Math.cos(2)} : real`);
   });
 
-  it.each(PACKAGES)("the README of @wengert/%s prints what it says", (p) => {
+  it.each(PACKAGES)("each example of the README of @wengert/%s prints what it says", (p) => {
     const examples = readmeExamples(join(app, "node_modules", "@wengert", p, "README.md"));
-    const expected = examples.flatMap((e) => e.expected);
-    expect(expected.length).toBeGreaterThan(0);
-    const printed = ok(run(process.execPath, [`out/readme-${p}.js`], app), `README of ${p}`).trim().split("\n");
-    expect(printed).toEqual(expected);
+    expect(examples.flatMap((e) => e.expected).length).toBeGreaterThan(0);
+    examples.forEach(({ expected }, k) => {
+      const out = ok(run(process.execPath, [`out/readme-${p}-${k}.js`], app), `example ${k + 1} of the README of ${p}`);
+      expect(out === "" ? [] : out.trim().split("\n"), `example ${k + 1} of the README of ${p}`).toEqual(expected);
+    });
   });
 });

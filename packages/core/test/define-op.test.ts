@@ -7,24 +7,18 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
-  add, checkGrad, cos, defineOp, DefineOpError, div, exp, fd, grad, GradientCheckError, hessian, hvp, index, jacobian, jvp, log, lt,
+  add, checkGrad, compileGrad, cos, defineOp, DefineOpError, div, exp, fd, grad, GradientCheckError, hessian, hvp, index, jacfwd, jacobian, jvp, log, lt,
   mul, NaNError, rd, runProgram, sigmoid, sin, sqrt, square, sub, sum, taylor, traceOf, TraceLengthError, TypeCheckError, vjp,
   WengertError, type GradCheckReport, type Scalar, type Tensor,
 } from "../src/index.js";
-import { expectClose } from "./helpers/check.js";
+import { reverseDerivative } from "../src/diff/reference.js";
+import { evaluateTree, leavesOf, toTree, valueOf } from "../src/trace/tree.js";
+import { expectClose, thrown } from "./helpers/check.js";
 
 type U = (x: Scalar) => Scalar;
 const nth = (f: U, n: number): U => (n === 0 ? f : (x) => grad(nth(f, n - 1), x));
 /** GradientCheckError's type does not declare `report` (it is added with Object.assign). */
 type GCE = GradientCheckError & { report: GradCheckReport };
-const thrown = (g: () => unknown): Error => {
-  try {
-    g();
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error("expected an error, none was thrown");
-};
 
 const cube = defineOp({ name: "cube", forward: (x) => x * x * x, reverse: ([x], _y, ct) => [mul(ct, mul(3, mul(x, x)))] });
 const POINTS = [-1.3, 0.5, 2];
@@ -75,11 +69,26 @@ describe("a unary user primitive: cube(x) = x³, reverse 3x²·ct", () => {
     expect(() => runProgram("cube(1, 2)")).toThrow("the argument of cube has type real * real, expected real");
   });
 
-  it("has no Taylor rule: taylor says so and names it", () => {
-    const err = thrown(() => taylor(cube, 2, 1, 3));
+  it("in taylor, by its Taylor rule derived from the reverse rule: x³ along v to every order", () => {
+    for (const x of POINTS) {
+      for (const v of [1, -0.5]) expectClose(taylor(cube, x, v, 5), [x ** 3, 3 * x ** 2 * v, 6 * x * v ** 2, 6 * v ** 3, 0, 0], 1e-14, 1e-14, `taylor(cube, ${x}, ${v})`);
+    }
+    // composed with built-ins: sin(x³)
+    const s = taylor((x: Scalar) => sin(cube(x)), 0.8, 1, 3) as number[];
+    const nested = [0, 1, 2, 3].map((k) => nth((x) => sin(cube(x)), k)(0.8) as number);
+    expectClose(s, nested, 1e-12, 1e-12, "taylor of sin(cube(x)) against nested grad");
+  });
+
+  it("in taylor, a rule that applies its own primitive is an error naming it (its derivation would not end)", () => {
+    const myexp = defineOp({ name: "myexp", forward: Math.exp, reverse: ([x], _y, ct) => [mul(ct, myexp(x))] });
+    expect(grad(myexp, 1)).toBe(Math.exp(1));
+    expect(taylor(myexp, 1, 1, 0)).toEqual([Math.exp(1)]);
+    const err = thrown(() => taylor(myexp, 1, 1, 2));
     expect(err).toBeInstanceOf(WengertError);
-    expect(err.message).toMatch(/^taylor: the primitive cube has no Taylor rule/);
-    expect(() => taylor((x: Scalar) => sin(cube(x)), 2, 1, 1)).toThrow(/the primitive cube has no Taylor rule/);
+    expect(err.message).toMatch(/^taylor: the Taylor rule of myexp is derived from its reverse rule, and that rule needs the series of myexp itself/);
+    // written with its output y instead, the same primitive derives: y′ = y x′
+    const myexp2 = defineOp({ name: "myexp2", forward: Math.exp, reverse: ([_x], y, ct) => [mul(ct, y)] });
+    expectClose(taylor(myexp2, 1, 1, 4), [1, 1, 1, 1, 1].map(() => Math.E), 1e-14, 1e-14, "taylor(myexp2)");
   });
 
   it("passes checkGrad", () => {
@@ -171,6 +180,50 @@ describe("a binary user primitive: logaddexp", () => {
     expect(jvp((a: Scalar) => mul(a, sqrt(0)), 1, 1, { checkNaN: true })).toEqual([0, 0]); // the built-ins
     expect(jvp((a: Scalar) => asqrt(a, 0), 1, 1, { checkNaN: true })).toEqual([0, 0]);
     expect(hessian((a: Scalar) => asqrt(a, 0), 1, { checkNaN: true })).toBe(0);
+  });
+});
+
+describe("a user primitive takes the built-ins' paths in every transformation", () => {
+  // f uses both user primitives, the binary one with its rule reading y
+  const f = ([a, b]: Scalar[]) => add(logaddexp(mul(a, b), cube(a)), mul(cube(b), sin(a)));
+  const points = [[0.3, -1.2], [1.1, 0.4], [-0.7, 0.9]];
+
+  it("hessian and hvp run hvp's sweep on duals: the numbers of jvp of grad built symbolically, to the bit", () => {
+    for (const x of points) {
+      expect(hessian(f, x)).toEqual(jacfwd((p: Scalar[]) => grad(f, p), x));
+      expect(hvp(f, x, [0.5, -2])).toEqual(jvp((p: Scalar[]) => grad(f, p), x, [0.5, -2])[1]);
+    }
+  });
+
+  it("the Fig. 6 reference differentiates them, by their rules as trace terms", () => {
+    for (const x of points) {
+      const term = traceOf(f, x);
+      const { C, T } = toTree(term);
+      const expected = leavesOf(evaluateTree(reverseDerivative(valueOf(term.output.shape, [1]), valueOf(term.params[0].shape, x), "x", T, C)));
+      expectClose(grad(f, x), expected, 1e-13, 1e-15, "grad against Fig. 6");
+    }
+  });
+
+  it("compileGrad replays their traces and compiles them to JavaScript, with grad's numbers", () => {
+    const g = compileGrad(f);
+    for (let k = 0; k < 4; k++) for (const x of points) expect(g(x)).toEqual(grad(f, x));
+    expect(g.stats.traces).toBe(1);
+    expect(g.stats.compiled).toBeGreaterThan(0);
+  });
+
+  it("a rule deciding on its arguments: replayed by the interpreter (compiled code has no values), an error in Fig. 6", () => {
+    // relu²: 2x where x > 0, else 0, decided in the rule
+    const relu2 = defineOp({ name: "relu2", forward: (x) => (x > 0 ? x * x : 0), reverse: ([x], _y, ct) => [lt(x, 0) ? 0 : mul(ct, mul(2, x))] });
+    const h = (x: Scalar) => mul(relu2(x), 3);
+    const g = compileGrad(h);
+    for (let k = 0; k < 4; k++) for (const x of [1.5, -2, 0.25]) expect(g(x)).toBe(x > 0 ? 6 * x : 0);
+    expect(g.stats).toEqual({ traces: 1, replays: 11, compiled: 0 });
+    expect(hessian(h, 1.5)).toBe(6);
+    expect(taylor(h, 1.5, 1, 2)).toEqual([6.75, 9, 6]);
+    const { C, T } = toTree(traceOf(h, 1.5));
+    const err = thrown(() => reverseDerivative(valueOf({ kind: "real" }, [1]), valueOf({ kind: "real" }, [1.5]), "x", T, C));
+    expect(err).toBeInstanceOf(DefineOpError);
+    expect(err.message).toMatch(/^the reverse rule of relu2: lt reads a value, and in the Fig. 6 reference .* the rule runs on none/);
   });
 });
 

@@ -1,8 +1,10 @@
 /**
- * The examples of README.md and docs/*.md run as written. Every ```ts block that imports
- * from "@wengert/core" (written as plain JavaScript) is saved as an .mjs file under
- * node_modules/.cache/wengert-docs/ (inside the repository, so "@wengert/core" resolves
- * to the built package) and run with node; it must exit with status 0.
+ * The examples of README.md, docs/*.md and packages/optim/README.md typecheck and run as written. Every ```ts block
+ * is TypeScript a user would write (a snippet only to be read goes in a ```js block): it
+ * is saved as an .mts file under packages/core/node_modules/.cache/wengert-docs/ (so "@wengert/core" and
+ * "ndarray", with its types, resolve as they do for a user of the built package), all of
+ * them are compiled by one `tsc --strict` run, which must report no error in any block,
+ * and each compiled block is run with node; it must exit with status 0.
  *
  * Conventions:
  * - A block is *checked* when every line with `console.log(…)` ends with a comment,
@@ -16,13 +18,14 @@
  *   (the example goes on after it).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
+import { checkThrows } from "./helpers/throws.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
-const cache = join(root, "node_modules", ".cache", "wengert-docs");
+const cache = join(root, "packages", "core", "node_modules", ".cache", "wengert-docs");
 const GUIDES = ["docs/forward-mode.md", "docs/jacobians.md", "docs/define-op.md", "docs/checking.md", "docs/scan.md"];
 
 interface Example {
@@ -64,7 +67,6 @@ function blocks(file: string): Example[] {
     const body = lines.slice(start, end);
     i = end;
     const code = body.join("\n");
-    if (!/from\s+["']@wengert\/core["']/.test(code)) continue;
     const logs = body.filter((l) => l.includes("console.log("));
     const comments = logs.map(expectedComment);
     const checked = logs.length > 0 && comments.every((c) => c !== null && c !== "");
@@ -73,21 +75,74 @@ function blocks(file: string): Example[] {
   return out;
 }
 
-/** The block as a module: one-line console.log, and `// throws X` lines wrapped. */
+/** console.log printing each call on one line, imported first by every block. */
+const PRELUDE = [
+  'import { inspect } from "node:util";',
+  "console.log = (...args: unknown[]) => {",
+  '  process.stdout.write(args.map((a) => (typeof a === "string" ? a : inspect(a, { depth: null, breakLength: Infinity, maxArrayLength: null, maxStringLength: null }))).join(" ") + "\\n");',
+  "};",
+  "",
+].join("\n");
+
+/** The compiler's settings for the blocks: strict, as a user's project would be. */
+const TSCONFIG = {
+  compilerOptions: {
+    strict: true,
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    lib: ["ES2022"],
+    types: ["node"],
+    skipLibCheck: true,
+    rootDir: ".",
+    outDir: "out",
+  },
+};
+
+/**
+ * The block as a module: the prelude imported on a line of its own (so line k + 1 of the
+ * file is line k of the block), and `// throws X` lines wrapped, each on its line.
+ */
 function program(code: string): string {
-  const prelude = [
-    'import { inspect as __inspect } from "node:util";',
-    "console.log = (...args) => process.stdout.write(args.map((a) => (typeof a === \"string\" ? a : " +
-      "__inspect(a, { depth: null, breakLength: Infinity, maxArrayLength: null, maxStringLength: null }))).join(\" \") + \"\\n\");",
-  ];
-  const body = code.split("\n").map((line, k) => {
-    const m = /^(\s*)(.*;)\s*\/\/ throws (\w+)\s*$/.exec(line);
-    if (!m || line.includes("console.log(")) return line;
-    const [, indent, stmt, name] = m;
-    return `${indent}{ let __threw = false; try { ${stmt} } catch (__e) { if (__e?.name !== "${name}") throw __e; __threw = true; } ` +
-      `if (!__threw) throw new Error("line ${k + 1} of the example should throw ${name}"); }`;
-  });
-  return [...prelude, ...body, ""].join("\n");
+  return ['import "./__prelude.mjs";', checkThrows(code), ""].join("\n");
+}
+
+const fileOf = (name: string): string => name.replace(/[^A-Za-z0-9]+/g, "_");
+
+/**
+ * Compile every block with one tsc run; returns each block's errors, by block name, as
+ * `FILE.md:LINE:COL: message` (the line in the Markdown file).
+ */
+function compile(examples: readonly Example[]): Map<string, string[]> {
+  rmSync(cache, { recursive: true, force: true });
+  mkdirSync(cache, { recursive: true });
+  writeFileSync(join(cache, "__prelude.mts"), PRELUDE);
+  const files = ["__prelude.mts"];
+  for (const e of examples) {
+    writeFileSync(join(cache, `${fileOf(e.name)}.mts`), program(e.code));
+    files.push(`${fileOf(e.name)}.mts`);
+  }
+  writeFileSync(join(cache, "tsconfig.json"), JSON.stringify({ ...TSCONFIG, files }, null, 2));
+  const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+  const r = spawnSync(process.execPath, [tsc, "-p", join(cache, "tsconfig.json"), "--pretty", "false"], { cwd: root, encoding: "utf8" });
+  const errors = new Map<string, string[]>(examples.map((e) => [e.name, []]));
+  const byFile = new Map(examples.map((e) => [`${fileOf(e.name)}.mts`, e]));
+  let last: string[] | null = null;
+  for (const line of r.stdout.split("\n")) {
+    const m = /^(.*?)\((\d+),(\d+)\): error (.*)$/.exec(line);
+    if (m === null) {
+      // a message's continuation lines, indented
+      if (last !== null && line.trim() !== "") last.push(`    ${line.trim()}`);
+      continue;
+    }
+    const e = byFile.get(m[1].replace(/^.*[\\/]/, ""));
+    if (e === undefined) throw new Error(`tsc reports an error outside the examples: ${line}`);
+    const [file, start] = e.name.split(":");
+    last = errors.get(e.name)!;
+    last.push(`${file}:${Number(start) + Number(m[2]) - 1}:${m[3]}: ${m[4]}`);
+  }
+  if (r.status !== 0 && [...errors.values()].every((l) => l.length === 0)) throw new Error(`tsc failed:\n${r.stdout}${r.stderr}`);
+  return errors;
 }
 
 /** A JavaScript literal's value, or undefined if the text is not one. */
@@ -122,13 +177,20 @@ function same(actual: string, expected: string): boolean {
   return a !== undefined && e !== undefined && close(a.value, e.value);
 }
 
-const files = ["README.md", ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)];
+const files = [
+  "README.md",
+  ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`),
+  "packages/optim/README.md",
+];
 const examples = files.flatMap(blocks);
+let typeErrors = new Map<string, string[]>();
+/** A block with a type error on its second line, compiled with the others: the harness must report it there. */
+const WRONG: Example = { name: "wrong.md:10", code: 'import { grad } from "@wengert/core";\nconst s: string = grad((x) => x, 1);', expected: null };
 
 describe("documentation examples", () => {
   beforeAll(() => {
-    execFileSync("npx", ["tsc", "-b", "packages/ops", "packages/core"], { cwd: root, stdio: "pipe" });
-    mkdirSync(cache, { recursive: true });
+    execFileSync("npx", ["tsc", "-b", "packages/ops", "packages/core", "packages/optim"], { cwd: root, stdio: "pipe" });
+    typeErrors = compile([...examples, WRONG]);
   }, 180_000);
 
   it("the harness: comments, literals and tolerances", () => {
@@ -144,6 +206,10 @@ describe("documentation examples", () => {
     expect(same("reverse vs finite differences", "forward vs reverse")).toBe(false);
   });
 
+  it("the harness: a type error is reported at its line in the Markdown file", () => {
+    expect(typeErrors.get(WRONG.name)).toEqual([expect.stringMatching(/^wrong\.md:12:7: TS2322: Type 'number' is not assignable to type 'string'/)]);
+  });
+
   it("every guide exists and has a checked example", () => {
     for (const guide of GUIDES) {
       expect(existsSync(join(root, guide)), guide).toBe(true);
@@ -151,9 +217,10 @@ describe("documentation examples", () => {
     }
   });
 
-  it.each(examples.map((e) => ({ ...e, kind: e.expected ? "checked" : "run only" })))("$name ($kind)", ({ name, code, expected }) => {
-    const path = join(cache, `${name.replace(/[^A-Za-z0-9]+/g, "_")}.mjs`);
-    writeFileSync(path, program(code));
+  it.each(examples.map((e) => ({ ...e, kind: e.expected ? "checked" : "run only" })))("$name ($kind)", ({ name, expected }) => {
+    const errors = typeErrors.get(name) ?? [];
+    expect(errors, `${name} does not typecheck under --strict:\n${errors.join("\n")}`).toEqual([]);
+    const path = join(cache, "out", `${fileOf(name)}.mjs`);
     const r = spawnSync(process.execPath, [path], { cwd: root, encoding: "utf8", timeout: 30_000 });
     expect(r.status, `${name} exited with ${r.status}${r.signal ? ` (${r.signal})` : ""}:\n${r.stderr}`).toBe(0);
     if (expected === null) return;

@@ -11,15 +11,20 @@ afterEach(() => vi.restoreAllMocks());
 
 describe("seeds", () => {
   it("a seed of the wrong type names both types", () => {
+    // @ts-expect-error: the seed is not shaped like f(x), which the types see too
     expect(() => rd((x: Scalar) => [x, x], 1, 1)).toThrow(SeedMismatchError);
+    // @ts-expect-error: likewise
     expect(() => rd((x: Scalar) => [x, x], 1, 1)).toThrow("rd: seed has type real, expected real × real. Pass a seed shaped like f(x).");
   });
   it("a mismatch inside the seed names its path", () => {
     const f = (x: Scalar) => [x, { w: x, b: x }];
+    // @ts-expect-error: seed[1].b is not a real
     expect(() => rd(f, 1, [1, { w: 1, b: [1, 2] }])).toThrow("rd: seed[1].b has type real × real, expected real (f(x) has type real × {w: real, b: real}).");
+    // @ts-expect-error: seed[1] lacks b
     expect(() => rd(f, 1, [1, { w: 1 }])).toThrow(/seed\[1\] has type \{w: real\}, expected \{w: real, b: real\}/);
   });
   it("a record seed has the keys of f(x) as its own: inherited ones (toString, __proto__) do not count", () => {
+    // @ts-expect-error: b is not a key of f(x)
     expect(() => rd((x: Scalar) => ({ a: x, toString: x }), 1, { a: 1, b: 2 })).toThrow("rd: seed has type {a: real, b: real}, expected {a: real, toString: real}.");
   });
   it("fd's v is checked against x, and said to be v", () => {
@@ -51,6 +56,7 @@ describe("inputs and outputs", () => {
   it("a non-numeric output names its path", () => {
     expect(() => rd(() => [1, "two"], 1, [1, 1])).toThrow(OutputTypeError);
     expect(() => rd(() => [1, "two"], 1, [1, 1])).toThrow("rd: f(x)[1] is a string");
+    // @ts-expect-error: f returns no value
     expect(() => rd(() => undefined, 1, 1)).toThrow("rd: f(x) is undefined");
   });
   it("a primitive given something else than a scalar says which argument", () => {
@@ -177,6 +183,7 @@ describe("ties", () => {
 describe("errors are WengertErrors with their own class name", () => {
   it("name", () => {
     try {
+      // @ts-expect-error: the seed is not shaped like f(x)
       rd((x: Scalar) => [x], 1, 1);
     } catch (e) {
       expect(e).toBeInstanceOf(WengertError);
@@ -194,6 +201,7 @@ describe("errors are WengertErrors with their own class name", () => {
 
 describe("long structures in messages", () => {
   it("a long product of one type is written T^n, as the language writes it", () => {
+    // @ts-expect-error: the seed is not shaped like f(x)
     expect(() => rd((x: Scalar[]) => x[0], [1, 2, 3, 4, 5, 6], [1])).toThrow("seed has type ⟨real⟩, expected real");
     expect(() => rd((x: Scalar[]) => x, [1, 2, 3, 4, 5, 6], [1])).toThrow("expected real^6");
   });

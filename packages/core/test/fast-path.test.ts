@@ -42,9 +42,11 @@ describe("numeric sweep = built term, evaluated", () => {
   });
 
   it("on programs mixing the primitives it writes out with ones it runs by their rule", () => {
-    // sinh, atan, softplus, atan2 go through their rules between stretches of written-out
-    // ones; the sweep resumes the fast loop after each (tests the hand-over both ways)
-    const MIXED = [sinh, atan, softplus, sigmoid, neg, (x: Scalar) => sqrt(add(1, square(x))), (x: Scalar) => log(add(2, sin(x)))];
+    // user primitives go through their rules between stretches of written-out built-ins;
+    // the sweep resumes the fast loop after each (tests the hand-over both ways)
+    const cubeMixed = defineOp({ name: "cubeMixed", forward: (x) => x * x * x, reverse: ([x], _y, ct) => [mul(ct, mul(3, mul(x, x)))] });
+    const hypot = defineOp({ name: "hypotMixed", forward: (a, b) => Math.hypot(a, b), reverse: ([a, b], y, ct) => [div(mul(ct, a), y), div(mul(ct, b), y)] });
+    const MIXED = [sinh, atan, softplus, sigmoid, neg, cubeMixed, (x: Scalar) => hypot(x, 0.5), (x: Scalar) => sqrt(add(1, square(x))), (x: Scalar) => log(add(2, sin(x)))];
     fc.assert(
       fc.property(
         fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 1, maxLength: 3 }),

@@ -10,10 +10,10 @@ import ndarray from "ndarray";
 import { describe, expect, it } from "vitest";
 import {
   add, atan, ClosedTraceError, cos, defineOp, div, exp, fd, grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, log, lt, mul,
-  pow, primal, rd, SeedMismatchError, sigmoid, sin, softplus, sqrt, square, sub, sum, tanh, taylor, vjp, WengertError, type NdArray, type Scalar, type Tensor,
+  pow, primal, rd, SeedMismatchError, ArgumentError, sigmoid, sin, softplus, sqrt, square, sub, sum, tanh, taylor, vjp, WengertError, type NdArray, type Scalar, type Tensor,
 } from "../src/index.js";
 import { decided, H, MAX, recorded, reliableDiff } from "./helpers/branches.js";
-import { expectClose } from "./helpers/check.js";
+import { expectClose, thrown } from "./helpers/check.js";
 
 type V = Scalar[];
 const IGNORE = { ties: "ignore" } as const;
@@ -158,11 +158,13 @@ describe("jvp: closed forms, structure and nesting", () => {
 
   it("rejects a v not shaped like x with a SeedMismatchError", () => {
     expect(() => jvp(G, [1, 2, 3], [1, 2])).toThrow(SeedMismatchError);
+    // @ts-expect-error: v is not shaped like x, which the types see too
     expect(() => jvp((p: { a: Scalar }) => p.a, { a: 1 }, { b: 1 })).toThrow(/jvp: v has type \{b: real\}, expected \{a: real\}/);
   });
 
   it("names distinct types when v mismatches a one-element tuple x", () => {
     // x = [2] has a type printed "real", like a bare real: the message contradicts itself.
+    // @ts-expect-error: v is not shaped like x
     const message = (() => { try { jvp((x: V) => x[0], [2], 3); return ""; } catch (e) { return (e as Error).message; } })();
     const m = /v has type (.*), expected (.*?)\. /.exec(message);
     expect(m, message).not.toBeNull();
@@ -225,7 +227,9 @@ describe("vjp", () => {
     expect(value).toEqual({ s: 6, t: [Math.sin(2)] });
     expect(pullback({ s: 1, t: [0] })).toEqual({ a: 3, b: 2 });
     expectClose(pullback({ s: 0.5, t: [2] }), { a: 1.5 + 2 * Math.cos(2), b: 1 }, 1e-15, 0, "pullback");
+    // @ts-expect-error: the seed is not shaped like f(x)
     expect(() => pullback({ s: 1 })).toThrow(SeedMismatchError);
+    // @ts-expect-error: likewise
     expect(() => pullback({ s: 1 })).toThrow(/seed has type \{s: real\}, expected \{s: real, t: ⟨real⟩\}/);
   });
 
@@ -243,16 +247,17 @@ describe("vjp", () => {
   });
 
   it("the pullback throws ClosedTraceError after the enclosing rd that traced x returned", () => {
-    let pb = null as ((s: unknown) => unknown) | null;
-    expectClose(grad((x: Scalar) => ((pb = vjp((y: Scalar) => mul(y, y), x)[1]), mul(x, pb(1) as Scalar)), 2), 4 * 2, 0, 0, "inside, d/dx 2x²");
+    let pb: ((s: number) => unknown) | null = null;
+    expectClose(grad((x: Scalar) => { const p = vjp((y: Scalar) => mul(y, y), x)[1]; pb = p; return mul(x, p(1)); }, 2), 4 * 2, 0, 0, "inside, d/dx 2x²");
     expect(() => pb!(1)).toThrow(ClosedTraceError);
     expect(() => pb!(1)).toThrow(/vjp's pullback: the value x \(or a value f used\) was traced by a grad call that has returned/);
     // the same when only a value f closes over was traced there
     grad((x: Scalar) => ((pb = vjp((y: Scalar) => mul(x, y), 3)[1]), x), 2);
     expect(() => pb!(1)).toThrow(ClosedTraceError);
     // and for a traced tensor (it went on from the stale trace before)
-    grad((t: Tensor) => ((pb = vjp((y: Tensor) => mul(y, y), t)[1]), sum(t)), Float64Array.of(1, 2));
-    expect(() => pb!(Float64Array.of(1, 1))).toThrow(ClosedTraceError);
+    let pbt: ((s: Float64Array) => unknown) | null = null;
+    grad((t: Tensor) => ((pbt = vjp((y: Tensor) => mul(y, y), t)[1]), sum(t)), Float64Array.of(1, 2));
+    expect(() => pbt!(Float64Array.of(1, 1))).toThrow(ClosedTraceError);
   });
 });
 
@@ -414,10 +419,17 @@ describe("taylor against closed-form derivatives", () => {
     expect(taylor((x: Scalar) => pow(x, 65), -1, 1, 2)).toEqual([-1, 65, -4160]);
   });
 
-  it("checkNaN names the first primitive with a derivative that is not finite; j! past 170 does not turn a 0 into NaN", () => {
+  it("checkNaN names the first primitive with a derivative that is not finite", () => {
     expect(() => taylor(sqrt, 0, 1, 2, { checkNaN: true })).toThrow(/taylor: checkNaN: the derivative of order 1 of sqrt \(for v1\) along v is Infinity/);
     expect(taylor(sqrt, 0, 1, 2)).toEqual([0, Infinity, -Infinity]);
-    expect(taylor((x: Scalar) => mul(x, x), 0.5, 1, 172).slice(169)).toEqual([0, 0, 0, 0]);
+  });
+
+  it("orders up to 170, the last whose j! is finite: sin's 170th derivative is −sin, x²'s are 0", () => {
+    const got = taylor(sin, 0.5, 1, 170) as number[];
+    expect(got).toHaveLength(171);
+    // sin⁽ʲ⁾ cycles sin, cos, −sin, −cos: 168 ≡ 0, 169 ≡ 1, 170 ≡ 2 (mod 4)
+    expectClose(got.slice(168), [Math.sin(0.5), Math.cos(0.5), -Math.sin(0.5)], 1e-12, 1e-12, "sin at 0.5");
+    expect(taylor((x: Scalar) => mul(x, x), 0.5, 1, 170).slice(167)).toEqual([0, 0, 0, 0]);
   });
 
   it("k = 0 gives [f(x)], shaped like f(x)", () => {
@@ -433,9 +445,17 @@ describe("taylor against closed-form derivatives", () => {
     expectClose(got, [[2, { s: Math.sin(1) }], [1, { s: Math.cos(1) }], [-2, { s: -Math.sin(1) }], [0, { s: -Math.cos(1) }]], 1e-14, 1e-15, "taylor");
   });
 
-  it("rejects a negative or fractional order, and x or v traced by an enclosing rd", () => {
-    expect(() => taylor(sin, 0.5, 1, -1)).toThrow("taylor: the order k is -1; expected a non-negative integer.");
-    expect(() => taylor(sin, 0.5, 1, 1.5)).toThrow("taylor: the order k is 1.5; expected a non-negative integer.");
+  it("rejects a negative, fractional or too high order (ArgumentError, at once), and x or v traced by an enclosing rd", () => {
+    const order = (k: unknown) => thrown(() => taylor(sin, 0.5, 1, k as number));
+    for (const k of [-1, 1.5, NaN, "3", 171, 1e9, Infinity]) expect(order(k), String(k)).toBeInstanceOf(ArgumentError);
+    expect(order(-1).message).toMatch(/^taylor: the order k is -1; expected an integer from 0 to 170, at .*forward\.test\.ts:\d+:\d+\. Pass the highest order wanted, a whole number/);
+    expect(order(1.5).message).toMatch(/^taylor: the order k is 1\.5; expected an integer from 0 to 170/);
+    expect(order("3").message).toMatch(/^taylor: the order k is a string \("3"\)/);
+    // it hung: a Float64Array of 10⁹ + 1 numbers per instruction, and 10⁹ factorials
+    expect(order(1e9).message).toMatch(
+      /^taylor: the order k is 1000000000; expected an integer from 0 to 170: j! overflows float64 past j = 170, where every derivative would be ±Infinity or a wrong 0, at .*\. Ask for at most 170 orders\.$/,
+    );
+    expect(order(171).message).toContain("the order k is 171; expected an integer from 0 to 170: j! overflows");
     const nested = /taylor: x, v or a value f uses is traced by an enclosing rd; taylor computes numbers and cannot be differentiated/;
     expect(() => grad((x: Scalar) => taylor(sin, x, 1, 2)[2] as Scalar, 0.5)).toThrow(nested);
     expect(() => grad((s: Scalar) => taylor(sin, 0.5, s, 2)[1] as Scalar, 1)).toThrow(nested);

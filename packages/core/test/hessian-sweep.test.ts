@@ -90,11 +90,14 @@ describe("hessian against closed forms", () => {
     for (const x of [[1, 2, 3, 4], [-0.3, 0.7, 0, 1e3], [0, 0, 0, 0]]) expect(hessian(q, x)).toEqual(A.map((row, i) => row.map((a, j) => a + A[j][i])));
   });
 
-  it("symmetric up to rounding on random programs, where the order of the sums differs", () => {
+  it("finite and symmetric up to rounding on random programs, where the order of the sums differs", () => {
     fc.assert(
       fc.property(point, steps, (x, ss) => {
+        // where f has no derivative (atan2 at the origin, pow at 0 among subnormal points) neither H is checked;
+        // elsewhere every entry must be finite: expectClose fails on NaN and ∞
+        fc.pre((grad(program(ss), x, IGNORE) as number[]).every(Number.isFinite));
         const H = hessian(program(ss), x, IGNORE) as number[][];
-        if (H.flat().every(Number.isFinite)) expectClose(H, transpose(H), 1e-9, 1e-9, "H against Hᵀ");
+        expectClose(H, transpose(H), 1e-9, 1e-9, "H against Hᵀ");
       }),
       { numRuns: 300, seed: 29 },
     );

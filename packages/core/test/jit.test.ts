@@ -10,7 +10,7 @@ import { BINARY_NAMES, binaryOps, PREDICATE_NAMES, predicates, UNARY_NAMES, unar
 import { describe, expect, it, vi } from "vitest";
 import * as api from "../src/index.js";
 import { abs, add, compileGrad, cos, div, exp, grad, gt, lt, mul, sin, square, sub, tanh, traceOf, type Scalar } from "../src/index.js";
-import { trace } from "../src/api/transform.js";
+import { trace } from "../src/api/tracing.js";
 import { compileReplay } from "../src/jit/gradient.js";
 import { KERNELS } from "../src/trace/opcodes.js";
 import { COMPARISON, javascript, literal } from "../src/jit/javascript.js";
@@ -23,8 +23,8 @@ const rosen = (x: readonly Scalar[]): Scalar => {
 };
 
 /** A compileGrad that has been called often enough to run compiled code. */
-function hot<X>(f: (x: never) => Scalar, x: X, options?: api.RdOptions): api.CompiledGrad<X> {
-  const g = compileGrad(f as (x: unknown) => Scalar, options) as unknown as api.CompiledGrad<X>;
+function hot<P>(f: (x: P) => Scalar, x: api.Like<P>, options?: api.RdOptions): api.CompiledGrad<P> {
+  const g = compileGrad(f, options);
   for (let k = 0; k < 4; k++) g(x);
   expect(g.stats.compiled).toBeGreaterThan(0);
   return g;

@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { add, mul, square, sub, type Scalar } from "../src/index.js";
-import { trace } from "../src/api/transform.js";
+import { trace } from "../src/api/tracing.js";
 import { compileReplay } from "../src/jit/gradient.js";
 import { Accesses, planRegisters, type Space, type Use } from "../src/jit/registers.js";
 import { reroll, Shapes, Statements, type Stmt } from "../src/jit/reroll.js";

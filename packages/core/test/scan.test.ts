@@ -57,12 +57,12 @@ interface Case {
 const TRANSFORMS: Record<string, (f: F, x: unknown, v: unknown) => unknown> = {
   value: (f, x) => f(x as never),
   grad: (f, x) => grad(f as never, x as never),
-  jvp: (f, x, v) => jvp(f, x, v),
+  jvp: (f, x, v) => jvp(f as never, x as never, v as never),
   fd: (f, x, v) => fd(f as never, x as never, v as never),
   hessian: (f, x) => hessian(f as never, x as never),
   "grad of grad": (f, x) => grad((y: never) => total(grad(f as never, y)), x as never),
   "grad³": (f, x) => grad((y: never) => total(grad((z: never) => total(grad(f as never, z)), y)), x as never),
-  "grad of jvp": (f, x, v) => grad((y: never) => total(jvp(f, y, v)[1]), x as never),
+  "grad of jvp": (f, x, v) => grad((y: never) => total(jvp(f as never, y, v as never)[1]), x as never),
 };
 
 const N = 25;
@@ -341,17 +341,17 @@ describe("scan and checkpoint give the loop's numbers, bit for bit", () => {
   }
   it("interpreted and compiled code agree (bodies of reals run as JavaScript)", () => {
     for (const c of CASES.slice(0, 9)) {
-      const compiled = [grad(c.scanned as never, c.x as never), jvp(c.scanned, c.x, c.v)];
+      const compiled = [grad(c.scanned as never, c.x as never), jvp(c.scanned as never, c.x as never, c.v as never)];
       scanCode.enabled = false;
-      const interpreted = [grad(c.scanned as never, c.x as never), jvp(c.scanned, c.x, c.v)];
+      const interpreted = [grad(c.scanned as never, c.x as never), jvp(c.scanned as never, c.x as never, c.v as never)];
       scanCode.enabled = true;
       expectSame(compiled, interpreted);
     }
   });
   it("taylor, hvp, vjp and jacobian", () => {
     const [c, tr] = [CASES[0], CASES[5]];
-    expectSame(taylor(c.scanned, c.x, c.v, 3), taylor(c.loop, c.x, c.v, 3));
-    expectSame(hvp(c.scanned as never, c.x as never, 1), hvp(c.loop as never, c.x as never, 1));
+    expectSame(taylor(c.scanned as never, c.x as never, c.v as never, 3), taylor(c.loop as never, c.x as never, c.v as never, 3));
+    expectSame(hvp(c.scanned as never, c.x as never, 1 as never), hvp(c.loop as never, c.x as never, 1 as never));
     const ys = (x: Scalar[]) => scan((y: Scalar, xi: Scalar) => [add(mul(y, xi), sin(y)), mul(y, 2)], x[0], [x[1], x[2], x[1]])[1];
     const ysLoop = (x: Scalar[]) => {
       let y = x[0];

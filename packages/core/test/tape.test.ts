@@ -30,16 +30,16 @@ describe("tape literals", () => {
     );
   });
 
-  it("a primitive on a variable and a number (applyLiteral) records what apply does with the number's literal", () => {
+  it("a primitive on a variable and a number (appendWithLiteral) records what append does with the number's literal", () => {
     const specials = fc.constantFrom(0, -0, 1, -1, 2, 0.5, NaN, Infinity);
     const codes = fc.constantFrom(CODE.add, CODE.sub, CODE.mul, CODE.div, CODE.pow, CODE.atan2);
     fc.assert(
       fc.property(codes, fc.oneof(specials, fc.double()), fc.oneof(specials, fc.double()), fc.boolean(), fc.boolean(), (code, x, c, first, literalX) => {
         const [t1, t2] = [new Tape(), new Tape()];
         const [a1, a2] = literalX ? [t1.constant(x), t2.constant(x)] : [t1.input(0, x), t2.input(0, x)];
-        const r1 = t1.applyLiteral(code, a1, c, first);
+        const r1 = t1.appendWithLiteral(code, a1, c, first);
         const k = t2.constant(c);
-        const r2 = first ? t2.apply(code, k, a2) : t2.apply(code, a2, k);
+        const r2 = first ? t2.append(code, k, a2) : t2.append(code, a2, k);
         expect(Object.is(t1.val[r1], t2.val[r2])).toBe(true);
         expect(r1 === a1).toBe(r2 === a2); // folded to x alike
         expect(t1.op[r1]).toBe(t2.op[r2]); // a literal alike, or the same primitive
@@ -52,22 +52,22 @@ describe("tape literals", () => {
   it("folds literal op literal, x + (−0) and x · 1, and nothing else", () => {
     const tape = new Tape();
     const x = tape.input(0, 2);
-    const three = tape.apply(CODE.add, tape.constant(1), tape.constant(2));
+    const three = tape.append(CODE.add, tape.constant(1), tape.constant(2));
     expect(tape.op[three]).toBe(CONST);
     expect(tape.val[three]).toBe(3);
-    expect(tape.apply(CODE.add, x, tape.constant(-0))).toBe(x);
-    expect(tape.apply(CODE.add, tape.constant(-0), x)).toBe(x);
-    expect(tape.apply(CODE.mul, tape.constant(1), x)).toBe(x);
+    expect(tape.append(CODE.add, x, tape.constant(-0))).toBe(x);
+    expect(tape.append(CODE.add, tape.constant(-0), x)).toBe(x);
+    expect(tape.append(CODE.mul, tape.constant(1), x)).toBe(x);
     // x + 0 is +0 at x = −0, where the trace may be evaluated again: kept
-    for (const sum of [tape.apply(CODE.add, x, tape.constant(0)), tape.applyLiteral(CODE.add, x, 0, true), tape.applyLiteral(CODE.add, x, 0, false)]) {
+    for (const sum of [tape.append(CODE.add, x, tape.constant(0)), tape.appendWithLiteral(CODE.add, x, 0, true), tape.appendWithLiteral(CODE.add, x, 0, false)]) {
       expect(sum).not.toBe(x);
       expect(tape.val[sum]).toBe(2);
     }
-    const y = tape.apply(CODE.sub, x, tape.constant(0));
+    const y = tape.append(CODE.sub, x, tape.constant(0));
     expect(y).not.toBe(x);
     expect(tape.val[y]).toBe(2);
-    expect(tape.val[tape.apply(CODE.div, x, tape.constant(4))]).toBe(0.5);
-    expect(tape.val[tape.apply(CODE.atan2, x, tape.constant(2))]).toBe(Math.atan2(2, 2));
+    expect(tape.val[tape.append(CODE.div, x, tape.constant(4))]).toBe(0.5);
+    expect(tape.val[tape.append(CODE.atan2, x, tape.constant(2))]).toBe(Math.atan2(2, 2));
   });
 });
 

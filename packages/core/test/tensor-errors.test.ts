@@ -9,29 +9,21 @@
 import ndarray from "ndarray";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
-  abs, add, broadcastTo, ClosedTraceError, concat, conv2d, dot, gather, grad, gt, index, InputTypeError, jacobian, logSoftmax,
+  abs, add, broadcastTo, ClosedTraceError, compileGrad, concat, conv2d, dot, gather, grad, gt, index, InputTypeError, jacobian, logSoftmax,
   logsumexp, matmul, max, mean, min, mul, outer, OutputTypeError, rd, reshape, scatterAdd, ShapeError, slice, softmax, stack, sum,
-  taylor, TieError, transpose, unstack, WengertError, where, type NdArray, type Scalar, type Tensor,
+  taylor, TieError, traceOf, transpose, unstack, WengertError, where, jvp, type NdArray, type Scalar, type Tensor,
 } from "../src/index.js";
+import { thrown } from "./helpers/check.js";
 
 const FILE = "tensor-errors.test.ts";
 const nd = (dims: number[], fill = 1): NdArray => ndarray(new Float64Array(dims.reduce((a, b) => a * b, 1)).fill(fill), dims);
-
-function caught(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error("expected an error, none was thrown");
-}
 
 /**
  * `fn` throws a ShapeError whose message contains every part, the op's name first, and
  * this file's name with a line and column (the call site).
  */
 function expectShapeError(fn: () => unknown, op: string, ...parts: string[]): Error {
-  const e = caught(fn);
+  const e = thrown(fn);
   expect(e, e.message).toBeInstanceOf(ShapeError);
   expect(e.message.startsWith(`${op}:`), `message should start with "${op}:": ${e.message}`).toBe(true);
   for (const p of parts) expect(e.message).toContain(p);
@@ -42,18 +34,18 @@ function expectShapeError(fn: () => unknown, op: string, ...parts: string[]): Er
 /** The same error untraced and inside grad (with x traced in place of the first tensor). */
 function bothWays(x: NdArray | Float64Array, use: (t: Tensor | NdArray | Float64Array) => unknown, op: string, ...parts: string[]): void {
   expectShapeError(() => use(x), op, ...parts);
-  expectShapeError(() => grad((t: Tensor) => sum(use(t) as Tensor) as number, x as NdArray), op, ...parts);
+  expectShapeError(() => grad((t: Tensor) => sum(use(t) as Tensor), x), op, ...parts);
 }
 
 describe("ShapeError: the op, the shapes, and the call site", () => {
   it("names this file and the line of the call", () => {
     // the line of here()'s caller: the second frame in this file
     const here = () => Number([...(new Error().stack ?? "").matchAll(/tensor-errors\.test\.ts:(\d+)/g)][1]?.[1]);
-    const [line, e] = [here(), caught(() => add(nd([2, 3]), nd([4])))];
+    const [line, e] = [here(), thrown(() => add(nd([2, 3]), nd([4])))];
     expect(e).toBeInstanceOf(ShapeError);
     expect(e.message).toContain(`${FILE}:${line}:`);
     // inside a traced f, the place is the line in f
-    const [line2, e2] = [here(), caught(() => grad((t: Tensor) => sum(add(t, nd([4]))), nd([2, 3])))];
+    const [line2, e2] = [here(), thrown(() => grad((t: Tensor) => sum(add(t, nd([4]))), nd([2, 3])))];
     expect(e2.message).toContain(`${FILE}:${line2}:`);
   });
 
@@ -172,6 +164,27 @@ describe("ShapeError: the op, the shapes, and the call site", () => {
     bothWays(nd([2, 3]), (t) => logSoftmax(t, -3), "logSoftmax", "axis -3", "[2, 3]");
   });
 
+  it("max, min and mean over an axis with no elements (they have no identity; the folds gave ∓∞ and 0/0)", () => {
+    bothWays(new Float64Array(0), (t) => max(t), "max", "axis 0, which has no elements", "no identity", "[0]");
+    bothWays(new Float64Array(0), (t) => min(t), "min", "axis 0, which has no elements", "[0]");
+    bothWays(new Float64Array(0), (t) => mean(t), "mean", "axis 0, which has no elements", "0/0", "[0]");
+    bothWays(nd([0, 3]), (t) => max(t, 0), "max", "axis 0", "[0, 3]");
+    bothWays(nd([2, 0]), (t) => min(t, [0, 1], true), "min", "axis 1", "[2, 0]");
+    bothWays(nd([2, 0]), (t) => mean(t, -1), "mean", "axis 1", "[2, 0]");
+    // as NumPy: the axis reduced is what counts, also when the result has no elements
+    expectShapeError(() => max(nd([0, 0]), 1), "max", "axis 1");
+    // no group is empty: the result has no elements, and no error
+    expect((max(nd([0, 3]), 1) as NdArray).shape).toEqual([0]);
+    expect((mean(nd([0, 3]), 1) as NdArray).shape).toEqual([0]);
+    // with an identity, an empty group is defined: Σ of none is 0, log Σ exp of none is −∞
+    expect(sum(new Float64Array(0))).toBe(0);
+    expect(logsumexp(new Float64Array(0))).toBe(-Infinity);
+    expect([...(logsumexp(nd([2, 0]), 1) as NdArray).data]).toEqual([-Infinity, -Infinity]);
+    // softmax over an empty axis has no elements to give
+    expect((softmax(nd([2, 0])) as NdArray).shape).toEqual([2, 0]);
+    expect(grad((t: Tensor) => logsumexp(t), new Float64Array(0))).toEqual(new Float64Array(0));
+  });
+
   it("conv2d with mismatched channels, wrong ranks, a kernel larger than the input, a bad stride", () => {
     bothWays(nd([1, 3, 5, 5]), (t) => conv2d(t, nd([2, 2, 3, 3])), "conv2d", "3", "2", "[1, 3, 5, 5]", "[2, 2, 3, 3]");
     bothWays(nd([3, 5, 5]), (t) => conv2d(t, nd([2, 3, 3, 3])), "conv2d", "[3, 5, 5]");
@@ -258,6 +271,50 @@ describe("other misuses of tensors", () => {
   it("an ndarray of a non-numeric dtype: InputTypeError", () => {
     const bad = ndarray(new BigInt64Array(2), [2]);
     expect(() => grad((t: Tensor) => sum(t), bad as unknown as NdArray)).toThrow(InputTypeError);
+  });
+
+  it("an ndarray whose data is shorter than its shape: InputTypeError wherever it enters (it read NaN, and its gradient covered the data only in part)", () => {
+    const short = () => ndarray(new Float64Array([1, 2, 3]), [2, 2]);
+    const good = nd([2, 2], 2);
+    const expectShort = (fn: () => unknown, where: string): void => {
+      const e = thrown(fn);
+      expect(e, e.message).toBeInstanceOf(InputTypeError);
+      expect(e.message).toContain(`${where} is an ndarray of shape [2, 2] whose elements lie at data[0] to data[3] (offset 0, stride [2, 1]), but its data has 3 elements`);
+      expect(e.message).toMatch(new RegExp(`${FILE.replace(/\./g, "\\.")}:\\d+:\\d+\\. Give it data of at least 4 elements`));
+    };
+    expectShort(() => sum(short()), "sum's argument 1");
+    expectShort(() => add(good, short()), "add's argument 2");
+    expectShort(() => grad((t: Tensor) => sum(t), short()), "grad's input");
+    expectShort(() => grad((t: Tensor) => sum(mul(t, short())), good), "a tensor argument");
+    expectShort(() => rd((t: Tensor) => mul(t, 2), good, short()), "rd's seed");
+    expectShort(() => jvp((t: Tensor) => sum(t), good, short()), "jvp's tangent v");
+    expectShort(() => jacobian((t: Tensor) => mul(t, 2), short()), "jacobian's input");
+    expectShort(() => traceOf((t: Tensor) => sum(t), good).evaluate(short()), "evaluate's x");
+    const g = compileGrad((t: Tensor) => sum(mul(t, t)));
+    g(good);
+    g(good);
+    expectShort(() => g(short()), "compileGrad's input");
+    // an offset that leaves too few elements, and a view past the end of its data
+    const e = thrown(() => sum(ndarray(new Float64Array(6), [2, 2], [2, 1], 3)));
+    expect(e.message).toContain("at data[3] to data[6] (offset 3, stride [2, 1]), but its data has 6 elements");
+    expect(e.message).toContain("Give it data of at least 7 elements");
+  });
+
+  it("ndarrays with negative strides are read in order; a stride or shape that is not one is refused", () => {
+    const reversed = ndarray(Float64Array.from([1, 2, 3, 4]), [4]).step(-1);
+    expect([...(mul(reversed, 1) as NdArray).data]).toEqual([4, 3, 2, 1]);
+    expect([...(grad((t: Tensor) => dot(t, Float64Array.from([1, 2, 3, 4])) as Scalar, reversed) as NdArray).data]).toEqual([1, 2, 3, 4]);
+    const e = thrown(() => sum(ndarray(Float64Array.from([1, 2, 3, 4]), [4], [-1], 0)));
+    expect(e).toBeInstanceOf(InputTypeError);
+    expect(e.message).toContain("whose elements lie at data[-3] to data[0] (offset 0, stride [-1]), but its data has 4 elements");
+    expect(e.message).toContain("A negative stride needs an offset at the axis's last element");
+    expect(() => sum(ndarray(new Float64Array(4), [1.5]))).toThrow(/whose dims are not all sizes/);
+    expect(() => sum(ndarray(new Float64Array(4), [2, 2], [2]))).toThrow(/stride \[2, undefined\] and offset 0 are not integers, one stride per axis/);
+    // longer data than the shape needs, and an empty view over no data, are fine
+    expect(sum(ndarray(new Float64Array(9).fill(1), [2, 2]))).toBe(4);
+    expect(sum(ndarray(new Float64Array(0), [3, 0]))).toBe(0);
+    expect(sum(ndarray(Float64Array.of(5), []))).toBe(5);
+    expect(() => sum(ndarray(new Float64Array(1), [], [], 1))).toThrow(/data\[1\] to data\[1\].*has 1 element\b/);
   });
 
   it("Jacobians of tensor functions inside rd, and taylor of tensor programs, are refused with a message", () => {

@@ -223,8 +223,10 @@ describe("nested rd with tensors", () => {
     const x0 = Float64Array.from([0.5, -1, 0.25]);
     const c = Float64Array.from([1, -0.5, 2]);
     // inner: ∇_x Σ tanh(Wx) = Wᵀ(1 − tanh²(Wx)); outer: Σ c ⊙ that, differentiated in W
-    const F = (w: Tensor | NdArray) => sum(mul(grad((x: Tensor) => sum(tanh(matmul(w, x))), x0) as Tensor, c)) as Scalar;
-    const got = grad(F as (w: Tensor) => Scalar, W) as NdArray;
+    // the inner gradient is at a point of its own (x0), so it is typed as a Float64Array; it
+    // closes over w and is a traced tensor: wengert's functions take it either way (README, "Types")
+    const F = (w: Tensor | NdArray) => sum(mul(grad((x: Tensor) => sum(tanh(matmul(w, x))), x0), c));
+    const got = grad(F, W);
     expect(got.shape).toEqual([2, 3]);
     const want = flat(W).map((_, k) => {
       const e = nd(flat(W).map((__, j) => (j === k ? 1 : 0)), [2, 3]);
@@ -308,7 +310,7 @@ describe("nested rd with tensors", () => {
   });
 
   it("an outer traced tensor used in a where branch of an inner gradient", () => {
-    const g = grad((u: Tensor) => sum(grad((x: Tensor) => sum(where(gt(x, 0), mul(u, sqrt(x)), exp(u))), Float64Array.from([-1, 4])) as Tensor), Float64Array.from([2, 3]));
+    const g = grad((u: Tensor) => sum(grad((x: Tensor) => sum(where(gt(x, 0), mul(u, sqrt(x)), exp(u))), Float64Array.from([-1, 4]))), Float64Array.from([2, 3]));
     expectClose(flat(g), [0, 0.25], 1e-14, 0);
   });
 

@@ -1,14 +1,19 @@
 /**
  * @file @wengert/ops: wengert's primitive operations, as data.
  */
-export { UNARY_NAMES, BINARY_NAMES } from "./emitter.js";
-export type { Emitter, UnaryName, BinaryName, OpName } from "./emitter.js";
-export type { UnaryOp, BinaryOp, ScalarOp, UnaryRule, BinaryRule, TangentRule } from "./rules.js";
-export { unaryOps, binaryOps } from "./scalar.js";
+// First and last (extent.ts): a bundler emits ops's modules between these two.
+export { opsExtent } from "./extent.js";
+export type { Extent } from "./extent.js";
+export { UNARY_NAMES, BINARY_NAMES, scalarOps, unaryOps, binaryOps } from "./scalar.js";
+export type { ScalarPrimitives } from "./scalar.js";
+export type {
+  Emitter, UnaryName, BinaryName, OpName, UnaryOp, BinaryOp, ScalarOp, UnaryRule, BinaryRule, TangentRule,
+  UnaryTaylor, BinaryTaylor, Derived, Kink, UnaryDeclaration, BinaryDeclaration,
+} from "./scalar.js";
 export { PREDICATE_NAMES, predicates } from "./predicates.js";
 export type { Predicate, PredicateName } from "./predicates.js";
 export { numeric } from "./numeric.js";
-export { seriesEmitter } from "./series.js";
+export * as series from "./series.js";
 export type { Series } from "./series.js";
 export { rng } from "./random.js";
 // Tensors: dims, kernels, and the tensor primitives as data.
@@ -19,3 +24,4 @@ export type { Buf, Contribution, TensorOp, TensorEmitter, ReduceParams, ConvDims
 export { tensorOps, TENSOR_OP_NAMES, sumTo, inversePerm } from "./tensor/ops.js";
 export type { TensorOpName, SliceParams, EmbedParams, GatherParams } from "./tensor/ops.js";
 export { alloc, pooledCopy, release, poolStats } from "./tensor/pool.js";
+import "./extent-end.js";

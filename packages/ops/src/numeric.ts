@@ -4,8 +4,7 @@
  * Running a reverse rule with it computes a derivative value directly; it is also
  * what the public primitives do when no argument is traced.
  */
-import { BINARY_NAMES, UNARY_NAMES, type Emitter } from "./emitter.js";
-import { binaryOps, unaryOps } from "./scalar.js";
+import { BINARY_NAMES, binaryOps, UNARY_NAMES, unaryOps, type Emitter } from "./scalar.js";
 
 function build(): Emitter<number> {
   const e: Record<string, unknown> = { lit: (c: number) => c };

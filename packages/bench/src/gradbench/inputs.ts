@@ -5,8 +5,8 @@
  *
  * Sizes from the evals' run.py defaults: lse n up to 1 280 000; llsq n up to 16 392,
  * m = 128; det ℓ up to 11; ode n up to 100 000, s up to 100; kmeans k up to 1000,
- * n up to 100 000, d 8 or 16 (centroids are the last k points, so no cluster is empty).
- * From ADBench's data files: gmm d up to 64, k up to 200, n 1000 or 10 000; ba from
+ * n up to 100 000, d 8 or 16 (centroids are the last k points, so no cluster is empty);
+ * gmm d up to 64, k up to 100, n = 1000. From ADBench's data files: ba from
  * ba1 (n = 49, m = 7776, p = 31 843) up; ht's hand of 544 vertices with c = 100 up to
  * 100 000 points; lstm l 2 or 4, c 1024 or 4096, b = 14. particle and saddle take one
  * standard input each ({"w": 0}, {"start": [1, 1]}).
@@ -43,17 +43,18 @@ export const normal = (rand: () => number): number => Math.sqrt(-2 * Math.log(ra
 /** A rows × cols array of draws of `f`. */
 export const table = (rows: number, cols: number, f: () => number): number[][] => Array.from({ length: rows }, () => Array.from({ length: cols }, f));
 
-/** gmm's input (evals/gmm/README.md). */
-export interface GmmJson { d: number; k: number; n: number; alpha: number[]; means: number[][]; icf: number[][]; x: number[][]; gamma: number; m: number }
+/** gmm's input, as GradBench's evals/gmm/run.py generates it (alpha, q, l and x normal; mu uniform). */
+export interface GmmJson { d: number; k: number; n: number; x: number[][]; m: number; gamma: number; alpha: number[]; mu: number[][]; q: number[][]; l: number[][] }
 
 export function gmmInput(d: number, k: number, n: number, seed = 31337, gamma = 1, m = 0): GmmJson {
   const r = rng(seed);
   return {
-    d, k, n, gamma, m,
-    alpha: Array.from({ length: k }, () => normal(r)),
-    means: table(k, d, r),
-    icf: table(k, (d * (d + 1)) / 2, () => normal(r)),
+    d, k, n, m, gamma,
     x: table(n, d, () => normal(r)),
+    alpha: Array.from({ length: k }, () => normal(r)),
+    mu: table(k, d, r),
+    q: table(k, d, () => normal(r)),
+    l: table(k, (d * (d - 1)) / 2, () => normal(r)),
   };
 }
 

@@ -1,4 +1,4 @@
-/** @file The standard workloads of `pnpm bench`, at the sizes of shared/WORKLOADS.md. */
+/** @file The standard workloads of `pnpm bench`, at the sizes of packages/bench/WORKLOADS.md. */
 import type { Workload } from "../types.js";
 import { w1 } from "./w1-rosenbrock.js";
 import { w2 } from "./w2-mlp.js";

@@ -7,12 +7,14 @@
  * differences of ⟨w, f(x + h u)⟩ (up to truncation error).
  */
 import { rng } from "@wengert/ops";
-import { GradientCheckError, WengertError } from "../errors.js";
+import { GradientCheckError, WengertError, type GradCheck, type GradCheckReport } from "../errors.js";
 import { leafShapes, showValue } from "../structure.js";
 import { componentCount, componentsOf, fromComponents } from "./components.js";
-import { jvp } from "./forward.js";
+import { jvpAs } from "./forward.js";
 import { rd } from "./rd.js";
-import { checkOptionKeys, RD_OPTIONS, trace, userValue, type Fn, type RdOptions, type Traced } from "./transform.js";
+import { checkOptionKeys, RD_OPTIONS, type RdOptions } from "./options.js";
+import { trace, userValue, type Fn } from "./tracing.js";
+import type { Traced } from "./types.js";
 
 export interface CheckGradOptions extends RdOptions {
   /** How many random directions (default 4). */
@@ -28,19 +30,8 @@ export interface CheckGradOptions extends RdOptions {
   readonly seed?: number;
 }
 
-export interface GradCheck {
-  readonly direction: number;
-  readonly test: "reverse vs finite differences" | "forward vs reverse";
-  readonly expected: number;
-  readonly got: number;
-  readonly error: number;
-  readonly ok: boolean;
-}
-
-export interface GradCheckReport {
-  readonly ok: boolean;
-  readonly checks: readonly GradCheck[];
-}
+// the report is what a GradientCheckError carries: declared with it (errors.ts, the bottom layer)
+export type { GradCheck, GradCheckReport } from "../errors.js";
 
 const dot = (a: readonly number[], b: readonly number[]): number => a.reduce((s, x, i) => s + x * b[i], 0);
 
@@ -62,7 +53,7 @@ export function checkGrad<const X>(f: (x: Traced<X>) => unknown, x: X, options: 
   const xs = componentsOf(x, "checkGrad");
   const leaves = (v: unknown): number[] => componentsOf(v, "checkGrad").values;
   // f runs traced, so that options such as maxTraceLength apply to every evaluation
-  const apply = (p: number[]): number[] => {
+  const valuesAt = (p: number[]): number[] => {
     const { term } = trace("checkGrad", f as Fn, fromComponents(xs.shape, p), rdOptions);
     const shapes = leafShapes(term.output.shape);
     return leaves(term.output.atoms.map((v, j) => userValue(term.tape, v, shapes[j])));
@@ -76,9 +67,9 @@ export function checkGrad<const X>(f: (x: Traced<X>) => unknown, x: X, options: 
     const u = xs.values.map(() => 2 * rand() - 1);
     const w = Array.from({ length: m }, () => 2 * rand() - 1);
     const reverse = dot(leaves(rd(f, x, fromComponents(outShape, w), rdOptions)), u);
-    const forward = dot(w, leaves(jvp(f, x, fromComponents(xs.shape, u), rdOptions)[1]));
-    const plus = apply(xs.values.map((v, i) => v + h * u[i]));
-    const minus = apply(xs.values.map((v, i) => v - h * u[i]));
+    const forward = dot(w, leaves(jvpAs("jvp", f as Fn, x, fromComponents(xs.shape, u), rdOptions)[1]));
+    const plus = valuesAt(xs.values.map((v, i) => v + h * u[i]));
+    const minus = valuesAt(xs.values.map((v, i) => v - h * u[i]));
     const fdiff = (dot(w, plus) - dot(w, minus)) / (2 * h);
     const e1 = Math.abs(reverse - fdiff);
     checks.push({ direction: d, test: "reverse vs finite differences", expected: fdiff, got: reverse, error: e1, ok: e1 <= atol + rtol * Math.max(Math.abs(reverse), Math.abs(fdiff)) });

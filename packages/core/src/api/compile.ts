@@ -19,7 +19,7 @@
  *
  * What no guard can see is not replayed: a trace in which `f` read a traced value
  * (`.value`, `primal`, `String(x)`), decided a mask on traced values (`gt(t, 0)` on a
- * tensor), used user primitives, values of an enclosing trace, or asked for checkNaN,
+ * tensor), used values of an enclosing trace, or asked for checkNaN,
  * or whose derivative a rule built from a mask of values (max, min), is traced every
  * time. The contract, as for jax.jit: `f` is a function of `x` alone; numbers and arrays
  * it captures are read at the first trace and kept (pass what changes between calls as
@@ -36,12 +36,15 @@ import { OutputTypeError } from "../errors.js";
 import { allNumbers, flatten, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
 import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
-import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor } from "../trace/tensor.js";
-import { tracing, type Guard, type Scalar } from "../trace/tracer.js";
+import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor } from "../trace/host-tensor.js";
+import type { Scalar } from "../trace/traced.js";
+import { tracing, type Guard } from "../trace/tracer.js";
 import { compileReplay, type Replay } from "../jit/gradient.js";
-import { usesUserOps } from "./forward.js";
 import { rdWithValue } from "./rd.js";
-import { apply, trace, type Cotangent, type Fn, type RdOptions, type Traced, type TracedFn } from "./transform.js";
+import type { RdOptions } from "./options.js";
+import { trace, type Fn, type TracedFn } from "./tracing.js";
+import { emitTransformed } from "./transform.js";
+import type { Cotangent, Like, Mode, RealIn } from "./types.js";
 
 interface Cached {
   readonly kind: "reals";
@@ -72,23 +75,29 @@ const SEED = { name: "W", shape: REAL, leaves: [1] };
 /** Replays by the interpreter before the trace is compiled (compiling costs a few traces' time). */
 const COMPILE_AFTER = 2;
 
-export interface CompiledGrad<X> {
-  (x: X): Cotangent<X>;
+/**
+ * `x ↦ ∇f(x)` for `f` taking `P`: called with any `x` that `f` can take (numbers where
+ * `P` has reals, tensors where it has tensors), it returns the gradient shaped like that
+ * `x`, as `grad(f, x)` would.
+ */
+export interface CompiledGrad<P> {
+  <const X extends Like<P>>(x: X): Cotangent<X>;
   /** `[f(x), ∇f(x)]`. */
-  valueAndGrad(x: X): [number, Cotangent<X>];
+  valueAndGrad<const X extends Like<P>>(x: X): [RealIn<Mode<X>>, Cotangent<X>];
   /** How many calls traced `f`, how many replayed a cached trace, and how many of those ran compiled code (reals only). */
   readonly stats: { traces: number; replays: number; compiled: number };
 }
 
 /** The gradient of a real-valued `f`, replaying its trace on later calls where it holds. */
-export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOptions = {}): CompiledGrad<X> {
+export function compileGrad<P>(f: (x: P) => Scalar, options: RdOptions = {}): CompiledGrad<P> {
   let cached: Cached | CachedTensors | null = null;
   const stats = { traces: 0, replays: 0, compiled: 0 };
 
-  const valueAndGrad = (x: X): [number, Cotangent<X>] => {
+  // the types are CompiledGrad's: here x is any value, and the gradient a value shaped like it
+  const valueAndGrad = (x: unknown): [unknown, unknown] => {
     const flat = leavesOf(x);
     // traced values: the general path differentiates them (or says what is wrong)
-    if (flat === null) return rdWithValue("compileGrad", f as Fn, x, () => 1, options) as [number, Cotangent<X>];
+    if (flat === null) return rdWithValue("compileGrad", f as Fn, x, () => 1, options);
     const key = flat.key;
     // inside an enclosing rd, f may close over its traced values, which no cached trace
     // has seen: a call traces f, and its gradient is emitted there if it depends on them
@@ -97,7 +106,7 @@ export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOpt
       if (replayed !== null) {
         stats.replays++;
         if (cached.kind === "reals" && cached.compiled) stats.compiled++;
-        return replayed as [number, Cotangent<X>];
+        return replayed;
       }
     }
     stats.traces++;
@@ -108,23 +117,23 @@ export function compileGrad<const X>(f: (x: Traced<X>) => Scalar, options: RdOpt
     }
     // f closed over values of an enclosing trace: its gradient depends on them, so it is emitted there, as grad's is
     if (term.tape.frees.length > 0) {
-      const { outputs, results } = apply(traced, differentiate, SEED, term.params[0].shape);
-      return [outputs[0] as number, unflatten(term.params[0].shape, results) as Cotangent<X>];
+      const { outputs, results } = emitTransformed(traced, differentiate, { extra: SEED, resultShape: term.params[0].shape });
+      return [outputs[0] as number, unflatten(term.params[0].shape, results)];
     }
-    const replayable = !traced.trace.opaque && !traced.trace.settings.checkNaN && !usesUserOps(term);
+    const replayable = !traced.trace.opaque && !traced.trace.settings.checkNaN;
     const reportTies = traced.trace.settings.ties !== "ignore";
     if (term.tape.tensorCount > 0) {
       const [value, g, replay] = traceTensors(traced, replayable, reportTies);
       cached = replay === null ? null : { kind: "tensors", key, replay };
-      return [value, g as Cotangent<X>];
+      return [value, g];
     }
     cached = replayable ? cache(term, key, traced.trace.guards, reportTies) : null;
     // with checkNaN (never replayed), the sweep checks each rule's result as grad's does
     const g = reverseSweep(term, [1], traced.trace.settings.checkNaN ? { caller: "compileGrad" } : null);
-    return [term.tape.val[term.output.atoms[0]], shaped(flat, g) as Cotangent<X>];
+    return [term.tape.val[term.output.atoms[0]], shaped(flat, g)];
   };
 
-  const compiled = ((x: X) => valueAndGrad(x)[1]) as CompiledGrad<X>;
+  const compiled = ((x: unknown) => valueAndGrad(x)[1]) as CompiledGrad<P>;
   Object.assign(compiled, { valueAndGrad, stats });
   return compiled;
 }
@@ -191,7 +200,12 @@ function interpret(c: Cached, inputs: readonly number[]): [number, number[]] | n
  */
 function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean): [number, unknown, TensorReplay | null] {
   const { term } = traced;
-  const applied = apply(traced, differentiate, SEED, term.params[0].shape, undefined, true, replayable ? "both" : "neither");
+  const applied = emitTransformed(traced, differentiate, {
+    extra: SEED,
+    resultShape: term.params[0].shape,
+    outermost: true,
+    keep: replayable ? "both" : "neither",
+  });
   const value = applied.outputs[0] as number;
   const g = unflatten(term.params[0].shape, applied.results);
   const program = applied.term;

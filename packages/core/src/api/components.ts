@@ -7,9 +7,9 @@
 import { size } from "@wengert/ops";
 import { WengertError } from "../errors.js";
 import { leafShapes, unflatten, type Shape } from "../structure.js";
-import { fromDense, isConcreteTensor, toDense } from "../trace/tensor.js";
-import { isOperand } from "../trace/tracer.js";
-import { leafShape } from "./transform.js";
+import { fromDense, isConcreteTensor, toDense } from "../trace/host-tensor.js";
+import { isOperand } from "../trace/traced.js";
+import { leafShape } from "./tracing.js";
 import { flatten } from "../structure.js";
 
 /** The components of an untraced value of structure `shape` (numbers and tensors). */

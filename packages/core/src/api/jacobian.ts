@@ -11,15 +11,19 @@ import { run } from "../eval/evaluate.js";
 import { ClosedTraceError, WengertError } from "../errors.js";
 import { size, type Dims } from "@wengert/ops";
 import { countLeaves, leafShapes, unflatten, type Shape } from "../structure.js";
-import { fromDense, Tensor } from "../trace/tensor.js";
+import { fromDense } from "../trace/host-tensor.js";
+import { Real, Tensor, type Operand, type Scalar } from "../trace/traced.js";
 import { basisVector, componentCount, components, componentsOf, fromComponents, leafComponents } from "./components.js";
 import type { Tape } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";
-import { primal, Real, type Operand, type Scalar } from "../trace/tracer.js";
+import { primal } from "../trace/record.js";
 import { realSeed } from "./rd.js";
-import { jvpAs, usesUserOps } from "./forward.js";
+import { jvpAs } from "./forward.js";
 import { hvpSweep, hvpSweeper } from "../diff/hvp-sweep.js";
-import { apply, isOutermost, leavesLike, trace, userValue, type Fn, type RdOptions, type TracedFn, type Traced, type Cotangent } from "./transform.js";
+import type { RdOptions } from "./options.js";
+import { leavesLike, trace, userValue, type Fn, type TracedFn } from "./tracing.js";
+import { emitTransformed, isOutermost } from "./transform.js";
+import type { Cotangent, Hessian, Jacobian, Like, Mode, Output, Traced } from "./types.js";
 
 const caller = (traced: TracedFn): string => traced.trace.caller;
 const oneHot = (shape: Shape, i: number): unknown => unflatten(shape, Array.from({ length: countLeaves(shape) }, (_, j) => (j === i ? 1 : 0)));
@@ -38,13 +42,13 @@ function checkLive(caller: string, traced: TracedFn): void {
  * without tracing `f` again. At the outermost level the derivative term is built once
  * and re-evaluated for each seed.
  */
-export function vjp<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOptions): [unknown, (seed: unknown) => Cotangent<X>] {
+export function vjp<const X, Y>(f: (x: Traced<X>) => Y, x: X, options?: RdOptions): [Output<Y, Mode<X>>, Pullback<X, Y>] {
   const traced = trace("vjp", f as Fn, x, options);
   const { term } = traced;
   const out = term.output.shape;
   const xs = term.params[0].shape;
   let built: TraceTerm | null = null;
-  const pullback = (seed: unknown): Cotangent<X> => {
+  const pullback = <const S extends Like<Y>>(seed: S): Cotangent<X, S> => {
     checkLive("vjp's pullback", traced);
     const leaves = leavesLike("vjp's pullback", "seed", out, seed, "f(x)");
     if (built !== null && leaves.every((s) => typeof s === "number") && traced.point.every((p) => typeof p === "number")) {
@@ -52,39 +56,46 @@ export function vjp<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOpt
       const tape: Tape = built.tape;
       const vals = tape.val.slice(0, tape.length);
       run(tape, vals, term.tape.length, [...traced.point.map(primal), ...(leaves as number[])]);
-      return unflatten(xs, built.output.atoms.map((v) => vals[v])) as Cotangent<X>;
+      return unflatten(xs, built.output.atoms.map((v) => vals[v])) as Cotangent<X, S>;
     }
-    const applied = apply(traced, differentiate, { name: "W", shape: out, leaves }, xs);
+    const applied = emitTransformed(traced, differentiate, { extra: { name: "W", shape: out, leaves }, resultShape: xs });
     if (applied.term !== null && term.tape.frees.length === 0) built = applied.term;
-    return unflatten(xs, applied.results) as Cotangent<X>;
+    return unflatten(xs, applied.results) as Cotangent<X, S>;
   };
   // f(x): the recorded values at the outermost level, else replayed into the enclosing trace
   const outShapes = leafShapes(out);
   const value = isOutermost(traced, [])
     ? term.output.atoms.map((v, j) => userValue(term.tape, v, outShapes[j]))
-    : apply(traced, replay, { name: "*", shape: { kind: "tuple", items: [] }, leaves: [] }, out).outputs;
-  return [unflatten(out, value), pullback];
+    : emitTransformed(traced, replay, { extra: { name: "*", shape: { kind: "tuple", items: [] }, leaves: [] }, resultShape: out }).outputs;
+  return [unflatten(out, value) as Output<Y, Mode<X>>, pullback];
 }
 
+/** vjp's pullback: a seed shaped like `f(x)` to the cotangent shaped like `x`, traced when `x` or the seed is. */
+export type Pullback<X, Y> = <const S extends Like<Y>>(seed: S) => Cotangent<X, S>;
+
 /** The Jacobian by reverse mode: one pullback per output leaf, one trace in all. */
-export function jacrev<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOptions): unknown {
-  return byReverse(trace("jacrev", f as Fn, x, options));
+export function jacrev<const X, Y>(f: (x: Traced<X>) => Y, x: X, options?: RdOptions): Jacobian<Y, X, Mode<X>> {
+  return byReverse(trace("jacrev", f as Fn, x, options)) as Jacobian<Y, X, Mode<X>>;
 }
 
 /** The Jacobian by forward mode: one jvp per input leaf, one trace in all. */
-export function jacfwd<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOptions): unknown {
-  return byForward(trace("jacfwd", f as Fn, x, options));
+export function jacfwd<const X, Y>(f: (x: Traced<X>) => Y, x: X, options?: RdOptions): Jacobian<Y, X, Mode<X>> {
+  return byForward(trace("jacfwd", f as Fn, x, options)) as Jacobian<Y, X, Mode<X>>;
 }
 
 function byReverse(traced: TracedFn): unknown {
   const out = traced.term.output.shape;
   const xs = traced.term.params[0].shape;
   if (hasTensor(out) || hasTensor(xs)) {
-    return tensorBlocks(traced, out, xs, "reverse", (seed) => apply(traced, differentiate, { name: "W", shape: out, leaves: leavesLike(caller(traced), "seed", out, seed, "f(x)") }, xs, undefined, false, "trace").results);
+    return tensorBlocks(traced, out, xs, "reverse", (seed) => emitTransformed(traced, differentiate, {
+      extra: { name: "W", shape: out, leaves: leavesLike(caller(traced), "seed", out, seed, "f(x)") },
+      resultShape: xs,
+      keep: "trace",
+    }).results);
   }
   const rows = Array.from({ length: countLeaves(out) }, (_, j) => {
     const seed = leavesLike(caller(traced), "seed", out, oneHot(out, j), "f(x)");
-    return unflatten(xs, apply(traced, differentiate, { name: "W", shape: out, leaves: seed }, xs, undefined, false, "trace").results);
+    return unflatten(xs, emitTransformed(traced, differentiate, { extra: { name: "W", shape: out, leaves: seed }, resultShape: xs, keep: "trace" }).results);
   });
   return unflatten(out, rows);
 }
@@ -93,11 +104,15 @@ function byForward(traced: TracedFn): unknown {
   const out = traced.term.output.shape;
   const xs = traced.term.params[0].shape;
   if (hasTensor(out) || hasTensor(xs)) {
-    return tensorBlocks(traced, out, xs, "forward", (v) => apply(traced, pushforward, { name: "v", shape: xs, leaves: leavesLike(caller(traced), "v", xs, v, "x") }, out, undefined, false, "trace").results);
+    return tensorBlocks(traced, out, xs, "forward", (v) => emitTransformed(traced, pushforward, {
+      extra: { name: "v", shape: xs, leaves: leavesLike(caller(traced), "v", xs, v, "x") },
+      resultShape: out,
+      keep: "trace",
+    }).results);
   }
   const columns: unknown[][] = Array.from({ length: countLeaves(xs) }, (_, i) => {
     const v = leavesLike(caller(traced), "v", xs, oneHot(xs, i), "x");
-    return apply(traced, pushforward, { name: "v", shape: xs, leaves: v }, out, undefined, false, "trace").results;
+    return emitTransformed(traced, pushforward, { extra: { name: "v", shape: xs, leaves: v }, resultShape: out, keep: "trace" }).results;
   });
   const rows = Array.from({ length: countLeaves(out) }, (_, j) => unflatten(xs, columns.map((c) => c[j])));
   return unflatten(out, rows);
@@ -154,11 +169,11 @@ function tensorBlocks(traced: TracedFn, out: Shape, xs: Shape, mode: "reverse" |
 }
 
 /** The Jacobian, by whichever mode needs fewer sweeps (reverse when outputs ≤ inputs). */
-export function jacobian<const X>(f: (x: Traced<X>) => unknown, x: X, options?: RdOptions): unknown {
+export function jacobian<const X, Y>(f: (x: Traced<X>) => Y, x: X, options?: RdOptions): Jacobian<Y, X, Mode<X>> {
   const traced = trace("jacobian", f as Fn, x, options);
   const m = componentCount(traced.term.output.shape);
   const n = componentCount(traced.term.params[0].shape);
-  return m <= n ? byReverse(traced) : byForward(traced);
+  return (m <= n ? byReverse(traced) : byForward(traced)) as Jacobian<Y, X, Mode<X>>;
 }
 
 /**
@@ -168,7 +183,7 @@ export function jacobian<const X>(f: (x: Traced<X>) => unknown, x: X, options?: 
  * sweep (hvp-sweep.ts), run once per input over the one trace; otherwise jacfwd's trace
  * holds the derivative term of f's trace and is swept along each basis vector.
  */
-export function hessian<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): unknown {
+export function hessian<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): Hessian<X> {
   const inner = trace("hessian", f as Fn, x, options);
   const { term } = inner;
   const xs = term.params[0].shape;
@@ -180,18 +195,18 @@ export function hessian<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: Rd
     const columns = Array.from({ length: n }, (_, i) => sweep(Array.from({ length: n }, (_, j) => (j === i ? 1 : 0))));
     sweep.recycle();
     term.tape.recycle(); // nobody holds the trace: its columns serve the next one
-    return unflatten(xs, Array.from({ length: n }, (_, j) => unflatten(xs, columns.map((c) => c[j]))));
+    return unflatten(xs, Array.from({ length: n }, (_, j) => unflatten(xs, columns.map((c) => c[j])))) as Hessian<X>;
   }
-  return byForward(trace("hessian", gradOfTrace("hessian", inner, seed), x, options));
+  return byForward(trace("hessian", gradOfTrace("hessian", inner, seed), x, options)) as Hessian<X>;
 }
 
 /**
- * At the outermost level, for reals, without user primitives or checkNaN: nothing will
+ * At the outermost level, for reals, without checkNaN: nothing will
  * look at the terms of grad and of its jvp, and hvp's sweep gives their numbers.
  */
 function onNumbers(inner: TracedFn, tangents: readonly Operand[]): boolean {
   const { term } = inner;
-  return term.tape.tensorCount === 0 && !inner.trace.settings.checkNaN && !usesUserOps(term) && isOutermost(inner, tangents);
+  return term.tape.tensorCount === 0 && !inner.trace.settings.checkNaN && isOutermost(inner, tangents);
 }
 
 /**
@@ -204,7 +219,11 @@ function gradOfTrace(caller: string, inner: TracedFn, seed: readonly Operand[]):
   const xs = term.params[0].shape;
   return ((y: unknown): unknown => {
     const point = leavesLike(caller, "x", xs, y, "x");
-    return unflatten(xs, apply({ ...inner, point }, differentiate, { name: "W", shape: out, leaves: seed }, xs, undefined, false, "trace").results);
+    return unflatten(xs, emitTransformed({ ...inner, point }, differentiate, {
+      extra: { name: "W", shape: out, leaves: seed },
+      resultShape: xs,
+      keep: "trace",
+    }).results);
   }) as Fn;
 }
 
@@ -214,7 +233,7 @@ function gradOfTrace(caller: string, inner: TracedFn, seed: readonly Operand[]):
  * reverse sweep computed on numbers (hvp-sweep.ts); otherwise jvp's trace holds the
  * derivative term of that trace (as `grad` inside `jvp` would emit it) and is swept.
  */
-export function hvp<const X>(f: (x: Traced<X>) => Scalar, x: X, v: unknown, options?: RdOptions): Cotangent<X> {
+export function hvp<const X, const V extends Like<X>>(f: (x: Traced<X>) => Scalar, x: X, v: V, options?: RdOptions): Cotangent<X, V> {
   const inner = trace("hvp", f as Fn, x, options);
   const { term } = inner;
   const out = term.output.shape;
@@ -224,9 +243,9 @@ export function hvp<const X>(f: (x: Traced<X>) => Scalar, x: X, v: unknown, opti
   if (onNumbers(inner, tangents)) {
     const hv = hvpSweep(term, (tangents as Scalar[]).map(primal));
     term.tape.recycle(); // nobody holds the trace: its columns serve the next one
-    return unflatten(xs, hv) as Cotangent<X>;
+    return unflatten(xs, hv) as Cotangent<X, V>;
   }
   const hv = jvpAs("hvp", gradOfTrace("hvp", inner, seed), x, v, options)[1];
   // H·v is shaped like x: its tensors come back in x's containers
-  return (hasTraced(hv) ? hv : fromComponents(componentsOf(x, "hvp").shape, componentsOf(hv, "hvp").values)) as Cotangent<X>;
+  return (hasTraced(hv) ? hv : fromComponents(componentsOf(x, "hvp").shape, componentsOf(hv, "hvp").values)) as Cotangent<X, V>;
 }

@@ -6,27 +6,32 @@
  * traced real they record the primitive in its trace. On tensors they apply
  * elementwise, with NumPy broadcasting between tensors and numbers.
  */
-import { binaryOps, predicates, unaryOps, type BinaryName, type PredicateName, type UnaryName } from "@wengert/ops";
+import { BINARY_NAMES, binaryOps, predicates, UNARY_NAMES, unaryOps, type BinaryName, type OpName, type PredicateName, type UnaryName } from "@wengert/ops";
 import { CODE } from "../trace/opcodes.js";
-import { isTensorLike, type ConcreteTensor, type NdArray, type Tensor } from "../trace/tensor.js";
-import { applyBinary, applyUnary, decide, decideTensor, isScalar, type Operand, type Scalar } from "../trace/tracer.js";
+import type { NdArray } from "../trace/host-tensor.js";
+import { isScalar, isTensorLike, type Operand, type Real, type Scalar } from "../trace/traced.js";
+import { applyBinary, applyUnary, decide, decideTensor } from "../trace/record.js";
+import type { RealOf, TensorOf } from "./types.js";
+import type * as self from "./primitives.js";
 
-export type Unary = {
-  (x: number): number;
-  (x: Scalar): Scalar;
-  (x: Tensor): Tensor;
-  (x: ConcreteTensor): NdArray;
-  (x: Operand): Operand;
-};
-export type Binary = {
-  (a: number, b: number): number;
-  (a: Scalar, b: Scalar): Scalar;
-  (a: Tensor, b: Operand): Tensor;
-  (a: Operand, b: Tensor): Tensor;
-  (a: ConcreteTensor, b: number | ConcreteTensor): NdArray;
-  (a: number | ConcreteTensor, b: ConcreteTensor): NdArray;
-  (a: Operand, b: Operand): Operand;
-};
+/**
+ * What the runtime returns: a number for numbers, a traced real as soon as a traced real
+ * is an argument, a traced tensor as soon as a tensor meets a traced value, an ndarray
+ * for tensors the user holds. (Inside a trace a result of dims [] is a traced real,
+ * typed as a Tensor: wengert's functions and shapeOf take either; docs/tensors.md.)
+ */
+export type Unary = <T extends Operand>(x: T) => Elementwise<T, number>;
+export type Binary = <A extends Operand, B extends Operand>(a: A, b: B) => Elementwise<A, B>;
+/** The result of an elementwise primitive, argument types taken one alternative at a time. */
+export type Elementwise<A, B> = 0 extends 1 & (A | B)
+  ? any // eslint-disable-line @typescript-eslint/no-explicit-any -- an argument typed any: so is the result, as for TypeScript's own operators
+  : A extends unknown
+    ? B extends unknown
+      ? A | B extends number | Real
+        ? RealOf<[A, B]>
+        : TensorOf<[A, B]>
+      : never
+    : never;
 /** On reals, a decision (boolean); on tensors, a 0/1 mask (an ndarray) for `where`. */
 export type Pred = {
   (a: Scalar, b: Scalar): boolean;
@@ -49,36 +54,16 @@ const predicate = (name: PredicateName): Pred => {
   return ((a: unknown, b: unknown) => (!(isScalar(a) && isScalar(b)) && (isTensorLike(a) || isTensorLike(b)) ? decideTensor(name, a, b) : decide(name, a, b, test))) as Pred;
 };
 
-export const neg = unary("neg");
-export const exp = unary("exp");
-export const log = unary("log");
-export const sin = unary("sin");
-export const cos = unary("cos");
-export const tan = unary("tan");
-export const tanh = unary("tanh");
-export const sinh = unary("sinh");
-export const cosh = unary("cosh");
-export const asin = unary("asin");
-export const acos = unary("acos");
-export const atan = unary("atan");
-export const sqrt = unary("sqrt");
-export const square = unary("square");
-export const log1p = unary("log1p");
-export const expm1 = unary("expm1");
-export const sigmoid = unary("sigmoid");
-export const softplus = unary("softplus");
-export const abs = unary("abs");
-export const sign = unary("sign");
-export const safeLog = unary("safeLog");
-export const safeRecip = unary("safeRecip");
+/** Every scalar primitive of @wengert/ops as a user function, by name. */
+const unaries = Object.fromEntries(UNARY_NAMES.map((name) => [name, unary(name)])) as { readonly [K in UnaryName]: Unary };
+const binaries = Object.fromEntries(BINARY_NAMES.map((name) => [name, binary(name)])) as { readonly [K in BinaryName]: Binary };
 
-export const add = binary("add");
-export const sub = binary("sub");
-export const mul = binary("mul");
-export const div = binary("div");
-export const atan2 = binary("atan2");
-export const pow = binary("pow");
-export const xlogy = binary("xlogy");
+export const { neg, exp, log, sin, cos, tan, tanh, sinh, cosh, asin, acos, atan, sqrt, cbrt, square, log1p, expm1, sigmoid, softplus, abs, sign, safeLog, safeRecip } = unaries;
+export const { add, sub, mul, div, atan2, pow, xlogy } = binaries;
+
+/** tsc names here a primitive of the table (ops/scalar.ts) that has no export above. */
+type Unexported = Exclude<OpName, keyof typeof self>;
+const everyPrimitiveExported: [Unexported] extends [never] ? true : { readonly missing: Unexported } = true;
 
 export const lt = predicate("lt");
 export const le = predicate("le");

@@ -11,12 +11,17 @@ import { differentiate } from "../diff/differentiate.js";
 import { reverseSweep } from "../diff/sweep.js";
 import { OutputTypeError } from "../errors.js";
 import { leafShapes, typeString, unflatten, type Shape } from "../structure.js";
-import { fromDense } from "../trace/tensor.js";
+import { fromDense } from "../trace/host-tensor.js";
 import type { TraceTerm } from "../trace/term.js";
-import { primal, type Scalar } from "../trace/tracer.js";
-import { apply, checkOptionKeys, isOutermost, leavesLike, trace, type Fn, type Inspect, type RdOptions, type Traced, type TracedFn, type Cotangent } from "./transform.js";
+import { primal } from "../trace/record.js";
+import type { Scalar } from "../trace/traced.js";
+import { checkOptionKeys, type RdOptions } from "./options.js";
+import { leavesLike, trace, type Fn, type TracedFn } from "./tracing.js";
+import { emitTransformed, isOutermost, type Inspect } from "./transform.js";
+import type { Cotangent, Like, Mode, Output, RealIn, Traced } from "./types.js";
 
-export type { RdOptions, Traced, Cotangent } from "./transform.js";
+export type { RdOptions } from "./options.js";
+export type { Traced, Cotangent } from "./types.js";
 
 /** `rd` with the primal value as well; the seed is chosen once the output type is known. */
 export function rdWithValue(
@@ -42,7 +47,12 @@ export function rdOfTrace(caller: string, traced: TracedFn, seedFor: (out: Shape
     term.tape.recycle(); // nobody holds the term: its columns serve the next trace
     return [value, unflatten(term.params[0].shape, cotangents)];
   }
-  const { outputs, results } = apply(traced, differentiate, { name: "W", shape: out, leaves: seed }, traced.term.params[0].shape, inspect, false, inspect === undefined ? "neither" : "both");
+  const { outputs, results } = emitTransformed(traced, differentiate, {
+    extra: { name: "W", shape: out, leaves: seed },
+    resultShape: traced.term.params[0].shape,
+    inspect,
+    keep: inspect === undefined ? "neither" : "both",
+  });
   return [unflatten(out, outputs), unflatten(traced.term.params[0].shape, results)];
 }
 
@@ -50,8 +60,8 @@ export function rdOfTrace(caller: string, traced: TracedFn, seedFor: (out: Shape
  * `W.rd_V(x:T. N)`: the reverse derivative of `f` at `x`, applied to `seed` (shaped
  * like `f(x)`). The result is shaped like `x`.
  */
-export function rd<const X>(f: (x: Traced<X>) => unknown, x: X, seed: unknown, options?: RdOptions): Cotangent<X> {
-  return rdWithValue("rd", f as Fn, x, () => seed, options)[1] as Cotangent<X>;
+export function rd<const X, Y, const S extends Like<Y>>(f: (x: Traced<X>) => Y, x: X, seed: S, options?: RdOptions): Cotangent<X, S> {
+  return rdWithValue("rd", f as Fn, x, () => seed, options)[1] as Cotangent<X, S>;
 }
 
 export const realSeed = (caller: string) => (out: Shape) => {
@@ -70,8 +80,8 @@ export function grad<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOpt
 }
 
 /** `[f(x), grad(f, x)]` from one trace. */
-export function valueAndGrad<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): [Scalar, Cotangent<X>] {
-  return rdWithValue("valueAndGrad", f as Fn, x, realSeed("valueAndGrad"), options) as [Scalar, Cotangent<X>];
+export function valueAndGrad<const X>(f: (x: Traced<X>) => Scalar, x: X, options?: RdOptions): [RealIn<Mode<X>>, Cotangent<X>] {
+  return rdWithValue("valueAndGrad", f as Fn, x, realSeed("valueAndGrad"), options) as [RealIn<Mode<X>>, Cotangent<X>];
 }
 
 /**
@@ -79,7 +89,7 @@ export function valueAndGrad<const X>(f: (x: Traced<X>) => Scalar, x: X, options
  * Christianson): `v.fd_x(x. N) = v.rd_0(u. u.rd_x(x. N))`. The inner `rd` is linear in
  * its seed `u`; differentiating it with respect to `u` transposes it back.
  */
-export function fd<const X>(f: (x: Traced<X>) => unknown, x: X, v: X | Traced<X>, options?: RdOptions): unknown {
+export function fd<const X, Y, const V extends Like<X>>(f: (x: Traced<X>) => Y, x: X, v: V, options?: RdOptions): Output<Y, Mode<[X, V]>> {
   // the point u = 0 is shaped like f(x): learnt from a trace of f, under the caller's
   // options (maxTraceLength, checkNaN; ties are reported by the trace that follows)
   if (options !== undefined) checkOptionKeys("fd", options);
@@ -90,7 +100,7 @@ export function fd<const X>(f: (x: Traced<X>) => unknown, x: X, v: X | Traced<X>
   term.tape.releaseBuffers();
   term.tape.recycle();
   const zero = unflatten(out.shape, leafShapes(out.shape).map((s) => (s.kind === "tensor" ? fromDense({ dims: s.dims, data: new Float64Array(size(s.dims)) }, s.container) : 0)));
-  return rdWithValue("fd", (u: unknown) => rdWithValue("fd", f as Fn, x, () => u, options)[1], zero, () => v, options)[1];
+  return rdWithValue("fd", (u: unknown) => rdWithValue("fd", f as Fn, x, () => u, options)[1], zero, () => v, options)[1] as Output<Y, Mode<[X, V]>>;
 }
 
 /** The trace term `C` of `f` at `x` (printable with `String(term)`, evaluable at other points). */
@@ -99,10 +109,14 @@ export function traceOf<const X>(f: (x: Traced<X>) => unknown, x: X, options?: R
 }
 
 /** The derivative term `W.R_V(x. C)`, with `x` and `W` as its parameters. */
-export function derivativeOf<const X>(f: (x: Traced<X>) => unknown, x: X, seed: unknown, options?: RdOptions): TraceTerm {
+export function derivativeOf<const X, Y, const S extends Like<Y>>(f: (x: Traced<X>) => Y, x: X, seed: S, options?: RdOptions): TraceTerm {
   const traced = trace("derivativeOf", f as Fn, x, options);
   const out = traced.term.output.shape;
   const seedLeaves = leavesLike("derivativeOf", "seed", out, seed, "f(x)");
   // Built as at the outermost level even inside an rd: the term is for inspection.
-  return apply(traced, differentiate, { name: "W", shape: out, leaves: seedLeaves }, traced.term.params[0].shape, undefined, true).term!;
+  return emitTransformed(traced, differentiate, {
+    extra: { name: "W", shape: out, leaves: seedLeaves },
+    resultShape: traced.term.params[0].shape,
+    outermost: true,
+  }).term!;
 }

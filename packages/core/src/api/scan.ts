@@ -22,10 +22,12 @@ import { describe, flatten, typeString, unflatten, type Shape } from "../structu
 import { Body, carryChanged, DONE, folds, sameType, tiesAt, traceBody, type Leaf, type TracedBody } from "../trace/body.js";
 import { CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP } from "../trace/opcodes.js";
 import { layoutOf, scanCodes, segmentLength, writeAt, type Checkpoint, type ScanParams } from "../trace/scan-ops.js";
-import { fromDense, isConcreteTensor, ownedCopy, Tensor, toDense } from "../trace/tensor.js";
-import { isOperand, openTraces, primalOf, Real, tracing, wrap, type Operand, type Trace } from "../trace/tracer.js";
+import { fromDense, isConcreteTensor, ownedCopy, toDense } from "../trace/host-tensor.js";
+import { atomOf, isOperand, Real, Tensor, type Operand } from "../trace/traced.js";
+import { primalOf, wrap } from "../trace/record.js";
+import { openTraces, tracing, type Trace } from "../trace/tracer.js";
 import { runForward, type RealsIO } from "../eval/scan-forward.js";
-import { checkOptionKeys } from "./transform.js";
+import { checkOptionKeys } from "./options.js";
 
 export interface ScanOptions {
   /**
@@ -162,7 +164,7 @@ export function checkReturned(caller: string, out: unknown, i: number): asserts 
 }
 
 /** A leaf's variable in trace t (a number or an untraced tensor: a literal there). */
-const atomIn = (t: Trace, v: Leaf): number => t.atomOf(v);
+const atomIn = (t: Trace, v: Leaf): number => atomOf(t, v);
 
 /** Whether two traced leaves are one variable (of one trace). */
 function sharesVariable(leaves: readonly Leaf[]): boolean {
@@ -463,7 +465,7 @@ class Loop {
       caller: this.c.caller,
       stash: null,
     };
-    const scanVar = target.tape.recordOp(this.codes.scan, args, params, [layout.length], packed);
+    const scanVar = target.tape.appendComputed(this.codes.scan, args, params, [layout.length], packed);
     const tape = body.term.tape;
     // the outputs the loop makes visible: one variable each, per iteration
     const at = (r: number, s: number): number => r * layout.width + layout.obsOffset[s];
@@ -472,7 +474,7 @@ class Loop {
       const row: Leaf[] = [];
       obs.forEach((v, s) => {
         const dims = tape.dims(v);
-        row.push(body.literalOnly[v] ? literalValue(dims.length === 0 ? packed[at(r, s)] : packed.slice(at(r, s), at(r, s) + size(dims)), dims) : wrap(target, target.applyOp(this.codes.scanOut, [scanVar], { offset: at(r, s), dims, held: false })));
+        row.push(body.literalOnly[v] ? literalValue(dims.length === 0 ? packed[at(r, s)] : packed.slice(at(r, s), at(r, s) + size(dims)), dims) : wrap(target, target.recordOp(this.codes.scanOut, [scanVar], { offset: at(r, s), dims, held: false })));
       });
       projections.push(row);
     }
@@ -490,11 +492,11 @@ class Loop {
       const dims = body.inputDims[k];
       const off = layout.carryOffset[k];
       if (kind === "literal") return tape.op[v] === CONST ? literalValue(tape.value(v), dims) : literalValue(dims.length === 0 ? packed[off] : packed.slice(off, off + size(dims)), dims);
-      return wrap(target, target.applyOp(this.codes.scanOut, [scanVar], { offset: off, dims, held: false }));
+      return wrap(target, target.recordOp(this.codes.scanOut, [scanVar], { offset: off, dims, held: false }));
     });
     if (target.keepsGuards) {
       // the body's decisions, for a replay at another point (compileGrad): one flag for all
-      const held = target.applyOp(this.codes.scanOut, [scanVar], { offset: layout.held, dims: [], held: true });
+      const held = target.recordOp(this.codes.scanOut, [scanVar], { offset: layout.held, dims: [], held: true });
       target.guards.push({ pred: "eq", a: held, b: target.constant(1), outcome: true, distinct: false });
     }
     return scanVar;
@@ -547,7 +549,7 @@ class Loop {
       if (code === INPUT) map[v] = inputs[a[v]];
       else if (code === CONST) map[v] = tape.x[v] === 0 ? target.constant(tape.val[v]) : t.tensorConstant(ownedCopy({ dims: tape.dims(v), data: tape.buf(v) }));
       else if (code >= FIRST_PRIMITIVE) {
-        map[v] = IS_TENSOR_OP[code] ? target.applyOp(code, tape.args(v).map((u) => map[u]), tape.params(v)) : tape.x[v] === 0 ? target.apply(code, map[a[v]], map[b[v]]) : target.apply(code, map[tape.args(v)[0]], map[tape.args(v)[1] ?? 0]);
+        map[v] = IS_TENSOR_OP[code] ? target.recordOp(code, tape.args(v).map((u) => map[u]), tape.params(v)) : tape.x[v] === 0 ? target.record(code, map[a[v]], map[b[v]]) : target.record(code, map[tape.args(v)[0]], map[tape.args(v)[1] ?? 0]);
       }
       for (const g of byLast.get(v) ?? []) {
         const ga = map[g.a];

@@ -8,11 +8,14 @@
  * the shapes, and the caller's place (ShapeError).
  */
 import ndarray from "ndarray";
-import { normalizeAxes, normalizeAxis, showDims, size, type Dims } from "@wengert/ops";
+import { emptyAxis, normalizeAxes, normalizeAxis, showDims, size, type Dims } from "@wengert/ops";
 import { CODE } from "../trace/opcodes.js";
-import { isConcreteTensor, Tensor, toDense, type ConcreteTensor, type NdArray } from "../trace/tensor.js";
-import { applyBinary, applyGeneric, isOperand, Real, shapeError, type Operand, type Scalar } from "../trace/tracer.js";
+import { isConcreteTensor, toDense, type ConcreteTensor, type NdArray } from "../trace/host-tensor.js";
+import { isOperand, Real, Tensor, type Operand, type Scalar } from "../trace/traced.js";
+import { shapeError } from "../trace/callsite.js";
+import { applyBinary, applyGeneric } from "../trace/record.js";
 import { describe } from "../structure.js";
+import type { ItemsOf, RealOf, TensorOf } from "./types.js";
 
 /** A tensor argument: traced, or an ndarray / Float64Array the user holds. */
 export type TensorArg = Tensor | ConcreteTensor;
@@ -54,9 +57,8 @@ function axisOf(name: string, rank: number, axis: number, dims: Dims): number {
  * when none is left (as NumPy's 0-d arrays).
  */
 type Reduce = {
-  (t: Operand, axis?: undefined, keepdims?: false): RealResult;
-  (t: Tensor, axis: number | readonly number[] | undefined, keepdims?: boolean): Tensor | Real;
-  (t: Operand, axis: number | readonly number[] | undefined, keepdims?: boolean): Operand;
+  <T extends Operand>(t: T, axis?: undefined, keepdims?: false): RealOf<T>;
+  <T extends Operand>(t: T, axis: number | readonly number[] | undefined, keepdims?: boolean): TensorOf<T> | RealOf<T>;
 };
 
 const reduction = (name: "sum" | "max" | "min" | "logsumexp"): Reduce =>
@@ -74,18 +76,22 @@ export const min = reduction("min");
 /** log Σ exp over `axis`, computed stably (shifted by the maximum). */
 export const logsumexp = reduction("logsumexp");
 
-/** The mean over `axis`. */
+/**
+ * The mean over `axis`. Over an axis with no elements it is 0/0: a ShapeError, as for
+ * max and min (NumPy gives NaN with a warning; a NaN here is always a mistake).
+ */
 export const mean: Reduce = ((t: unknown, axis?: number | readonly number[], keepdims = false) => {
   const x = operand("mean", t, "the tensor");
   const axes = axesOf("mean", x, axis);
   const d = shapeOf(x);
+  const empty = emptyAxis(d, axes);
+  if (empty >= 0) throw shapeError("mean", `the mean over axis ${empty}, which has no elements, is not defined (0/0); reduce over axes that have elements, or test for the empty case first`, [d]);
   const count = axes.reduce((n, a) => n * d[a], 1);
   return applyBinary(CODE.div, op("sum", [x], { axes, keepdims }), count);
 }) as Reduce;
 
 /** exp(t − logsumexp(t)) along `axis` (default the last). */
-export function softmax(t: Tensor, axis?: number): Tensor;
-export function softmax(t: TensorArg, axis?: number): TensorResult;
+export function softmax<T extends TensorArg>(t: T, axis?: number): TensorOf<T>;
 export function softmax(t: TensorArg, axis = -1): TensorResult {
   const x = operand("softmax", t, "the tensor");
   const ax = axisOf("softmax", shapeOf(x).length, axis, shapeOf(x));
@@ -93,8 +99,7 @@ export function softmax(t: TensorArg, axis = -1): TensorResult {
 }
 
 /** t − logsumexp(t) along `axis` (default the last): log-probabilities, stably. */
-export function logSoftmax(t: Tensor, axis?: number): Tensor;
-export function logSoftmax(t: TensorArg, axis?: number): TensorResult;
+export function logSoftmax<T extends TensorArg>(t: T, axis?: number): TensorOf<T>;
 export function logSoftmax(t: TensorArg, axis = -1): TensorResult {
   const x = operand("logSoftmax", t, "the tensor");
   return logSoftmaxAt(x, axisOf("logSoftmax", shapeOf(x).length, axis, shapeOf(x))) as TensorResult;
@@ -105,6 +110,7 @@ function logSoftmaxAt(x: Operand, axis: number): Operand {
 }
 
 /** The same elements read with other dims; one entry may be -1 (inferred). */
+export function reshape<T extends TensorArg | Scalar>(t: T, shape: readonly number[]): TensorOf<T> | RealOf<T>;
 export function reshape(t: TensorArg | Scalar, shape: readonly number[]): TensorResult | RealResult {
   const x = operand("reshape", t, "the tensor");
   const n = size(shapeOf(x));
@@ -119,6 +125,7 @@ export function reshape(t: TensorArg | Scalar, shape: readonly number[]): Tensor
 }
 
 /** Axes permuted (`perm[i]` is the source of axis i); reversed when omitted. */
+export function transpose<T extends TensorArg>(t: T, perm?: readonly number[]): TensorOf<T>;
 export function transpose(t: TensorArg, perm?: readonly number[]): TensorResult {
   const x = operand("transpose", t, "the tensor");
   const rank = shapeOf(x).length;
@@ -130,6 +137,7 @@ export function transpose(t: TensorArg, perm?: readonly number[]): TensorResult 
 }
 
 /** t repeated to `shape` (NumPy broadcasting). */
+export function broadcastTo<T extends TensorArg | Scalar>(t: T, shape: readonly number[]): TensorOf<T>;
 export function broadcastTo(t: TensorArg | Scalar, shape: readonly number[]): TensorResult {
   const x = operand("broadcastTo", t, "the tensor");
   return op("broadcastTo", [x], { dims: [...shape] }) as TensorResult;
@@ -139,10 +147,7 @@ export function broadcastTo(t: TensorArg | Scalar, shape: readonly number[]): Te
  * Matrix product; batched over leading axes (broadcast); a 1-D argument is a vector, as
  * in NumPy (the product of two vectors is `dot`).
  */
-export function matmul(a: Tensor, b: TensorArg): Tensor;
-export function matmul(a: TensorArg, b: Tensor): Tensor;
-export function matmul(a: ConcreteTensor, b: ConcreteTensor): NdArray;
-export function matmul(a: TensorArg, b: TensorArg): TensorResult;
+export function matmul<A extends TensorArg, B extends TensorArg>(a: A, b: B): TensorOf<[A, B]>;
 export function matmul(a: TensorArg, b: TensorArg): TensorResult {
   const x = operand("matmul", a, "argument 1");
   const y = operand("matmul", b, "argument 2");
@@ -163,6 +168,7 @@ export function matmul(a: TensorArg, b: TensorArg): TensorResult {
 }
 
 /** NumPy's dot for vectors and matrices: Σ aᵢbᵢ for two vectors, else the matrix product. */
+export function dot<A extends TensorArg, B extends TensorArg>(a: A, b: B): TensorOf<[A, B]> | RealOf<[A, B]>;
 export function dot(a: TensorArg, b: TensorArg): TensorResult | RealResult {
   const x = operand("dot", a, "argument 1");
   const y = operand("dot", b, "argument 2");
@@ -180,6 +186,7 @@ export function dot(a: TensorArg, b: TensorArg): TensorResult | RealResult {
 
 
 /** The outer product a bᵀ of two vectors. */
+export function outer<A extends TensorArg, B extends TensorArg>(a: A, b: B): TensorOf<[A, B]>;
 export function outer(a: TensorArg, b: TensorArg): TensorResult {
   const x = operand("outer", a, "argument 1");
   const y = operand("outer", b, "argument 2");
@@ -190,12 +197,14 @@ export function outer(a: TensorArg, b: TensorArg): TensorResult {
 }
 
 /** The box `starts ≤ i < ends` (one entry per axis). */
+export function slice<T extends TensorArg>(t: T, starts: readonly number[], ends: readonly number[]): TensorOf<T>;
 export function slice(t: TensorArg, starts: readonly number[], ends: readonly number[]): TensorResult {
   const x = operand("slice", t, "the tensor");
   return op("slice", [x], { starts: [...starts], ends: [...ends] }) as TensorResult;
 }
 
 /** One element, as a real: `index(v, i)` for a vector, `index(t, [i, j, …])` in general. */
+export function index<T extends TensorArg>(t: T, i: number | readonly number[]): RealOf<T>;
 export function index(t: TensorArg, i: number | readonly number[]): RealResult {
   const x = operand("index", t, "the tensor");
   const d = shapeOf(x);
@@ -214,6 +223,7 @@ function indicesOf(name: string, indices: ArrayLike<number>): Int32Array {
 }
 
 /** The entries `indices` of `t` along `axis` (default 0). */
+export function gather<T extends TensorArg>(t: T, indices: ArrayLike<number>, axis?: number): TensorOf<T>;
 export function gather(t: TensorArg, indices: ArrayLike<number>, axis = 0): TensorResult {
   const x = operand("gather", t, "the tensor");
   const d = shapeOf(x);
@@ -221,6 +231,7 @@ export function gather(t: TensorArg, indices: ArrayLike<number>, axis = 0): Tens
 }
 
 /** A copy of `t` with `values` added at `indices` along `axis` (repeated indices add up). */
+export function scatterAdd<T extends TensorArg, V extends TensorArg>(t: T, indices: ArrayLike<number>, values: V, axis?: number): TensorOf<[T, V]>;
 export function scatterAdd(t: TensorArg, indices: ArrayLike<number>, values: TensorArg, axis = 0): TensorResult {
   const x = operand("scatterAdd", t, "the tensor");
   const v = operand("scatterAdd", values, "values");
@@ -229,6 +240,7 @@ export function scatterAdd(t: TensorArg, indices: ArrayLike<number>, values: Ten
 }
 
 /** Tensors joined along an existing `axis` (default 0). */
+export function concat<const Ts extends readonly TensorArg[]>(ts: Ts, axis?: number): TensorOf<ItemsOf<Ts>>;
 export function concat(ts: readonly TensorArg[], axis = 0): TensorResult {
   if (!Array.isArray(ts) || ts.length === 0) throw shapeError("concat", "concat takes a non-empty array of tensors");
   const xs = ts.map((t, k) => operand("concat", t, `tensor ${k}`));
@@ -238,6 +250,7 @@ export function concat(ts: readonly TensorArg[], axis = 0): TensorResult {
 }
 
 /** Tensors (or reals) of equal dims stacked along a new `axis` (default 0). */
+export function stack<const Ts extends readonly (TensorArg | Scalar)[]>(ts: Ts, axis?: number): TensorOf<ItemsOf<Ts>>;
 export function stack(ts: readonly (TensorArg | Scalar)[], axis = 0): TensorResult {
   if (!Array.isArray(ts) || ts.length === 0) throw shapeError("stack", "stack takes a non-empty array of tensors or reals");
   const xs = ts.map((t, k) => operand("stack", t, `item ${k}`));
@@ -252,6 +265,7 @@ export function stack(ts: readonly (TensorArg | Scalar)[], axis = 0): TensorResu
 }
 
 /** The pieces of `t` along `axis` (default 0), that axis removed: reals for a vector. */
+export function unstack<T extends TensorArg>(t: T, axis?: number): (TensorOf<T> | RealOf<T>)[];
 export function unstack(t: TensorArg, axis = 0): (TensorResult | RealResult)[] {
   const x = operand("unstack", t, "the tensor");
   const d = shapeOf(x);
@@ -271,6 +285,7 @@ export function unstack(t: TensorArg, axis = 0): (TensorResult | RealResult)[] {
  * predicate's result, or any 0/1 tensor); the gradient flowing to the branch not
  * taken is exactly zero, never NaN, even where that branch is NaN or infinite.
  */
+export function where<A extends TensorArg | Scalar, B extends TensorArg | Scalar>(mask: ConcreteTensor | readonly number[], a: A, b: B): TensorOf<[A, B]>;
 export function where(mask: ConcreteTensor | readonly number[], a: TensorArg | Scalar, b: TensorArg | Scalar): TensorResult {
   if (mask instanceof Tensor || mask instanceof Real) {
     throw shapeError("where", "the mask is a traced value; a mask is a decision on concrete values: make it with lt, gt, … (which give an ndarray)");
@@ -290,6 +305,7 @@ export interface Conv2dOptions {
 }
 
 /** 2-D convolution (cross-correlation, as in deep learning): NCHW input, OIHW weights. */
+export function conv2d<X extends TensorArg, W extends TensorArg>(x: X, w: W, options?: Conv2dOptions): TensorOf<[X, W]>;
 export function conv2d(x: TensorArg, w: TensorArg, options: Conv2dOptions = {}): TensorResult {
   const pair = (v: number | readonly [number, number] | undefined, dflt: number, what: string, min: number): [number, number] => {
     const p: [number, number] = v === undefined ? [dflt, dflt] : typeof v === "number" ? [v, v] : [v[0], v[1]];

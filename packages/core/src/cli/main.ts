@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { WengertError } from "../errors.js";
-import { check, parse, runProgram, showType, showValue } from "../lang/index.js";
+import { check, parse, runProgram, showRdTerm, showType, showValue } from "../lang/index.js";
 import { TIE_MODES, type TieMode } from "../trace/tracer.js";
 
 const USAGE = `usage:
@@ -71,8 +71,8 @@ function main(argv: string[]): number {
         ties,
         onRd: trace || derivative
           ? (pos, t, d) => {
-              if (trace) console.log(`# trace term of the rd at ${file}:${pos.line}:${pos.col}\n${String(t)}`);
-              if (derivative) console.log(`# derivative term of the rd at ${file}:${pos.line}:${pos.col}\n${String(d)}`);
+              if (trace) console.log(showRdTerm("trace", file, pos, t));
+              if (derivative) console.log(showRdTerm("derivative", file, pos, d));
             }
           : undefined,
       });

@@ -26,7 +26,8 @@
  */
 import { broadcastDims, kernels, sameDims, size, sumTo, type Contribution, type Dims } from "@wengert/ops";
 import { ARITY, CODE, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP, primitiveOf, scalarSpec, tensorSpec } from "../trace/opcodes.js";
-import { emitterFor, type Trace } from "../trace/tracer.js";
+import { emitterFor } from "../trace/emitter.js";
+import type { Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity, place, type Emitted, type Placement } from "./place.js";
 import { scanSweep } from "./scan-reverse.js";
@@ -37,6 +38,27 @@ const WHERE = CODE.where;
 
 type Piece = { readonly piece: number; readonly start: readonly number[] };
 const isPiece = (c: Contribution<number>): c is Piece => c !== null && typeof c === "object";
+
+/**
+ * Told, while set, which instruction of C each reverse rule (Fig. 6's `op_r`) is emitted
+ * for: what `sink` receives after `onRule(sink, i)` and before the next call is vi's
+ * rule and the accumulation of its operands' cotangents; `i` is -1 after the last rule.
+ * The term language links each `let` of a derivative term to its source by it
+ * (lang/origins.ts).
+ */
+export type RuleListener = (sink: Trace, instruction: number) => void;
+let onRule: RuleListener | null = null;
+
+/** Run `body` with `listener` told of every rule that differentiations in it emit. */
+export function listeningToRules<T>(listener: RuleListener, body: () => T): T {
+  const saved = onRule;
+  onRule = listener;
+  try {
+    return body();
+  } finally {
+    onRule = saved;
+  }
+}
 
 /** A mask that `where` leaves on a cotangent (1: may be nonzero), by the variable's dims. */
 type Mask = Float64Array;
@@ -95,7 +117,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
       const before = masks.get(v);
       masks.set(v, ct[v] < 0 ? mask : before == null || mask === null ? null : union(before, mask));
     }
-    ct[v] = ct[v] < 0 ? c : sink.apply(ADD, ct[v], c);
+    ct[v] = ct[v] < 0 ? c : sink.record(ADD, ct[v], c);
   };
   // v_i's cotangent once every use has contributed: pieces placed by one embed; its mask
   // covers the pieces' boxes too
@@ -111,7 +133,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
       masks.set(i, m.every((t) => t !== 0) ? null : m.map((t) => (t !== 0 ? 1 : 0)));
     }
     const placed = e.embed(dims, list.map((p) => p.piece), list.map((p) => p.start));
-    return (ct[i] = ct[i] < 0 ? placed : sink.apply(ADD, ct[i], placed));
+    return (ct[i] = ct[i] < 0 ? placed : sink.record(ADD, ct[i], placed));
   };
   term.output.atoms.forEach((v, j) => accumulate(v, seeds[j]));
   for (const s of split?.pieces ?? []) accumulate(s.v, { piece: s.atom, start: tape.dims(s.v).map(() => 0) });
@@ -134,6 +156,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
 
   for (let i = n - 1; i >= 0; i--) {
     if (op[i] < FIRST_PRIMITIVE) continue;
+    if (onRule !== null) onRule(sink, i);
     if (scans !== null && scans.at(i, state)) continue;
     const c = x[i] === 0 ? ct[i] : settle(i);
     if (c < 0) continue;
@@ -193,6 +216,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
   }
 
   sink.context = "";
+  if (onRule !== null) onRule(sink, -1);
   const results: number[] = [];
   const present: boolean[] = [];
   const pieceResults: number[] = [];

@@ -14,8 +14,9 @@
  * instruction, and a rule's temporaries are dropped (`reset`) as soon as its result
  * has been read, so the columns stay small and nothing is allocated per operation.
  */
-import { BINARY_NAMES, UNARY_NAMES, type Emitter } from "@wengert/ops";
-import { CODE, KERNELS } from "../trace/opcodes.js";
+import { BINARY_NAMES, UNARY_NAMES } from "@wengert/ops";
+import type { CodeEmitter } from "../trace/lifted.js";
+import { ARITY, CODE, KERNELS } from "../trace/opcodes.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
 import { binaryKernel, identityArgument, isLiteralPower } from "../trace/tape.js";
 import { scalarTangent } from "./tangents.js";
@@ -129,21 +130,19 @@ export function binaryHeld(code: number, va: number, ta: number, ka: number, vb:
 }
 
 /** Primitives as methods on the slots of `d`; each result is a new slot (or an argument's, where the tape folds). */
-export function dualEmitter(d: DualColumns): Emitter<number> {
-  const e: Record<string, unknown> = { lit: (c: number) => d.push(c, 0, LITERAL) };
-  for (const name of UNARY_NAMES) {
-    const code = CODE[name];
-    e[name] = (x: number): number => {
-      unaryDual(code, d.val[x], d.tan[x], d.kind[x]);
-      return d.push(held.v, held.t, held.k);
-    };
-  }
-  for (const name of BINARY_NAMES) {
-    const code = CODE[name];
-    e[name] = (a: number, b: number): number => {
-      const same = binaryDual(code, d.val[a], d.tan[a], d.kind[a], d.val[b], d.tan[b], d.kind[b]);
-      return same === 0 ? a : same === 1 ? b : d.push(held.v, held.t, held.k);
-    };
-  }
-  return e as Emitter<number>;
+export function dualEmitter(d: DualColumns): CodeEmitter<number> {
+  const unary = (code: number) => (x: number): number => {
+    unaryDual(code, d.val[x], d.tan[x], d.kind[x]);
+    return d.push(held.v, held.t, held.k);
+  };
+  const binary = (code: number) => (a: number, b: number): number => {
+    const same = binaryDual(code, d.val[a], d.tan[a], d.kind[a], d.val[b], d.tan[b], d.kind[b]);
+    return same === 0 ? a : same === 1 ? b : d.push(held.v, held.t, held.k);
+  };
+  const byCode: ((a: number, b: number) => number)[] = [];
+  const apply = (code: number, a: number, b: number): number => (byCode[code] ??= ARITY[code] === 1 ? unary(code) : binary(code))(a, b);
+  const e: Record<string, unknown> = { lit: (c: number) => d.push(c, 0, LITERAL), apply, primal: (s: number) => d.val[s], context: "hvp's sweep" };
+  for (const name of UNARY_NAMES) e[name] = unary(CODE[name]);
+  for (const name of BINARY_NAMES) e[name] = binary(CODE[name]);
+  return e as CodeEmitter<number>;
 }

@@ -13,8 +13,9 @@
  * It keeps differentiate.ts's bookkeeping, since that is what the symbolic path does:
  * a variable's first contribution is its cotangent and later ones are added (with the
  * tape's folding); absent cotangents and variables that do not depend on x are symbolic
- * zeros, on which no rule runs. For terms of reals without user primitives; tests hold
- * it equal, to the bit, to `jvp` of `grad` built symbolically. `hessian` sweeps one
+ * zeros, on which no rule runs. For terms of reals (a user primitive's rule runs on the
+ * duals through trace/lifted.ts); tests hold it equal, to the bit, to `jvp` of `grad`
+ * built symbolically. `hessian` sweeps one
  * trace once per input, along the basis vectors (`hvpSweeper`). The rules of add, sub,
  * mul and square are written out as the emitter calls they make, with their temporaries
  * in dual.ts's `held` instead of slots (about 10% of an hvp).

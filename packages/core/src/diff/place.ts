@@ -8,7 +8,7 @@
  */
 import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
-import { ownedCopy } from "../trace/tensor.js";
+import { ownedCopy } from "../trace/host-tensor.js";
 import type { Guard, Trace } from "../trace/tracer.js";
 import { unrolled } from "./unroll.js";
 
@@ -48,7 +48,7 @@ export function place(term: TraceTerm, sink: Trace, placement: Placement | null)
   for (let i = 0; i < n; i++) {
     if (placement === null) at[i] = i;
     else if (op[i] >= FIRST_PRIMITIVE) {
-      at[i] = IS_TENSOR_OP[op[i]] ? sink.applyOp(op[i], tape.args(i).map((v) => at[v]), tape.params(i)) : sink.apply(op[i], at[a[i]], at[b[i]]);
+      at[i] = IS_TENSOR_OP[op[i]] ? sink.recordOp(op[i], tape.args(i).map((v) => at[v]), tape.params(i)) : sink.record(op[i], at[a[i]], at[b[i]]);
     } else if (op[i] === INPUT) at[i] = placement.inputs[a[i]];
     // a tensor literal is copied: a tape owns its literals' buffers and hands them back to
     // the pool when done, and this term may be placed more than once (a vjp's value and

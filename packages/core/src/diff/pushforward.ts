@@ -11,7 +11,8 @@
  */
 import { broadcastDims, sameDims } from "@wengert/ops";
 import { CODE, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP, primitiveOf, scalarSpec, tensorSpec } from "../trace/opcodes.js";
-import { emitterFor, type Trace } from "../trace/tracer.js";
+import { emitterFor } from "../trace/emitter.js";
+import type { Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity, liveness, place, type Emitted, type Placement } from "./place.js";
 import { scanTangents } from "./scan-tangent.js";
@@ -34,7 +35,7 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
   const dt = new Int32Array(n).fill(-1);
   // at the outermost level, a scan's tangents are a scan (scan-tangent.ts)
   const scans = placement === null ? scanTangents(term, sink, pushforward) : null;
-  const sum = (x: number | null, y: number | null): number => (x === null || x < 0 ? (y ?? -1) : y === null || y < 0 ? x : sink.apply(ADD, x, y));
+  const sum = (x: number | null, y: number | null): number => (x === null || x < 0 ? (y ?? -1) : y === null || y < 0 ? x : sink.record(ADD, x, y));
   for (let i = 0; i < n; i++) {
     if (op[i] === INPUT) {
       dt[i] = tangents[a[i]];

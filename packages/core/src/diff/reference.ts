@@ -5,8 +5,8 @@
  * `let` rule differentiates the body twice, so it is exponential in the length of a
  * `let` chain: tests use it on small terms only.
  */
-import { binaryOps, unaryOps, type BinaryName, type UnaryName } from "@wengert/ops";
 import { assertNever } from "../structure.js";
+import { scalarCodeOf, scalarSpec } from "../trace/opcodes.js";
 import { letIn, num, pair, prod, REAL_T, treeEmitter, v, type Tree, type Type } from "../trace/tree.js";
 
 let counter = 0;
@@ -50,20 +50,16 @@ export function plus(T: Type, M: Tree, N: Tree): Tree {
   }
 }
 
-/** `W.op_r(D)`: the reverse rule of `op` as a trace term, from the rules in @wengert/ops. */
+/** `W.op_r(D)`: the reverse rule of `op` as a trace term, from its declaration (a built-in's or a user's). */
 function opReverse(op: string, W: Tree, D: Tree): { S: Type; term: Tree } {
   const e = treeEmitter();
   const p = fresh("p");
-  if (op in unaryOps) {
-    const rule = unaryOps[op as UnaryName];
-    const out: Tree = { kind: "op", op: op as UnaryName, arg: v(p) };
-    return { S: REAL_T, term: letIn(p, REAL_T, D, rule.reverse(e, v(p), out, W) ?? num(0)) };
-  }
-  const rule = binaryOps[op as BinaryName];
+  const rule = scalarSpec(scalarCodeOf(op)!);
+  const out: Tree = { kind: "op", op, arg: v(p) };
+  if (rule.arity === 1) return { S: REAL_T, term: letIn(p, REAL_T, D, rule.reverse(e, v(p), out, W) ?? num(0)) };
   const types = [REAL_T, REAL_T] as const;
   const a: Tree = { kind: "fst", arg: v(p), types };
   const b: Tree = { kind: "snd", arg: v(p), types };
-  const out: Tree = { kind: "op", op: op as BinaryName, arg: v(p) };
   const S = prod(REAL_T, REAL_T);
   const cts = pair(rule.reverse[0](e, a, b, out, W) ?? num(0), rule.reverse[1](e, a, b, out, W) ?? num(0), types);
   return { S, term: letIn(p, S, D, cts) };

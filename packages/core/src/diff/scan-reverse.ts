@@ -424,8 +424,8 @@ function emitReverse(p: ScanParams, args: readonly number[], outputs: readonly n
     what: "reverse",
     run: (values) => reverseRun(p, plan, inputs, seedOrder, values, offsets, length),
   };
-  const grad = sink.applyOp(codes.scanGrad, [...args, ...seedOrder.map((o) => seedAtoms.get(o)!), ...accAtoms], params);
-  const read = (e: number): number => (plan.present[e] ? sink.applyOp(codes.scanOut, [grad], { offset: offsets[e], dims: dimsOf(e >> 1), held: false }) : -1);
+  const grad = sink.recordOp(codes.scanGrad, [...args, ...seedOrder.map((o) => seedAtoms.get(o)!), ...accAtoms], params);
+  const read = (e: number): number => (plan.present[e] ? sink.recordOp(codes.scanOut, [grad], { offset: offsets[e], dims: dimsOf(e >> 1), held: false }) : -1);
   for (let a = 0; a < args.length; a++) {
     if (!need[a] || (!plan.present[2 * a] && !plan.present[2 * a + 1])) continue;
     state.replace(args[a], read(2 * a), read(2 * a + 1));

@@ -161,7 +161,7 @@ function emitTangent(p: ScanParams, args: readonly number[], outputs: readonly n
   const plan = planTangent(p, has, pushforward);
   const tangentArgs = args.filter((v) => dt[v] >= 0).map((v) => dt[v]);
   const params: DerivedParams = { scan: p, length: plan.length, what: "tangent", run: (values) => tangentRun(p, plan, has, values) };
-  const tan = sink.applyOp(codes.scanTangent, [...args, ...tangentArgs], params);
+  const tan = sink.recordOp(codes.scanTangent, [...args, ...tangentArgs], params);
   const nobs = layout.obs.length;
   for (const j of outputs) {
     const q = tape.params(j) as ScanOutParams;
@@ -178,7 +178,7 @@ function emitTangent(p: ScanParams, args: readonly number[], outputs: readonly n
       offset = plan.carryOffset[k];
       dims = body.inputDims[k];
     }
-    dt[j] = offset < 0 ? -1 : sink.applyOp(codes.scanOut, [tan], { offset, dims, held: false });
+    dt[j] = offset < 0 ? -1 : sink.recordOp(codes.scanOut, [tan], { offset, dims, held: false });
   }
 }
 

@@ -9,9 +9,10 @@
  * For terms of reals only (`tape.tensorCount === 0`); tensors go through
  * differentiate.ts, whose sink evaluates as it emits.
  */
-import { numeric } from "@wengert/ops";
+import { BINARY_NAMES, binaryOps, numeric, UNARY_NAMES, unaryOps } from "@wengert/ops";
 import { NaNError } from "../errors.js";
-import { ARITY, CODE, FIRST_PRIMITIVE, INPUT, primitiveOf, scalarSpec } from "../trace/opcodes.js";
+import { ARITY, CODE, FIRST_PRIMITIVE, KERNELS, primitiveOf, scalarSpec } from "../trace/opcodes.js";
+import { javascript, mayMakeCode } from "../jit/javascript.js";
 import type { TraceTerm } from "../trace/term.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
 import { activity } from "./place.js";
@@ -115,79 +116,63 @@ function pooledScratch(term: TraceTerm): Scratch {
   return { active: null, ct: takeColumn(Float64Array, length), has: takeColumn(Uint8Array, length) };
 }
 
-const { add: ADD, sub: SUB, mul: MUL, div: DIV, neg: NEG, exp: EXP, log: LOG, sin: SIN, cos: COS, tanh: TANH, sqrt: SQRT, square: SQUARE, sigmoid: SIGMOID } = CODE;
+/** The sweep from instruction `from` down over the primitives whose rules it writes out (see `writeInlined`). */
+type Inlined = (tape: TraceTerm["tape"], ct: Float64Array, has: Uint8Array, val: Float64Array, from: number) => number;
 
 /**
- * The sweep from instruction `from` down, for the most common primitives with their
- * rules written out on numbers, in the same operations and order as scalar.ts's rules
- * (so the results are the same numbers): a switch in one loop instead of a call to a
- * rule through the numeric emitter per instruction. Returns the first instruction it
- * does not know (for `rule`), or -1 at the end. Tests hold it equal to the symbolic sweep.
+ * The sweep from instruction `from` down, with every built-in scalar primitive's rule
+ * written out on numbers: a switch in one loop instead of a call to a rule through the
+ * numeric emitter per instruction. Returns the first instruction it does not know (a
+ * user primitive's, for `rule`), or -1 at the end. Tests hold it equal to the symbolic
+ * sweep.
  *
  * It does not ask which arguments are active: at the outermost level every variable a
  * contribution could reach but that is not active is a literal (operations on literals
  * alone are folded while tracing), whose cotangent nobody reads; computing it costs less
  * than the test, and spares computing activity at all.
  */
-function inlined(tape: TraceTerm["tape"], ct: Float64Array, has: Uint8Array, val: Float64Array, from: number): number {
-  const { op, a: as, b: bs } = tape;
+const inlined: Inlined = mayMakeCode() ? writeInlined() : firstPrimitive;
+
+/** Where no code may be made (a Content-Security-Policy): every rule goes through `rule`. */
+function firstPrimitive(tape: TraceTerm["tape"], _ct: Float64Array, has: Uint8Array, _val: Float64Array, from: number): number {
+  for (let i = from; i >= 0; i--) if (has[i] && tape.op[i] >= FIRST_PRIMITIVE) return i;
+  return -1;
+}
+
+/**
+ * `inlined`'s source, written once from the table (ops/scalar.ts): each case is the
+ * primitive's reverse rule run with the JavaScript emitter (jit/javascript.ts), which
+ * gives the same operations in the same order as the numeric emitter, so the results are
+ * the same numbers; other kernels are called as `K[code]`.
+ */
+function writeInlined(): Inlined {
+  const cases: string[] = [];
+  for (const name of UNARY_NAMES) {
+    const cx = unaryOps[name].reverse(javascript, "val[x]", "val[i]", "c");
+    // a symbolic zero (sign's rule) contributes nothing
+    cases.push(cx === null ? `case ${CODE[name]}: // ${name}\n        continue;` : `case ${CODE[name]}: // ${name}\n        cx = ${cx};\n        break;`);
+  }
+  for (const name of BINARY_NAMES) {
+    const [rx, ry] = binaryOps[name].reverse;
+    const cx = rx(javascript, "val[x]", "val[y]", "val[i]", "c");
+    const cy = ry(javascript, "val[x]", "val[y]", "val[i]", "c");
+    // a binary primitive with a symbolic zero for one argument (none so far) is left to `rule`
+    if (cx !== null && cy !== null) cases.push(`case ${CODE[name]}: // ${name}\n        cx = ${cx};\n        cy = ${cy};\n        binary = true;\n        break;`);
+  }
+  const source = `
+return function inlined(tape, ct, has, val, from) {
+  const op = tape.op, as = tape.a, bs = tape.b;
   for (let i = from; i >= 0; i--) {
-    if (!has[i] || op[i] < FIRST_PRIMITIVE) continue;
+    if (!has[i] || op[i] < ${FIRST_PRIMITIVE}) continue;
     const c = ct[i];
     const x = as[i];
     const y = bs[i];
     // the contributions to x and, for a binary primitive, to y
-    let cx: number;
+    let cx;
     let cy = 0;
     let binary = false;
     switch (op[i]) {
-      case ADD:
-        cx = c;
-        cy = c;
-        binary = true;
-        break;
-      case SUB:
-        cx = c;
-        cy = -c;
-        binary = true;
-        break;
-      case MUL:
-        cx = c * val[y];
-        cy = c * val[x];
-        binary = true;
-        break;
-      case DIV:
-        cx = c / val[y];
-        cy = -((c * val[i]) / val[y]);
-        binary = true;
-        break;
-      case NEG:
-        cx = -c;
-        break;
-      case EXP:
-        cx = c * val[i];
-        break;
-      case LOG:
-        cx = c / val[x];
-        break;
-      case SIN:
-        cx = c * Math.cos(val[x]);
-        break;
-      case COS:
-        cx = -(c * Math.sin(val[x]));
-        break;
-      case TANH:
-        cx = c * (1 - val[i] * val[i]);
-        break;
-      case SQRT:
-        cx = c / (2 * val[i]);
-        break;
-      case SQUARE:
-        cx = c * (2 * val[x]);
-        break;
-      case SIGMOID:
-        cx = c * (val[i] * (1 - val[i]));
-        break;
+      ${cases.join("\n      ")}
       default:
         return i;
     }
@@ -205,4 +190,6 @@ function inlined(tape: TraceTerm["tape"], ct: Float64Array, has: Uint8Array, val
     }
   }
   return -1;
+};`;
+  return new Function("K", source)(KERNELS) as Inlined;
 }

@@ -18,7 +18,7 @@ import { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import type { Placement } from "./place.js";
-import { ownedCopy } from "../trace/tensor.js";
+import { ownedCopy } from "../trace/host-tensor.js";
 
 /** The term with its scans written out, and its placement with the guards moved along (unchanged when there is no scan). */
 export function unrolled(term: TraceTerm, placement: Placement | null): { term: TraceTerm; placement: Placement | null } {

@@ -9,7 +9,7 @@
 import type { Buf } from "@wengert/ops";
 import { CODE, CONST, FREE, INPUT, FIRST_PRIMITIVE, KERNELS } from "../trace/opcodes.js";
 import { compute, type Tape } from "../trace/tape.js";
-import type { Dense } from "../trace/tensor.js";
+import type { Dense } from "../trace/host-tensor.js";
 import { EvaluationError } from "../errors.js";
 
 /**

@@ -14,6 +14,7 @@
  * loops' short-lived variables planned into locals (registers.ts), and the source
  * written (source.ts).
  */
+import { DefineOpError } from "../errors.js";
 import { KERNELS, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
@@ -21,6 +22,7 @@ import { LITERAL_IDS, Program } from "./program.js";
 import { codeSize, reroll, type Node, type Statements } from "./reroll.js";
 import { Accesses, planRegisters } from "./registers.js";
 import { chunkSources } from "./source.js";
+import { mayMakeCode } from "./javascript.js";
 
 /** Value and gradient at new inputs, or null where the trace does not hold there. */
 export type Replay = (inputs: ArrayLike<number>) => [number, number[]] | null;
@@ -50,12 +52,23 @@ type Reverse = (v: Float64Array, ct: Float64Array, g: number[], K: typeof KERNEL
 
 /**
  * The compiled replay of `term` (a real-valued trace of reals) under its guards, or
- * null if its code would be too large to be worth it.
+ * null if its code would be too large to be worth it, or may not be made here, or if a
+ * user primitive's rule cannot be written as code for every point (it decides on values
+ * or reads them: DefineOpError, trace/lifted.ts); the interpreter replays those.
  */
 export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportTies: boolean): Compiled | null {
+  try {
+    return compile(term, guards, reportTies);
+  } catch (e) {
+    if (e instanceof DefineOpError) return null;
+    throw e;
+  }
+}
+
+function compile(term: TraceTerm, guards: readonly Guard[], reportTies: boolean): Compiled | null {
   const tape = term.tape;
   const n = tape.length;
-  if (n >= LITERAL_IDS) return null;
+  if (n >= LITERAL_IDS || !mayMakeCode()) return null;
   const out = term.output.atoms[0];
   const program = new Program(term, guards, reportTies);
   const { usesOf, template, has } = program;

@@ -1,15 +1,16 @@
 /**
  * @file Primitives as JavaScript source: the emitter that turns a rule into code.
  *
- * Reverse rules are written against an emitter (ops/emitter.ts); run with this one, a
+ * Reverse rules are written against an emitter (ops/scalar.ts); run with this one, a
  * rule returns the source of an expression computing its contribution. So compiled
  * code uses the very rules of scalar.ts, and the same floating-point operations in the
  * same order as the numeric emitter: the same numbers, to the last bit. Arithmetic is
  * written with JavaScript's operators, Math's functions by name; any other kernel is
  * called as `K[code]`, the kernel table the generated function is given.
  */
-import { BINARY_NAMES, binaryOps, UNARY_NAMES, unaryOps, type Emitter, type PredicateName } from "@wengert/ops";
-import { CODE } from "../trace/opcodes.js";
+import { BINARY_NAMES, UNARY_NAMES, type PredicateName } from "@wengert/ops";
+import type { CodeEmitter } from "../trace/lifted.js";
+import { CODE, primitiveOf, scalarSpec } from "../trace/opcodes.js";
 
 /** A number as a JavaScript literal that reads back as the same double (−0 included). */
 export function literal(c: number): string {
@@ -22,33 +23,48 @@ const SIMPLE = /^(?:[A-Za-z_$][\w$]*(?:\[[\w$+\-*]*\])?|\d[\w.+-]*|\(-?[\w.+-]+\
 
 const INFIX = { add: "+", sub: "-", mul: "*", div: "/" } as const;
 
-/** The emitter whose values are JavaScript expressions. */
-export const javascript: Emitter<string> = (() => {
-  const e: Record<string, unknown> = { lit: literal };
-  for (const name of UNARY_NAMES) {
-    const kernel = unaryOps[name].forward;
-    const byName = (Math as unknown as Record<string, unknown>)[name] === kernel;
-    e[name] =
-      name === "neg"
-        ? (x: string) => `(-${x})`
-        : name === "square"
-          ? (x: string) => (SIMPLE.test(x) ? `(${x} * ${x})` : `K[${CODE.square}](${x}, 0)`)
-          : byName
-            ? (x: string) => `Math.${name}(${x})`
-            : (x: string) => `K[${CODE[name]}](${x}, 0)`;
+/** The source of primitive `code` applied to the expressions a (and b, for a binary one). */
+function sourceOf(code: number): (a: string, b: string) => string {
+  const { name } = primitiveOf(code);
+  const spec = scalarSpec(code);
+  const byName = (Math as unknown as Record<string, unknown>)[name] === spec.forward;
+  if (spec.arity === 1) {
+    if (code === CODE.neg) return (x) => `(-${x})`;
+    if (code === CODE.square) return (x) => (SIMPLE.test(x) ? `(${x} * ${x})` : `K[${code}](${x}, 0)`);
+    return byName ? (x) => `Math.${name}(${x})` : (x) => `K[${code}](${x}, 0)`;
   }
-  for (const name of BINARY_NAMES) {
-    const kernel = binaryOps[name].forward;
-    const byName = (Math as unknown as Record<string, unknown>)[name] === kernel;
-    e[name] =
-      name in INFIX
-        ? (a: string, b: string) => `(${a} ${INFIX[name as keyof typeof INFIX]} ${b})`
-        : byName
-          ? (a: string, b: string) => `Math.${name}(${a}, ${b})`
-          : (a: string, b: string) => `K[${CODE[name]}](${a}, ${b})`;
-  }
-  return e as Emitter<string>;
+  if (name in INFIX) return (a, b) => `(${a} ${INFIX[name as keyof typeof INFIX]} ${b})`;
+  return byName ? (a, b) => `Math.${name}(${a}, ${b})` : (a, b) => `K[${code}](${a}, ${b})`;
+}
+
+const sources: ((a: string, b: string) => string)[] = [];
+
+/** The emitter whose values are JavaScript expressions; `apply` covers user primitives (by their kernels, `K[code]`). */
+export const javascript: CodeEmitter<string> = (() => {
+  const apply = (code: number, a: string, b: string): string => (sources[code] ??= sourceOf(code))(a, b);
+  const e: Record<string, unknown> = { lit: literal, apply, context: "compiled code (compileGrad)" };
+  for (const name of UNARY_NAMES) e[name] = (x: string) => apply(CODE[name], x, x);
+  for (const name of BINARY_NAMES) e[name] = (a: string, b: string) => apply(CODE[name], a, b);
+  return e as CodeEmitter<string>;
 })();
 
 /** The predicates as JavaScript operators (the same tests as ops/predicates.ts). */
 export const COMPARISON: { readonly [K in PredicateName]: string } = { lt: "<", le: "<=", gt: ">", ge: ">=", eq: "===", ne: "!==" };
+
+let codeAllowed: boolean | undefined;
+
+/**
+ * Whether code may be made at run time here: a page's Content-Security-Policy without
+ * 'unsafe-eval' makes `new Function` throw an EvalError, and then
+ * wengert runs its interpreted paths instead (the same numbers).
+ */
+export function mayMakeCode(): boolean {
+  if (codeAllowed === undefined) {
+    try {
+      codeAllowed = typeof new Function("") === "function";
+    } catch {
+      codeAllowed = false;
+    }
+  }
+  return codeAllowed;
+}

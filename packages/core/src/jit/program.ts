@@ -6,7 +6,7 @@
  */
 import type { PredicateName } from "@wengert/ops";
 import { activity } from "../diff/place.js";
-import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, KINKS, primitiveOf, scalarSpec } from "../trace/opcodes.js";
+import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, KINKS, scalarSpec } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { COMPARISON, javascript, literal } from "./javascript.js";
@@ -202,8 +202,7 @@ export class Program {
 
 /** The source of primitive `code`'s kernel applied to the expressions x, y. */
 function kernelSource(code: number, x: string, y: string): string {
-  const name = primitiveOf(code).name as keyof typeof javascript;
-  return ARITY[code] === 1 ? (javascript[name] as (x: string) => string)(x) : (javascript[name] as (x: string, y: string) => string)(x, y);
+  return javascript.apply(code, x, y);
 }
 
 /** Whether the reverse rule of `code` for argument k is a symbolic zero (asked once per primitive and argument). */

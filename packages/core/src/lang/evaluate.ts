@@ -16,17 +16,21 @@
  * error.
  */
 import { rdOfTrace } from "../api/rd.js";
-import { abandonTrace, closeTraceWith, openTraceAt, type Inspect } from "../api/transform.js";
+import { abandonTrace, closeTraceWith, openTraceAt } from "../api/tracing.js";
+import type { Inspect } from "../api/transform.js";
 import { WengertError } from "../errors.js";
 import { assertNever } from "../structure.js";
 import { CODE, scalarCodeOf } from "../trace/opcodes.js";
-import { applyBinary, applyUnary, decide, Real, tracing, type Scalar, type TieMode } from "../trace/tracer.js";
+import { applyBinary, applyUnary, decide } from "../trace/record.js";
+import { Real, type Scalar } from "../trace/traced.js";
+import { tracing, type TieMode } from "../trace/tracer.js";
 import { loopUntilDone } from "../api/scan.js";
 import { DONE } from "../trace/body.js";
 import { Next, tailSelfCalls } from "./loops.js";
 import type { Type } from "../trace/tree.js";
 import type { PredicateName } from "@wengert/ops";
 import type { Checked } from "./check.js";
+import { OriginRecorder, type TermOrigins } from "./origins.js";
 import type { BoolTerm, Pos, Term } from "./syntax.js";
 import { call, tail, trampoline, type Rec } from "./trampoline.js";
 
@@ -42,8 +46,11 @@ export interface EvalOptions {
   readonly ties?: TieMode;
   /** Values of the program's free variables (ρ). */
   readonly env?: Readonly<Record<string, Value>>;
-  /** Called at each outermost `rd` with its trace term and derivative term. */
-  readonly onRd?: (pos: Pos, ...terms: Parameters<Inspect>) => void;
+  /**
+   * Called at each outermost `rd` with its trace term and derivative term, and where in
+   * the program each of their instructions came from.
+   */
+  readonly onRd?: (pos: Pos, ...terms: [...Parameters<Inspect>, origins: TermOrigins]) => void;
 }
 
 /** ρ: a persistent list, so that bodies are tail calls and nothing needs unbinding. */
@@ -92,6 +99,8 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
   let steps = 0;
   let here: { pos: Pos; fn: string } = { pos: program.pos, fn: "the program" };
   let depth = 0; // rd nesting, to tell outermost rd calls
+  // the outermost rd's, while its body runs, if onRd is to be told the origins
+  let recorder: OriginRecorder | null = null;
   const onStep = (): void => {
     if (++steps > maxSteps) {
       throw new StepLimitError(
@@ -106,11 +115,13 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
    * evaluated on this trampoline like any sub-computation (so that rd inside recursion
    * inside rd takes no JavaScript stack), then closed, differentiated and evaluated.
    */
-  function* differentiate(pos: Pos, body: (x: Value) => Rec<Value>, V: Value, seed: () => unknown): Rec<Value> {
+  function* differentiate(M: Term, body: (x: Value) => Rec<Value>, V: Value, seed: () => unknown): Rec<Value> {
+    const pos = M.pos;
     const outermost = depth === 0;
-    const inspect: Inspect | undefined = outermost && options.onRd ? (t, d) => options.onRd!(pos, t, d) : undefined;
     const caller = `rd at ${file}:${pos.line}:${pos.col}`;
     const opened = openTraceAt(caller, V, rdOptions);
+    const recorded = outermost && options.onRd ? new OriginRecorder(opened.trace.tape) : null;
+    if (recorded !== null) recorder = recorded;
     depth++;
     let y: Value;
     try {
@@ -119,8 +130,16 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
       abandonTrace(opened, e);
     } finally {
       depth--;
+      if (outermost) recorder = null;
     }
-    return rdOfTrace(caller, closeTraceWith(opened, y), seed, inspect)[1] as Value;
+    if (recorded === null) {
+      const r = rdOfTrace(caller, closeTraceWith(opened, y), seed)[1] as Value;
+      // inside an enclosing rd: its derivative term was emitted there, by this rd
+      recorder?.mark(M);
+      return r;
+    }
+    const inspect: Inspect = (t, d) => options.onRd!(pos, t, d, recorded.origins());
+    return recorded.differentiating(() => rdOfTrace(caller, closeTraceWith(opened, y), seed, inspect)[1] as Value);
   }
 
   /** `x ↦ N` in ρ, φ: the body of an rd. */
@@ -156,7 +175,9 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
       case "add": {
         const a = (yield* call(ev(M.left, env, fns, fn))) as Scalar;
         const b = (yield* call(ev(M.right, env, fns, fn))) as Scalar;
-        return applyBinary(CODE.add, a, b);
+        const r = applyBinary(CODE.add, a, b);
+        recorder?.mark(M);
+        return r;
       }
       case "op": {
         const v = yield* call(ev(M.arg, env, fns, fn));
@@ -164,8 +185,9 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
         // a kink met (abs at 0) is the operation's, not its operand's
         here = { pos: M.pos, fn };
         // the checker (Fig. 1) has made sure these are reals
-        if (Array.isArray(v)) return applyBinary(code, v[0] as Scalar, v[1] as Scalar);
-        return applyUnary(code, v as Scalar);
+        const r = Array.isArray(v) ? applyBinary(code, v[0] as Scalar, v[1] as Scalar) : applyUnary(code, v as Scalar);
+        recorder?.mark(M);
+        return r;
       }
       case "let": {
         const v = yield* call(ev(M.bound, env, fns, fn));
@@ -206,18 +228,22 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
         if (unfolding !== null && unfolding.clo === clo && unfolding.calls.has(M)) return new Next(v) as unknown as Value;
         // a loop on traced values: its iterations as a scan, then the one that returns
         const calls = tracing() ? loopOf(clo) : null;
-        if (calls !== null && isTraced(v)) v = runLoop(clo, calls, v, M.pos);
+        if (calls !== null && isTraced(v)) {
+          v = runLoop(clo, calls, v, M.pos);
+          // the scan instruction the loop's iterations became is the call's
+          recorder?.mark(M);
+        }
         // φ'[φ(f)/f] | {x ↦ V'} ⊢ M: the body sees its parameter only
         return (yield tail(ev(clo.body, { name: clo.param, value: v, next: null }, clo.fns, clo.name))) as Value;
       }
       case "rd": {
         const V = yield* call(ev(M.point, env, fns, fn));
         const W = yield* call(ev(M.seed, env, fns, fn));
-        return (yield tail(differentiate(M.pos, lambda(M.param.name, M.body, env, fns, fn), V, () => W))) as Value;
+        return (yield tail(differentiate(M, lambda(M.param.name, M.body, env, fns, fn), V, () => W))) as Value;
       }
       case "grad": {
         const V = yield* call(ev(M.point, env, fns, fn));
-        return (yield tail(differentiate(M.pos, lambda(M.param.name, M.body, env, fns, fn), V, () => 1))) as Value;
+        return (yield tail(differentiate(M, lambda(M.param.name, M.body, env, fns, fn), V, () => 1))) as Value;
       }
       case "fd": {
         // M.fd_{U,L}(x:T. N) = M.rd_{0_U}(y:U. y.rd_L(x:T. N)): the outer rd's seed M (the
@@ -226,7 +252,7 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
         const V = yield* call(ev(M.point, env, fns, fn));
         const inner = lambda(M.param.name, M.body, env, fns, fn);
         const U = checked.types.get(M.body)!;
-        return (yield tail(differentiate(M.pos, (y) => differentiate(M.pos, inner, V, () => y), zeroOf(U), () => v))) as Value;
+        return (yield tail(differentiate(M, (y) => differentiate(M, inner, V, () => y), zeroOf(U), () => v))) as Value;
       }
       default:
         return assertNever(M);

@@ -171,3 +171,19 @@ export class Lexer {
     return { type: "num", text, value, line, col, start, end: this.offset };
   }
 }
+
+/**
+ * The tokens of `source` up to its end, or up to its first lexical error (an unexpected
+ * character, a malformed number); spaces and comments are what lies between them. For
+ * highlighting a program as the parser reads it.
+ */
+export function tokenize(source: string): Token[] {
+  const lexer = new Lexer(source, "<input>");
+  const tokens: Token[] = [];
+  try {
+    for (let t = lexer.next(); t.type !== "eof"; t = lexer.next()) tokens.push(t);
+  } catch (e) {
+    if (!(e instanceof ParseError)) throw e;
+  }
+  return tokens;
+}

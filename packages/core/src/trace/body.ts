@@ -22,8 +22,10 @@ import { flatten, typeString, type Shape } from "../structure.js";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KINKS, primitiveOf, tensorSpec } from "./opcodes.js";
 import { Tape } from "./tape.js";
 import { TraceTerm } from "./term.js";
-import { isConcreteTensor, ownedCopy, Tensor, toDense } from "./tensor.js";
-import { captureOuter, closeTrace, isOperand, live, openTrace, openTraces, primalOf, Real, type Guard, type Operand, type Trace } from "./tracer.js";
+import { isConcreteTensor, ownedCopy, toDense } from "./host-tensor.js";
+import { atomOf, isOperand, live, Real, Tensor, type Operand } from "./traced.js";
+import { primalOf } from "./record.js";
+import { captureOuter, closeTrace, openTrace, openTraces, type Guard, type Trace } from "./tracer.js";
 
 /** What a carry leaf becomes after one iteration. */
 export type CarryKind =
@@ -315,7 +317,7 @@ export function tiesAt(body: Body, value: (v: number) => number | Float64Array):
     const p = primitiveOf(tape.op[i]);
     const kink = KINKS[tape.op[i]]!;
     const arg = value(tape.a[i]);
-    const atKink = (p.spec as UnaryOp).atKink;
+    const atKink = (p.spec as UnaryOp).kink!.convention;
     if (typeof arg === "number") {
       if (kink(arg)) found.push({ at: i, what: `${p.name}(${arg}) was evaluated at its kink; wengert uses ${atKink}` });
     } else {
@@ -423,7 +425,7 @@ export function traceBody(call: BodyCall): TracedBody | null {
     }
     const y = out[1] === undefined ? { shape: null, leaves: [] } : flatten(out[1], "y", isOperand, "y", (m) => new ShapeError(`${caller}: at iteration ${iteration}, ${m}`), leafShape);
     yShape = y.shape;
-    atoms = [...c.leaves, ...y.leaves].map((leaf) => t.atomOf(leaf));
+    atoms = [...c.leaves, ...y.leaves].map((leaf) => atomOf(t, leaf));
   } catch (e) {
     closeTrace(t, true);
     throw e;
@@ -451,7 +453,7 @@ function closeConvert(
   let shared = false;
   for (let i = 0; i < n; i++) {
     if (op[i] !== FREE) continue;
-    const atom = target!.atomOf(tape.frees[a[i]] as Operand);
+    const atom = atomOf(target!, tape.frees[a[i]] as Operand);
     let q = slots.get(atom);
     if (q === undefined) {
       slots.set(atom, (q = pAtoms.length));
@@ -521,8 +523,8 @@ export function copyInstruction(from: Tape, i: number, to: Tape, map: Int32Array
   if (code === CONST) return from.x[i] === 0 ? to.constant(from.val[i]) : to.tensorConstant(ownedCopy({ dims: from.dims(i), data: from.buf(i) }));
   if (code === INPUT) return from.x[i] === 0 ? to.input(from.a[i], from.val[i]) : to.tensorInput(from.a[i], { dims: from.dims(i), data: from.buf(i) });
   if (code === FREE) throw new WengertError("internal: a free variable left in a closed term");
-  if (from.x[i] === 0) return to.apply(code, map[from.a[i]], map[from.b[i]]);
+  if (from.x[i] === 0) return to.append(code, map[from.a[i]], map[from.b[i]]);
   const args = from.args(i).map((v) => map[v]);
-  if (IS_TENSOR_OP[code]) return to.applyOp(code, args, from.params(i), from.dims(i));
+  if (IS_TENSOR_OP[code]) return to.appendOp(code, args, from.params(i), from.dims(i));
   return to.applyElementwise(code, args[0], args[1] ?? 0, from.dims(i));
 }

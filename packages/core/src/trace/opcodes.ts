@@ -23,23 +23,13 @@ export type AnyTensorOp = TensorOp<any>;
 export interface PrimitiveInfo {
   readonly name: string;
   readonly spec: ScalarOp | AnyTensorOp;
-  /** Defined by the user with defineOp (its rules run on traced reals). */
-  readonly user: boolean;
 }
 
-const registry: PrimitiveInfo[] = [
-  ...UNARY_NAMES.map((name) => ({ name, spec: unaryOps[name] as ScalarOp, user: false })),
-  ...BINARY_NAMES.map((name) => ({ name, spec: binaryOps[name] as ScalarOp, user: false })),
-  ...TENSOR_OP_NAMES.map((name) => ({ name, spec: tensorOps[name] as AnyTensorOp, user: false })),
-];
+const registry: PrimitiveInfo[] = [];
+const codes = new Map<string, number>();
 
 /** Every primitive, indexed by `code - FIRST_PRIMITIVE`: the built-in ones, then the user's. */
 export const PRIMITIVES: readonly PrimitiveInfo[] = registry;
-
-const codes = new Map<string, number>(registry.map((p, i) => [p.name, FIRST_PRIMITIVE + i]));
-
-/** The built-in primitives' codes, by name. */
-export const CODE = Object.fromEntries(codes) as { readonly [K in OpName | TensorOpName]: number };
 
 /** Kernels, arities and kink tests by code, for the hot loops (no object per lookup). */
 export const KERNELS: ((a: number, b: number) => number)[] = [];
@@ -47,18 +37,31 @@ export const ARITY: number[] = [];
 export const KINKS: (((x: number) => boolean) | undefined)[] = [];
 /** True for tensor primitives (declared with a shape rule; see ops/tensor/op.ts). */
 export const IS_TENSOR_OP: boolean[] = [];
-const index = (p: PrimitiveInfo, code: number): void => {
-  const spec = p.spec;
+
+/**
+ * Add a primitive; its code follows the others'. The one registration there is: the
+ * built-ins of @wengert/ops are registered by it below, a user's by defineOp, and every
+ * transformation reads a primitive by its code from here, whichever it is.
+ */
+export function registerPrimitive(name: string, spec: ScalarOp | AnyTensorOp): number {
+  const code = FIRST_PRIMITIVE + registry.length;
+  registry.push({ name, spec });
+  codes.set(name, code);
   IS_TENSOR_OP[code] = "kind" in spec;
-  if ("kind" in spec) {
-    ARITY[code] = spec.arity;
-    return;
-  }
-  KERNELS[code] = spec.forward as (a: number, b: number) => number;
   ARITY[code] = spec.arity;
-  KINKS[code] = spec.arity === 1 ? spec.kink : undefined;
-};
-registry.forEach((p, i) => index(p, FIRST_PRIMITIVE + i));
+  if (!("kind" in spec)) {
+    KERNELS[code] = spec.forward as (a: number, b: number) => number;
+    KINKS[code] = spec.arity === 1 ? spec.kink?.at : undefined;
+  }
+  return code;
+}
+
+for (const name of UNARY_NAMES) registerPrimitive(name, unaryOps[name]);
+for (const name of BINARY_NAMES) registerPrimitive(name, binaryOps[name]);
+for (const name of TENSOR_OP_NAMES) registerPrimitive(name, tensorOps[name] as AnyTensorOp);
+
+/** The built-in primitives' codes, by name. */
+export const CODE = Object.fromEntries(codes) as { readonly [K in OpName | TensorOpName]: number };
 
 /** The code of a primitive by name (built-in or user-defined), or undefined. */
 export function codeOf(name: string): number | undefined {
@@ -69,27 +72,6 @@ export function codeOf(name: string): number | undefined {
 export function scalarCodeOf(name: string): number | undefined {
   const code = codes.get(name);
   return code === undefined || IS_TENSOR_OP[code] ? undefined : code;
-}
-
-/** Add a user primitive (defineOp); its code follows the others'. */
-export function registerPrimitive(name: string, spec: ScalarOp): number {
-  const code = FIRST_PRIMITIVE + registry.length;
-  registry.push({ name, spec, user: true });
-  codes.set(name, code);
-  index(registry[registry.length - 1], code);
-  return code;
-}
-
-/**
- * Add a tensor primitive of core's own (a scan's instructions, trace/scan-ops.ts, whose
- * kernels run trace terms and so cannot live in @wengert/ops); its code follows the others'.
- */
-export function registerCorePrimitive(name: string, spec: AnyTensorOp): number {
-  const code = FIRST_PRIMITIVE + registry.length;
-  registry.push({ name, spec, user: false });
-  codes.set(name, code);
-  index(registry[registry.length - 1], code);
-  return code;
 }
 
 export function primitiveOf(code: number): PrimitiveInfo {

@@ -13,15 +13,25 @@
 import { assemble, typeString, type Shape } from "../structure.js";
 import { showDims } from "@wengert/ops";
 import { CODE, CONST, FREE, INPUT, IS_TENSOR_OP, primitiveOf, tensorSpec } from "./opcodes.js";
-import type { TraceTerm } from "./term.js";
+import type { Tape } from "./tape.js";
 
-function atom(term: TraceTerm, v: number): string {
+/**
+ * What printing reads of a term: term.ts's TraceTerm, which prints itself with this
+ * (declared here so that the term and its printing are not two modules importing each other).
+ */
+export interface PrintedTerm {
+  readonly tape: Tape;
+  readonly params: readonly { readonly name: string; readonly shape: Shape; readonly atoms: readonly number[] }[];
+  readonly output: { readonly shape: Shape; readonly atoms: readonly number[] };
+}
+
+function atom(term: PrintedTerm, v: number): string {
   const t = term.tape;
   return t.op[v] === CONST && !t.isTensor(v) ? String(t.val[v]) : `v${v}`;
 }
 
 /** `real`, or `real[3, 4]` for a tensor. */
-function typeOf(term: TraceTerm, v: number): string {
+function typeOf(term: PrintedTerm, v: number): string {
   const d = term.tape.dims(v);
   return d.length === 0 ? "real" : `real${showDims(d)}`;
 }
@@ -42,7 +52,7 @@ function structure(shape: Shape, names: readonly string[]): string {
   );
 }
 
-export function printTerm(term: TraceTerm): string {
+export function printTerm(term: PrintedTerm): string {
   const t = term.tape;
   const lines: string[] = [];
   for (const p of term.params) {

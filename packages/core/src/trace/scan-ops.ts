@@ -15,7 +15,7 @@
 import { size, type Buf, type Dims, type TensorOp } from "@wengert/ops";
 import { WengertError } from "../errors.js";
 import type { Body } from "./body.js";
-import { registerCorePrimitive } from "./opcodes.js";
+import { registerPrimitive } from "./opcodes.js";
 import { runForward } from "../eval/scan-forward.js";
 
 /** Where carries are stored for the reverse sweep: every iteration's, every ⌈√n⌉-th, or every k-th. */
@@ -176,10 +176,10 @@ export function scanCodes(): ScanCodes {
     show: (p) => `${p.what}, n = ${p.scan.n}`,
   });
   codes = {
-    scan: registerCorePrimitive("scan", scan),
-    scanOut: registerCorePrimitive("scanOut", scanOut),
-    scanGrad: registerCorePrimitive("scanGrad", derived("scanGrad")),
-    scanTangent: registerCorePrimitive("scanTangent", derived("scanTangent")),
+    scan: registerPrimitive("scan", scan),
+    scanOut: registerPrimitive("scanOut", scanOut),
+    scanGrad: registerPrimitive("scanGrad", derived("scanGrad")),
+    scanTangent: registerPrimitive("scanTangent", derived("scanTangent")),
   };
   return codes;
 }

@@ -27,7 +27,7 @@ export interface Extra {
 const SCALAR: Dims = [];
 import { alloc, kernels, release, sameDims, size, type Buf, type Dims } from "@wengert/ops";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, tensorSpec } from "./opcodes.js";
-import type { Dense } from "./tensor.js";
+import type { Dense } from "./host-tensor.js";
 import { expect as expectColumns, giveColumn, isKept, takeColumn, type Column } from "./columns.js";
 
 const ADD = CODE.add;
@@ -201,11 +201,11 @@ export class Tape {
     // x⁰ = 1 also for a 0-d x (a constant of dims [] is the real 1)
     if (args.length === 2 && isLiteralPower(code, this.val[b], this.isConstant(b))) return this.tensorConstant({ dims, data: alloc(size(dims), true).fill(1) });
     // otherwise appended as any primitive on tensors is (compute applies it elementwise)
-    return this.applyOp(code, args, undefined, dims);
+    return this.appendOp(code, args, undefined, dims);
   }
 
   /** Append a tensor primitive, or a scalar one elementwise (dims: its output's, checked by the caller). */
-  applyOp(code: number, args: readonly number[], params: unknown, dims: Dims): number {
+  appendOp(code: number, args: readonly number[], params: unknown, dims: Dims): number {
     const y = compute(
       code,
       args.map((v) => this.value(v)),
@@ -215,11 +215,11 @@ export class Tape {
     );
     const constant = args.every((v) => this.op[v] === CONST);
     if (constant) return typeof y === "number" ? this.constant(y) : this.tensorConstant({ dims, data: y });
-    return this.recordOp(code, args, params, dims, y);
+    return this.appendComputed(code, args, params, dims, y);
   }
 
   /** Append a tensor primitive whose value `y` is already computed (a scan's loop, run while its decisions were checked). */
-  recordOp(code: number, args: readonly number[], params: unknown, dims: Dims, y: Buf): number {
+  appendComputed(code: number, args: readonly number[], params: unknown, dims: Dims, y: Buf): number {
     const extra: Extra = { dims, buf: typeof y === "number" ? null : y, args, params };
     return this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, extra, typeof y === "number" ? y : 0);
   }
@@ -263,7 +263,7 @@ export class Tape {
    * Append `op(a, b)` (b ignored for unary ops). Folds only what is exact: operations
    * on literals are computed now, and `x + 0`, `x * 1` are `x`.
    */
-  apply(code: number, a: number, b = 0): number {
+  append(code: number, a: number, b = 0): number {
     const op = this.op;
     const val = this.val;
     // no literal among the arguments (almost every instruction of a trace): nothing to fold
@@ -273,11 +273,11 @@ export class Tape {
   }
 
   /**
-   * `apply(code, a, constant(c))`, or with c first: what a primitive on a traced real and
-   * a number records, without `apply`'s second look at which argument is a literal.
+   * `append(code, a, constant(c))`, or with c first: what a primitive on a traced real and
+   * a number records, without `append`'s second look at which argument is a literal.
    */
-  applyLiteral(code: number, a: number, c: number, first: boolean): number {
-    if (this.op[a] === CONST) return first ? this.apply(code, this.constant(c), a) : this.apply(code, a, this.constant(c));
+  appendWithLiteral(code: number, a: number, c: number, first: boolean): number {
+    if (this.op[a] === CONST) return first ? this.append(code, this.constant(c), a) : this.append(code, a, this.constant(c));
     const va = this.val[a];
     if (!first && isLiteralPower(code, c, true)) return this.constant(1);
     const same = first ? identityArgument(code, c, va, true, false) : identityArgument(code, va, c, false, true);
@@ -286,7 +286,7 @@ export class Tape {
     return first ? this.push(code, k, a, binaryKernel(code, c, va)) : this.push(code, a, k, binaryKernel(code, va, c));
   }
 
-  /** `apply` where an argument is a literal: folded if exact. */
+  /** `append` where an argument is a literal: folded if exact. */
   private applyToLiterals(code: number, a: number, b: number): number {
     const op = this.op;
     const val = this.val;

@@ -7,7 +7,7 @@
  */
 import { run } from "../eval/evaluate.js";
 import { flattenLike, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
-import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor, type Dense } from "./tensor.js";
+import { concreteShape, fromDense, isConcreteTensor, toDense, type ConcreteTensor, type Dense } from "./host-tensor.js";
 import { InputTypeError } from "../errors.js";
 import { printTerm } from "./print.js";
 import type { Tape } from "./tape.js";
@@ -52,7 +52,8 @@ export class TraceTerm {
   /** Evaluate the term at new values of its parameters (in order: `x`, then `W`). */
   evaluate(...args: unknown[]): unknown {
     if (args.length !== this.params.length) {
-      throw new InputTypeError(`evaluate: this term takes ${this.params.length} argument(s) (${this.params.map((p) => p.name).join(", ")}), got ${args.length}.`);
+      const names = this.params.map((p) => p.name).join(", ");
+      throw new InputTypeError(`evaluate: this term takes ${this.params.length} argument(s) (${names}), got ${args.length}.`);
     }
     const inputs: (number | Dense)[] = [];
     this.params.forEach((p, i) => {

@@ -10,10 +10,11 @@
  * term's depth: they are an executable specification for small terms, not a
  * production path (the tape is).
  */
-import { binaryOps, unaryOps, type BinaryName, type Emitter, type OpName, type UnaryName } from "@wengert/ops";
+import { BINARY_NAMES, UNARY_NAMES } from "@wengert/ops";
 import { assemble, assertNever, type Shape } from "../structure.js";
 import { WengertError } from "../errors.js";
-import { CODE, CONST, FREE, INPUT, primitiveOf } from "./opcodes.js";
+import type { CodeEmitter } from "./lifted.js";
+import { CODE, CONST, FREE, INPUT, primitiveOf, scalarCodeOf, scalarSpec } from "./opcodes.js";
 import type { TraceTerm } from "./term.js";
 
 export type Type = { readonly kind: "real" } | { readonly kind: "unit" } | { readonly kind: "prod"; readonly fst: Type; readonly snd: Type };
@@ -22,7 +23,8 @@ export type Tree =
   | { readonly kind: "var"; readonly name: string }
   | { readonly kind: "const"; readonly value: number }
   | { readonly kind: "add"; readonly left: Tree; readonly right: Tree }
-  | { readonly kind: "op"; readonly op: OpName; readonly arg: Tree }
+  /** A primitive on reals, built-in or user-defined, by name; a binary one's argument is a pair. */
+  | { readonly kind: "op"; readonly op: string; readonly arg: Tree }
   | { readonly kind: "let"; readonly name: string; readonly type: Type; readonly bound: Tree; readonly body: Tree }
   | { readonly kind: "unit" }
   | { readonly kind: "pair"; readonly fst: Tree; readonly snd: Tree; readonly types: readonly [Type, Type] }
@@ -40,17 +42,19 @@ export const num = (value: number): Tree => ({ kind: "const", value });
 export const pair = (fst: Tree, snd: Tree, types: readonly [Type, Type]): Tree => ({ kind: "pair", fst, snd, types });
 export const letIn = (name: string, type: Type, bound: Tree, body: Tree): Tree => ({ kind: "let", name, type, bound, body });
 
-/** Primitives building trees, so reverse rules can write `op_r` as a trace term. */
-export function treeEmitter(): Emitter<Tree> {
-  const e: Record<string, unknown> = { lit: num };
-  for (const name of Object.keys(unaryOps) as UnaryName[]) e[name] = (x: Tree): Tree => ({ kind: "op", op: name, arg: x });
-  for (const name of Object.keys(binaryOps) as BinaryName[]) {
-    e[name] =
-      name === "add"
-        ? (a: Tree, b: Tree): Tree => ({ kind: "add", left: a, right: b })
-        : (a: Tree, b: Tree): Tree => ({ kind: "op", op: name, arg: pair(a, b, [REAL_T, REAL_T]) });
-  }
-  return e as Emitter<Tree>;
+/** `op(a)`, or `op(⟨a, b⟩)` for a binary one: the paper's `+` for add, a primitive otherwise. */
+export function opTree(code: number, a: Tree, b: Tree): Tree {
+  if (code === CODE.add) return { kind: "add", left: a, right: b };
+  const op = primitiveOf(code).name;
+  return scalarSpec(code).arity === 1 ? { kind: "op", op, arg: a } : { kind: "op", op, arg: pair(a, b, [REAL_T, REAL_T]) };
+}
+
+/** Primitives building trees, so reverse rules (a user primitive's too) write `op_r` as a trace term. */
+export function treeEmitter(): CodeEmitter<Tree> {
+  const e: Record<string, unknown> = { lit: num, apply: opTree, context: "the Fig. 6 reference (rules as trace terms)" };
+  for (const name of UNARY_NAMES) e[name] = (x: Tree): Tree => opTree(CODE[name], x, x);
+  for (const name of BINARY_NAMES) e[name] = (a: Tree, b: Tree): Tree => opTree(CODE[name], a, b);
+  return e as CodeEmitter<Tree>;
 }
 
 /**
@@ -144,13 +148,7 @@ export function toTree(term: TraceTerm): { C: Tree; T: Type; U: Type } {
     let bound: Tree;
     if (code === INPUT) bound = inputs[tape.a[i]];
     else if (code === CONST || code === FREE) bound = num(tape.val[i]);
-    else if (code === CODE.add) bound = { kind: "add", left: v(`v${tape.a[i]}`), right: v(`v${tape.b[i]}`) };
-    else {
-      const p = primitiveOf(code);
-      if (p.user) throw new Error(`toTree: ${p.name} is a user primitive; the Fig. 6 reference covers the built-in ones`);
-      const arg = p.spec.arity === 1 ? v(`v${tape.a[i]}`) : pair(v(`v${tape.a[i]}`), v(`v${tape.b[i]}`), [REAL_T, REAL_T]);
-      bound = { kind: "op", op: p.name as OpName, arg };
-    }
+    else bound = opTree(code, v(`v${tape.a[i]}`), v(`v${tape.b[i]}`));
     body = letIn(`v${i}`, REAL_T, bound, body);
   }
   return { C: body, T: typeOfShape(param.shape), U: typeOfShape(term.output.shape) };
@@ -181,9 +179,10 @@ function evalIn(t: Tree, env: Env | null): TreeValue {
       return (evalIn(t.left, env) as number) + (evalIn(t.right, env) as number);
     case "op": {
       const arg = evalIn(t.arg, env);
-      if (t.op in unaryOps) return unaryOps[t.op as UnaryName].forward(arg as number);
+      const spec = scalarSpec(scalarCodeOf(t.op)!);
+      if (spec.arity === 1) return spec.forward(arg as number);
       const [a, b] = arg as readonly [number, number];
-      return binaryOps[t.op as BinaryName].forward(a, b);
+      return spec.forward(a, b);
     }
     case "let":
       return evalIn(t.body, { name: t.name, value: evalIn(t.bound, env), next: env });

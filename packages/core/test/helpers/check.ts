@@ -1,8 +1,19 @@
 /**
  * @file Numerical checking utilities shared by the test suites: central finite
  * differences (scalar, on flat arrays, and a fourth-order stencil) and a tolerant
- * comparison of numbers or nested arrays/records that names the offending leaf.
+ * comparison of numbers or nested arrays/records that names the offending leaf; and
+ * the error a call throws.
  */
+
+/** The error `fn` throws (a test of what a mistake reports); fails when it throws none. */
+export function thrown(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error("expected an error, none was thrown");
+}
 
 /** Central difference (f(x + h) − f(x − h)) / 2h: error O(h²) + O(ε|f|/h). */
 export function centralDiff(f: (x: number) => number, x: number, h = 1e-6): number {

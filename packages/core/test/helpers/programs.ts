@@ -20,7 +20,7 @@ const binaryOf = (name: string) => (W as unknown as Record<string, (a: Scalar, b
 const UNARY_POINTS: Record<(typeof UNARY_NAMES)[number], number[]> = {
   neg: [-1.3, 0, 2.5], exp: [-1.5, 0.3, 2], log: [0.3, 1.7, 0], sin: [-2, 0.4, 0], cos: [-1, 0.6, 0], tan: [-1.2, 0.3, 1],
   tanh: [-1.5, 0.2, 0], sinh: [-1, 0.5, 0], cosh: [-1.3, 0.4, 0], asin: [-0.6, 0.1, 1], acos: [-0.6, 0.1, -1],
-  atan: [-2, 0.3, 0], sqrt: [0.25, 9, 0], square: [-1.5, 0.3, 0], log1p: [-0.5, 0.4, -1], expm1: [-1, 0.4, 0],
+  atan: [-2, 0.3, 0], sqrt: [0.25, 9, 0], cbrt: [-2.5, 0.3, 0], square: [-1.5, 0.3, 0], log1p: [-0.5, 0.4, -1], expm1: [-1, 0.4, 0],
   sigmoid: [-3, 0.5, 40], softplus: [-2, 0.7, -40], abs: [-1.4, 0.6, 0], sign: [-2, 0.5, 0], safeLog: [0.3, 1.7, 0],
   safeRecip: [-2, 0.5, 0],
 };

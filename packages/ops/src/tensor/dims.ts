@@ -90,6 +90,11 @@ export function reducedDims(dims: Dims, axes: readonly number[], keepdims: boole
   return out;
 }
 
+/** The first of `axes` along which `dims` has no elements, or -1: a reduction there has no elements to fold. */
+export function emptyAxis(dims: Dims, axes: readonly number[]): number {
+  return axes.find((a) => dims[a] === 0) ?? -1;
+}
+
 /** The axes of `big` that were added or stretched when `small` broadcast to it. */
 export function broadcastAxes(small: Dims, big: Dims): number[] {
   const off = big.length - small.length;

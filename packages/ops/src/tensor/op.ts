@@ -8,7 +8,7 @@
  * kernel and explicit tangent rules, with static parameters (axes, a permutation,
  * indices) kept apart from its tensor arguments.
  */
-import type { Emitter } from "../emitter.js";
+import type { Emitter } from "../scalar.js";
 import type { PredicateName } from "../predicates.js";
 import type { ConvParams } from "./kernels.js";
 import type { Dims } from "./dims.js";

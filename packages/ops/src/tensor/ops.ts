@@ -6,7 +6,7 @@
  * Formulas are above each entry; `ȳ` is the output cotangent, `ẋ` a tangent.
  */
 import { alloc, pooledCopy } from "./pool.js";
-import { broadcastAxes, broadcastDims, reducedDims, sameDims, showDims, size, type Dims } from "./dims.js";
+import { broadcastAxes, broadcastDims, emptyAxis, reducedDims, sameDims, showDims, size, type Dims } from "./dims.js";
 import * as K from "./kernels.js";
 import type { Buf, ConvDims, ReduceParams, TensorEmitter, TensorOp } from "./op.js";
 
@@ -31,11 +31,16 @@ const showReduce = (p: ReduceParams): string => `axes=${showDims(p.axes)}${p.kee
 /**
  * max and min: ȳ goes to the maximal elements, split evenly among ties (the mean of
  * the one-sided choices, as abs'(0) = 0); the weights are a decision on values.
+ * They have no identity, so over an axis with no elements they are not defined (their
+ * folds start from ∓∞, which would come out silently); NumPy raises there too.
  */
 const extremum = (kind: "max" | "min"): TensorOp<ReduceParams> => ({
   kind: "tensor",
   arity: 1,
-  shape: reduceShape,
+  shape: (dims, p) => {
+    const empty = emptyAxis(dims[0], p.axes);
+    return empty < 0 ? reduceShape(dims, p) : `the ${kind} over axis ${empty}, which has no elements, is not defined (${kind} has no identity); reduce over axes that have elements, or test for the empty case first`;
+  },
   forward: ([x], [xd], p) => K.reduce(buf(x), xd, p.axes, kind),
   reverse: (e, _k, [x], y, ct, p) => e.mul(kept(e, ct, x, p), weights(e, x, y, p)),
   tangent: (e, [x], y, [dx], p) => (dx === null ? null : e.sum(e.mul(dx, weights(e, x, y, p)), p.axes, p.keepdims)),

@@ -1,15 +1,19 @@
 /**
- * @file GradBench `gmm`: ADBench's Gaussian mixture objective (log-likelihood plus a
- * Wishart prior term) and its gradient, on wengert's tensor path.
+ * @file GradBench `gmm`: the log posterior of a Gaussian mixture with a Wishart prior on
+ * its precision matrices, and its gradient, on wengert's tensor path.
  *
- * The mathematics is GradBench's cpp/gradbench/evals/gmm.hpp (the eval checks against
- * the C++ "manual" tool; the old PyTorch reference has the prior term with the other
- * sign). With `Q_k` the lower-triangular inverse-covariance factor of component k
- * (diagonal `exp(icf[k][0..d))`, strictly lower part `icf[k][d..]` column by column):
+ * Follows the eval's source at GradBench f26651a (the eval validates against the C++
+ * "manual" tool): python/gradbench/gradbench/evals/gmm/run.py (the input it sends) and
+ * cpp/gradbench/evals/gmm.hpp (`objective`, `log_wishart_prior`, `Qtimesx`,
+ * `from_json`/`to_json`), since GradBench's 161e806 ("Define the GMM objective
+ * function mathematically"). With `Q_k` the lower-triangular factor of component k's
+ * precision matrix (diagonal `exp(q[k])`, strictly lower part `l[k]` column by column):
  *
- *   objective = −n·d/2·log 2π + Σ_i logsumexp_k (α_k + Σ_j log Q_k,jj − ½‖Q_k (x_i − μ_k)‖²)
- *               − n·logsumexp(α) + Σ_k (½γ²‖Q_k‖²_F − m Σ_j log Q_k,jj) − k·C,
- *   C = N·d·(log γ − ½ log 2) − log Γ_d(N/2),  N = d + m + 1.
+ *   objective = −n·d/2·log 2π + Σ_i logsumexp_k (α_k + Σ_j q_kj − ½‖Q_k (x_i − μ_k)‖²)
+ *               − n·logsumexp(α) − Σ_k (½γ²‖Q_k‖²_F − m Σ_j q_kj) + k·C,
+ *   C = N·d·(log γ − ½ log 2) − log Γ_d(N/2),  N = d + m + 1
+ *
+ * (the prior is log_wishart_prior's `−out + k·C`: the log of the Wishart density).
  *
  * Everything is whole-tensor operations: Q for all components by one gather,
  * Q_k(x_i − μ_k) as Q_k x_i − Q_k μ_k by batched matmuls ([k, d, d] · [d, n]),
@@ -19,14 +23,15 @@
  * chunks' gradients, each computed by wengert's `grad` (plus one `grad` of the terms that
  * do not involve the points).
  *
- * Input as evals/gmm/README.md (d, k, n, alpha, means, icf, x, gamma, m). `objective`
- * gives a number; `jacobian` the gradient with respect to alpha, means (row-major k×d)
- * and icf (row-major k×(d(d+1)/2)), concatenated.
+ * Input (run.py's `generate`): d, k, n, x [n][d], m, gamma, and the independent
+ * variables alpha [k], mu [k][d], q [k][d], l [k][d(d−1)/2]. `objective` gives a number;
+ * `jacobian` the gradient as a record of the same four fields and shapes (gmm.hpp's
+ * `to_json` of JacOutput).
  */
 import ndarray from "ndarray";
 import {
-  add, concat, exp, gather, grad, logsumexp, matmul, mul, reshape, slice, square, sub, sum, vjp,
-  type NdArray, type Operand, type Scalar, type TensorArg,
+  add, concat, exp, gather, grad, logsumexp, matmul, mul, reshape, square, sub, sum, vjp,
+  type NdArray, type Operand, type Scalar, type TensorArg, type Traced,
 } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, InputError, integer, matrix, number, numbers, record } from "../json.js";
@@ -34,11 +39,20 @@ import type { EvalModule } from "../module.js";
 
 type T = TensorArg;
 
-/** The parameters differentiated: alpha [k], means [k, d], icf [k, d(d+1)/2]. */
+/** The independent variables: alpha [k], mu [k, d], q [k, d], l [k, d(d−1)/2]. */
 export interface GmmParams {
   readonly alpha: Float64Array;
-  readonly means: NdArray;
-  readonly icf: NdArray;
+  readonly mu: NdArray;
+  readonly q: NdArray;
+  readonly l: NdArray;
+}
+
+/** The gradient, shaped as the parameters (gmm.hpp's JacOutput). */
+export interface GmmGradient {
+  readonly alpha: Float64Array;
+  readonly mu: NdArray;
+  readonly q: NdArray;
+  readonly l: NdArray;
 }
 
 export interface GmmPrepared {
@@ -50,7 +64,7 @@ export interface GmmPrepared {
   readonly params: GmmParams;
   /** The points transposed, in chunks: each a constant [d, chunk] ndarray. */
   readonly chunks: readonly NdArray[];
-  /** Where each entry of Q (row-major d×d) comes from in [exp(diag) | lower | 0]. */
+  /** Where each entry of Q (row-major d×d) comes from in [exp(q) | l | 0]. */
   readonly qIndex: Int32Array;
   /** A [k, 1] zero column (the source of Q's upper triangle). */
   readonly zeroColumn: NdArray;
@@ -62,14 +76,15 @@ export const CHUNK_ELEMENTS = 1 << 22;
 /** A `double[][]` field with the expected number of rows and columns, as an ndarray. */
 function rowsOf(input: Record<string, unknown>, name: string, rows: number, cols: number): NdArray {
   const a = matrix(field(input, name), name);
-  if (a.rows !== rows || (rows > 0 && a.cols !== cols)) throw new InputError(`${name} is ${a.rows} × ${a.cols}; expected ${rows} × ${cols}`);
+  // a row of l is empty when d = 1: `matrix` cannot tell its width from nothing
+  if (a.rows !== rows || (rows > 0 && cols > 0 && a.cols !== cols)) throw new InputError(`${name} is ${a.rows} × ${a.cols}; expected ${rows} × ${cols}`);
   return ndarray(a.data, [rows, cols]);
 }
 
 /**
- * Index map for Q_k (row j, column i) into the row [exp(q_0..q_{d−1}) | ltri | 0]: the
- * diagonal from the first d entries, the strictly lower part (j > i) from ltri, whose
- * entries run column by column (i outer, j inner) as in gmm.hpp's Qtimesx, and zero above.
+ * Index map for Q_k (row j, column i) into the row [exp(q_0..q_{d−1}) | l | 0]: the
+ * diagonal from q, the strictly lower part (j > i) from l, whose entries run column by
+ * column (i outer, j inner) as in gmm.hpp's Qtimesx, and zero above.
  */
 export function qIndexMap(d: number): Int32Array {
   const nl = (d * (d - 1)) / 2;
@@ -87,7 +102,6 @@ export function prepareGmm(json: unknown, chunkElements = CHUNK_ELEMENTS): GmmPr
   const d = integer(field(input, "d"), "d", 1);
   const k = integer(field(input, "k"), "k", 1);
   const n = integer(field(input, "n"), "n", 1);
-  const icfSize = (d * (d + 1)) / 2;
   const alpha = numbers(field(input, "alpha"), "alpha");
   if (alpha.length !== k) throw new InputError(`alpha has ${alpha.length} entries; expected k = ${k}`);
   const x = rowsOf(input, "x", n, d).data as Float64Array;
@@ -101,7 +115,7 @@ export function prepareGmm(json: unknown, chunkElements = CHUNK_ELEMENTS): GmmPr
   }
   return {
     d, k, n, gamma: number(field(input, "gamma"), "gamma"), m: integer(field(input, "m"), "m"),
-    params: { alpha, means: rowsOf(input, "means", k, d), icf: rowsOf(input, "icf", k, icfSize) },
+    params: { alpha, mu: rowsOf(input, "mu", k, d), q: rowsOf(input, "q", k, d), l: rowsOf(input, "l", k, (d * (d - 1)) / 2) },
     chunks,
     qIndex: qIndexMap(d),
     zeroColumn: ndarray(new Float64Array(k), [k, 1]),
@@ -132,41 +146,52 @@ export function lgamma(x: number): number {
   return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(s);
 }
 
-/** Q for every component ([k, d, d]), with the pieces the prior needs. */
-function factors(p: GmmPrepared, icf: T) {
+/** The parameters one `grad` differentiates: `l` is absent when d = 1 (it has no entries). */
+interface Independent { alpha: Float64Array; q: NdArray; l?: NdArray }
+/** With the means: the data term's parameters. */
+interface WithMeans extends Independent { mu: NdArray }
+
+/** Q for every component ([k, d, d]) and the pieces the prior needs. */
+function factors(p: GmmPrepared, v: Traced<Independent>) {
   const { d, k } = p;
-  const icfSize = (d * (d + 1)) / 2;
-  const logDiag = slice(icf, [0, 0], [k, d]) as T;
-  const qDiag = exp(logDiag) as T;
-  const lower = d > 1 ? (slice(icf, [0, d], [k, icfSize]) as T) : null;
-  const rows = concat(lower === null ? [qDiag, p.zeroColumn] : [qDiag, lower, p.zeroColumn], 1) as T;
+  const qDiag = exp(v.q) as T;
+  const rows = concat(v.l === undefined ? [qDiag, p.zeroColumn] : [qDiag, v.l, p.zeroColumn], 1) as T;
   const Q = reshape(gather(rows, p.qIndex, 1) as T, [k, d, d]) as T;
-  return { sumQs: sum(logDiag, 1) as T, qDiag, lower, Q };
+  return { sumQs: sum(v.q, 1) as T, qDiag, Q };
 }
 
 /** Σ over the chunk's points of logsumexp_k main_term (the data term of the objective). */
-function chunkTerm(p: GmmPrepared, params: { alpha: T; means: T; icf: T }, xT: NdArray): Scalar {
+function chunkTerm(p: GmmPrepared, v: Traced<WithMeans>, xT: NdArray): Scalar {
   const { d, k } = p;
-  const { sumQs, Q } = factors(p, params.icf);
+  const { sumQs, Q } = factors(p, v);
   // Q_k (x − μ_k) as Q_k x − Q_k μ_k: a column broadcast rather than a [k, d, c] centring
   const Qx = matmul(Q, xT); // [k, d, c]
-  const Qmu = matmul(Q, reshape(params.means, [k, d, 1]) as T); // [k, d, 1]
+  const Qmu = matmul(Q, reshape(v.mu, [k, d, 1]) as T); // [k, d, 1]
   const sqnorm = sum(square(sub(Qx, Qmu)), 1) as T; // [k, c]
-  const main = sub(reshape(add(params.alpha, sumQs) as T, [k, 1]) as T, mul(0.5, sqnorm)) as T;
+  const main = sub(reshape(add(v.alpha, sumQs) as T, [k, 1]) as T, mul(0.5, sqnorm)) as T;
   return sum(logsumexp(main, 0) as T);
 }
 
-/** The terms that do not involve the points: −n·lse(α), the Wishart prior, the constants. */
-function paramTerm(p: GmmPrepared, params: { alpha: T; icf: T }): Scalar {
+/** The terms that do not involve the points: −n·lse(α), the log Wishart prior, the constants. */
+function paramTerm(p: GmmPrepared, v: Traced<Independent>): Scalar {
   const { d, k, n, gamma, m } = p;
-  const { sumQs, qDiag, lower } = factors(p, params.icf);
-  const frobenius = lower === null ? sum(square(qDiag)) : add(sum(square(qDiag)), sum(square(lower)));
+  const { sumQs, qDiag } = factors(p, v);
+  const frobenius = v.l === undefined ? sum(square(qDiag)) : add(sum(square(qDiag)), sum(square(v.l)));
   const dof = d + m + 1;
   const C = dof * d * (Math.log(gamma) - 0.5 * Math.log(2)) - logGammaDistrib(0.5 * dof, d);
-  const prior = sub(mul(0.5 * gamma * gamma, frobenius), mul(m, sum(sumQs)));
-  const constant = -n * d * 0.5 * Math.log(2 * Math.PI) - k * C;
-  return add(sub(prior, mul(n, logsumexp(params.alpha))), constant);
+  // log_wishart_prior: −Σ_k (½γ²‖Q_k‖²_F − m Σ_j q_kj) + k·C
+  const prior = sub(mul(m, sum(sumQs)), mul(0.5 * gamma * gamma, frobenius));
+  const constant = -n * d * 0.5 * Math.log(2 * Math.PI) + k * C;
+  return add(sub(prior, mul(n, logsumexp(v.alpha))), constant);
 }
+
+/** The parameters as `grad` differentiates them: without `l` when it is empty (d = 1). */
+function independent(p: GmmPrepared): Independent {
+  const { alpha, q, l } = p.params;
+  return p.d > 1 ? { alpha, q, l } : { alpha, q };
+}
+
+const withMeans = (p: GmmPrepared): WithMeans => ({ ...independent(p), mu: p.params.mu });
 
 /**
  * The objective. Computed under a trace (`vjp`'s value; the pullback is never called):
@@ -174,27 +199,29 @@ function paramTerm(p: GmmPrepared, params: { alpha: T; icf: T }): Scalar {
  * strided copy (toDense), which costs about as much as the arithmetic here.
  */
 export function gmmObjective(p: GmmPrepared): number {
-  let total = vjp((q) => paramTerm(p, q), p.params)[0] as number;
-  for (const xT of p.chunks) total += vjp((q) => chunkTerm(p, q, xT), p.params)[0] as number;
+  let total = vjp((v) => paramTerm(p, v), independent(p))[0] as number;
+  for (const xT of p.chunks) total += vjp((v) => chunkTerm(p, v, xT), withMeans(p))[0] as number;
   return total;
 }
 
-export function gmmGradient(p: GmmPrepared): Float64Array {
+const dataOf = (v: Operand): ArrayLike<number> => (v instanceof Float64Array ? v : ((v as NdArray).data as Float64Array));
+
+export function gmmGradient(p: GmmPrepared): GmmGradient {
   const { d, k } = p;
-  const icfSize = (d * (d + 1)) / 2;
-  const out = new Float64Array(k + k * d + k * icfSize);
-  const accumulate = (g: { alpha?: Operand; means?: Operand; icf?: Operand }) => {
-    const parts: [Operand | undefined, number][] = [[g.alpha, 0], [g.means, k], [g.icf, k + k * d]];
-    for (const [v, offset] of parts) {
+  const ls = (d * (d - 1)) / 2;
+  const out = { alpha: new Float64Array(k), mu: new Float64Array(k * d), q: new Float64Array(k * d), l: new Float64Array(k * ls) };
+  const accumulate = (g: { alpha?: Operand; mu?: Operand; q?: Operand; l?: Operand }) => {
+    for (const key of ["alpha", "mu", "q", "l"] as const) {
+      const v = g[key];
       if (v === undefined) continue;
-      const data = v instanceof Float64Array ? v : ((v as NdArray).data as Float64Array);
-      for (let i = 0; i < data.length; i++) out[offset + i] += data[i];
+      const data = dataOf(v);
+      const acc = out[key];
+      for (let i = 0; i < data.length; i++) acc[i] += data[i];
     }
   };
-  const { alpha, means, icf } = p.params;
-  accumulate(grad((q) => paramTerm(p, q), { alpha, icf }));
-  for (const xT of p.chunks) accumulate(grad((q) => chunkTerm(p, q, xT), { alpha, means, icf }));
-  return out;
+  accumulate(grad((v) => paramTerm(p, v), independent(p)));
+  for (const xT of p.chunks) accumulate(grad((v) => chunkTerm(p, v, xT), withMeans(p)));
+  return { alpha: out.alpha, mu: ndarray(out.mu, [k, d]), q: ndarray(out.q, [k, d]), l: ndarray(out.l, [k, ls]) };
 }
 
 const prepare = (input: unknown): GmmPrepared => prepareGmm(input);

@@ -1,18 +1,17 @@
 /**
- * @file Tensors as values: traced tensors, and the user's ndarrays and Float64Arrays.
+ * @file Tensors the user holds: ndarrays and Float64Arrays, in and out of wengert.
  *
  * At the API boundary a tensor is an `ndarray` (the npm package; any strides, any
  * offset) or a bare `Float64Array` (1-D). Inside, every tensor is a contiguous
  * row-major Float64Array with its dims (`Dense`); strided views are copied in that
- * order when they enter. A traced tensor, like a traced real, is its trace and its
- * variable there; a tensor-valued primitive with dims `[]` gives a traced real instead.
+ * order when they enter. (Traced tensors: traced.ts.)
  */
 import ndarray from "ndarray";
 import type { NdArray as AnyNdArray } from "ndarray";
 import { pooledCopy, showDims, size, type Dims } from "@wengert/ops";
-import { ClosedTraceError, InputTypeError, TracedOperatorError } from "../errors.js";
+import { InputTypeError } from "../errors.js";
 import type { Shape } from "../structure.js";
-import type { Trace } from "./tracer.js";
+import { atCallSite } from "./callsite.js";
 
 /** An ndarray as wengert hands them back: float64 data. Any numeric ndarray is accepted. */
 export type NdArray = AnyNdArray<Float64Array>;
@@ -22,57 +21,6 @@ export type { AnyNdArray };
 export interface Dense {
   readonly dims: Dims;
   readonly data: Float64Array;
-}
-
-/** A traced tensor: its trace and its variable there. */
-export class Tensor {
-  /** Its dims, fixed when it was traced (kept here: they outlive a recycled tape). */
-  readonly dims: Dims;
-
-  constructor(
-    readonly trace: Trace,
-    readonly atom: number,
-  ) {
-    this.dims = trace.tape.dims(atom);
-  }
-
-  /** The dims of the tensor. */
-  get shape(): number[] {
-    return [...this.dims];
-  }
-
-  /**
-   * Its concrete value, as an ndarray copy (what control flow may decide on). As for a
-   * real's, reading it is a decision wengert cannot see: the trace is never replayed.
-   */
-  get value(): NdArray {
-    if (this.trace.closed) {
-      throw new ClosedTraceError(`A traced tensor (dims ${showDims(this.dims)}) was read after the ${this.trace.caller} call that traced it returned; return what you need from f instead.`);
-    }
-    this.trace.opaque = true;
-    return ndarray(this.trace.tape.buf(this.atom).slice(), [...this.dims]);
-  }
-
-  [Symbol.toPrimitive](hint: string): string {
-    if (hint === "string") return this.toString();
-    throw new TracedOperatorError(
-      `A traced tensor (dims ${showDims(this.dims)}) was used with a JavaScript operator. ` +
-        `Use wengert's functions (add, mul, matmul, sum, …), which work on tensors, numbers and traced values alike.`,
-    );
-  }
-
-  toString(): string {
-    return `Tensor${showDims(this.dims)}`;
-  }
-
-  /** JSON.stringify prints it as String does, not its trace. */
-  toJSON(): string {
-    return this.toString();
-  }
-
-  [Symbol.for("nodejs.util.inspect.custom")](): string {
-    return this.toString();
-  }
 }
 
 /** Duck-typed ndarray check (ndarray's views are generated classes, one per dtype and rank). */
@@ -89,16 +37,13 @@ export function isConcreteTensor(v: unknown): v is ConcreteTensor {
   return v instanceof Float64Array || isNdArray(v);
 }
 
-export function isTensorLike(v: unknown): v is Tensor | ConcreteTensor {
-  return v instanceof Tensor || isConcreteTensor(v);
-}
-
 /** Which kind of container a tensor came in (and its cotangent goes back in). */
 export type Container = "ndarray" | "float64array";
 
 /** The structure of a tensor the user holds: its dims and its container. */
 export function concreteShape(v: ConcreteTensor): Shape {
-  return v instanceof Float64Array ? { kind: "tensor", dims: [v.length], container: "float64array" } : { kind: "tensor", dims: [...v.shape], container: "ndarray" };
+  if (v instanceof Float64Array) return { kind: "tensor", dims: [v.length], container: "float64array" };
+  return { kind: "tensor", dims: [...v.shape], container: "ndarray" };
 }
 
 const NUMERIC = new Set(["float64", "float32", "int8", "int16", "int32", "uint8", "uint8_clamped", "uint16", "uint32", "array", "generic"]);
@@ -107,6 +52,8 @@ const NUMERIC = new Set(["float64", "float32", "int8", "int16", "int32", "uint8"
 export function toDense(v: ConcreteTensor, where: string): Dense {
   if (v instanceof Float64Array) return { dims: [v.length], data: v };
   if (!NUMERIC.has(v.dtype)) throw new InputTypeError(`${where} is an ndarray of dtype ${v.dtype}; wengert computes in float64 and reads numeric dtypes only.`);
+  const bad = badView(v);
+  if (bad !== null) throw new InputTypeError(`${where} is an ndarray of shape ${showDims(v.shape)} ${bad.problem}${atCallSite()}. ${bad.fix}.`);
   const dims = [...v.shape];
   const n = size(dims);
   const rank = dims.length;
@@ -130,6 +77,41 @@ export function toDense(v: ConcreteTensor, where: string): Dense {
     }
   }
   return { dims, data };
+}
+
+/**
+ * Why the view `v` cannot be read, or null. The ndarray package checks nothing, and
+ * data shorter than the shape would be read past its end (undefined: NaN values, and a
+ * gradient over a buffer the view covers only in part). Every tensor the user holds is
+ * read here, so this is the one check. Negative strides (`.step(-1)`) are fine while
+ * every element lies inside the data.
+ */
+function badView(v: AnyNdArray): { problem: string; fix: string } | null {
+  const { shape, stride, offset } = v;
+  const build = "Build it as ndarray(data, shape) and take views with its methods (pick, lo, hi, step, transpose)";
+  if (!shape.every((d) => Number.isInteger(d) && d >= 0)) return { problem: "whose dims are not all sizes (non-negative integers)", fix: build };
+  if (stride.length !== shape.length || !stride.every(Number.isInteger) || !Number.isInteger(offset)) {
+    return { problem: `whose stride [${stride.map(String).join(", ")}] and offset ${offset} are not integers, one stride per axis`, fix: build };
+  }
+  const length = (v.data as { length?: unknown }).length;
+  if (size(shape) === 0 || typeof length !== "number") return null;
+  // the first and last positions of data that the view reads
+  let lo = offset;
+  let hi = offset;
+  for (let i = 0; i < shape.length; i++) {
+    const reach = stride[i] * (shape[i] - 1);
+    if (reach < 0) lo += reach;
+    else hi += reach;
+  }
+  if (lo >= 0 && hi < length) return null;
+  const problem =
+    `whose elements lie at data[${lo}] to data[${hi}] (offset ${offset}, stride ${showDims(stride)}), ` +
+    `but its data has ${length} element${length === 1 ? "" : "s"}`;
+  if (lo < 0) return { problem, fix: "A negative stride needs an offset at the axis's last element (as .step(-1) sets it); fix its stride or offset" };
+  const fix =
+    `Give it data of at least ${hi + 1} elements (ndarray(data, shape) needs data.length ≥ the product of the dims), ` +
+    `or fix its shape, stride or offset`;
+  return { problem, fix };
 }
 
 function rowMajor(dims: Dims, stride: readonly number[]): boolean {

@@ -1,0 +1,140 @@
+/**
+ * @file Tracing a user's function: symbolic evaluation of `f` at `x` gives the trace term
+ * C of `x:T. C` (Figs. 4–5), with x's and f(x)'s structure; and the leaves of values
+ * shaped like them (seeds, tangents) in and out.
+ */
+import { OutputTypeError, SeedMismatchError, WengertError } from "../errors.js";
+import { flatten, flattenLike, REAL, typeString, unflatten, type Shape } from "../structure.js";
+import type { Tape } from "../trace/tape.js";
+import { TraceTerm } from "../trace/term.js";
+import { concreteShape, fromDense, ownedCopy } from "../trace/host-tensor.js";
+import { atomOf, isOperand, live, Real, Tensor, type Operand } from "../trace/traced.js";
+import { primalOf } from "../trace/record.js";
+import { closeTrace, openTrace, type Trace } from "../trace/tracer.js";
+import { settingsOf, type RdOptions } from "./options.js";
+
+export type Fn = (x: never) => unknown;
+
+/** A user's function traced at a point: its trace, the term, and the point's leaves. */
+export interface TracedFn {
+  readonly trace: Trace;
+  readonly term: TraceTerm;
+  /** The leaves of `x` as given (numbers, tensors, or traced values of enclosing traces). */
+  readonly point: Operand[];
+}
+
+/**
+ * Symbolic evaluation of `f` at `x`: the trace term `C` of `x:T. C`. `replayable`: the
+ * term will be replayed at other points, so its decisions are kept as guards.
+ */
+export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}, replayable = false): TracedFn {
+  if (typeof f !== "function") throw new WengertError(`${caller}: f is ${typeof f}; expected the function to differentiate.`);
+  const opened = openTraceAt(caller, x, options, replayable);
+  let y: unknown;
+  try {
+    y = f(opened.input as never);
+  } catch (e) {
+    abandonTrace(opened, e);
+  }
+  return closeTraceWith(opened, y);
+}
+
+/** A trace opened at a point, whose body has yet to run (trace, or the term language's trampoline). */
+export interface OpenedTrace {
+  readonly caller: string;
+  readonly trace: Trace;
+  /** x with traced values for its leaves: what the body is applied to. */
+  readonly input: unknown;
+  readonly shape: Shape;
+  readonly leaves: Operand[];
+  readonly atoms: number[];
+}
+
+/** The first half of `trace`: open a trace and make x's traced values. */
+export function openTraceAt(caller: string, x: unknown, options: RdOptions = {}, replayable = false): OpenedTrace {
+  const settings = settingsOf(caller, options, replayable);
+  const { shape, leaves } = flatten(x, "x", isOperand, `${caller}'s input`, undefined, leafShape);
+  const t = openTrace(settings, caller);
+  // one pass over the leaves: x is often thousands of numbers
+  const inputs = new Array<Real | Tensor>(leaves.length);
+  const atoms = new Array<number>(leaves.length);
+  try {
+    for (let k = 0; k < leaves.length; k++) {
+      const leaf = leaves[k];
+      if (typeof leaf !== "number" && (leaf instanceof Real || leaf instanceof Tensor)) live(leaf, caller);
+      const p = typeof leaf === "number" ? leaf : primalOf(leaf, `${caller}'s input`);
+      if (typeof p === "number") inputs[k] = new Real(t, (atoms[k] = t.tape.input(k, p)));
+      else inputs[k] = new Tensor(t, (atoms[k] = t.tape.tensorInput(k, ownedCopy(p))));
+    }
+  } catch (e) {
+    closeTrace(t, true);
+    throw e;
+  }
+  return { caller, trace: t, input: unflatten(shape, inputs), shape, leaves, atoms };
+}
+
+/**
+ * The body threw: close the trace, and the traces the body opened inside it and left open
+ * (a stack overflow deep in nested rds stops them before they close), and go on with the
+ * error, which is what the user sees (not "closed out of order").
+ */
+export function abandonTrace(opened: OpenedTrace, error: unknown): never {
+  closeTrace(opened.trace, true);
+  throw error;
+}
+
+/** The second half of `trace`: the body returned y; close the trace, the term is `x. C` with output y. */
+export function closeTraceWith(opened: OpenedTrace, y: unknown): TracedFn {
+  const { caller, trace: t, shape, leaves, atoms } = opened;
+  let term: TraceTerm;
+  try {
+    const out = flatten(y, "f(x)", isOperand, "the output of f", (m) => new OutputTypeError(`${caller}: ${m}`), leafShape);
+    const outAtoms = out.leaves.map((leaf) => atomOf(t, leaf));
+    term = new TraceTerm(t.tape, [{ name: "x", shape, atoms }], { shape: out.shape, atoms: outAtoms });
+  } catch (e) {
+    abandonTrace(opened, e);
+  }
+  closeTrace(t);
+  if (t.ties.length > 0 && t.settings.ties === "warn") {
+    const more = t.ties.length > 1 ? ` (and ${t.ties.length - 1} more)` : "";
+    console.warn(
+      `wengert: ${caller}: ${t.ties[0]}${more}. The derivative is not defined there; the result uses wengert's convention. ` +
+        `Set ties to "error" to stop instead, or "ignore" to silence this (option ties, CLI --ties).`,
+    );
+  }
+  return { trace: t, term, point: leaves };
+}
+
+/** The structure of a leaf: a real, or a tensor with its dims and container. */
+export function leafShape(v: Operand): Shape {
+  if (typeof v === "number" || v instanceof Real) return REAL;
+  if (v instanceof Tensor) return { kind: "tensor", dims: v.dims, container: "ndarray" };
+  return concreteShape(v);
+}
+
+
+/** Variable v of a finished tape as the user gets it, by the leaf's structure. */
+export function userValue(tape: Tape, v: number, shape: Shape): unknown {
+  if (shape.kind !== "tensor") return tape.val[v];
+  return fromDense({ dims: tape.dims(v), data: tape.buf(v) }, shape.container);
+}
+
+/** The leaves of a value that must have the structure `shape` (a seed, a tangent). */
+export function leavesLike(caller: string, name: string, shape: Shape, value: unknown, of: string): Operand[] {
+  const leaves = flattenLike(
+    shape,
+    value,
+    name,
+    isOperand,
+    (path, expected, actual) =>
+      new SeedMismatchError(
+        `${caller}: ${path} has type ${actual}, expected ${typeString(expected)}` +
+          (path === name ? "" : ` (${of} has type ${typeString(shape)})`) +
+          `. Pass a ${name} shaped like ${of}.`,
+      ),
+    leafShape,
+  );
+  for (const s of leaves) if (s instanceof Real || s instanceof Tensor) live(s, caller);
+  return leaves;
+}
+
