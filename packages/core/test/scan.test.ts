@@ -169,7 +169,7 @@ const CASES: Case[] = [
   },
   {
     name: "xs of numbers, among them 0, 1 and −0 (which the tape folds)",
-    scanned: ((x: Scalar) => scan((y: Scalar, xi: number) => [add(mul(y, xi), mul(0.1, sin(y)))], x, LITERAL_XS)[0]) as F,
+    scanned: ((x: Scalar) => scan((y: Scalar, xi: Scalar) => [add(mul(y, xi), mul(0.1, sin(y)))], x, LITERAL_XS)[0]) as F,
     loop: ((x: Scalar) => {
       let y = x;
       for (let i = 0; i < N; i++) y = add(mul(y, LITERAL_XS[i]), mul(0.1, sin(y)));
@@ -270,7 +270,7 @@ const CASES: Case[] = [
   {
     name: "tensor ys read by index after the loop",
     scanned: ((x: Operand) => {
-      const [y, ys] = scan((y: Operand, xi: number) => {
+      const [y, ys] = scan((y: Operand, xi: Scalar) => {
         const y2 = add(mul(y, cos(xi)), mul(0.1, sin(y)));
         return [y2, mul(y2, 2)];
       }, x, [0.1, 0.2, 0.3]);

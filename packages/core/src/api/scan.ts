@@ -28,6 +28,7 @@ import { primalOf, wrap } from "../trace/record.js";
 import { openTraces, tracing, type Trace } from "../trace/tracer.js";
 import { runForward, type RealsIO } from "../eval/scan-forward.js";
 import { checkOptionKeys } from "./options.js";
+import type { BodyArg, Like, Loose, Mode, ScanCarry, ScanResult } from "./types.js";
 
 export interface ScanOptions {
   /**
@@ -48,8 +49,13 @@ const MIN_RUN = 2;
  * of `xs` (or `xsOrLength` itself, x then being undefined). The carry keeps its type and
  * shape from one iteration to the next.
  */
-export function scan<C, Y = undefined, X = undefined>(body: (carry: C, x: X) => readonly [C, Y?], init: C, xsOrLength: readonly X[] | number, options: ScanOptions = {}): [C, Y[]] {
-  return scanAs({ caller: "scan", fn: body as never, init, xs: xsOrLength as readonly unknown[] | number, options, minRun: MIN_RUN }) as [C, Y[]];
+export function scan<const C, Y = undefined, X = undefined>(
+  body: (carry: NoInfer<BodyArg<Loose<C>, Mode<[C, X]>>>, x: NoInfer<BodyArg<X, Mode<[C, X]>>>) => readonly [NoInfer<Like<C>>, Y?],
+  init: C,
+  xsOrLength: readonly X[] | number,
+  options: ScanOptions = {},
+): [ScanCarry<C, Mode<[C, X]>>, ScanResult<Y, Mode<[C, X]>>[]] {
+  return scanAs({ caller: "scan", fn: body as never, init, xs: xsOrLength as readonly unknown[] | number, options, minRun: MIN_RUN }) as never;
 }
 
 export interface ScanCall {

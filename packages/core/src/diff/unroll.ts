@@ -17,11 +17,13 @@ import { hasScans, isScanCode, scanCodes, type ScanOutParams, type ScanParams } 
 import { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
-import type { Placement } from "./place.js";
 import { ownedCopy } from "../trace/host-tensor.js";
 
-/** The term with its scans written out, and its placement with the guards moved along (unchanged when there is no scan). */
-export function unrolled(term: TraceTerm, placement: Placement | null): { term: TraceTerm; placement: Placement | null } {
+/**
+ * The term with its scans written out, and its placement (place.ts's, generic here: place.ts
+ * calls this) with the guards moved along (unchanged when there is no scan).
+ */
+export function unrolled<P extends { readonly guards: readonly Guard[] }>(term: TraceTerm, placement: P | null): { term: TraceTerm; placement: P | null } {
   if (placement === null || !hasScans(term.tape)) return { term, placement };
   const { term: out, map, guards } = writeOut(term);
   const moved: Guard[] = [];
