@@ -21,7 +21,7 @@
 import type { Buf, Dims } from "@wengert/ops";
 import { size } from "@wengert/ops";
 import type { Body } from "../trace/body.js";
-import { scanCodes, isScanCode, hasScans, segmentLength, writeAt, type DerivedParams, type ScanParams, type ScanOutParams } from "../trace/scan-ops.js";
+import { scanCodes, scanOutputs, isScanCode, hasScans, segmentLength, writeAt, type DerivedParams, type ScanParams, type ScanOutParams } from "../trace/scan-ops.js";
 import { TraceTerm } from "../trace/term.js";
 import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
 import { runForward } from "../eval/scan-forward.js";
@@ -56,14 +56,7 @@ export function scanSweep(term: TraceTerm, sink: Trace, differentiate: Different
   if (!hasScans(term.tape)) return null;
   const tape = term.tape;
   const codes = scanCodes();
-  const outputsOf = new Map<number, number[]>();
-  for (let i = 0; i < tape.length; i++) {
-    if (tape.op[i] !== codes.scanOut) continue;
-    const s = tape.args(i)[0];
-    let list = outputsOf.get(s);
-    if (list === undefined) outputsOf.set(s, (list = []));
-    list.push(i);
-  }
+  const outputsOf = scanOutputs(tape);
   let active: Uint8Array | null = null;
   return {
     at(i, state) {
