@@ -25,6 +25,7 @@ import { layoutOf, scanCodes, segmentLength, writeAt, type Checkpoint, type Scan
 import { fromDense, isConcreteTensor, ownedCopy, Tensor, toDense } from "../trace/tensor.js";
 import { isOperand, openTraces, primalOf, Real, tracing, wrap, type Operand, type Trace } from "../trace/tracer.js";
 import { runForward, type RealsIO } from "../eval/scan-forward.js";
+import { takeColumn } from "../trace/columns.js";
 import { checkOptionKeys } from "./transform.js";
 
 export interface ScanOptions {
@@ -413,7 +414,9 @@ class Loop {
         const leaves = this.xLeaves(j).leaves;
         for (let l = 0; l < body.nx; l++) xs[j * body.nx + l] = primal(leaves[l]) as number;
       }
-      const storeOut = new Float64Array(Math.ceil((to - i) / every) * body.nc);
+      // from the pool of tape columns (and back to it once the reverse sweep has read it): a
+      // million carries are 8 MB off the heap per call otherwise
+      const storeOut = takeColumn(Float64Array, Math.ceil((to - i) / every) * body.nc);
       reals = { xs, obsOut: packed, obsBase: i, storeOut, storeFrom: i, storeEvery: every };
     }
     const stop = runForward(
@@ -437,7 +440,7 @@ class Loop {
     if (reals?.storeOut) {
       const params = target.tape.params(scanVar) as ScanParams;
       const values = Float64Array.from(target.tape.args(scanVar).map((v) => target.tape.val[v]));
-      params.stash = { values, carries: reals.storeOut.subarray(0, Math.ceil((stop - i) / every) * body.nc), every };
+      params.stash = { values, carries: reals.storeOut.subarray(0, Math.ceil((stop - i) / every) * body.nc), column: reals.storeOut, every };
     }
     return stop;
   }

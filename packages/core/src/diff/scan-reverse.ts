@@ -29,6 +29,7 @@ import { Interpreter } from "../eval/interpreter.js";
 import { WengertError } from "../errors.js";
 import { byStructure, compiledBlock, scanCode, type CompiledBlock } from "../jit/scan-code.js";
 import { Runs } from "./runs.js";
+import { giveColumn, takeColumn } from "../trace/columns.js";
 import { activity, type Emitted } from "./place.js";
 
 /** What differentiate.ts lends a scan's reverse sweep. */
@@ -572,14 +573,14 @@ function reverseReals(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, s
   if (all) checkpoints = stash.carries.subarray(0, nc);
   else if (stash !== null) checkpoints = stash.carries;
   else {
-    checkpoints = new Float64Array(count * nc);
+    checkpoints = takeColumn(Float64Array, count * nc);
     if (K < n) forward(0, n, values.slice(0, nc), checkpoints, K);
     else checkpoints.set(values.slice(0, nc));
   }
   reverseStats.stored = all ? n : count;
   reverseStats.maxStored = all ? n : count;
   reverseStats.swept = 0;
-  const C = all ? stash.carries : new Float64Array(Math.min(K, n) * nc);
+  const C = all ? stash.carries : takeColumn(Float64Array, Math.min(K, n) * nc);
   const interpretedStep = (r: number, cBase: number): void => {
     const d = plan.patterns[plan.at.at(r)];
     const src: Sources<number | null> = {
@@ -632,6 +633,10 @@ function reverseReals(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, s
       r = end - 1;
     }
   }
+  // the carries' buffers back to the pool of columns
+  if (stash !== null) giveColumn(stash.column);
+  else giveColumn(checkpoints);
+  if (!all) giveColumn(C);
   const out = new Float64Array(length);
   for (let a = 0; a < nargs; a++) {
     if (!plan.present[2 * a]) continue;
@@ -670,10 +675,15 @@ function wiring(body: Body, o: Outs, nobs: number, d: BlockDerivative): { states
 }
 
 /** The carries the traced run stored, if the arguments are the values it ran at (taken: used once). */
-function takeStash(p: ScanParams, values: readonly number[]): { readonly carries: Float64Array; readonly every: number } | null {
+function takeStash(p: ScanParams, values: readonly number[]): { readonly carries: Float64Array; readonly column: Float64Array; readonly every: number } | null {
   const stash = p.stash;
   if (stash === null) return null;
   p.stash = null;
-  for (let a = 0; a < values.length; a++) if (!Object.is(values[a], stash.values[a])) return null;
+  for (let a = 0; a < values.length; a++) {
+    if (!Object.is(values[a], stash.values[a])) {
+      giveColumn(stash.column);
+      return null;
+    }
+  }
   return stash;
 }

@@ -49,7 +49,7 @@ export interface ScanParams {
    * the reverse sweep that follows at the same values (it takes them once; a replay at
    * other values recomputes its own): every `every`-th carry, with the argument values.
    */
-  stash: { readonly values: Float64Array; readonly carries: Float64Array; readonly every: number } | null;
+  stash: { readonly values: Float64Array; readonly carries: Float64Array; readonly column: Float64Array; readonly every: number } | null;
 }
 
 export interface ScanOutParams {
