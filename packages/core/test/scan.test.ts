@@ -11,7 +11,7 @@ import {
   abs, add, checkpoint, compileGrad, concat, cos, derivativeOf, exp, fd, grad, hessian, hvp, index, jacobian, jvp, lt, mul, scan, ShapeError, sin, slice, sub, sum, taylor,
   TieError, traceOf, vjp, WengertError, type Operand, type Scalar, type TensorArg,
 } from "../src/index.js";
-import { reverseStats } from "../src/diff/scan-reverse.js";
+import { reverseStats } from "../src/eval/scan-reverse-run.js";
 import { scanCode } from "../src/jit/scan-code.js";
 
 type F = (x: never) => unknown;

@@ -297,7 +297,6 @@ class Loop {
     const obs = observed(body);
     let to = i + 1;
     if (body.chains) while (to < this.n && this.fits(body, to, null, [])) to++;
-    const width = obs.map((v) => size(body.term.tape.dims(v))).reduce((s, w) => s + w, 0);
     const written: Buf[][] = [];
     const carry = this.carry.map((v) => primal(v));
     const stop = runForward(
@@ -316,7 +315,6 @@ class Loop {
       carry,
       false,
     );
-    void width;
     for (let j = i; j < stop; j++) {
       const values = (v: number, r: number): Leaf => {
         const s = obs.indexOf(v);
