@@ -25,6 +25,7 @@ import { layoutOf, scanCodes, segmentLength, writeAt, type Checkpoint, type Scan
 import { fromDense, isConcreteTensor, ownedCopy, Tensor, toDense } from "../trace/tensor.js";
 import { isOperand, openTraces, primalOf, Real, tracing, wrap, type Operand, type Trace } from "../trace/tracer.js";
 import { runForward, type RealsIO } from "../eval/scan-forward.js";
+import { byStructure } from "../jit/scan-code.js";
 import { takeColumn } from "../trace/columns.js";
 import { checkOptionKeys } from "./transform.js";
 
@@ -224,8 +225,11 @@ class Loop {
         i = again;
         continue;
       }
-      const tb = traceBody({ fn: c.fn, caller: c.caller, iteration: i, carryShape: this.carryShape, carry: this.carry, xShape: x.shape, x: x.leaves, unflatten });
-      if (tb === null) return this.end(i);
+      const traced = traceBody({ fn: c.fn, caller: c.caller, iteration: i, carryShape: this.carryShape, carry: this.carry, xShape: x.shape, x: x.leaves, unflatten });
+      if (traced === null) return this.end(i);
+      // a body of reals of a structure met before (the same loop, called again): the body made
+      // then, with what was made for it (variants, plans, code); this iteration's values are tb's
+      const tb = traced.body.reals ? { ...traced, body: byStructure(traced.body, "body", () => traced.body) } : traced;
       if (c.reuse !== undefined) c.reuse.body = tb.body.np === 0 && !tb.body.opaque ? tb.body : null;
       this.last = tb.target !== null && !tb.body.opaque ? { body: tb.body, target: tb.target, pAtoms: tb.pAtoms, pValues: tb.pValues } : null;
       i = tb.target === null ? this.numbers(tb, i) : this.traced(tb, tb.target, i);

@@ -99,7 +99,11 @@ function emitReverse(p: ScanParams, args: readonly number[], outputs: readonly n
     });
   });
   const inputs: ReverseInputs = { seedObs, seedFinal, acc, need };
-  const plan = planReverse(p, inputs, differentiate);
+  // the same scan differentiated again (a loop's gradient call after call): the plan made then
+  const key = inputs.seedObs.length + inputs.acc.length < 512 ? `${p.n}|${p.layout.obs.join(",")}|${inputs.seedObs.join("")}|${inputs.seedFinal.join("")}|${inputs.acc.join("")}|${inputs.need.join("")}` : null;
+  const known = key === null ? undefined : (p.body.plans.get(key) as ReturnType<typeof planReverse> | undefined);
+  const plan = known ?? planReverse(p, inputs, differentiate);
+  if (key !== null && known === undefined && p.body.plans.size < 16) p.body.plans.set(key, plan);
   const seedOrder = [...seedAtoms.keys()].sort((x, y) => x - y);
   const dimsOf = (a: number): Dims => tape.dims(args[a]);
   const offsets: number[] = [];

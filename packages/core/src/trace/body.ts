@@ -174,6 +174,22 @@ export class Body {
    * literals), as the loop written out records that iteration. For that iteration only.
    */
   atLiterals(value: (k: number) => number | Float64Array): Body {
+    // the same literal values again (the first iteration of a loop run call after call): the same term
+    const values = Array.from(this.literal, (l, k) => (l ? value(k) : 0));
+    const key = this.reals ? values.map((v) => (Object.is(v, -0) ? "-0" : String(v))).join(",") : null;
+    const known = key === null ? undefined : this.literalTerms.get(key);
+    if (known !== undefined) return known;
+    const made = this.atValues((k) => values[k]);
+    if (key !== null && this.literalTerms.size < 16) this.literalTerms.set(key, made);
+    return made;
+  }
+
+  private readonly literalTerms = new Map<string, Body>();
+
+  /** Plans made for this body's runs (diff/reverse-plan.ts), by what they were made for. */
+  readonly plans = new Map<string, unknown>();
+
+  private atValues(value: (k: number) => number | Float64Array): Body {
     const from = this.term.tape;
     const to = new Tape();
     const map = new Int32Array(from.length);
