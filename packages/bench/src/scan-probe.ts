@@ -85,16 +85,21 @@ function linearity(heap: "fresh" | "loaded", sizes: readonly number[], calls: nu
   const liveHeap = process.memoryUsage().heapUsed;
   // the issue's sequence: a 10⁶-step gradient first, in the same process
   grad(chainW(1e6), X0);
+  // the sizes round-robin, `calls` rounds: a machine whose load drifts slows every size alike
+  const loop: number[][] = sizes.map(() => []);
+  const scanned: number[][] = sizes.map(() => []);
   const time = (f: () => unknown): number => {
-    const times: number[] = [];
-    for (let i = 0; i < calls; i++) {
-      const t = performance.now();
-      f();
-      times.push(performance.now() - t);
-    }
-    return median(times);
+    const t = performance.now();
+    f();
+    return performance.now() - t;
   };
-  const rows = sizes.map((n) => ({ n, loopMs: time(() => grad(chainW(n), X0)), scanMs: time(() => grad(chainScan(n), X0)) }));
+  for (let round = 0; round < calls; round++) {
+    sizes.forEach((n, k) => {
+      loop[k].push(time(() => grad(chainW(n), X0)));
+      scanned[k].push(time(() => grad(chainScan(n), X0)));
+    });
+  }
+  const rows = sizes.map((n, k) => ({ n, loopMs: median(loop[k]), scanMs: median(scanned[k]) }));
   void held.length;
   return { heap, liveHeap, rows };
 }

@@ -3,30 +3,19 @@
  * and what a probe reports. The loop written out for GradBench's ode is here too, beside
  * the module's scan (gradbench/modules/ode.ts), to compare them.
  */
-import { add, concat, div, grad, index, mul, shapeOf, slice, type Operand, type Scalar, type TensorArg } from "@wengert/core";
+import { grad, index, shapeOf, type Operand, type Scalar, type TensorArg } from "@wengert/core";
 import { chain, chainDerivative, chainW, X0 } from "./workloads/w5-chain.js";
 import { chainScan } from "./workloads/w5-scan.js";
 import { odeGrad, odeLoss, odeW, THETA } from "./workloads/w6-ode.js";
 import { odeScan } from "./workloads/w6-scan.js";
-import { solve } from "./gradbench/modules/ode.js";
+import { odeStep, solve } from "./gradbench/modules/ode.js";
 import { odeInput } from "./gradbench/inputs.js";
 
 /** GradBench's ode as the module wrote it before scan: the loop written out, every step traced. */
 export function solveWrittenOut(x: TensorArg, s: number): TensorArg {
-  const n = shapeOf(x)[0];
-  const h = 2 / s;
-  const x0 = slice(x, [0], [1]);
-  const rest = n > 1 ? slice(x, [1], [n]) : null;
-  const rhs = (y: Operand): Operand => (rest === null ? x0 : concat([x0, mul(rest, slice(y as TensorArg, [0], [n - 1])) as TensorArg], 0));
-  const half = h / 2;
-  let y: Operand = new Float64Array(n);
-  for (let step = 0; step < s; step++) {
-    const k1 = rhs(y);
-    const k2 = rhs(add(y, mul(half, k1)));
-    const k3 = rhs(add(y, mul(half, k2)));
-    const k4 = rhs(add(y, mul(h, k3)));
-    y = add(y, div(mul(h, add(add(add(k1, mul(2, k2)), mul(2, k3)), k4)), 6));
-  }
+  const step = odeStep(x, s);
+  let y: Operand = new Float64Array(shapeOf(x)[0]);
+  for (let i = 0; i < s; i++) y = step(y);
   return y as TensorArg;
 }
 

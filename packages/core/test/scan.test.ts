@@ -8,10 +8,10 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import {
-  abs, add, checkpoint, compileGrad, concat, cos, derivativeOf, exp, fd, grad, hessian, hvp, index, jacobian, jvp, lt, mul, scan, ShapeError, sin, slice, sub, sum, taylor,
+  abs, add, checkpoint, compileGrad, primal, concat, cos, derivativeOf, exp, fd, grad, hessian, hvp, index, jacobian, jvp, lt, mul, scan, ShapeError, sin, slice, sub, sum, taylor,
   TieError, traceOf, vjp, WengertError, type Operand, type Scalar, type TensorArg,
 } from "../src/index.js";
-import { reverseStats } from "../src/diff/scan-reverse.js";
+import { reverseStats } from "../src/eval/scan-reverse-run.js";
 import { scanCode } from "../src/jit/scan-code.js";
 
 type F = (x: never) => unknown;
@@ -423,6 +423,24 @@ describe("what a scan keeps", () => {
     // traced by the first call; the other nine, and grad's, apply its term
     grad(net as never, [0.3, 0.7]);
     expect(calls).toBe(1);
+  });
+});
+
+describe("bodies met again", () => {
+  it("a body of the same instructions but another carry structure, or one that read a value, is its own", () => {
+    const pair = (x: Scalar) => scan(([u, v]: Scalar[]) => [[add(u, sin(v)), mul(v, 0.9)]], [x, mul(x, 2)], 5)[0];
+    const record = (x: Scalar) => scan(({ u, v }: { u: Scalar; v: Scalar }) => [{ u: add(u, sin(v)), v: mul(v, 0.9) }], { u: x, v: mul(x, 2) }, 5)[0];
+    expectSame(grad((x: Scalar) => total(pair(x)), 0.3), grad((x: Scalar) => { const c = record(x); return add(c.u, c.v); }, 0.3));
+    // the same instructions, decided by reading the value (no guard): traced at every iteration
+    const chosen = (y: Scalar): [Scalar] => [primal(y) < 0.5 ? mul(y, 1.5) : mul(y, 0.5)];
+    const plain = (y: Scalar): [Scalar] => [mul(y, 1.5)];
+    const loop = (x: Scalar) => {
+      let y = x;
+      for (let i = 0; i < 12; i++) y = lt(y, 0.5) ? mul(y, 1.5) : mul(y, 0.5);
+      return y;
+    };
+    grad((x: Scalar) => scan(plain, x, 12)[0], 0.3);
+    expectSame(grad((x: Scalar) => scan(chosen, x, 12)[0], 0.3), grad(loop, 0.3));
   });
 });
 

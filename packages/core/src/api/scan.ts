@@ -27,6 +27,8 @@ import { atomOf, isOperand, Real, Tensor, type Operand } from "../trace/traced.j
 import { primalOf, wrap } from "../trace/record.js";
 import { openTraces, tracing, type Trace } from "../trace/tracer.js";
 import { runForward, type RealsIO } from "../eval/scan-forward.js";
+import { byStructure } from "../jit/scan-code.js";
+import { takeColumn } from "../trace/columns.js";
 import { checkOptionKeys } from "./options.js";
 import type { BodyArg, Like, Loose, Mode, ScanCarry, ScanResult } from "./types.js";
 
@@ -231,8 +233,11 @@ class Loop {
         i = again;
         continue;
       }
-      const tb = traceBody({ fn: c.fn, caller: c.caller, iteration: i, carryShape: this.carryShape, carry: this.carry, xShape: x.shape, x: x.leaves, unflatten });
-      if (tb === null) return this.end(i);
+      const traced = traceBody({ fn: c.fn, caller: c.caller, iteration: i, carryShape: this.carryShape, carry: this.carry, xShape: x.shape, x: x.leaves, unflatten });
+      if (traced === null) return this.end(i);
+      // a body of reals of a structure met before (the same loop, called again): the body made
+      // then, with what was made for it (variants, plans, code); this iteration's values are tb's
+      const tb = traced.body.reals ? { ...traced, body: byStructure(traced.body, "body", () => traced.body) } : traced;
       if (c.reuse !== undefined) c.reuse.body = tb.body.np === 0 && !tb.body.opaque ? tb.body : null;
       this.last = tb.target !== null && !tb.body.opaque ? { body: tb.body, target: tb.target, pAtoms: tb.pAtoms, pValues: tb.pValues } : null;
       i = tb.target === null ? this.numbers(tb, i) : this.traced(tb, tb.target, i);
@@ -304,7 +309,6 @@ class Loop {
     const obs = observed(body);
     let to = i + 1;
     if (body.chains) while (to < this.n && this.fits(body, to, null, [])) to++;
-    const width = obs.map((v) => size(body.term.tape.dims(v))).reduce((s, w) => s + w, 0);
     const written: Buf[][] = [];
     const carry = this.carry.map((v) => primal(v));
     const stop = runForward(
@@ -323,7 +327,6 @@ class Loop {
       carry,
       false,
     );
-    void width;
     for (let j = i; j < stop; j++) {
       const values = (v: number, r: number): Leaf => {
         const s = obs.indexOf(v);
@@ -421,7 +424,9 @@ class Loop {
         const leaves = this.xLeaves(j).leaves;
         for (let l = 0; l < body.nx; l++) xs[j * body.nx + l] = primal(leaves[l]) as number;
       }
-      const storeOut = new Float64Array(Math.ceil((to - i) / every) * body.nc);
+      // from the pool of tape columns (and back to it once the reverse sweep has read it): a
+      // million carries are 8 MB off the heap per call otherwise
+      const storeOut = takeColumn(Float64Array, Math.ceil((to - i) / every) * body.nc);
       reals = { xs, obsOut: packed, obsBase: i, storeOut, storeFrom: i, storeEvery: every };
     }
     const stop = runForward(
@@ -445,7 +450,7 @@ class Loop {
     if (reals?.storeOut) {
       const params = target.tape.params(scanVar) as ScanParams;
       const values = Float64Array.from(target.tape.args(scanVar).map((v) => target.tape.val[v]));
-      params.stash = { values, carries: reals.storeOut.subarray(0, Math.ceil((stop - i) / every) * body.nc), every };
+      params.stash = { values, carries: reals.storeOut.subarray(0, Math.ceil((stop - i) / every) * body.nc), column: reals.storeOut, every };
     }
     return stop;
   }

@@ -12,7 +12,7 @@
 import type { Buf, Dims } from "@wengert/ops";
 import { size } from "@wengert/ops";
 import type { Body } from "../trace/body.js";
-import { scanCodes, isScanCode, hasScans, writeAt, type DerivedParams, type ScanParams, type ScanOutParams } from "../trace/scan-ops.js";
+import { scanCodes, scanOutputs, isScanCode, hasScans, writeAt, type DerivedParams, type ScanParams, type ScanOutParams } from "../trace/scan-ops.js";
 import { TraceTerm } from "../trace/term.js";
 import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
 import { Interpreter } from "../eval/interpreter.js";
@@ -31,14 +31,7 @@ export function scanTangents(term: TraceTerm, sink: Trace, pushforward: Transfor
   if (!hasScans(term.tape)) return null;
   const tape = term.tape;
   const codes = scanCodes();
-  const outputsOf = new Map<number, number[]>();
-  for (let i = 0; i < tape.length; i++) {
-    if (tape.op[i] !== codes.scanOut) continue;
-    const s = tape.args(i)[0];
-    let list = outputsOf.get(s);
-    if (list === undefined) outputsOf.set(s, (list = []));
-    list.push(i);
-  }
+  const outputsOf = scanOutputs(tape);
   return {
     at(i, dt) {
       const code = tape.op[i];

@@ -82,6 +82,7 @@ export function compiledForward(body: Body, obs: Int32Array): CompiledForward {
 /** Per structure hash: the bodies seen, with what was made for them by tag. */
 const structures = new Map<number, { readonly body: Body; readonly made: Map<string, unknown> }[]>();
 let structureCount = 0;
+const ownMade = new WeakMap<Body, Map<string, unknown>>();
 
 /**
  * What `make` gives for bodies of this structure (Body.sameAs), made once: a body traced
@@ -89,6 +90,15 @@ let structureCount = 0;
  * CACHE_SIZE structures are kept (the cache starts over past it).
  */
 export function byStructure<F>(body: Body, tag: string, make: () => F): F {
+  // a body of tensors is interpreted (nothing to compile), and its terms hold buffers: what is
+  // made for it goes with it, not into a cache that would keep its buffers alive
+  if (!body.reals) {
+    let mine = ownMade.get(body);
+    if (mine === undefined) ownMade.set(body, (mine = new Map()));
+    let f = mine.get(tag) as F | undefined;
+    if (f === undefined) mine.set(tag, (f = make()));
+    return f;
+  }
   const h = body.hash;
   let bucket = structures.get(h);
   if (bucket === undefined) structures.set(h, (bucket = []));

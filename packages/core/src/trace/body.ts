@@ -176,6 +176,22 @@ export class Body {
    * literals), as the loop written out records that iteration. For that iteration only.
    */
   atLiterals(value: (k: number) => number | Float64Array): Body {
+    // the same literal values again (the first iteration of a loop run call after call): the same term
+    const values = Array.from(this.literal, (l, k) => (l ? value(k) : 0));
+    const key = this.reals ? values.map((v) => (Object.is(v, -0) ? "-0" : String(v))).join(",") : null;
+    const known = key === null ? undefined : this.literalTerms.get(key);
+    if (known !== undefined) return known;
+    const made = this.atValues((k) => values[k]);
+    if (key !== null && this.literalTerms.size < 16) this.literalTerms.set(key, made);
+    return made;
+  }
+
+  private readonly literalTerms = new Map<string, Body>();
+
+  /** Plans made for this body's runs (diff/reverse-plan.ts), by what they were made for. */
+  readonly plans = new Map<string, unknown>();
+
+  private atValues(value: (k: number) => number | Float64Array): Body {
     const from = this.term.tape;
     const to = new Tape();
     const map = new Int32Array(from.length);
@@ -231,6 +247,8 @@ export class Body {
     const t = this.term.tape;
     const u = o.term.tape;
     if (o.hash !== this.hash || o.nc !== this.nc || o.nx !== this.nx || o.np !== this.np || t.length !== u.length || o.guards.length !== this.guards.length) return false;
+    // the structures of the values around the leaves, and whether a value was read (no guard records that)
+    if (o.opaque || this.opaque || !sameShape(this.carryShape, o.carryShape) || !sameShape(this.xShape, o.xShape) || (this.yShape === null) !== (o.yShape === null) || (this.yShape !== null && !sameShape(this.yShape, o.yShape!))) return false;
     if (!this.literal.every((l, k) => l === o.literal[k])) return false;
     const out = this.term.output.atoms;
     if (out.length !== o.term.output.atoms.length || !out.every((v, j) => v === o.term.output.atoms[j])) return false;
@@ -275,6 +293,7 @@ function stringHash(s: string): number {
   for (let i = 0; i < s.length; i++) h = mix(h, s.charCodeAt(i));
   return h;
 }
+const sameShape = (p: Shape, q: Shape): boolean => p === q || JSON.stringify(p) === JSON.stringify(q);
 const sameList = (p: readonly number[], q: readonly number[]): boolean => p.length === q.length && p.every((v, i) => v === q[i]);
 const sameBuffer = (p: Float64Array, q: Float64Array): boolean => p.length === q.length && p.every((v, i) => Object.is(v, q[i]));
 /** A scan's params compared without what its traced run stored (its stash). */

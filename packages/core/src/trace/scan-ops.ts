@@ -49,7 +49,7 @@ export interface ScanParams {
    * the reverse sweep that follows at the same values (it takes them once; a replay at
    * other values recomputes its own): every `every`-th carry, with the argument values.
    */
-  stash: { readonly values: Float64Array; readonly carries: Float64Array; readonly every: number } | null;
+  stash: { readonly values: Float64Array; readonly carries: Float64Array; readonly column: Float64Array; readonly every: number } | null;
 }
 
 export interface ScanOutParams {
@@ -199,4 +199,18 @@ export function hasScans(tape: { readonly op: Uint16Array; readonly length: numb
 /** The iterations between stored carries for a checkpoint policy (n: the first carry only). */
 export function segmentLength(checkpoint: Checkpoint, n: number): number {
   return checkpoint === "every" ? n : checkpoint === "sqrt" ? Math.max(1, Math.ceil(Math.sqrt(n))) : Math.min(checkpoint, n);
+}
+
+/** The scanOut instructions of each scan instruction of a tape, by the scan's variable. */
+export function scanOutputs(tape: { readonly op: Uint16Array; readonly length: number; args(v: number): readonly number[] }): Map<number, number[]> {
+  const code = scanCodes().scanOut;
+  const outputsOf = new Map<number, number[]>();
+  for (let i = 0; i < tape.length; i++) {
+    if (tape.op[i] !== code) continue;
+    const s = tape.args(i)[0];
+    let list = outputsOf.get(s);
+    if (list === undefined) outputsOf.set(s, (list = []));
+    list.push(i);
+  }
+  return outputsOf;
 }

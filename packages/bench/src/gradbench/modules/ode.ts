@@ -25,8 +25,8 @@ export interface OdeInput {
   readonly s: number;
 }
 
-/** y(2) after `s` Runge–Kutta steps, for x of length ≥ 1. */
-export function solve(x: TensorArg, s: number): TensorArg {
+/** One Runge–Kutta step of the eval's system for x (of length ≥ 1), s steps over [0, 2]. */
+export function odeStep(x: TensorArg, s: number): (y: Operand) => Operand {
   const n = shapeOf(x)[0];
   const h = 2 / s;
   // the right-hand side z = (x₀, x₁y₀, …, xₙ₋₁yₙ₋₂)
@@ -36,17 +36,24 @@ export function solve(x: TensorArg, s: number): TensorArg {
   const rhs = (y: Operand): Operand => (rest === null ? x0 : concat([x0, mul(rest, slice(y as TensorArg, [0], [n - 1])) as TensorArg], 0));
   // (h k)/2 is (h/2) k exactly: halving commutes with rounding
   const half = h / 2;
-  // the steps as a scan: traced once, and the gradient's tape holds one instruction for
-  // them all (its reverse sweep recomputes the states from checkpoints); the same numbers
-  // as the loop written out, which kept a tape of about 5 GB at n = 100 000, s = 100
-  const step = (y: Operand): [Operand] => {
+  return (y) => {
     const k1 = rhs(y);
     const k2 = rhs(add(y, mul(half, k1)));
     const k3 = rhs(add(y, mul(half, k2)));
     const k4 = rhs(add(y, mul(h, k3)));
-    return [add(y, div(mul(h, add(add(add(k1, mul(2, k2)), mul(2, k3)), k4)), 6))];
+    return add(y, div(mul(h, add(add(add(k1, mul(2, k2)), mul(2, k3)), k4)), 6));
   };
-  return scan(step, new Float64Array(n) as Operand, s)[0] as TensorArg;
+}
+
+/**
+ * y(2) after `s` Runge–Kutta steps, for x of length ≥ 1. The steps are a scan: traced once,
+ * and the gradient's tape holds one instruction for them all (its reverse sweep recomputes
+ * the states from checkpoints); the same numbers as the loop written out, which kept a
+ * tape of about 5 GB at n = 100 000, s = 100.
+ */
+export function solve(x: TensorArg, s: number): TensorArg {
+  const step = odeStep(x, s);
+  return scan((y: Operand): [Operand] => [step(y)], new Float64Array(shapeOf(x)[0]) as Operand, s)[0] as TensorArg;
 }
 
 const prepare = (input: unknown): OdeInput => {
