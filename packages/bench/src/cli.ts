@@ -9,7 +9,7 @@
 /** What a run was asked to do. */
 export interface Flags {
   readonly quick: boolean;
-  /** Workload ids or families (and GB), or undefined for all. */
+  /** Workload ids or families (and GB, SCAN), or undefined for all. */
   readonly only: readonly string[] | undefined;
   readonly memory: boolean;
   readonly write: boolean;
@@ -27,7 +27,7 @@ export type Parsed = { readonly kind: "run"; readonly flags: Flags } | { readonl
  */
 export const RUN_TIME = { full: "about 5–7 minutes", quick: "about a minute" } as const;
 
-/** The parts a run may be limited to: workload ids, their families, and GB. */
+/** The parts a run may be limited to: workload ids, their families, GB and SCAN. */
 export interface Names {
   readonly ids: readonly string[];
   readonly families: readonly string[];
@@ -59,7 +59,7 @@ export function parseFlags(args: readonly string[], names: Names): Parsed {
         if (bad !== undefined) return error(`--only: ${bad === "" ? "an empty name" : `no workload "${bad}"`}; expected some of ${known.join(", ")}`);
         only = [...(only ?? []), ...list];
       } else {
-        if (![...names.ids, "memory", "GB"].includes(value)) return error(`--part: no part "${value}" (an internal flag: the parent runs each part with it)`);
+        if (![...names.ids, "memory", ...SECTIONS].includes(value)) return error(`--part: no part "${value}" (an internal flag: the parent runs each part with it)`);
         part = value;
       }
       continue;
@@ -85,8 +85,11 @@ export function parseFlags(args: readonly string[], names: Names): Parsed {
   return { kind: "run", flags: { quick, only, memory, write, part } };
 }
 
+/** The sections after the workloads: the GradBench evals, and scan beside the loops written out (scan-bench.ts). */
+const SECTIONS = ["GB", "SCAN"];
+
 /** Every name --only takes, once each (a family of one workload is also its id). */
-const knownNames = (names: Names): string[] => [...new Set([...names.families, ...names.ids, "GB"])];
+const knownNames = (names: Names): string[] => [...new Set([...names.families, ...names.ids, ...SECTIONS])];
 
 const error = (message: string): Parsed => ({ kind: "error", message: `bench: ${message}. Run pnpm bench --help for the flags.` });
 
@@ -105,10 +108,10 @@ export function usage(names: Names, last: LastRun | undefined): string {
 Times the workloads W1–W6 (packages/bench/WORKLOADS.md), W4's dense Hessian and W7
 (packages/bench/README.md) for the plain-JS primal, a hand-written gradient, wengert
 (grad, and compileGrad or jit), TF.js (cpu, wasm) and jax-js
-(eager, jit), each workload in a process of its own; then the memory probe and
-wengert's GradBench evals. Prints the results table on stdout and writes
-packages/bench/results/latest.{md,json,svg}. Progress ([k/N], the time elapsed) goes
-to stderr.
+(eager, jit), each workload in a process of its own; then the memory probe,
+wengert's GradBench evals and the scan section. Prints the results table on stdout and
+writes packages/bench/results/latest.{md,json,svg}. Progress ([k/N], the time elapsed)
+goes to stderr.
 
 Run time on a 2-core machine: a full run takes ${RUN_TIME.full}${recorded},
 --quick ${RUN_TIME.quick}.
@@ -118,7 +121,8 @@ Flags:
                    0.5 s per call are skipped)
   --only LIST      only these, comma-separated: workloads ${names.families.join(", ")},
                    one size of one: ${sizes.join(", ")},
-                   GB (the GradBench evals). Also --only=LIST
+                   GB (the GradBench evals), SCAN (scan beside the loop written
+                   out, each row in a process of its own). Also --only=LIST
   --no-memory      skip the memory probe
   --no-write       print the table only; leave results/ as it is
   -h, --help       print this and exit

@@ -1,5 +1,5 @@
 /**
- * @file `pnpm bench [--quick] [--only W1,W5,GB] [--no-memory] [--no-write] [--help]` (cli.ts).
+ * @file `pnpm bench [--quick] [--only W1,W5,GB,SCAN] [--no-memory] [--no-write] [--help]` (cli.ts).
  *
  * Runs W1–W6 (packages/bench/WORKLOADS.md), W4's dense Hessian and W7 (README.md) for the plain-JS primal, the hand-written gradient, wengert
  * and the peers (TF.js cpu and wasm, jax-js eager and jit), each workload in a process
@@ -20,7 +20,8 @@ import { loadTf, useTfBackend } from "./peers/tfjs.js";
 import { progressLine } from "./progress.js";
 import { markdown } from "./report/markdown.js";
 import { svg } from "./report/svg.js";
-import type { BenchResults, GradBenchSection, MemoryResult, WorkloadResult } from "./results.js";
+import type { BenchResults, GradBenchSection, MemoryResult, ScanSection, WorkloadResult } from "./results.js";
+import { scanSection } from "./scan-bench.js";
 import { SAMPLE_INPUTS } from "./gradbench/inputs.js";
 import { modules } from "./gradbench/modules/index.js";
 import { ratiosForAll, ratioTable } from "./gradbench/report.js";
@@ -69,6 +70,7 @@ const parts: string[] = workloads()
   .map((w) => w.id);
 if (withMemory) parts.push("memory");
 if (!only || only.includes("GB")) parts.push("GB");
+if (!only || only.includes("SCAN")) parts.push("SCAN");
 
 if (partArg !== undefined) {
   // Child: run one part, its result as JSON on stdout.
@@ -82,6 +84,7 @@ log(`wengert bench (${quick ? "quick" : "full"}): ${parts.length} part${parts.le
 const results: WorkloadResult[] = [];
 let memory: MemoryResult | undefined;
 let gradbench: GradBenchSection | undefined;
+let scanResults: ScanSection | undefined;
 for (const [i, part] of parts.entries()) {
   const t0 = performance.now();
   const step = { k: i + 1, n: parts.length, part };
@@ -94,12 +97,13 @@ for (const [i, part] of parts.entries()) {
   const result = JSON.parse(child.stdout.toString("utf8")) as unknown;
   if (part === "memory") memory = result as MemoryResult;
   else if (part === "GB") gradbench = result as GradBenchSection;
+  else if (part === "SCAN") scanResults = result as ScanSection;
   else results.push(result as WorkloadResult);
   const now = performance.now();
   log(progressLine({ ...step, elapsed: (now - start) / 1000, took: (now - t0) / 1000 }));
 }
 
-async function runPart(part: string): Promise<WorkloadResult | MemoryResult | GradBenchSection> {
+async function runPart(part: string): Promise<WorkloadResult | MemoryResult | GradBenchSection | ScanSection> {
   const gcKind: MemoryResult["gc"] = typeof (globalThis as { gc?: unknown }).gc === "function" ? "exposed" : "flag set at run time";
   const gc = getGc();
   if (part === "memory") {
@@ -111,6 +115,7 @@ async function runPart(part: string): Promise<WorkloadResult | MemoryResult | Gr
     const rows = ratiosForAll(modules, SAMPLE_INPUTS, quick, quick ? { minRuns: 3, minSeconds: 0.1 } : { minRuns: 5, minSeconds: 1 }, (e) => log(`  ${e}`));
     return { table: ratioTable(rows), rows };
   }
+  if (part === "SCAN") return scanSection(quick, log);
   const w = workloads().find((w) => w.id === part);
   if (!w) throw new Error(`no workload ${part}`);
   log(`${w.title}`);
@@ -170,6 +175,7 @@ const out: BenchResults = {
   workloads: results,
   ...(memory && { memory }),
   ...(gradbench && { gradbench }),
+  ...(scanResults && { scan: scanResults }),
 };
 
 const md = markdown(out);

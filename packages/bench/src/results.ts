@@ -100,6 +100,12 @@ export interface GradBenchSection {
   readonly rows: readonly unknown[];
 }
 
+/** The scan section (scan-bench.ts): its Markdown, and the measurements it was made from. */
+export interface ScanSection {
+  readonly markdown: string;
+  readonly data: unknown;
+}
+
 export interface BenchResults {
   readonly meta: {
     readonly date: string;
@@ -116,4 +122,5 @@ export interface BenchResults {
   readonly workloads: readonly WorkloadResult[];
   readonly memory?: MemoryResult;
   readonly gradbench?: GradBenchSection;
+  readonly scan?: ScanSection;
 }

@@ -23,6 +23,8 @@ describe("parseFlags", () => {
     expect(run("--only", "W1,W5-100000", "--quick")).toEqual({ kind: "run", flags: { ...DEFAULTS, quick: true, only: ["W1", "W5-100000"] } });
     expect(run("--only=GB")).toEqual({ kind: "run", flags: { ...DEFAULTS, only: ["GB"] } });
     expect(run("--only", "W1", "--only=W2")).toEqual({ kind: "run", flags: { ...DEFAULTS, only: ["W1", "W2"] } });
+    expect(run("--only", "SCAN")).toEqual({ kind: "run", flags: { ...DEFAULTS, only: ["SCAN"] } });
+    expect(run("--part", "SCAN")).toEqual({ kind: "run", flags: { ...DEFAULTS, part: "SCAN" } });
     expect(run("--quick", "--part", "memory")).toEqual({ kind: "run", flags: { ...DEFAULTS, quick: true, part: "memory" } });
   });
 
@@ -39,7 +41,7 @@ describe("parseFlags", () => {
     expect(errorOf("--only")).toContain("--only needs a value (e.g. --only W1,W5)");
     expect(errorOf("--only", "--quick")).toContain("--only needs a value");
     expect(errorOf("--only=")).toContain("--only needs a value");
-    expect(errorOf("--only", "W9")).toContain('--only: no workload "W9"; expected some of W1, W2, W5, W1-1000, W1-10000, W5-100000, GB');
+    expect(errorOf("--only", "W9")).toContain('--only: no workload "W9"; expected some of W1, W2, W5, W1-1000, W1-10000, W5-100000, GB, SCAN');
     expect(errorOf("--only", "W1,,W2")).toContain("--only: an empty name");
     expect(errorOf("--quick=yes")).toContain("--quick takes no value (got --quick=yes)");
     expect(errorOf("--part", "W3")).toContain('--part: no part "W3"');

@@ -57,4 +57,8 @@ export { vmap } from "./api/vmap.js";
 export type { Axes, VmapOptions, Vmapped } from "./api/vmap.js";
 export type { CheckGradOptions, GradCheck, GradCheckReport } from "./api/checkGrad.js";
 export { NaNError, TraceLengthError, DefineOpError, GradientCheckError, ArgumentError } from "./errors.js";
+// Loops traced once and applied per iteration, with checkpointed reverse sweeps (docs/scan.md).
+export { scan } from "./api/scan.js";
+export type { ScanOptions } from "./api/scan.js";
+export { checkpoint } from "./api/checkpoint.js";
 import "./trace/extent-end.js";

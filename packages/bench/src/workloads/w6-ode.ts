@@ -185,26 +185,31 @@ export function odeGrad(theta: ArrayLike<number>, steps = STEPS, dt = DT, out: F
   return out;
 }
 
+/** One RK4 step of (u, v) with wengert's functions. */
+export function rk4Step(theta: readonly Scalar[], dt = DT): (s: readonly Scalar[]) => [Scalar, Scalar] {
+  const [al, be, ga, de] = theta;
+  const f = (u: Scalar, v: Scalar): [Scalar, Scalar] => {
+    const uv = mul(u, v);
+    return [sub(mul(al, u), mul(be, uv)), sub(mul(de, uv), mul(ga, v))];
+  };
+  const h = 0.5 * dt;
+  return ([u, v]) => {
+    const [k1u, k1v] = f(u, v);
+    const [k2u, k2v] = f(add(u, mul(h, k1u)), add(v, mul(h, k1v)));
+    const [k3u, k3v] = f(add(u, mul(h, k2u)), add(v, mul(h, k2v)));
+    const [k4u, k4v] = f(add(u, mul(dt, k3u)), add(v, mul(dt, k3v)));
+    return [add(u, mul(dt / 6, add(add(k1u, mul(2, k2u)), add(mul(2, k3u), k4u)))), add(v, mul(dt / 6, add(add(k1v, mul(2, k2v)), add(mul(2, k3v), k4v))))];
+  };
+}
+
 /** With wengert's functions. */
 export const odeW =
   (steps = STEPS, dt = DT) =>
   (theta: readonly Scalar[]): Scalar => {
-    const [al, be, ga, de] = theta;
-    const f = (u: Scalar, v: Scalar): [Scalar, Scalar] => {
-      const uv = mul(u, v);
-      return [sub(mul(al, u), mul(be, uv)), sub(mul(de, uv), mul(ga, v))];
-    };
-    let u: Scalar = U0;
-    let v: Scalar = V0;
-    const h = 0.5 * dt;
-    for (let s = 0; s < steps; s++) {
-      const [k1u, k1v] = f(u, v);
-      const [k2u, k2v] = f(add(u, mul(h, k1u)), add(v, mul(h, k1v)));
-      const [k3u, k3v] = f(add(u, mul(h, k2u)), add(v, mul(h, k2v)));
-      const [k4u, k4v] = f(add(u, mul(dt, k3u)), add(v, mul(dt, k3v)));
-      u = add(u, mul(dt / 6, add(add(k1u, mul(2, k2u)), add(mul(2, k3u), k4u))));
-      v = add(v, mul(dt / 6, add(add(k1v, mul(2, k2v)), add(mul(2, k3v), k4v))));
-    }
+    const step = rk4Step(theta, dt);
+    let s: readonly Scalar[] = [U0, V0];
+    for (let i = 0; i < steps; i++) s = step(s);
+    const [u, v] = s;
     return add(mul(u, u), mul(v, v));
   };
 

@@ -11,6 +11,8 @@ import { ARITY, CONST, FIRST_PRIMITIVE, FREE, INPUT, primitiveOf } from "../trac
 import { primal } from "../trace/record.js";
 import { Real, type Scalar } from "../trace/traced.js";
 import { tangentSweep } from "../diff/tangents.js";
+import { writeOut } from "../diff/unroll.js";
+import { hasScans } from "../trace/scan-ops.js";
 import type { RdOptions } from "./options.js";
 import { leavesLike, trace, type Fn } from "./tracing.js";
 import { emitTransformed, isOutermost } from "./transform.js";
@@ -68,7 +70,8 @@ function checkOrder(k: unknown): void {
 export function taylor<const X, Y, const V extends Like<X>>(f: (x: Traced<X>) => Y, x: X, v: V, k: number, options?: RdOptions): Output<Y, "host">[] {
   checkOrder(k);
   const traced = trace("taylor", f as Fn, x, options);
-  const { term } = traced;
+  // Taylor arithmetic runs over a term of reals: its scans written out (diff/unroll.ts)
+  const term = hasScans(traced.term.tape) ? writeOut(traced.term).term : traced.term;
   if (term.tape.tensorCount > 0) {
     throw new WengertError("taylor: f computes with tensors; Taylor mode covers reals only so far. Use nested jvp for higher directional derivatives of tensor programs.");
   }

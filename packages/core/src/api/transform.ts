@@ -14,7 +14,7 @@ import { TraceTerm } from "../trace/term.js";
 import { ownedCopy } from "../trace/host-tensor.js";
 import { atomOf, Real, Tensor, type Operand } from "../trace/traced.js";
 import { primalOf, wrap } from "../trace/record.js";
-import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
+import { closeTrace, recorder, sinkFor, type Trace } from "../trace/tracer.js";
 import { hostTyped } from "./host-typed.js";
 import { userValue, type TracedFn } from "./tracing.js";
 
@@ -29,7 +29,8 @@ function enclosing(traced: TracedFn, extras: readonly Operand[]): Trace | null {
       if (target === null || v.trace.level > target.level) target = v.trace;
     }
   }
-  return target;
+  // inside a scan's body, what the body's trace records (api/scan.ts)
+  return recorder(target);
 }
 
 /** True when nothing the transformation depends on is traced by an enclosing rd. */

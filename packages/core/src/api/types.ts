@@ -249,3 +249,39 @@ type LanesOut<Y, M> = Y extends number
       : Y extends object
         ? { -readonly [K in keyof Y]: LanesOut<Y[K], M> }
         : Y;
+/**
+ * A value of type `X` as a scan's body receives it (the carry, an x), in mode `M`, the
+ * mode of the scan's init and xs: inside a trace every leaf comes in traced, numbers
+ * included, so `Traced<X>` when one of them surely is traced; numbers and tensors as they
+ * are when none can be; each leaf either where either may be. (As for the transformations,
+ * a traced value the body closes over is invisible to the types: a scan of numbers inside
+ * `grad`, its body closing over `grad`'s x, receives traced reals typed `number`.)
+ */
+export type BodyArg<X, M> = [X] extends [undefined] ? X : M extends "traced" ? Traced<X> : Value<X, M>;
+
+/**
+ * A scan's ys as they come back, in mode `M` (as `BodyArg`): numbers and tensors when
+ * nothing of init and xs can be traced; else a real is a `Scalar`, a tensor an ndarray
+ * or a `Tensor` (inside a trace a value computed from literals alone comes back a number,
+ * the rest traced).
+ */
+export type ScanResult<X, M> = Output<X, M extends "host" ? "host" : "maybe">;
+
+/**
+ * A scan's carry as it comes back: as `ScanResult` of init's type, except that a tensor
+ * is what the body last returned for it (a Float64Array of init may come back an ndarray,
+ * as the primitives return; the body receives it so from the second iteration on).
+ */
+export type ScanCarry<C, M> = ScanResult<Loose<C>, M>;
+/** init's type with each Float64Array also an ndarray (what the primitives return): a carry after the first iteration. */
+export type Loose<X> = unknown extends X
+  ? X
+  : X extends Float64Array
+    ? Float64Array | NdArray
+    : X extends number | Real | Tensor | HostTensor
+      ? X
+      : X extends readonly unknown[]
+        ? { -readonly [K in keyof X]: Loose<X[K]> }
+        : X extends object
+          ? { -readonly [K in keyof X]: Loose<X[K]> }
+          : X;

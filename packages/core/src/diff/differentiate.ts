@@ -30,6 +30,8 @@ import { emitterFor } from "../trace/emitter.js";
 import type { Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity, place, type Emitted, type Placement } from "./place.js";
+import { scanSweep } from "./scan-reverse.js";
+import { unrolled } from "./unroll.js";
 
 const ADD = CODE.add;
 const WHERE = CODE.where;
@@ -65,7 +67,9 @@ type Mask = Float64Array;
  * Emit `W.R_V(x. C)` into `sink`. `seeds` are the sink's variables for the leaves of W
  * (in the order of C's outputs); the results are the cotangents of C's inputs.
  */
-export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly number[], placement: Placement | null): Emitted {
+export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly number[], placement: Placement | null, split?: Split): Emitted {
+  // emitted where it will be differentiated again: the loops written out (unroll.ts)
+  ({ term, placement } = unrolled(term, placement));
   const tape = term.tape;
   const { op, a, b, x, length: n } = tape;
   const e = emitterFor(sink);
@@ -132,10 +136,28 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
     return (ct[i] = ct[i] < 0 ? placed : sink.record(ADD, ct[i], placed));
   };
   term.output.atoms.forEach((v, j) => accumulate(v, seeds[j]));
+  for (const s of split?.pieces ?? []) accumulate(s.v, { piece: s.atom, start: tape.dims(s.v).map(() => 0) });
+  // at the outermost level, a scan's reverse sweep is a scan (scan-reverse.ts)
+  const scans = placement === null ? scanSweep(term, sink, differentiate) : null;
+  const state = {
+    ct,
+    pending(v: number): number {
+      const list = pieces.get(v);
+      if (list === undefined) return -1;
+      pieces.delete(v);
+      return e.embed(tape.dims(v), list.map((p) => p.piece), list.map((p) => p.start));
+    },
+    replace(v: number, c: number, whole: number): void {
+      ct[v] = c;
+      masks.set(v, null);
+      if (whole >= 0) pieces.set(v, [{ piece: whole, start: tape.dims(v).map(() => 0) }]);
+    },
+  };
 
   for (let i = n - 1; i >= 0; i--) {
     if (op[i] < FIRST_PRIMITIVE) continue;
     if (onRule !== null) onRule(sink, i);
+    if (scans !== null && scans.at(i, state)) continue;
     const c = x[i] === 0 ? ct[i] : settle(i);
     if (c < 0) continue;
     if (sink.checksNaN()) sink.context = `the reverse rule of ${primitiveOf(op[i]).name} (for v${i})`;
@@ -196,12 +218,29 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
   sink.context = "";
   if (onRule !== null) onRule(sink, -1);
   const results: number[] = [];
+  const present: boolean[] = [];
+  const pieceResults: number[] = [];
   for (let i = 0; i < n; i++) {
     if (op[i] !== INPUT) continue;
-    const c = x[i] === 0 ? ct[i] : settle(i);
+    if (split !== undefined && x[i] !== 0) {
+      // the dense sum and the pieces apart, as they are until the variable is settled
+      const list = pieces.get(i);
+      pieceResults[a[i]] = list === undefined ? -1 : e.embed(tape.dims(i), list.map((p) => p.piece), list.map((p) => p.start));
+    }
+    const c = x[i] === 0 || split !== undefined ? ct[i] : settle(i);
     results[a[i]] = c >= 0 ? c : x[i] === 0 ? sink.constant(0) : e.zeros(tape.dims(i));
+    present[a[i]] = c >= 0;
   }
-  return { outputs: term.output.atoms.map((v) => at[v]), results };
+  return { outputs: term.output.atoms.map((v) => at[v]), results, present, pieceResults };
+}
+
+/**
+ * A derivative computed as one block of a longer sweep (a scan's, scan-reverse.ts): tensor
+ * variables start from pieces already gathered, and the inputs' dense sums and pieces
+ * come back apart (`results`, `pieceResults`; -1 for no pieces).
+ */
+export interface Split {
+  readonly pieces: readonly { readonly v: number; readonly atom: number }[];
 }
 
 /** Tensor primitives whose reverse rule only moves, copies or sums elements of the cotangent. */

@@ -10,6 +10,7 @@ import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP } from "../trace/opc
 import type { TraceTerm } from "../trace/term.js";
 import { ownedCopy } from "../trace/host-tensor.js";
 import type { Guard, Trace } from "../trace/tracer.js";
+import { unrolled } from "./unroll.js";
 
 /** How to replay a term in a sink that does not extend it. */
 export interface Placement {
@@ -30,6 +31,10 @@ export interface Placement {
 export interface Emitted {
   readonly outputs: number[];
   readonly results: number[];
+  /** Which results are more than the symbolic zero (a scan's sweeps chain them: diff/scan-reverse.ts). */
+  readonly present?: boolean[];
+  /** A tensor input's pieces, apart from its dense sum, when asked (differentiate's Split); -1 for none. */
+  readonly pieceResults?: number[];
 }
 
 /** A transformation of a trace term emitted into a sink (reverse sweep, forward sweep…). */
@@ -92,6 +97,7 @@ export function liveness(term: TraceTerm, live = new Uint8Array(term.tape.length
 
 /** The identity transformation: the term placed in the sink, for its outputs alone. */
 export const replay: Transform = (term, sink, _extras, placement) => {
+  ({ term, placement } = unrolled(term, placement));
   const at = place(term, sink, placement);
   return { outputs: term.output.atoms.map((v) => at[v]), results: [] };
 };

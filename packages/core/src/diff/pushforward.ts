@@ -15,11 +15,15 @@ import { emitterFor } from "../trace/emitter.js";
 import type { Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity, liveness, place, type Emitted, type Placement } from "./place.js";
+import { scanTangents } from "./scan-tangent.js";
+import { unrolled } from "./unroll.js";
 
 const ADD = CODE.add;
 
 /** Emit the tangents of C's outputs given `tangents` of its inputs (by input index). */
 export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly number[], placement: Placement | null): Emitted {
+  // emitted where it will be differentiated again: the loops written out (unroll.ts)
+  ({ term, placement } = unrolled(term, placement));
   const tape = term.tape;
   const { op, a, b, x, length: n } = tape;
   const e = emitterFor(sink);
@@ -29,6 +33,8 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
 
   // dt[i]: the sink variable holding v_i's tangent; -1 is the symbolic zero.
   const dt = new Int32Array(n).fill(-1);
+  // at the outermost level, a scan's tangents are a scan (scan-tangent.ts)
+  const scans = placement === null ? scanTangents(term, sink, pushforward) : null;
   const sum = (x: number | null, y: number | null): number => (x === null || x < 0 ? (y ?? -1) : y === null || y < 0 ? x : sink.record(ADD, x, y));
   for (let i = 0; i < n; i++) {
     if (op[i] === INPUT) {
@@ -36,6 +42,7 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
       continue;
     }
     if (op[i] < FIRST_PRIMITIVE || !active[i] || !live[i]) continue;
+    if (scans !== null && scans.at(i, dt)) continue;
     if (sink.checksNaN()) sink.context = `the tangent rule of ${primitiveOf(op[i]).name} (for v${i})`;
     if (IS_TENSOR_OP[op[i]]) {
       const args = tape.args(i);
@@ -73,5 +80,6 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
   return {
     outputs: term.output.atoms.map((v) => at[v]),
     results: term.output.atoms.map((v) => (dt[v] >= 0 ? dt[v] : x[v] === 0 ? sink.constant(0) : e.zeros(tape.dims(v)))),
+    present: term.output.atoms.map((v) => dt[v] >= 0),
   };
 }

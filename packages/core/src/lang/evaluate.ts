@@ -22,8 +22,11 @@ import { WengertError } from "../errors.js";
 import { assertNever } from "../structure.js";
 import { CODE, scalarCodeOf } from "../trace/opcodes.js";
 import { applyBinary, applyUnary, decide } from "../trace/record.js";
-import type { Scalar } from "../trace/traced.js";
-import type { TieMode } from "../trace/tracer.js";
+import { Real, type Scalar } from "../trace/traced.js";
+import { tracing, type TieMode } from "../trace/tracer.js";
+import { loopUntilDone } from "../api/scan.js";
+import { DONE } from "../trace/body.js";
+import { Next, tailSelfCalls } from "./loops.js";
 import type { Type } from "../trace/tree.js";
 import type { PredicateName } from "@wengert/ops";
 import type { Checked } from "./check.js";
@@ -219,8 +222,17 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
         return (yield tail(ev(M.body, env, inner, fn))) as Value;
       }
       case "call": {
-        const v = yield* call(ev(M.arg, env, fns, fn));
+        let v = yield* call(ev(M.arg, env, fns, fn));
         const clo = fns.get(M.fn)!;
+        // one iteration of a loop run as a scan ends here, with the next argument
+        if (unfolding !== null && unfolding.clo === clo && unfolding.calls.has(M)) return new Next(v) as unknown as Value;
+        // a loop on traced values: its iterations as a scan, then the one that returns
+        const calls = tracing() ? loopOf(clo) : null;
+        if (calls !== null && isTraced(v)) {
+          v = runLoop(clo, calls, v, M.pos);
+          // the scan instruction the loop's iterations became is the call's
+          recorder?.mark(M);
+        }
         // φ'[φ(f)/f] | {x ↦ V'} ⊢ M: the body sees its parameter only
         return (yield tail(ev(clo.body, { name: clo.param, value: v, next: null }, clo.fns, clo.name))) as Value;
       }
@@ -247,6 +259,39 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
     }
   }
 
+  /** The loops met (closures whose body calls them only in tail position), by closure. */
+  const loops = new WeakMap<Closure, ReadonlySet<Term> | null>();
+  const loopOf = (clo: Closure): ReadonlySet<Term> | null => {
+    let calls = loops.get(clo);
+    if (calls === undefined) loops.set(clo, (calls = clo.fns.get(clo.name) === clo ? tailSelfCalls(clo.name, clo.body) : null));
+    return calls;
+  };
+  /** The loop whose one iteration is being evaluated (its tail calls end the iteration). */
+  let unfolding: { readonly clo: Closure; readonly calls: ReadonlySet<Term> } | null = null;
+
+  /**
+   * The loop `clo` from argument v as a scan: each iteration its body evaluated (on a
+   * trampoline of its own) up to a tail call of itself, whose argument is the next carry;
+   * the iteration whose body returns instead ends it. Returns the argument of that
+   * iteration, which the caller evaluates as usual. Its iterations count as steps.
+   */
+  const runLoop = (clo: Closure, calls: ReadonlySet<Term>, v: Value, pos: Pos): Value => {
+    const iteration = (c: Value): unknown => {
+      const outer = unfolding;
+      unfolding = { clo, calls };
+      try {
+        const out = trampoline(ev(clo.body, { name: clo.param, value: c, next: null }, clo.fns, clo.name), onStep) as unknown;
+        return out instanceof Next ? [out.value] : DONE;
+      } finally {
+        unfolding = outer;
+      }
+    };
+    const ended = loopUntilDone({ caller: `${clo.name} at ${file}:${pos.line}:${pos.col}`, fn: iteration as never, init: v, xs: Math.max(0, maxSteps - steps), options: {}, minRun: 2 });
+    steps += ended.iterations;
+    if (!ended.done) onStep();
+    return ended.carry as Value;
+  };
+
   try {
     return trampoline(ev(program, envOf(options.env), new Map(), "the program"), onStep);
   } catch (e) {
@@ -256,6 +301,17 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
     }
     throw e;
   }
+}
+
+/** Whether a value holds a traced real (of an open trace). */
+function isTraced(v: Value): boolean {
+  const stack: Value[] = [v];
+  while (stack.length > 0) {
+    const u = stack.pop()!;
+    if (u instanceof Real && !u.trace.closed) return true;
+    if (Array.isArray(u)) stack.push(...(u as Value[]));
+  }
+  return false;
 }
 
 function envOf(bindings: Readonly<Record<string, Value>> | undefined): Env | null {

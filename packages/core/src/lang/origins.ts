@@ -16,8 +16,9 @@ import type { Term } from "./syntax.js";
 export interface TermOrigins {
   /**
    * By instruction index (vK), the operation that emitted it into the trace term: a
-   * primitive (`add` or `op`), or a nested `rd`, `grad` or `fd` whose derivative term it
-   * is part of. Inputs are not in it.
+   * primitive (`add` or `op`), a nested `rd`, `grad` or `fd` whose derivative term it
+   * is part of, or the `call` that entered a loop run as a scan (its scan instruction).
+   * Inputs are not in it.
    */
   readonly trace: ReadonlyMap<number, Term>;
   /**

@@ -12,7 +12,7 @@ import { applyLifted, Lifted, liftedPrimal } from "./lifted.js";
 import { compute } from "./tape.js";
 import { toDense, type ConcreteTensor, type Dense } from "./host-tensor.js";
 import { atomOf, isOperand, isScalar, live, Real, Tensor, valueOf, type Operand, type Scalar } from "./traced.js";
-import type { Trace } from "./tracer.js";
+import { recorder, type Trace } from "./tracer.js";
 
 function checkArg(x: unknown, name: string, position: number): asserts x is Scalar {
   if (!isScalar(x)) throw new WengertError(`${name}: argument ${position} is ${describe(x)}; expected a number or a traced real.`);
@@ -22,9 +22,9 @@ function checkArg(x: unknown, name: string, position: number): asserts x is Scal
 function innermost(code: number | PredicateName, a: Scalar, b: Scalar): Trace | null {
   const ta = typeof a === "number" ? null : a.trace.closed ? live(a, nameOf(code)) : a.trace;
   const tb = typeof b === "number" ? null : b.trace.closed ? live(b, nameOf(code)) : b.trace;
-  if (ta === null) return tb;
-  if (tb === null) return ta;
-  return ta.level >= tb.level ? ta : tb;
+  if (ta === null) return recorder(tb);
+  if (tb === null) return recorder(ta);
+  return recorder(ta.level >= tb.level ? ta : tb);
 }
 
 const nameOf = (code: number | PredicateName): string => (typeof code === "number" ? primitiveOf(code).name : code);
@@ -38,8 +38,8 @@ export function applyUnary(code: number, x: unknown): Operand {
   const p = primitiveOf(code);
   if (typeof x === "number") return (p.spec.forward as (x: number) => number)(x);
   if (x instanceof Real) {
-    const t = live(x, p.name);
-    return new Real(t, t.record(code, x.atom));
+    const t = recorder(live(x, p.name));
+    return new Real(t, t.record(code, atomOf(t, x)));
   }
   // a user rule's real under another emitter (lifted.ts)
   if (x instanceof Lifted) return applyLifted(code, p.name, [x]) as unknown as Scalar;
@@ -135,7 +135,7 @@ function innermostOf(name: string, args: readonly Operand[]): Trace | null {
       if (best === null || t.level > best.level) best = t;
     }
   }
-  return best;
+  return recorder(best);
 }
 
 /**

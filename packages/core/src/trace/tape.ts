@@ -28,7 +28,7 @@ const SCALAR: Dims = [];
 import { alloc, kernels, release, sameDims, size, type Buf, type Dims } from "@wengert/ops";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, tensorSpec } from "./opcodes.js";
 import type { Dense } from "./host-tensor.js";
-import { giveColumn, isKept, takeColumn, type Column } from "./columns.js";
+import { expect as expectColumns, giveColumn, isKept, takeColumn, type Column } from "./columns.js";
 
 const ADD = CODE.add;
 const MUL = CODE.mul;
@@ -161,6 +161,8 @@ export class Tape {
    */
   recycle(): void {
     lastRecycled = this.op.length;
+    // the columns (22 bytes an entry) and a sweep's buffers (ct, has, active: 10 bytes an entry)
+    expectColumns(32 * this.op.length);
     for (const c of [this.op, this.a, this.b, this.val, this.x]) giveColumn(c);
     this.op = NO_OPS;
     this.a = this.b = this.x = NO_INDICES;
@@ -213,6 +215,11 @@ export class Tape {
     );
     const constant = args.every((v) => this.op[v] === CONST);
     if (constant) return typeof y === "number" ? this.constant(y) : this.tensorConstant({ dims, data: y });
+    return this.appendComputed(code, args, params, dims, y);
+  }
+
+  /** Append a tensor primitive whose value `y` is already computed (a scan's loop, run while its decisions were checked). */
+  appendComputed(code: number, args: readonly number[], params: unknown, dims: Dims, y: Buf): number {
     const extra: Extra = { dims, buf: typeof y === "number" ? null : y, args, params };
     return this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, extra, typeof y === "number" ? y : 0);
   }

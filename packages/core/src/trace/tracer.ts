@@ -97,8 +97,21 @@ export class Trace {
 
   private refresh(): void {
     this.checked = this.settings.checkNaN || this.nanCallerName !== null || this.maxLength < Infinity;
-    this.unchecked = !this.isClosed && !this.checked;
+    this.unchecked = !this.isClosed && !this.checked && this.capturedBy === null;
   }
+  /**
+   * While a scan's body is traced (api/scan.ts): the body's trace, which records what
+   * would be recorded here, so that every operation of the body is in its term (an
+   * operation on outer values alone included, as in the loop written out). Not fast then.
+   */
+  get capturedBy(): Trace | null {
+    return this.captor;
+  }
+  set capturedBy(t: Trace | null) {
+    this.captor = t;
+    this.refresh();
+  }
+  private captor: Trace | null = null;
   /** > 0 while a user rule computes results of which only some are needed (checked after). */
   quiet = 0;
   /** Ties met while tracing (descriptions), for `ties: "warn"`. */
@@ -278,6 +291,27 @@ export function openTrace(settings: TraceSettings, caller: string): Trace {
   t.keepsGuards = settings.replayable || (stack.length > 0 && stack[stack.length - 1].keepsGuards);
   stack.push(t);
   return t;
+}
+
+/**
+ * Let `body`, the innermost open trace, record what is done to the values of every trace
+ * opened before it (see `capturedBy`), until the function returned is called.
+ */
+export function captureOuter(body: Trace): () => void {
+  const outer = stack.slice(0, stack.indexOf(body));
+  const before = outer.map((t) => t.capturedBy);
+  for (const t of outer) t.capturedBy = body;
+  return () => outer.forEach((t, k) => (t.capturedBy = before[k]));
+}
+
+/** The open traces, outermost first (a scan's body looks for checks they ask). */
+export function openTraces(): readonly Trace[] {
+  return stack;
+}
+
+/** The trace that records an operation whose innermost trace is t: t, or the scan body capturing it. */
+export function recorder<T extends Trace | null>(t: T): T | Trace {
+  return t === null || t.capturedBy === null ? t : t.capturedBy;
 }
 
 /** Whether some trace is open: an rd (or another transformation) is running f. */

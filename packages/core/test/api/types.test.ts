@@ -8,7 +8,7 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import {
   add, compileGrad, fd, grad, hessian, hvp, jacfwd, jacobian, jacrev, jit, jvp, matmul, mul, primal, rd, Real, sin, square, sum, taylor, Tensor,
-  vmap,
+  vmap, scan, checkpoint,
   TracedOperatorError, valueAndGrad, vjp, WengertError, type NdArray, type Scalar,
 } from "../../src/index.js";
 import { isNd, nd } from "../helpers/tensors.js";
@@ -403,5 +403,84 @@ describe("jit and vmap: typed from f's parameter, as compileGrad is", () => {
     }, Float64Array.of(1, 2));
     expectTypeOf(gs).toEqualTypeOf<Float64Array>();
     expect(Array.from(gs)).toEqual([3, 12]);
+  });
+});
+
+describe("scan and checkpoint: the body receives what the loop would, the results come back as the loop's", () => {
+  it("outside any trace: the body's values and the results are numbers and tensors as they are", () => {
+    const [c, ys] = scan((s, x) => {
+      expectTypeOf(s).toEqualTypeOf<number>();
+      expectTypeOf(x).toEqualTypeOf<number>();
+      expect(kind([s, x])).toEqual(["number", "number"]);
+      return [s + x, mul(s, x)];
+    }, 0, [1, 2, 3, 4]);
+    expectTypeOf(c).toEqualTypeOf<number>();
+    expectTypeOf(ys).toEqualTypeOf<number[]>();
+    expect(kind([c, ys])).toEqual(["number", ["number", "number", "number", "number"]]);
+    expect([c, ys]).toEqual([10, [0, 2, 9, 24]]);
+    // a literal tuple carry, a length instead of xs (x undefined), no ys
+    const [pair, none] = scan(([u, v], x) => {
+      expectTypeOf(u).toEqualTypeOf<number>();
+      expectTypeOf(x).toEqualTypeOf<undefined>();
+      return [[v, add(u, v)]];
+    }, [0, 1], 10);
+    expectTypeOf(pair).toEqualTypeOf<[number, number]>();
+    expectTypeOf(none).toEqualTypeOf<undefined[]>();
+    expect(pair).toEqual([55, 89]);
+    expect(none).toEqual([]);
+    // tensors: in their container or traced in the body, an ndarray or a Float64Array out
+    const [t] = scan((v) => {
+      // init, then what the body returned: mul gives an ndarray
+      expectTypeOf(v).toEqualTypeOf<Float64Array | NdArray>();
+      expect(["Float64Array", "ndarray"]).toContain(kind(v));
+      return [mul(v, 2)];
+    }, Float64Array.of(1, 2), 3);
+    // the carry is what the body returned: mul gives an ndarray
+    expectTypeOf(t).toEqualTypeOf<Float64Array | NdArray>();
+    expect(kind(t)).toBe("ndarray");
+    const [same] = scan((v) => [v], Float64Array.of(1, 2), 2);
+    expect(kind(same)).toBe("Float64Array");
+  });
+
+  it("inside a traced function: the body's values are traced, numbers among them; the results Scalar (literals alone stay numbers)", () => {
+    const g = grad((x) => {
+      const [c, ys] = scan(([y, k], xi) => {
+        expectTypeOf(y).toEqualTypeOf<Real>();
+        expectTypeOf(k).toEqualTypeOf<Real>();
+        expectTypeOf(xi).toEqualTypeOf<Real>();
+        return [[mul(y, xi), add(k, 1)], sin(y)];
+      }, [x, 0], [1, 2, 3]);
+      expectTypeOf(c).toEqualTypeOf<[Scalar, Scalar]>();
+      expectTypeOf(ys).toEqualTypeOf<Scalar[]>();
+      expect(kind([c, ys])).toEqual([["Real", "number"], ["Real", "Real", "Real"]]);
+      return add(c[0], ys[0]);
+    }, 0.5);
+    expectTypeOf(g).toEqualTypeOf<number>();
+    expect(g).toBeCloseTo(6 + Math.cos(0.5), 14);
+  });
+
+  it("where init may be either (typed Scalar), so may the body's values and the results", () => {
+    const f = (x: Scalar) => {
+      const [c, ys] = scan((y, xi) => {
+        expectTypeOf(y).toEqualTypeOf<Scalar>();
+        expectTypeOf(xi).toEqualTypeOf<Scalar>();
+        return [mul(y, xi), y];
+      }, x, [2, 3]);
+      expectTypeOf(c).toEqualTypeOf<Scalar>();
+      expectTypeOf(ys).toEqualTypeOf<Scalar[]>();
+      return c;
+    };
+    expect(kind(f(1))).toBe("number");
+    expect(grad((x) => (expect(kind(f(x))).toBe("Real"), f(x)), 1)).toBe(6);
+  });
+
+  it("checkpoint(f) has f's type", () => {
+    const layer = checkpoint((h: Scalar, w: Scalar) => add(mul(w, sin(h)), h));
+    expectTypeOf(layer).toEqualTypeOf<(h: Scalar, w: Scalar) => Scalar>();
+    const out = layer(0.5, 2);
+    expect(out).toBe(2 * Math.sin(0.5) + 0.5);
+    const g = grad((p) => layer(layer(p[0], p[1]), p[1]), [0.5, 2]);
+    expectTypeOf(g).toEqualTypeOf<[number, number]>();
+    expect(kind(g)).toEqual(["number", "number"]);
   });
 });

@@ -116,6 +116,18 @@ describe("origins of an rd's lets", () => {
     }
   });
 
+  it("a loop run as a scan: its scan instruction, and what reads it, are the call's that entered the loop", () => {
+    const source = "letrec loop(p: real * real): real = let <i, y> = p in if i < 100 then loop(<i + 1, 0.9 * y + 0.1 * sin(y)>) else y in grad_0.3(x: real. loop(<0, x>))";
+    const [rd] = rds(source);
+    const trace = lets(rd.trace);
+    expect([...trace.values()].map(opOfLet)).toEqual(["scan", "scanOut"]);
+    for (const k of trace.keys()) {
+      const M = rd.origins.trace.get(k);
+      expect(M?.kind, `v${k}`).toBe("call");
+      expect(M!.pos.col).toBe(source.indexOf("loop(<0, x>)") + 1);
+    }
+  });
+
   it("no origins are recorded (or rds reported) without onRd", () => {
     expect(runProgram("grad_2(x: real. sin(x) * x)").value).toBeCloseTo(Math.sin(2) + 2 * Math.cos(2), 12);
   });

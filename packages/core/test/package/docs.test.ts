@@ -26,7 +26,7 @@ import { checkThrows } from "../helpers/throws.js";
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url));
 const cache = join(root, "packages", "core", "node_modules", ".cache", "wengert-docs");
-const GUIDES = ["docs/forward-mode.md", "docs/jacobians.md", "docs/define-op.md", "docs/checking.md"];
+const GUIDES = ["docs/forward-mode.md", "docs/jacobians.md", "docs/define-op.md", "docs/checking.md", "docs/scan.md"];
 
 interface Example {
   readonly name: string;

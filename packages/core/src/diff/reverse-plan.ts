@@ -1,0 +1,317 @@
+/**
+ * @file The plan of a scan's reverse sweep, decided ahead from the structure alone: which
+ * cotangents each iteration's block starts from (a pattern), and each pattern's block
+ * derivative term `D` (the body's term, then Fig. 6 applied to it with those cotangents
+ * seeded). See scan-reverse.ts for what a block is and why the states are seeded.
+ */
+import { size } from "@wengert/ops";
+import type { Body } from "../trace/body.js";
+import type { ScanParams } from "../trace/scan-ops.js";
+import { TraceTerm } from "../trace/term.js";
+import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
+import type { Interpreter } from "../eval/interpreter.js";
+import { byStructure, type CompiledBlock } from "../jit/scan-code.js";
+import { Runs } from "./runs.js";
+import type { Emitted } from "./place.js";
+
+/** differentiate.ts's signature, with the blocks' option (scan-reverse runs it on a body's term). */
+export type Differentiate = (term: TraceTerm, sink: Trace, seeds: readonly number[], placement: null, split?: { readonly pieces: readonly { readonly v: number; readonly atom: number }[] }) => Emitted;
+
+const UNIT = { kind: "tuple", items: [] } as const;
+
+/**
+ * A cotangent's two parts, as the written-out sweep keeps them until its variable is
+ * settled: the dense sum (part 0) and, for a tensor, the pieces (part 1) gathered from
+ * slices and indices, placed by one embed (differentiate.ts).
+ */
+export const PARTS = 2;
+
+/** Per body: the distinct variables whose cotangents a block starts from (its computed outputs), and what they are. */
+export interface Outs {
+  /** Computed, non-literal output variables: the carry′ leaves that are computed, then the written ys. */
+  readonly w: Int32Array;
+  /** For each: the carry leaf k it is (-1: none). */
+  readonly carry: Int32Array;
+  /** For each: its slot among the written variables (-1: none). */
+  readonly slot: Int32Array;
+  /** Per carry leaf k: the slot of carry′ k among the written variables (-1: not written). */
+  readonly carrySlot: Int32Array;
+}
+
+function outsOf(body: Body, obs: Int32Array): Outs {
+  const w: number[] = [];
+  const carry: number[] = [];
+  const slot: number[] = [];
+  const lit = body.literalOnly;
+  body.carryOut.forEach((v, k) => {
+    if (body.carryKind[k] !== "internal") return;
+    w.push(v);
+    carry.push(k);
+    slot.push(obs.indexOf(v));
+  });
+  obs.forEach((v, s) => {
+    if (lit[v] || w.includes(v)) return;
+    w.push(v);
+    carry.push(-1);
+    slot.push(s);
+  });
+  const carrySlot = Int32Array.from(body.carryOut, (v, k) => (body.carryKind[k] === "internal" || body.carryKind[k] === "literal" ? obs.indexOf(v) : -1));
+  return { w: Int32Array.from(w), carry: Int32Array.from(carry), slot: Int32Array.from(slot), carrySlot };
+}
+
+/** One block's derivative term for one pattern of present cotangents. */
+export interface BlockDerivative {
+  readonly term: TraceTerm;
+  /** The seeded parts of Outs.w (2j + part), then the inputs' parts it starts from (2k + part), in order. */
+  readonly outs: readonly number[];
+  readonly ins: readonly number[];
+  /** The inputs' parts it returns (2k + part), in order; and which are present. */
+  readonly results: readonly number[];
+  readonly present: Uint8Array;
+  interpreter: Interpreter | null;
+  /** Its middle iterations as JavaScript (bodies of reals), once compiled. */
+  compiled?: CompiledBlock;
+}
+
+/**
+ * `D` for a block: the body's term, then its derivative with the parts `outs` of
+ * Outs.w seeded and the inputs' parts `ins` starting from given cotangents. Its inputs:
+ * the body's, then those cotangents; its outputs: the present parts of the cotangents of
+ * the body's inputs that are not literals.
+ */
+function blockDerivative(body: Body, o: Outs, outs: number[], ins: number[], differentiate: Differentiate): BlockDerivative {
+  const tape = body.term.tape;
+  const nin = body.nc + body.nx + body.np;
+  const vars = [...outs.map((e) => o.w[e >> 1]), ...ins.map((e) => body.inputVar[e >> 1])];
+  const parts = [...outs, ...ins].map((e) => e & 1);
+  const sink = sinkFor(tape, "scan", false);
+  const atoms = vars.map((v, j) => {
+    const dims = tape.dims(v);
+    return dims.length === 0 ? sink.tape.input(nin + j, 0) : sink.tape.tensorInput(nin + j, { dims, data: new Float64Array(size(dims)) });
+  });
+  const dense = vars.filter((_v, j) => parts[j] === 0);
+  const target = new TraceTerm(tape, [{ name: "in", shape: UNIT, atoms: [] }], { shape: UNIT, atoms: dense });
+  const pieces = vars.flatMap((v, j) => (parts[j] === 1 ? [{ v, atom: atoms[j] }] : []));
+  const d = differentiate(
+    target,
+    sink,
+    atoms.filter((_a, j) => parts[j] === 0),
+    null,
+    { pieces },
+  );
+  closeTrace(sink);
+  const results: number[] = [];
+  const out: number[] = [];
+  const present = new Uint8Array(PARTS * nin);
+  for (let k = 0; k < nin; k++) {
+    if (body.literal[k]) continue;
+    if (d.present![k]) {
+      present[2 * k] = 1;
+      results.push(2 * k);
+      out.push(d.results[k]);
+    }
+    const piece = d.pieceResults?.[k] ?? -1;
+    if (piece >= 0) {
+      present[2 * k + 1] = 1;
+      results.push(2 * k + 1);
+      out.push(piece);
+    }
+  }
+  const term = new TraceTerm(sink.tape, [{ name: "in", shape: UNIT, atoms: [] }], { shape: UNIT, atoms: out });
+  return { term, outs, ins, results, present, interpreter: null };
+}
+
+/** The reverse sweep of one scan decided ahead: each iteration's pattern, each pattern's term. */
+export interface ReversePlan {
+  readonly patterns: BlockDerivative[];
+  /** Per iteration: its pattern's index. */
+  readonly at: Runs;
+  /** Per argument of the scan and part (2a + part): whether its cotangent comes out present. */
+  readonly present: Uint8Array;
+}
+
+/** Where a scanGrad's inputs are: which outputs of the scan were seeded, which arguments held cotangents (by part). */
+export interface ReverseInputs {
+  /** Per written slot and part ((r·|obs| + s)·2 + part): seeded. */
+  readonly seedObs: Uint8Array;
+  /** Per carry leaf and part: its final value seeded (when not written as an obs). */
+  readonly seedFinal: Uint8Array;
+  /** Per argument and part: its cotangent so far present (and needed: active). */
+  readonly acc: Uint8Array;
+  /** Per argument: whether its cotangent is wanted (it is active). */
+  readonly need: Uint8Array;
+}
+
+/** Per body structure and written variables: the outputs' roles, and the block derivatives made so far (by pattern). */
+interface BodyCache {
+  readonly outs: Outs;
+  readonly derivatives: Map<string, BlockDerivative>;
+}
+
+const byBody = new WeakMap<Body, Map<Int32Array, BodyCache>>();
+
+export function cacheFor(body: Body, obs: Int32Array): BodyCache {
+  let mine = byBody.get(body);
+  if (mine === undefined) byBody.set(body, (mine = new Map()));
+  let c = mine.get(obs);
+  if (c === undefined) {
+    // by structure, not by object: a body traced again by a later call reuses the terms (and their compiled code)
+    mine.set(obs, (c = byStructure(body, `D${obs.join(",")}`, () => ({ outs: outsOf(body, obs), derivatives: new Map<string, BlockDerivative>() }))));
+  }
+  return c;
+}
+
+/** Where each state of a block comes from, for iteration r of n (the plan and the run read the same rules). */
+export interface Sources<T> {
+  chain(k: number, part: number): T;
+  identity(k: number, part: number): T;
+  p(q: number, part: number): T;
+  seedObs(r: number, s: number, part: number): T;
+  seedFinal(k: number, part: number): T;
+  acc(a: number, part: number): T;
+  none: T;
+}
+
+/** The state a block at iteration r starts from for output part 2j + part. */
+export function outState<T>(o: Outs, j: number, part: number, r: number, n: number, src: Sources<T>): T {
+  const k = o.carry[j];
+  if (k >= 0 && r < n - 1) return src.chain(k, part);
+  if (o.slot[j] >= 0) return src.seedObs(r, o.slot[j], part);
+  return k >= 0 ? src.seedFinal(k, part) : src.none;
+}
+
+/** The state a block at iteration r starts from for input k's part. */
+export function inState<T>(body: Body, o: Outs, k: number, part: number, r: number, n: number, src: Sources<T>): T {
+  if (k < body.nc) {
+    if (body.carryKind[k] === "identity") return src.identity(k, part);
+    if (body.carryKind[k] !== "internal") return src.none;
+    if (r === 0) return src.acc(k, part);
+    return o.carrySlot[k] >= 0 ? src.seedObs(r - 1, o.carrySlot[k], part) : src.none;
+  }
+  if (k < body.nc + body.nx) return src.acc(body.nc + r * body.nx + (k - body.nc), part);
+  return src.p(k - body.nc - body.nx, part);
+}
+
+/** The plan: which cotangents each block starts from, iteration by iteration from the last (structure only). */
+export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate): ReversePlan {
+  const { body, n } = p;
+  const obs = p.layout.obs;
+  const { outs: o, derivatives } = cacheFor(body, obs);
+  const nobs = obs.length;
+  const nin = body.nc + body.nx + body.np;
+  const nargs = body.nc + n * body.nx + body.np;
+  const chain = new Uint8Array(PARTS * body.nc);
+  const identity = new Uint8Array(PARTS * body.nc);
+  const pAcc = new Uint8Array(PARTS * body.np);
+  for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "identity" && !body.literal[k]) for (let part = 0; part < PARTS; part++) identity[2 * k + part] = inputs.acc[2 * k + part];
+  for (let q = 0; q < body.np; q++) for (let part = 0; part < PARTS; part++) pAcc[2 * q + part] = inputs.acc[2 * (nargs - body.np + q) + part];
+  const src: Sources<number> = {
+    chain: (k, part) => chain[2 * k + part],
+    identity: (k, part) => identity[2 * k + part],
+    p: (q, part) => pAcc[2 * q + part],
+    seedObs: (r, s, part) => inputs.seedObs[2 * (r * nobs + s) + part],
+    seedFinal: (k, part) => inputs.seedFinal[2 * k + part],
+    acc: (a, part) => inputs.acc[2 * a + part],
+    none: 0,
+  };
+  const patterns: BlockDerivative[] = [];
+  const index = new Map<BlockDerivative, number>();
+  const at = new Runs(-1);
+  const argPresent = new Uint8Array(PARTS * nargs);
+  const outs: number[] = [];
+  const ins: number[] = [];
+  // a pattern's key as a number when its bits fit (a loop of a million iterations makes as many), else a string
+  const small = PARTS * (o.w.length + nin) <= 30;
+  const numbers = new Map<number, number>();
+  let last: number | string = -1;
+  let lastIndex = -1;
+  // a middle iteration whose outside inputs (seeds, x's cotangents) are the next one's, starting from the
+  // presence that one started from, has its pattern: a steady loop is decided in O(1) per iteration
+  let steady = false;
+  const sameRow = (flags: Uint8Array, width: number, r: number, r2: number): boolean => {
+    for (let e = 0; e < width; e++) if (flags[r * width + e] !== flags[r2 * width + e]) return false;
+    return true;
+  };
+  const sameX = (r: number): boolean => {
+    for (let e = 0; e < PARTS * body.nx; e++) if (inputs.acc[PARTS * (body.nc + r * body.nx) + e] !== inputs.acc[PARTS * (body.nc + (r + 1) * body.nx) + e]) return false;
+    return true;
+  };
+  const outside = (r: number): boolean => sameRow(inputs.seedObs, PARTS * nobs, r, r + 1) && sameRow(inputs.seedObs, PARTS * nobs, r - 1, r) && sameX(r);
+  const before = new Uint8Array(chain.length + identity.length + pAcc.length);
+  const snapshot = (into: Uint8Array): void => {
+    into.set(chain, 0);
+    into.set(identity, chain.length);
+    into.set(pAcc, chain.length + identity.length);
+  };
+  for (let r = n - 1; r >= 0; r--) {
+    if (steady && r > 1 && r < n - 2 && nobs === 0 && body.nx === 0) {
+      // nothing comes from outside per iteration: the pattern holds down to iteration 1
+      at.set(r, lastIndex);
+      r = 1;
+      continue;
+    }
+    if (steady && r > 0 && r < n - 2 && outside(r)) {
+      at.set(r, lastIndex);
+      const d = patterns[lastIndex];
+      for (let l = 0; l < body.nx; l++) for (let part = 0; part < PARTS; part++) argPresent[2 * (body.nc + r * body.nx + l) + part] = d.present[2 * (body.nc + l) + part];
+      continue;
+    }
+    snapshot(before);
+    outs.length = 0;
+    ins.length = 0;
+    let bits = 0;
+    for (let j = 0; j < o.w.length; j++)
+      for (let part = 0; part < PARTS; part++)
+        if (outState(o, j, part, r, n, src)) {
+          outs.push(2 * j + part);
+          bits |= 1 << (2 * j + part);
+        }
+    for (let k = 0; k < nin; k++)
+      if (!body.literal[k])
+        for (let part = 0; part < PARTS; part++)
+          if (inState(body, o, k, part, r, n, src)) {
+            ins.push(2 * k + part);
+            bits |= 1 << (PARTS * o.w.length + 2 * k + part);
+          }
+    const key: number | string = small ? bits : `${outs.join(",")}|${ins.join(",")}`;
+    if (key !== last && small && numbers.has(bits)) {
+      last = key;
+      lastIndex = numbers.get(bits)!;
+    } else if (key !== last) {
+      const name = `${outs.join(",")}|${ins.join(",")}`;
+      let d = derivatives.get(name);
+      if (d === undefined) derivatives.set(name, (d = blockDerivative(body, o, [...outs], [...ins], differentiate)));
+      let i = index.get(d);
+      if (i === undefined) {
+        index.set(d, (i = patterns.length));
+        patterns.push(d);
+      }
+      if (small) numbers.set(bits, i);
+      last = key;
+      lastIndex = i;
+    }
+    const d = patterns[lastIndex];
+    at.set(r, lastIndex);
+    for (let part = 0; part < PARTS; part++) {
+      for (let k = 0; k < body.nc; k++) {
+        if (body.carryKind[k] === "internal") chain[2 * k + part] = d.present[2 * k + part];
+        else if (body.carryKind[k] === "identity" && !body.literal[k]) identity[2 * k + part] = d.present[2 * k + part];
+      }
+      for (let l = 0; l < body.nx; l++) argPresent[2 * (body.nc + r * body.nx + l) + part] = d.present[2 * (body.nc + l) + part];
+      for (let q = 0; q < body.np; q++) pAcc[2 * q + part] = d.present[2 * (body.nc + body.nx + q) + part];
+    }
+    const after = new Uint8Array(before.length);
+    snapshot(after);
+    steady = after.every((b, e) => b === before[e]);
+  }
+  for (let part = 0; part < PARTS; part++) {
+    for (let k = 0; k < body.nc; k++) {
+      const kind = body.carryKind[k];
+      argPresent[2 * k + part] = kind === "internal" ? chain[2 * k + part] : kind === "identity" && !body.literal[k] ? identity[2 * k + part] : 0;
+    }
+    for (let q = 0; q < body.np; q++) argPresent[2 * (nargs - body.np + q) + part] = pAcc[2 * q + part];
+  }
+  // an argument that held a cotangent still holds it
+  for (let a = 0; a < nargs; a++) for (let part = 0; part < PARTS; part++) argPresent[2 * a + part] = (argPresent[2 * a + part] | inputs.acc[2 * a + part]) & inputs.need[a];
+  return { patterns, at, present: argPresent };
+}

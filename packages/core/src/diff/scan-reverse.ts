@@ -1,0 +1,128 @@
+/**
+ * @file A scan's reverse sweep at the outermost level: one `scanGrad` instruction that
+ * runs the body's derivative term backwards over the iterations, with the carries
+ * recomputed from checkpoints.
+ *
+ * Written out, the loop is one block of instructions per iteration, and the reverse sweep
+ * (differentiate.ts) runs over the blocks from the last to the first, each variable's
+ * cotangent accumulated with `+` in that order. The body's derivative term (Fig. 6
+ * applied to the body's term, the body's own instructions replayed in front: a term `D`,
+ * made once) computes one block's part of that sweep, given where it starts: the
+ * cotangents its outputs have gathered (from the next iteration, from uses after the
+ * loop) and those its inputs hold already (a captured value's running sum, a carry used
+ * after the loop). `D` takes them as inputs, seeded first, and returns its inputs'
+ * cotangents, so the sums are the written-out sweep's, in its order, to the last bit. A
+ * cotangent that is the symbolic zero stays one: `D` is made per pattern of which
+ * cotangents are present (the plan, decided ahead from the structure alone).
+ *
+ * The carries of the forward run are stored at checkpoints and recomputed segment by
+ * segment (ScanOptions.checkpoint); each iteration's other values are recomputed by `D`.
+ */
+import type { Dims } from "@wengert/ops";
+import { size } from "@wengert/ops";
+import { scanCodes, scanOutputs, isScanCode, hasScans, type DerivedParams, type ScanParams, type ScanOutParams } from "../trace/scan-ops.js";
+import type { TraceTerm } from "../trace/term.js";
+import type { Trace } from "../trace/tracer.js";
+import { WengertError } from "../errors.js";
+import { activity } from "./place.js";
+import { PARTS, planReverse, type Differentiate, type ReverseInputs } from "./reverse-plan.js";
+import { reverseRun } from "../eval/scan-reverse-run.js";
+
+export type { Differentiate } from "./reverse-plan.js";
+
+/** What differentiate.ts lends a scan's reverse sweep. */
+export interface CotangentState {
+  /** Each variable's dense cotangent so far (-1: the symbolic zero). */
+  readonly ct: Int32Array;
+  /** A tensor variable's pending pieces placed by one embed and taken away (-1: none). */
+  pending(v: number): number;
+  /** Set a variable's dense cotangent and its pieces (one whole piece, or -1): the scan's sums include what it held. */
+  replace(v: number, c: number, whole: number): void;
+}
+
+export interface ScanSweep {
+  /** Whether instruction i is a scan's (handled here: a scan's reverse emitted, an output's cotangent left for its scan). */
+  at(i: number, state: CotangentState): boolean;
+}
+
+/** The scans of a term being differentiated at the outermost level (null if it has none). */
+export function scanSweep(term: TraceTerm, sink: Trace, differentiate: Differentiate): ScanSweep | null {
+  if (!hasScans(term.tape)) return null;
+  const tape = term.tape;
+  const codes = scanCodes();
+  const outputsOf = scanOutputs(tape);
+  let active: Uint8Array | null = null;
+  return {
+    at(i, state) {
+      const code = tape.op[i];
+      if (!isScanCode(code)) return false;
+      if (code === codes.scanOut) return true;
+      if (code !== codes.scan) throw new WengertError("internal: a scan's derivative instruction in a term differentiated again.");
+      active ??= activity(term);
+      emitReverse(tape.params(i) as ScanParams, tape.args(i), outputsOf.get(i) ?? [], tape, sink, state, active, differentiate);
+      return true;
+    },
+  };
+}
+
+/** Emit the reverse sweep of the scan instruction (its args, its outputs' instructions) into the sink. */
+function emitReverse(p: ScanParams, args: readonly number[], outputs: readonly number[], tape: TraceTerm["tape"], sink: Trace, state: CotangentState, active: Uint8Array, differentiate: Differentiate): void {
+  const { body, n, layout } = p;
+  const codes = scanCodes();
+  const nobs = layout.obs.length;
+  const seedObs = new Uint8Array(PARTS * n * nobs);
+  const seedFinal = new Uint8Array(PARTS * body.nc);
+  // the seeds (outputs' cotangents) by offset and part, then the arguments' cotangents held
+  const seedAtoms = new Map<number, number>();
+  for (const j of outputs) {
+    const q = tape.params(j) as ScanOutParams;
+    if (q.held) continue;
+    const parts = [state.ct[j], tape.dims(j).length === 0 ? -1 : state.pending(j)];
+    const r = Math.floor(q.offset / layout.width);
+    const flag = q.offset < n * layout.width ? (part: number) => (seedObs[2 * (r * nobs + layout.obsOffset.indexOf(q.offset - r * layout.width)) + part] = 1) : (part: number) => (seedFinal[2 * layout.carryOffset.indexOf(q.offset) + part] = 1);
+    parts.forEach((c, part) => {
+      if (c < 0) return;
+      seedAtoms.set(2 * q.offset + part, c);
+      flag(part);
+    });
+  }
+  const need = Uint8Array.from(args, (v) => active[v]);
+  const acc = new Uint8Array(PARTS * args.length);
+  const accAtoms: number[] = [];
+  args.forEach((v, a) => {
+    if (!need[a]) return;
+    const parts = [state.ct[v], tape.dims(v).length === 0 ? -1 : state.pending(v)];
+    parts.forEach((c, part) => {
+      if (c < 0) return;
+      acc[2 * a + part] = 1;
+      accAtoms.push(c);
+    });
+  });
+  const inputs: ReverseInputs = { seedObs, seedFinal, acc, need };
+  // the same scan differentiated again (a loop's gradient call after call): the plan made then
+  const key = inputs.seedObs.length + inputs.acc.length < 512 ? `${p.n}|${p.layout.obs.join(",")}|${inputs.seedObs.join("")}|${inputs.seedFinal.join("")}|${inputs.acc.join("")}|${inputs.need.join("")}` : null;
+  const known = key === null ? undefined : (p.body.plans.get(key) as ReturnType<typeof planReverse> | undefined);
+  const plan = known ?? planReverse(p, inputs, differentiate);
+  if (key !== null && known === undefined && p.body.plans.size < 16) p.body.plans.set(key, plan);
+  const seedOrder = [...seedAtoms.keys()].sort((x, y) => x - y);
+  const dimsOf = (a: number): Dims => tape.dims(args[a]);
+  const offsets: number[] = [];
+  let length = 0;
+  for (let e = 0; e < PARTS * args.length; e++) {
+    offsets.push(length);
+    if (plan.present[e]) length += size(dimsOf(e >> 1));
+  }
+  const params: DerivedParams = {
+    scan: p,
+    length,
+    what: "reverse",
+    run: (values) => reverseRun(p, plan, inputs, seedOrder, values, offsets, length),
+  };
+  const grad = sink.recordOp(codes.scanGrad, [...args, ...seedOrder.map((o) => seedAtoms.get(o)!), ...accAtoms], params);
+  const read = (e: number): number => (plan.present[e] ? sink.recordOp(codes.scanOut, [grad], { offset: offsets[e], dims: dimsOf(e >> 1), held: false }) : -1);
+  for (let a = 0; a < args.length; a++) {
+    if (!need[a] || (!plan.present[2 * a] && !plan.present[2 * a + 1])) continue;
+    state.replace(args[a], read(2 * a), read(2 * a + 1));
+  }
+}
+

@@ -1,0 +1,212 @@
+/**
+ * @file A scan's forward sweep at the outermost level: one `scanTangent` instruction that
+ * runs the body's tangent term forward over the iterations, the carries and their
+ * tangents together.
+ *
+ * The body's tangent term `T` (pushforward.ts applied to the body's term, its own
+ * instructions in front) computes one block of the written-out forward sweep from the
+ * iteration's carry, x, captured values and their tangents. A tangent that is the
+ * symbolic zero stays one (a term per pattern of present tangents, decided ahead), so
+ * the numbers are the written-out sweep's.
+ */
+import type { Buf, Dims } from "@wengert/ops";
+import { size } from "@wengert/ops";
+import type { Body } from "../trace/body.js";
+import { scanCodes, scanOutputs, isScanCode, hasScans, writeAt, type DerivedParams, type ScanParams, type ScanOutParams } from "../trace/scan-ops.js";
+import { TraceTerm } from "../trace/term.js";
+import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
+import { Interpreter } from "../eval/interpreter.js";
+import { WengertError } from "../errors.js";
+import type { Transform } from "./place.js";
+import { Runs } from "./runs.js";
+
+export interface ScanTangents {
+  /** Whether instruction i is a scan's (a scan's tangents emitted, and its outputs' set in `dt`). */
+  at(i: number, dt: Int32Array): boolean;
+}
+
+const UNIT = { kind: "tuple", items: [] } as const;
+
+export function scanTangents(term: TraceTerm, sink: Trace, pushforward: Transform): ScanTangents | null {
+  if (!hasScans(term.tape)) return null;
+  const tape = term.tape;
+  const codes = scanCodes();
+  const outputsOf = scanOutputs(tape);
+  return {
+    at(i, dt) {
+      const code = tape.op[i];
+      if (!isScanCode(code)) return false;
+      if (code === codes.scanOut) return true;
+      if (code !== codes.scan) throw new WengertError("internal: a scan's derivative instruction in a term pushed forward again.");
+      emitTangent(tape.params(i) as ScanParams, tape.args(i), outputsOf.get(i) ?? [], tape, sink, dt, pushforward);
+      return true;
+    },
+  };
+}
+
+/** One block's tangent term for one pattern of present input tangents. */
+interface BlockTangent {
+  readonly term: TraceTerm;
+  /** The inputs whose tangents it takes (in order). */
+  readonly ins: readonly number[];
+  /** Per carry leaf: whether carry′'s tangent comes out present; per written slot, likewise. */
+  readonly carryPresent: Uint8Array;
+  readonly obsPresent: Uint8Array;
+  interpreter: Interpreter | null;
+}
+
+/**
+ * `T`: the body's term, then its tangents. Inputs: the body's, then the present
+ * tangents `ins`; outputs: carry′ (the leaves that change), carry′'s present tangents,
+ * the written slots' present tangents.
+ */
+function blockTangent(body: Body, obs: Int32Array, ins: number[], pushforward: Transform): BlockTangent {
+  const tape = body.term.tape;
+  const nin = body.nc + body.nx + body.np;
+  const sink = sinkFor(tape, "scan", false);
+  const tangents = new Array<number>(nin).fill(-1);
+  ins.forEach((k, j) => {
+    const dims = tape.dims(body.inputVar[k]);
+    tangents[k] = dims.length === 0 ? sink.tape.input(nin + j, 0) : sink.tape.tensorInput(nin + j, { dims, data: new Float64Array(size(dims)) });
+  });
+  const outs = [...body.carryOut, ...obs];
+  const target = new TraceTerm(tape, [{ name: "in", shape: UNIT, atoms: [] }], { shape: UNIT, atoms: outs });
+  const d = pushforward(target, sink, tangents, null);
+  closeTrace(sink);
+  const carryPresent = new Uint8Array(body.nc);
+  const obsPresent = new Uint8Array(obs.length);
+  const atoms: number[] = [];
+  body.carryOut.forEach((v, k) => body.carryKind[k] !== "identity" && atoms.push(d.outputs[k]));
+  body.carryOut.forEach((_v, k) => {
+    if (body.carryKind[k] !== "internal" || !d.present![k]) return;
+    carryPresent[k] = 1;
+    atoms.push(d.results[k]);
+  });
+  obs.forEach((_v, s) => {
+    if (!d.present![body.nc + s]) return;
+    obsPresent[s] = 1;
+    atoms.push(d.results[body.nc + s]);
+  });
+  const term = new TraceTerm(sink.tape, [{ name: "in", shape: UNIT, atoms: [] }], { shape: UNIT, atoms });
+  return { term, ins, carryPresent, obsPresent, interpreter: null };
+}
+
+const tangentTerms = new WeakMap<Body, Map<string, BlockTangent>>();
+
+interface TangentPlan {
+  readonly patterns: BlockTangent[];
+  readonly at: Runs;
+  /** Offsets of the present tangents in the packed value: per written slot (r·|obs| + s), per carry leaf; -1 absent. */
+  readonly obsOffset: Int32Array;
+  readonly carryOffset: Int32Array;
+  readonly length: number;
+}
+
+function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): TangentPlan {
+  const { body, n, layout } = p;
+  const obs = layout.obs;
+  const nin = body.nc + body.nx + body.np;
+  let terms = tangentTerms.get(body);
+  if (terms === undefined) tangentTerms.set(body, (terms = new Map()));
+  const chain = Uint8Array.from({ length: body.nc }, (_, k) => (body.literal[k] ? 0 : has[k]));
+  const patterns: BlockTangent[] = [];
+  const index = new Map<BlockTangent, number>();
+  const at = new Runs(1);
+  const obsOffset = new Int32Array(n * obs.length).fill(-1);
+  const carryOffset = new Int32Array(body.nc).fill(-1);
+  let length = 0;
+  const ins: number[] = [];
+  for (let r = 0; r < n; r++) {
+    ins.length = 0;
+    for (let k = 0; k < nin; k++) {
+      if (body.literal[k]) continue;
+      const present = k < body.nc ? chain[k] : k < body.nc + body.nx ? has[body.nc + r * body.nx + (k - body.nc)] : has[body.nc + n * body.nx + (k - body.nc - body.nx)];
+      if (present) ins.push(k);
+    }
+    const key = `${obs.join(",")}|${ins.join(",")}`;
+    let t = terms.get(key);
+    if (t === undefined) terms.set(key, (t = blockTangent(body, obs, [...ins], pushforward)));
+    let i = index.get(t);
+    if (i === undefined) {
+      index.set(t, (i = patterns.length));
+      patterns.push(t);
+    }
+    at.set(r, i);
+    obs.forEach((v, s) => {
+      if (!t!.obsPresent[s]) return;
+      obsOffset[r * obs.length + s] = length;
+      length += size(body.term.tape.dims(v));
+    });
+    for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "internal") chain[k] = t.carryPresent[k];
+  }
+  for (let k = 0; k < body.nc; k++) {
+    if (body.carryKind[k] !== "internal" || !chain[k] || obs.includes(body.carryOut[k])) continue;
+    carryOffset[k] = length;
+    length += size(body.inputDims[k]);
+  }
+  return { patterns, at, obsOffset, carryOffset, length };
+}
+
+function emitTangent(p: ScanParams, args: readonly number[], outputs: readonly number[], tape: TraceTerm["tape"], sink: Trace, dt: Int32Array, pushforward: Transform): void {
+  const { body, n, layout } = p;
+  const codes = scanCodes();
+  const has = Uint8Array.from(args, (v) => (dt[v] >= 0 ? 1 : 0));
+  const plan = planTangent(p, has, pushforward);
+  const tangentArgs = args.filter((v) => dt[v] >= 0).map((v) => dt[v]);
+  const params: DerivedParams = { scan: p, length: plan.length, what: "tangent", run: (values) => tangentRun(p, plan, has, values) };
+  const tan = sink.recordOp(codes.scanTangent, [...args, ...tangentArgs], params);
+  const nobs = layout.obs.length;
+  for (const j of outputs) {
+    const q = tape.params(j) as ScanOutParams;
+    if (q.held) continue;
+    let offset: number;
+    let dims: Dims;
+    if (q.offset < n * layout.width) {
+      const r = Math.floor(q.offset / layout.width);
+      const s = layout.obsOffset.indexOf(q.offset - r * layout.width);
+      offset = plan.obsOffset[r * nobs + s];
+      dims = body.term.tape.dims(layout.obs[s]);
+    } else {
+      const k = layout.carryOffset.indexOf(q.offset);
+      offset = plan.carryOffset[k];
+      dims = body.inputDims[k];
+    }
+    dt[j] = offset < 0 ? -1 : sink.recordOp(codes.scanOut, [tan], { offset, dims, held: false });
+  }
+}
+
+function tangentRun(p: ScanParams, plan: TangentPlan, has: Uint8Array, values: readonly Buf[]): Float64Array {
+  const { body, n, layout } = p;
+  const nargs = body.nc + n * body.nx + body.np;
+  const obs = layout.obs;
+  const tangentOf: (Buf | null)[] = new Array<Buf | null>(nargs).fill(null);
+  let next = nargs;
+  for (let a = 0; a < nargs; a++) if (has[a]) tangentOf[a] = values[next++];
+  const carry = values.slice(0, body.nc) as Buf[];
+  const chain: (Buf | null)[] = Array.from({ length: body.nc }, (_, k) => tangentOf[k]);
+  const pv = values.slice(body.nc + n * body.nx, nargs) as Buf[];
+  const out = new Float64Array(plan.length);
+  const inputs = new Array<Buf>(body.nc + body.nx + body.np);
+  for (let q = 0; q < body.np; q++) inputs[body.nc + body.nx + q] = pv[q];
+  for (let r = 0; r < n; r++) {
+    const t = plan.patterns[plan.at.at(r)];
+    for (let k = 0; k < body.nc; k++) inputs[k] = carry[k];
+    for (let l = 0; l < body.nx; l++) inputs[body.nc + l] = values[body.nc + r * body.nx + l];
+    const states = t.ins.map((k) => (k < body.nc ? chain[k] : k < body.nc + body.nx ? tangentOf[body.nc + r * body.nx + (k - body.nc)] : tangentOf[body.nc + n * body.nx + (k - body.nc - body.nx)])!);
+    const it = (t.interpreter ??= new Interpreter(t.term.tape, t.term.output.atoms));
+    it.run([...inputs, ...states]);
+    const atoms = t.term.output.atoms;
+    let j = 0;
+    const nextCarry = carry.slice();
+    for (let k = 0; k < body.nc; k++) if (body.carryKind[k] !== "identity") nextCarry[k] = it.take(atoms[j++]);
+    for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "internal") chain[k] = t.carryPresent[k] ? it.take(atoms[j++]) : null;
+    obs.forEach((_v, s) => {
+      if (!t.obsPresent[s]) return;
+      writeAt(out, plan.obsOffset[r * obs.length + s], it.value(atoms[j++]));
+    });
+    it.clear();
+    for (let k = 0; k < body.nc; k++) carry[k] = nextCarry[k];
+  }
+  for (let k = 0; k < body.nc; k++) if (plan.carryOffset[k] >= 0) writeAt(out, plan.carryOffset[k], chain[k]!);
+  return out;
+}

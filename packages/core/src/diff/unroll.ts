@@ -1,0 +1,120 @@
+/**
+ * @file A term's scan instructions written out: the loop as tracing it would have
+ * recorded it, iteration by iteration.
+ *
+ * A transformation emitting into an enclosing trace (a derivative that will be
+ * differentiated again) places the term there first (place.ts); where the term holds scan
+ * instructions it is this written-out term that is placed and transformed, so the
+ * enclosing trace holds exactly what the loop written out would give it, and higher
+ * derivatives are those of the loop, bit for bit. (The outermost transformation keeps
+ * the scan instructions: diff/scan-reverse.ts and diff/scan-tangent.ts.)
+ */
+import { WengertError } from "../errors.js";
+import type { Body } from "../trace/body.js";
+import { copyInstruction } from "../trace/body.js";
+import { CONST, FREE, INPUT } from "../trace/opcodes.js";
+import { hasScans, isScanCode, scanCodes, type ScanOutParams, type ScanParams } from "../trace/scan-ops.js";
+import { Tape } from "../trace/tape.js";
+import { TraceTerm } from "../trace/term.js";
+import type { Guard } from "../trace/tracer.js";
+import { ownedCopy } from "../trace/host-tensor.js";
+
+/**
+ * The term with its scans written out, and its placement (place.ts's, generic here: place.ts
+ * calls this) with the guards moved along (unchanged when there is no scan).
+ */
+export function unrolled<P extends { readonly guards: readonly Guard[] }>(term: TraceTerm, placement: P | null): { term: TraceTerm; placement: P | null } {
+  if (placement === null || !hasScans(term.tape)) return { term, placement };
+  const { term: out, map, guards } = writeOut(term);
+  const moved: Guard[] = [];
+  for (const g of placement.guards) if (map[g.a] >= 0 && map[g.b] >= 0) moved.push({ ...g, a: map[g.a], b: map[g.b] });
+  return { term: out, placement: { ...placement, guards: [...moved, ...guards] } };
+}
+
+/** The term written out; `map[v]` is v's variable there (-1 for a scan's packed value and its flag). */
+export function writeOut(term: TraceTerm): { term: TraceTerm; map: Int32Array; guards: Guard[] } {
+  const from = term.tape;
+  const to = new Tape();
+  const map = new Int32Array(from.length);
+  const w = new Writer(to);
+  for (let i = 0; i < from.length; i++) map[i] = w.copy(from, i, map);
+  const written = new TraceTerm(
+    to,
+    term.params.map((p) => ({ ...p, atoms: p.atoms.map((v) => map[v]) })),
+    { shape: term.output.shape, atoms: term.output.atoms.map((v) => map[v]) },
+  );
+  return { term: written, map, guards: w.guards };
+}
+
+/** Copies instructions into a tape, scans written out (nested ones too: the depth is the program's nesting, not a trace's length). */
+class Writer {
+  readonly guards: Guard[] = [];
+  private readonly codes = scanCodes();
+  /** Per tape and scan instruction: the variables of its outputs, by offset in its packed value. */
+  private readonly outputs = new Map<Tape, Map<number, Map<number, number>>>();
+
+  constructor(private readonly to: Tape) {}
+
+  /** Instruction i of `from` copied (its arguments through `map`); its variable, or -1 for a scan's own. */
+  copy(from: Tape, i: number, map: Int32Array): number {
+    const code = from.op[i];
+    const to = this.to;
+    if (code === FREE) return from.x[i] === 0 ? to.free(from.frees[from.a[i]], from.val[i]) : to.freeTensor(from.frees[from.a[i]], { dims: from.dims(i), data: from.buf(i) });
+    if (code === this.codes.scan) {
+      let byTape = this.outputs.get(from);
+      if (byTape === undefined) this.outputs.set(from, (byTape = new Map()));
+      byTape.set(i, this.unrollScan(from.params(i) as ScanParams, from.args(i).map((v) => map[v])));
+      return -1;
+    }
+    if (code === this.codes.scanOut) {
+      const p = from.params(i) as ScanOutParams;
+      return p.held ? -1 : this.outputs.get(from)!.get(from.args(i)[0])!.get(p.offset)!;
+    }
+    if (isScanCode(code)) throw new WengertError("internal: a derivative of a scan (scanGrad, scanTangent) in a term to transform again; those are emitted at the outermost level only.");
+    return copyInstruction(from, i, to, map);
+  }
+
+  /**
+   * The iterations of one scan instruction, each the body's term placed at that
+   * iteration's variables (the tape folds literals as tracing would). Returns its outputs'
+   * variables by offset; its decisions go to `guards`.
+   */
+  private unrollScan(p: ScanParams, args: readonly number[]): Map<number, number> {
+    const { body, n, layout } = p;
+    const tape = body.term.tape;
+    const out = body.term.output.atoms;
+    const to = this.to;
+    const carry = args.slice(0, body.nc);
+    const pAtoms = args.slice(body.nc + n * body.nx);
+    const at = new Int32Array(tape.length);
+    const literals = new Map<number, number>();
+    const result = new Map<number, number>();
+    for (let r = 0; r < n; r++) {
+      const xs = args.slice(body.nc + r * body.nx, body.nc + (r + 1) * body.nx);
+      const inputs = [...carry, ...xs, ...pAtoms];
+      for (let v = 0; v < tape.length; v++) {
+        const code = tape.op[v];
+        if (code === INPUT) at[v] = inputs[tape.a[v]];
+        else if (code === CONST && tape.x[v] !== 0) {
+          // one literal tensor for every iteration (as a captured array is one literal of the loop's trace)
+          let c = literals.get(v);
+          if (c === undefined) literals.set(v, (c = to.tensorConstant(ownedCopy({ dims: tape.dims(v), data: tape.buf(v) }))));
+          at[v] = c;
+        } else at[v] = this.copy(tape, v, at);
+      }
+      for (const g of body.guards) {
+        const ga = at[g.a];
+        const gb = at[g.b];
+        // a decision on literals alone is no decision of the loop's trace
+        if (to.op[ga] === CONST && to.op[gb] === CONST) continue;
+        this.guards.push({ ...g, a: ga, b: gb, distinct: g.distinct && ga !== gb });
+      }
+      layout.obs.forEach((v, s) => result.set(r * layout.width + layout.obsOffset[s], at[v]));
+      for (let k = 0; k < body.nc; k++) if (body.carryKind[k] !== "identity") carry[k] = at[out[k]];
+    }
+    for (let k = 0; k < body.nc; k++) result.set(layout.carryOffset[k], carry[k]);
+    return result;
+  }
+}
+
+export type { Body };

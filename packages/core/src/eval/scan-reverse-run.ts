@@ -1,0 +1,274 @@
+/**
+ * @file A scanGrad instruction's value: the reverse sweep of a scan run backwards over its
+ * iterations, each block's derivative term evaluated from the cotangents it starts from,
+ * the carries recomputed from checkpoints (or taken from the traced run). A body of reals
+ * runs its middle iterations as compiled blocks (jit/scan-code.ts); any other, each
+ * block's term interpreted, buffers handed back after their last use.
+ */
+import type { Buf } from "@wengert/ops";
+import type { Body } from "../trace/body.js";
+import { segmentLength, writeAt, type ScanParams } from "../trace/scan-ops.js";
+import { giveColumn, takeColumn } from "../trace/columns.js";
+import { runForward } from "./scan-forward.js";
+import { Interpreter } from "./interpreter.js";
+import { compiledBlock, scanCode } from "../jit/scan-code.js";
+import { cacheFor, inState, outState, PARTS, type BlockDerivative, type Outs, type ReverseInputs, type ReversePlan, type Sources } from "../diff/reverse-plan.js";
+
+/** Counters for tests: carries stored by the last reverse run (checkpoints, and at most at once), and its iterations swept. */
+export const reverseStats = { stored: 0, maxStored: 0, swept: 0 };
+
+/** The scanGrad's value: the cotangents of the scan's arguments (present parts, packed). */
+export function reverseRun(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, seedOrder: readonly number[], values: readonly Buf[], offsets: readonly number[], length: number): Float64Array {
+  return p.body.reals && scanCode.enabled ? reverseReals(p, plan, inputs, seedOrder, values as readonly number[], offsets, length) : reverseAny(p, plan, inputs, seedOrder, values, offsets, length);
+}
+
+/** reverseRun for any body: each block's term interpreted. */
+function reverseAny(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, seedOrder: readonly number[], values: readonly Buf[], offsets: readonly number[], length: number): Float64Array {
+  const { body, n, layout } = p;
+  const nargs = body.nc + n * body.nx + body.np;
+  const nin = body.nc + body.nx + body.np;
+  const carry0 = values.slice(0, body.nc) as Buf[];
+  const xAt = (r: number): Buf[] => values.slice(body.nc + r * body.nx, body.nc + (r + 1) * body.nx) as Buf[];
+  const pv = values.slice(body.nc + n * body.nx, nargs) as Buf[];
+  const seed = new Map<number, Buf>();
+  seedOrder.forEach((o, j) => seed.set(o, values[nargs + j]));
+  const held: (Buf | null)[] = new Array<Buf | null>(PARTS * nargs).fill(null);
+  let next = nargs + seedOrder.length;
+  for (let e = 0; e < PARTS * nargs; e++) if (inputs.acc[e]) held[e] = values[next++];
+  const { outs: o } = cacheFor(body, layout.obs);
+  // running cotangents, by part
+  const chain: (Buf | null)[] = new Array<Buf | null>(PARTS * body.nc).fill(null);
+  const identity: (Buf | null)[] = Array.from({ length: PARTS * body.nc }, (_, e) => (body.carryKind[e >> 1] === "identity" && !body.literal[e >> 1] ? held[e] : null));
+  const pAcc: (Buf | null)[] = Array.from({ length: PARTS * body.np }, (_, e) => held[PARTS * (nargs - body.np) + e]);
+  const xResult: (Buf | null)[] = new Array<Buf | null>(PARTS * n * body.nx).fill(null);
+  const src: Sources<Buf | null> = {
+    chain: (k, part) => chain[2 * k + part],
+    identity: (k, part) => identity[2 * k + part],
+    p: (q, part) => pAcc[2 * q + part],
+    seedObs: (r, s, part) => (s < 0 ? null : (seed.get(2 * (r * layout.width + layout.obsOffset[s]) + part) ?? null)),
+    seedFinal: (k, part) => seed.get(2 * layout.carryOffset[k] + part) ?? null,
+    acc: (a, part) => held[2 * a + part],
+    none: null,
+  };
+
+  // the carries: checkpoints every K iterations, then each segment's recomputed
+  const K = segmentLength(p.checkpoint, p.n);
+  const checkpoints: Buf[][] = [];
+  const copy = (c: readonly Buf[]): Buf[] => c.map((b) => (typeof b === "number" ? b : b.slice()));
+  const forward = (from: number, to: number, carry: Buf[], store: (i: number, c: readonly Buf[]) => void): void => {
+    runForward({ body, x: xAt, p: pv, from, to, checkFrom: n, reportTies: false, obs: null, write: null, store }, carry, false);
+  };
+  if (K < n) forward(0, n, carry0.slice(), (i, c) => i % K === 0 && checkpoints.push(copy(c)));
+  else checkpoints.push(carry0);
+  reverseStats.stored = checkpoints.length;
+  reverseStats.maxStored = checkpoints.length;
+  reverseStats.swept = 0;
+
+  const inputsOf = new Array<Buf>(nin);
+  for (let q = 0; q < body.np; q++) inputsOf[body.nc + body.nx + q] = pv[q];
+  const got: (Buf | null)[] = new Array<Buf | null>(PARTS * nin);
+  for (let seg = checkpoints.length - 1; seg >= 0; seg--) {
+    const lo = seg * K;
+    const hi = Math.min(n, lo + K);
+    const carries: Buf[][] = [];
+    forward(lo, hi, copy(checkpoints[seg]), (_i, c) => carries.push(copy(c)));
+    reverseStats.maxStored = Math.max(reverseStats.maxStored, checkpoints.length + carries.length);
+    for (let r = hi - 1; r >= lo; r--) {
+      const d = plan.patterns[plan.at.at(r)];
+      const c = carries[r - lo];
+      for (let k = 0; k < body.nc; k++) inputsOf[k] = c[k];
+      const x = xAt(r);
+      for (let l = 0; l < body.nx; l++) inputsOf[body.nc + l] = x[l];
+      const states: Buf[] = [];
+      for (const e of d.outs) states.push(outState(o, e >> 1, e & 1, r, n, src)!);
+      for (const e of d.ins) states.push(inState(body, o, e >> 1, e & 1, r, n, src)!);
+      const it = (d.interpreter ??= new Interpreter(d.term.tape, d.term.output.atoms));
+      it.run([...inputsOf, ...states]);
+      const out = d.term.output.atoms;
+      got.fill(null);
+      d.results.forEach((e, j) => (got[e] = it.take(out[j])));
+      it.clear();
+      for (let e = 0; e < PARTS * body.nc; e++) {
+        const kind = body.carryKind[e >> 1];
+        if (kind === "internal") chain[e] = got[e];
+        else if (kind === "identity" && !body.literal[e >> 1]) identity[e] = got[e];
+      }
+      for (let l = 0; l < body.nx; l++) for (let part = 0; part < PARTS; part++) xResult[PARTS * (r * body.nx + l) + part] = got[PARTS * (body.nc + l) + part] ?? held[PARTS * (body.nc + r * body.nx + l) + part];
+      for (let e = 0; e < PARTS * body.np; e++) pAcc[e] = got[PARTS * (body.nc + body.nx) + e];
+      reverseStats.swept++;
+    }
+  }
+  const out = new Float64Array(length);
+  const result = (e: number): Buf | null => {
+    const a = e >> 1;
+    if (a < body.nc) return body.carryKind[a] === "internal" ? chain[e] : body.carryKind[a] === "identity" ? identity[e] : null;
+    if (a < body.nc + n * body.nx) return xResult[e - PARTS * body.nc];
+    return pAcc[e - PARTS * (nargs - body.np)];
+  };
+  for (let e = 0; e < PARTS * nargs; e++) {
+    if (!plan.present[e]) continue;
+    writeAt(out, offsets[e], (result(e) ?? held[e])!);
+  }
+  return out;
+}
+
+/**
+ * reverseRun for a body of reals: the carries recomputed by compiled code into flat
+ * arrays, the middle iterations (0 < r < n − 1) by each pattern's compiled block, the
+ * first and last (whose cotangents come from elsewhere) interpreted.
+ */
+function reverseReals(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, seedOrder: readonly number[], values: readonly number[], offsets: readonly number[], length: number): Float64Array {
+  const { body, n, layout } = p;
+  const { nc, nx, np } = body;
+  const nargs = nc + n * nx + np;
+  const nobs = layout.obs.length;
+  const nin = nc + nx + np;
+  const X = Float64Array.from(values.slice(nc, nc + n * nx));
+  const P = Float64Array.from(values.slice(nc + n * nx, nargs));
+  // seeds and held cotangents, dense (reals have no pieces)
+  const S = new Float64Array(n * nobs);
+  const seedFinal = new Float64Array(nc);
+  seedOrder.forEach((o, j) => {
+    const offset = o >> 1;
+    const v = values[nargs + j];
+    if (offset < n * layout.width) S[Math.floor(offset / layout.width) * nobs + layout.obsOffset.indexOf(offset % layout.width)] = v;
+    else seedFinal[layout.carryOffset.indexOf(offset)] = v;
+  });
+  const held = new Float64Array(nargs);
+  let next = nargs + seedOrder.length;
+  for (let a = 0; a < nargs; a++) if (inputs.acc[2 * a]) held[a] = values[next++];
+  const A = held.subarray(nc, nc + n * nx);
+  // x's cotangents start as held: a block that returns one started from it
+  const XR = A.slice();
+  const { outs: o } = cacheFor(body, layout.obs);
+  // running cotangents: st = [chain (nc)][identity (nc)][captured (np)]
+  const st = new Float64Array(2 * nc + np);
+  for (let k = 0; k < nc; k++) if (body.carryKind[k] === "identity") st[nc + k] = held[k];
+  for (let q = 0; q < np; q++) st[2 * nc + q] = held[nargs - np + q];
+  // checkpoints (those the traced run stored, at these values; else a forward run), then each segment's carries
+  const forward = (from: number, to: number, carry: number[], storeOut: Float64Array, every: number): void => {
+    runForward({ body, x: () => [], p: Array.from(P), from, to, checkFrom: n, reportTies: false, obs: null, write: null, reals: { xs: X, obsOut: null, obsBase: 0, storeOut, storeFrom: from, storeEvery: every } }, carry, false);
+  };
+  const stash = takeStash(p, values.slice(0, nargs));
+  // every carry stored: one segment whose carries are there
+  const all = stash !== null && stash.every === 1 && n > 1;
+  const K = all ? n : (stash?.every ?? segmentLength(p.checkpoint, n));
+  const count = Math.ceil(n / K);
+  let checkpoints: Float64Array;
+  if (all) checkpoints = stash.carries.subarray(0, nc);
+  else if (stash !== null) checkpoints = stash.carries;
+  else {
+    checkpoints = takeColumn(Float64Array, count * nc);
+    if (K < n) forward(0, n, values.slice(0, nc), checkpoints, K);
+    else checkpoints.set(values.slice(0, nc));
+  }
+  reverseStats.stored = all ? n : count;
+  reverseStats.maxStored = all ? n : count;
+  reverseStats.swept = 0;
+  const C = all ? stash.carries : takeColumn(Float64Array, Math.min(K, n) * nc);
+  const interpretedStep = (r: number, cBase: number): void => {
+    const d = plan.patterns[plan.at.at(r)];
+    const src: Sources<number | null> = {
+      chain: (k) => st[k],
+      identity: (k) => st[nc + k],
+      p: (q) => st[2 * nc + q],
+      seedObs: (rr, s) => (s < 0 ? null : S[rr * nobs + s]),
+      seedFinal: (k) => seedFinal[k],
+      acc: (a) => held[a],
+      none: null,
+    };
+    const states: number[] = [];
+    for (const e of d.outs) states.push(outState(o, e >> 1, 0, r, n, src)!);
+    for (const e of d.ins) states.push(inState(body, o, e >> 1, 0, r, n, src)!);
+    const ins: number[] = [];
+    for (let k = 0; k < nc; k++) ins.push(C[(r - cBase) * nc + k]);
+    for (let l = 0; l < nx; l++) ins.push(X[r * nx + l]);
+    for (let q = 0; q < np; q++) ins.push(P[q]);
+    const it = (d.interpreter ??= new Interpreter(d.term.tape, d.term.output.atoms));
+    it.run([...ins, ...states]);
+    d.results.forEach((e, j) => {
+      const k = e >> 1;
+      const v = it.value(d.term.output.atoms[j]) as number;
+      if (k < nc) st[body.carryKind[k] === "internal" ? k : nc + k] = v;
+      else if (k < nc + nx) XR[r * nx + (k - nc)] = v;
+      else st[2 * nc + (k - nc - nx)] = v;
+    });
+    reverseStats.swept++;
+  };
+  for (let seg = count - 1; seg >= 0; seg--) {
+    const lo = seg * K;
+    const hi = Math.min(n, lo + K);
+    if (!all) forward(lo, hi, Array.from(checkpoints.subarray(seg * nc, (seg + 1) * nc)), C, 1);
+    reverseStats.maxStored = Math.max(reverseStats.maxStored, all ? n : count + (hi - lo));
+    let r = hi - 1;
+    while (r >= lo) {
+      if (r === n - 1 || r === 0) {
+        interpretedStep(r, lo);
+        r--;
+        continue;
+      }
+      // the middle iterations of one pattern, at once
+      const pattern = plan.at.at(r);
+      const end = Math.max(lo, 1, plan.at.end(r));
+      const d = plan.patterns[pattern];
+      // compiled once per block derivative (itself made once per body structure and pattern)
+      d.compiled ??= compiledBlock(d.term, body, wiring(body, o, nobs, d));
+      d.compiled(end, r + 1, C, lo, X, P, S, A, st, XR);
+      reverseStats.swept += r + 1 - end;
+      r = end - 1;
+    }
+  }
+  // the carries' buffers back to the pool of columns
+  if (stash !== null) giveColumn(stash.column);
+  else giveColumn(checkpoints);
+  if (!all) giveColumn(C);
+  const out = new Float64Array(length);
+  for (let a = 0; a < nargs; a++) {
+    if (!plan.present[2 * a]) continue;
+    let v: number;
+    if (a < nc) v = body.carryKind[a] === "internal" ? st[a] : st[nc + a];
+    else if (a < nc + n * nx) v = XR[a - nc];
+    else v = st[2 * nc + (a - nc - n * nx)];
+    out[offsets[2 * a]] = v;
+  }
+  void nin;
+  return out;
+}
+
+/** Where a block's states come from in a middle iteration, and where its results go (jit/scan-code.ts's BlockWiring). */
+function wiring(body: Body, o: Outs, nobs: number, d: BlockDerivative): { states: string[]; results: string[]; locals: string[] } {
+  const { nc, nx, np } = body;
+  const states: string[] = [];
+  for (const e of d.outs) {
+    const j = e >> 1;
+    states.push(o.carry[j] >= 0 ? `ch${o.carry[j]}` : `S[r * ${nobs} + ${o.slot[j]}]`);
+  }
+  for (const e of d.ins) {
+    const k = e >> 1;
+    if (k < nc) states.push(body.carryKind[k] === "identity" ? `id${k}` : `S[(r - 1) * ${nobs} + ${o.carrySlot[k]}]`);
+    else if (k < nc + nx) states.push(`A[r * ${nx} + ${k - nc}]`);
+    else states.push(`pa${k - nc - nx}`);
+  }
+  const results = d.results.map((e) => {
+    const k = e >> 1;
+    if (k < nc) return body.carryKind[k] === "identity" ? `id${k}` : `ch${k}`;
+    if (k < nc + nx) return `XR[r * ${nx} + ${k - nc}]`;
+    return `pa${k - nc - nx}`;
+  });
+  const locals = [...Array.from({ length: nc }, (_, k) => `ch${k}`), ...Array.from({ length: nc }, (_, k) => `id${k}`), ...Array.from({ length: np }, (_, q) => `pa${q}`)];
+  return { states, results, locals };
+}
+
+/** The carries the traced run stored, if the arguments are the values it ran at (taken: used once). */
+function takeStash(p: ScanParams, values: readonly number[]): { readonly carries: Float64Array; readonly column: Float64Array; readonly every: number } | null {
+  const stash = p.stash;
+  if (stash === null) return null;
+  p.stash = null;
+  for (let a = 0; a < values.length; a++) {
+    if (!Object.is(values[a], stash.values[a])) {
+      giveColumn(stash.column);
+      return null;
+    }
+  }
+  return stash;
+}
