@@ -32,7 +32,13 @@ export interface PolynomialScheduleOptions {
 
 /** (init − end)·(1 − t/T)^power + end over the transition, t clipped to [0, T]. */
 export function polynomialSchedule(options: PolynomialScheduleOptions): Schedule {
-  checkOptions("polynomialSchedule", options, { initValue: "number", endValue: "number", power: "number", transitionSteps: "number", transitionBegin: "number" });
+  checkOptions("polynomialSchedule", options, {
+    initValue: "number",
+    endValue: "number",
+    power: "number",
+    transitionSteps: "number",
+    transitionBegin: "number",
+  });
   required("polynomialSchedule", options, ["initValue", "endValue", "power", "transitionSteps"]);
   const { initValue, endValue, power, transitionSteps } = options;
   if (transitionSteps <= 0) return () => initValue;

@@ -174,7 +174,10 @@ export function treeUnflatten<T = Tree>(def: TreeDef<T>, leaves: readonly Leaf[]
       case "vector":
       case "ndarray": {
         if (next >= leaves.length) {
-          throw new TreeStructureError(`treeUnflatten: the structure has a leaf at ${path || "the root"} beyond the ${leaves.length} leaves given; pass one leaf per leaf of the structure.`);
+          throw new TreeStructureError(
+            `treeUnflatten: the structure has a leaf at ${path || "the root"} beyond the ${leaves.length} leaves given; ` +
+              "pass one leaf per leaf of the structure.",
+          );
         }
         const leaf = leaves[next++];
         const want = d.kind === "number" ? [] : d.kind === "vector" ? [d.length] : d.shape;
@@ -309,7 +312,9 @@ export function walk(
         const missing = keys.filter((key) => !(key in v));
         const extra = Object.keys(v).filter((key) => !(key in first));
         if (missing.length > 0 || extra.length > 0) {
-          const what = [missing.length > 0 ? `lacks ${missing.join(", ")}` : "", extra.length > 0 ? `has ${extra.join(", ")} too` : ""].filter(Boolean).join(" and ");
+          const lacks = missing.length > 0 ? `lacks ${missing.join(", ")}` : "";
+          const has = extra.length > 0 ? `has ${extra.join(", ")} too` : "";
+          const what = [lacks, has].filter(Boolean).join(" and ");
           throw new TreeStructureError(
             `${caller}: ${at(allNames, k, path)} ${what}, beside ${at(allNames, 0, path)} {${keys.join(", ")}}; zip trees of one structure.`,
           );
@@ -327,7 +332,8 @@ export function walk(
 function mismatch(caller: string, names: readonly string[], k: number, path: string, v: unknown, first: unknown): TreeStructureError {
   if (!isLeaf(v) && !Array.isArray(v) && !isRecord(v)) return notATree(caller, at(names, k, path), v);
   return new TreeStructureError(
-    `${caller}: ${at(names, k, path)} is ${describe(v)}, ${at(names, 0, path)} is ${describe(first)}; zip trees of one structure (a gradient with the parameters it was taken at).`,
+    `${caller}: ${at(names, k, path)} is ${describe(v)}, ${at(names, 0, path)} is ${describe(first)}; ` +
+      "zip trees of one structure (a gradient with the parameters it was taken at).",
   );
 }
 
@@ -445,7 +451,13 @@ export function zip2<const T extends TreeLike<T>>(
 }
 
 /** Calls `body` with the components of every leaf of `a` and `b` (trees of one structure), in order. */
-export function forEachLeaf2(caller: string, names: readonly [string, string], a: unknown, b: unknown, body: (x: ArrayLike<number>, y: ArrayLike<number>) => void): void {
+export function forEachLeaf2(
+  caller: string,
+  names: readonly [string, string],
+  a: unknown,
+  b: unknown,
+  body: (x: ArrayLike<number>, y: ArrayLike<number>) => void,
+): void {
   walk(caller, names, [a, b], undefined, ([x, y]) => {
     if (typeof x === "number") body([x], [y as number]);
     else body(components(x), components(y as TensorLeaf));

@@ -25,7 +25,11 @@ export class Editor {
 
   constructor(root: HTMLElement, private readonly options: EditorOptions) {
     root.classList.add("editor-block");
-    root.innerHTML = `<div class="editor"><div class="gutter" aria-hidden="true"></div><div class="code"><pre class="overlay" aria-hidden="true"></pre><textarea spellcheck="false" autocapitalize="off" autocomplete="off" wrap="off"></textarea></div></div><div class="problem" role="alert"></div>`;
+    root.innerHTML =
+      `<div class="editor"><div class="gutter" aria-hidden="true"></div><div class="code">` +
+      `<pre class="overlay" aria-hidden="true"></pre>` +
+      `<textarea spellcheck="false" autocapitalize="off" autocomplete="off" wrap="off"></textarea>` +
+      `</div></div><div class="problem" role="alert"></div>`;
     this.gutter = root.querySelector(".gutter")!;
     this.overlay = root.querySelector(".overlay")!;
     this.textarea = root.querySelector("textarea")!;

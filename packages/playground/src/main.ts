@@ -128,7 +128,9 @@ async function runProgram(): Promise<void> {
 
 function stopped(outcome: Exclude<Outcome, { kind: "reply" }>, where: HTMLElement): void {
   if (outcome.kind === "timeout") {
-    where.textContent = `Stopped after ${outcome.ms / 1000} s: the worker running it was terminated (a loop that does not end?). Raise the time limit, or change the program, and run again.`;
+    where.textContent =
+      `Stopped after ${outcome.ms / 1000} s: the worker running it was terminated (a loop that does not end?). ` +
+      "Raise the time limit, or change the program, and run again.";
   } else if (outcome.kind === "crashed") where.textContent = `The worker failed: ${outcome.message}`;
 }
 
@@ -167,7 +169,9 @@ function showProgram(reply: Extract<Reply, { kind: "program" }>): void {
   if (reply.rds.length === 0 && reply.fn === null && reply.error === null) out.textContent = "The program evaluated no rd.";
   const n = reply.rds.length;
   status.textContent =
-    reply.error !== null ? "Stopped by an error (shown under its line)." : `Done: ${n === 0 ? "no rd" : `${n} rd${n === 1 ? "" : "s"}`} evaluated${reply.fn !== null ? ", f plotted" : ""}.`;
+    reply.error !== null
+      ? "Stopped by an error (shown under its line)."
+      : `Done: ${n === 0 ? "no rd" : `${n} rd${n === 1 ? "" : "s"}`} evaluated${reply.fn !== null ? ", f plotted" : ""}.`;
 }
 
 function showFunction(fn: FunctionOfX | null): void {
@@ -180,7 +184,8 @@ function showFunction(fn: FunctionOfX | null): void {
   summary.id = "fx";
   const d = fn.derivatives;
   summary.textContent =
-    `f(${fn.x}) = ${fn.value} : ${fn.type}` + (d === null ? " (only a function to real is differentiated and plotted)" : `;  f′(${fn.x}) = ${d[0]};  f″(${fn.x}) = ${d[1]}`);
+    `f(${fn.x}) = ${fn.value} : ${fn.type}` +
+    (d === null ? " (only a function to real is differentiated and plotted)" : `;  f′(${fn.x}) = ${d[0]};  f″(${fn.x}) = ${d[1]}`);
   box.append(summary);
   if (fn.plot !== null && d !== null) {
     box.append(plotView(fn.plot, { x: fn.x, values: [Number(fn.value), Number(d[0]), Number(d[1])] }));

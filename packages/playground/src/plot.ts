@@ -52,7 +52,12 @@ export function plotView(p: Plot, at: { x: number; values: readonly number[] }):
   const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-labelledby": "plot-title plot-desc" });
   svg.append(
     el("title", { id: "plot-title" }, `f, f′ and f″ from x = ${x0} to ${x1}`),
-    el("desc", { id: "plot-desc" }, `${p.xs.length} points each; f solid, f′ dashed, f″ dotted; ties and kinks marked with a labelled vertical line; the values are in the table below.`),
+    el(
+      "desc",
+      { id: "plot-desc" },
+      `${p.xs.length} points each; f solid, f′ dashed, f″ dotted; ` +
+        "ties and kinks marked with a labelled vertical line; the values are in the table below.",
+    ),
   );
   // axes: the frame, y = 0 where it is in view, ticks at the ends and between
   const axes = el("g", { class: "axes" });
@@ -98,7 +103,10 @@ export function plotView(p: Plot, at: { x: number; values: readonly number[] }):
     svg.append(g);
   }
   const legend = document.createElement("figcaption");
-  legend.innerHTML = CURVES.map((c, j) => `<span class="key"><svg width="36" height="10" aria-hidden="true"><line class="curve c${j}" x1="0" x2="36" y1="5" y2="5" stroke-dasharray="${c.dash}"/></svg>${c.label}</span>`).join(" ");
+  const key = (c: (typeof CURVES)[number], j: number): string =>
+    `<span class="key"><svg width="36" height="10" aria-hidden="true">` +
+    `<line class="curve c${j}" x1="0" x2="36" y1="5" y2="5" stroke-dasharray="${c.dash}"/></svg>${c.label}</span>`;
+  legend.innerHTML = CURVES.map(key).join(" ");
   if (p.marks.length > 0) legend.append(` — marked: ${p.marks.map((m) => `${m.what} (x = ${m.x})`).join("; ")}`);
   figure.append(svg, legend, table(p));
   return figure;

@@ -138,7 +138,8 @@ export function runProgram(request: { id: number; source: string; file: string; 
   const tokens = new Tokens(tokenize(source));
   const warnings: Problem[] = [];
   const rds: RdTerms[] = [];
-  const reply = (result: string | null, error: Problem | null, fn: FunctionOfX | null = null): Reply => ({ kind: "program", id, result, warnings, error, rds, fn });
+  const reply = (result: string | null, error: Problem | null, fn: FunctionOfX | null = null): Reply =>
+    ({ kind: "program", id, result, warnings, error, rds, fn });
   // the CLI prints a tie's warning to stderr: here it is listed under the program
   const onRd: EvalOptions["onRd"] = (pos, t, d, origins) => void rds.push(rdTerms(file, tokens, pos, t, d, origins));
   const warn = console.warn;

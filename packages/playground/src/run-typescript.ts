@@ -20,7 +20,8 @@ export function show(v: unknown, seen = new Set<unknown>()): string {
   if (seen.has(v)) return "[circular]";
   seen.add(v);
   if (Array.isArray(v) || ArrayBuffer.isView(v)) return `[${Array.from(v as ArrayLike<unknown>, (x) => show(x, seen)).join(", ")}]`;
-  if (typeof v === "object" && v !== null && typeof (v as { toString?: unknown }).toString === "function" && (v as object).toString !== Object.prototype.toString) return String(v);
+  const ownToString = typeof v === "object" && v !== null && typeof (v as { toString?: unknown }).toString === "function";
+  if (ownToString && (v as object).toString !== Object.prototype.toString) return String(v);
   return `{ ${Object.entries(v as object).map(([k, x]) => `${k}: ${show(x, seen)}`).join(", ")} }`;
 }
 

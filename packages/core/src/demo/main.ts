@@ -90,7 +90,8 @@ for (let i = 0; i < n; i++) {
   X.set(i, 1, c === 0 ? Math.sin(t) : 0.5 - Math.sin(t) + 0.1 * (random() - 0.5));
   labels[i] = c;
 }
-const init = (rows: number, cols: number, scale: number): NdArray => ndarray(Float64Array.from({ length: rows * cols }, () => scale * (random() * 2 - 1)), [rows, cols]);
+const init = (rows: number, cols: number, scale: number): NdArray =>
+  ndarray(Float64Array.from({ length: rows * cols }, () => scale * (random() * 2 - 1)), [rows, cols]);
 type Net = { W1: NdArray; b1: NdArray; W2: NdArray; b2: NdArray };
 let net: Net = { W1: init(2, 16, 1), b1: init(1, 16, 0), W2: init(16, 2, 0.5), b2: init(1, 2, 0) };
 // mean cross-entropy of softmax(tanh(X W1 + b1) W2 + b2) against the labels

@@ -174,7 +174,11 @@ export function check(program: Term, file = "<input>", env: Readonly<Record<stri
         if (lookup(phi, M.name)) return fail(M.pos, `${M.name} is a function; call it as ${M.name}(…)`);
         const inner = hidden.at(-1);
         if (inner && hidden.some((h) => h.names.has(M.name))) {
-          return fail(M.pos, `the body of ${inner.fn} uses ${M.name}, a variable bound outside it; function definitions have no free variables (Fig. 1): pass ${M.name} as a parameter`);
+          return fail(
+            M.pos,
+            `the body of ${inner.fn} uses ${M.name}, a variable bound outside it; ` +
+              `function definitions have no free variables (Fig. 1): pass ${M.name} as a parameter`,
+          );
         }
         return fail(M.pos, `unbound variable ${M.name}`);
       }

@@ -286,7 +286,14 @@ export function evaluate(program: Term, checked: Checked, options: EvalOptions =
         unfolding = outer;
       }
     };
-    const ended = loopUntilDone({ caller: `${clo.name} at ${file}:${pos.line}:${pos.col}`, fn: iteration as never, init: v, xs: Math.max(0, maxSteps - steps), options: {}, minRun: 2 });
+    const ended = loopUntilDone({
+      caller: `${clo.name} at ${file}:${pos.line}:${pos.col}`,
+      fn: iteration as never,
+      init: v,
+      xs: Math.max(0, maxSteps - steps),
+      options: {},
+      minRun: 2,
+    });
     steps += ended.iterations;
     if (!ended.done) onStep();
     return ended.carry as Value;

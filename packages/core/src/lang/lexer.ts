@@ -156,7 +156,10 @@ export class Lexer {
     if ((e === "e" || e === "E") && (isDigit(this.peekChar(sign ? 2 : 1)) || sign)) {
       this.advance();
       if (sign) this.advance();
-      if (!isDigit(this.peekChar())) throw this.error({ line, col }, `malformed number "${this.source.slice(start, this.offset)}": expected digits after the exponent`);
+      if (!isDigit(this.peekChar())) {
+        const text = this.source.slice(start, this.offset);
+        throw this.error({ line, col }, `malformed number "${text}": expected digits after the exponent`);
+      }
       digits();
     }
     if (isIdentPart(this.peekChar())) {

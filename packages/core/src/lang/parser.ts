@@ -377,7 +377,10 @@ class Parser {
     const rest = head.text.slice(prefix.length);
     if (rest !== "") {
       if (!/^[\p{L}_]/u.test(rest) || KEYWORD_SET.has(rest)) {
-        throw this.lexer.error({ line: head.line, col: head.col + prefix.length }, `expected a subscript after "${prefix}" (a number, a name or a term in braces), found "${rest}"`);
+        throw this.lexer.error(
+          { line: head.line, col: head.col + prefix.length },
+          `expected a subscript after "${prefix}" (a number, a name or a term in braces), found "${rest}"`,
+        );
       }
       return { kind: "var", name: rest, pos: { line: head.line, col: head.col + prefix.length } };
     }

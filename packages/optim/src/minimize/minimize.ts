@@ -116,7 +116,10 @@ export function minimize<const T extends TreeLike<T>>(
   for (const key of Object.keys(options)) {
     if (!(key in METHOD_OPTIONS[method]) && (options as Record<string, unknown>)[key] !== undefined) {
       const owners = (Object.keys(METHOD_OPTIONS) as Method[]).filter((m) => key in METHOD_OPTIONS[m]);
-      throw new OptimOptionsError(`minimize: option ${key} is not used by method "${method}" (it is ${owners.join(" and ")}'s); remove it or change the method.`);
+      throw new OptimOptionsError(
+        `minimize: option ${key} is not used by method "${method}" (it is ${owners.join(" and ")}'s); ` +
+          "remove it or change the method.",
+      );
     }
   }
   const { problem, raveled } = problemOf(f, x0);
@@ -192,7 +195,8 @@ function run<T extends Tree>(method: Method, problem: Problem, box: Box | null, 
       }
       const eta = positive("eta", options.eta, 0.15);
       if (!(eta < 0.25)) throw new OptimOptionsError(`minimize: eta is ${eta}; it must be in [0, 0.25) (N&W Alg. 4.1).`);
-      return trustExact(problem, { gtol: positive("gtol", options.gtol ?? tol, 1e-4), maxIter: maxIter(200 * problem.n), initialTrustRadius, maxTrustRadius, eta }, monitor);
+      const gtol = positive("gtol", options.gtol ?? tol, 1e-4);
+      return trustExact(problem, { gtol, maxIter: maxIter(200 * problem.n), initialTrustRadius, maxTrustRadius, eta }, monitor);
     }
     default:
       return assertNever(method);

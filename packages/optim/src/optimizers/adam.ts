@@ -13,7 +13,15 @@
 import { checkOptions, checkRange } from "../options.js";
 import { zerosLike } from "../tree-math.js";
 import { zip2, type Tree } from "../tree.js";
-import { chain, checkRate, gradientTransformation, scaleByLearningRate, type CountState, type GradientTransformation, type ScalarOrSchedule } from "../transform.js";
+import {
+  chain,
+  checkRate,
+  gradientTransformation,
+  scaleByLearningRate,
+  type CountState,
+  type GradientTransformation,
+  type ScalarOrSchedule,
+} from "../transform.js";
 
 export interface AdamOptions {
   /** Decay of the first moment (default 0.9). */

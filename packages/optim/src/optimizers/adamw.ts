@@ -6,7 +6,15 @@
 import { OptimOptionsError } from "../errors.js";
 import { checkOptions } from "../options.js";
 import { zip2 } from "../tree.js";
-import { chain, checkRate, gradientTransformation, scaleByLearningRate, type CountState, type GradientTransformation, type ScalarOrSchedule } from "../transform.js";
+import {
+  chain,
+  checkRate,
+  gradientTransformation,
+  scaleByLearningRate,
+  type CountState,
+  type GradientTransformation,
+  type ScalarOrSchedule,
+} from "../transform.js";
 import { ADAM_OPTIONS, scaleByAdam, type AdamOptions, type AdamState } from "./adam.js";
 
 /** Adds `weightDecay · params` to the updates (a schedule is read at the update count, from 0). */

@@ -9,7 +9,16 @@
 import { checkOptions, checkRange } from "../options.js";
 import { fullLike, zerosLike } from "../tree-math.js";
 import { zip2, type Tree } from "../tree.js";
-import { chain, checkRate, gradientTransformation, identity, scaleByLearningRate, type CountState, type GradientTransformation, type ScalarOrSchedule } from "../transform.js";
+import {
+  chain,
+  checkRate,
+  gradientTransformation,
+  identity,
+  scaleByLearningRate,
+  type CountState,
+  type GradientTransformation,
+  type ScalarOrSchedule,
+} from "../transform.js";
 import { momentum, type MomentumState } from "./sgd.js";
 
 export interface RmsOptions {

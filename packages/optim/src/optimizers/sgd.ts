@@ -7,7 +7,16 @@
 import { checkOptions, checkRange } from "../options.js";
 import { zerosLike } from "../tree-math.js";
 import { zip2, type Tree } from "../tree.js";
-import { chain, checkRate, gradientTransformation, identity, scaleByLearningRate, type CountState, type GradientTransformation, type ScalarOrSchedule } from "../transform.js";
+import {
+  chain,
+  checkRate,
+  gradientTransformation,
+  identity,
+  scaleByLearningRate,
+  type CountState,
+  type GradientTransformation,
+  type ScalarOrSchedule,
+} from "../transform.js";
 
 export interface MomentumState {
   /** m_t, shaped like the parameters. */
