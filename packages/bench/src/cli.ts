@@ -59,7 +59,8 @@ export function parseFlags(args: readonly string[], names: Names): Parsed {
         if (bad !== undefined) return error(`--only: ${bad === "" ? "an empty name" : `no workload "${bad}"`}; expected some of ${known.join(", ")}`);
         only = [...(only ?? []), ...list];
       } else {
-        if (![...names.ids, "memory", ...SECTIONS].includes(value)) return error(`--part: no part "${value}" (an internal flag: the parent runs each part with it)`);
+        const knownParts = [...names.ids, "memory", ...SECTIONS];
+        if (!knownParts.includes(value)) return error(`--part: no part "${value}" (an internal flag: the parent runs each part with it)`);
         part = value;
       }
       continue;
@@ -78,8 +79,10 @@ export function parseFlags(args: readonly string[], names: Names): Parsed {
       case "--no-write":
         write = false;
         break;
-      default:
-        return error(arg.startsWith("-") ? `unknown flag ${arg}` : `unexpected argument "${arg}"${known.includes(arg) ? ` (to run only it: --only ${arg})` : ""}`);
+      default: {
+        const hint = known.includes(arg) ? ` (to run only it: --only ${arg})` : "";
+        return error(arg.startsWith("-") ? `unknown flag ${arg}` : `unexpected argument "${arg}"${hint}`);
+      }
     }
   }
   return { kind: "run", flags: { quick, only, memory, write, part } };

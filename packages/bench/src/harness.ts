@@ -125,10 +125,25 @@ function candidatesOf(w: Workload, peers: Peers): Candidate[] {
       ? { id: "wengert", column: "wengert", variant: "", precision: "float64", kind: "gradient", unsupported: w.wengert.unsupported }
       : { id: "wengert", column: "wengert", variant: "", precision: "float64", kind: "gradient", run: w.wengert },
   ];
-  if (w.wengertCompiled) list.push({ id: "wengert-compiled", column: "wengert-compiled", variant: "", precision: "float64", kind: "gradient", run: w.wengertCompiled });
+  if (w.wengertCompiled) {
+    list.push({
+      id: "wengert-compiled",
+      column: "wengert-compiled",
+      variant: "",
+      precision: "float64",
+      kind: "gradient",
+      run: w.wengertCompiled,
+    });
+  }
   for (const v of w.peers) {
     const suffix = v.label ? `/${v.label}` : "";
-    const peer = <L>(column: Column, lib: L | undefined, libError: string | undefined, b: Builder<L> | { unsupported: string } | undefined, extra: Partial<Candidate> = {}): void => {
+    const peer = <L>(
+      column: Column,
+      lib: L | undefined,
+      libError: string | undefined,
+      b: Builder<L> | { unsupported: string } | undefined,
+      extra: Partial<Candidate> = {},
+    ): void => {
       const base = { id: column + suffix, column, variant: v.label, precision: "float32" as const, kind: "gradient" as const };
       if (b === undefined) list.push({ ...base, unsupported: "not written for this workload" });
       else if (isUnsupported(b)) list.push({ ...base, unsupported: b.unsupported });
@@ -194,7 +209,9 @@ function probe(c: Candidate, w: Workload, settings: Settings): { skip?: string; 
       const predicted = prev.cold * ratio ** eCold;
       if (predicted > budget) {
         return {
-          skip: `too slow: first call (tracing/compiling) would take ≈ ${formatMs(predicted)} already at ${at(size)} (${formatMs(prev.cold)} at ${at(prev.size)}, extrapolated as size^${eCold.toFixed(2)})`,
+          skip:
+            `too slow: first call (tracing/compiling) would take ≈ ${formatMs(predicted)} already at ${at(size)} ` +
+            `(${formatMs(prev.cold)} at ${at(prev.size)}, extrapolated as size^${eCold.toFixed(2)})`,
         };
       }
     }
@@ -236,7 +253,9 @@ function probe(c: Candidate, w: Workload, settings: Settings): { skip?: string; 
   if (coldMs > settings.maxFirstCall * 1000) {
     return {
       estimatedMs: warmMs,
-      skip: `too slow: first call (tracing/compiling) > ${formatSeconds(settings.maxFirstCall)} (≈ ${formatMs(coldMs)}, extrapolated from ${rungs.map((r) => `${formatMs(r.cold)} at ${at(r.size)}`).join(", ")})`,
+      skip:
+        `too slow: first call (tracing/compiling) > ${formatSeconds(settings.maxFirstCall)} ` +
+        `(≈ ${formatMs(coldMs)}, extrapolated from ${rungs.map((r) => `${formatMs(r.cold)} at ${at(r.size)}`).join(", ")})`,
     };
   }
   return { estimatedMs: warmMs };

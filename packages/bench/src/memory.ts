@@ -43,7 +43,15 @@ function retention(fn: string, call: () => void, calls: number, warmup: number, 
     if (i % every === 0) heap.push({ calls: i, bytes: measure() - base });
   }
   const growthBytes = heap[heap.length - 1].bytes;
-  return { calls, fn, traceBytesEstimate: traceBytes, heap, growthBytes, bytesPerCall: growthBytes / calls, flat: growthBytes < 0.01 * calls * Math.max(traceBytes, 1000) };
+  return {
+    calls,
+    fn,
+    traceBytesEstimate: traceBytes,
+    heap,
+    growthBytes,
+    bytesPerCall: growthBytes / calls,
+    flat: growthBytes < 0.01 * calls * Math.max(traceBytes, 1000),
+  };
 }
 
 /** What `make()` keeps alive, per call: twenty results held at once. */
@@ -81,7 +89,14 @@ export function memoryProbe({ steps = 1_000_000, calls = 10_000, gc, gcKind }: M
 
   // 2. Many calls.
   const x = Array.from(rosenbrockInput(100));
-  const scalar = retention("grad(rosenbrockW, x) with n = 100 (W1)", () => grad(rosenbrockW, x), calls, 2000, bytesKept(() => traceOf(rosenbrockW, x), measure), measure);
+  const scalar = retention(
+    "grad(rosenbrockW, x) with n = 100 (W1)",
+    () => grad(rosenbrockW, x),
+    calls,
+    2000,
+    bytesKept(() => traceOf(rosenbrockW, x), measure),
+    measure,
+  );
 
   // 3. Many calls on tensors, the tensor pool counted.
   const w2 = wengertW2();

@@ -44,7 +44,18 @@ export const normal = (rand: () => number): number => Math.sqrt(-2 * Math.log(ra
 export const table = (rows: number, cols: number, f: () => number): number[][] => Array.from({ length: rows }, () => Array.from({ length: cols }, f));
 
 /** gmm's input, as GradBench's evals/gmm/run.py generates it (alpha, q, l and x normal; mu uniform). */
-export interface GmmJson { d: number; k: number; n: number; x: number[][]; m: number; gamma: number; alpha: number[]; mu: number[][]; q: number[][]; l: number[][] }
+export interface GmmJson {
+  d: number;
+  k: number;
+  n: number;
+  x: number[][];
+  m: number;
+  gamma: number;
+  alpha: number[];
+  mu: number[][];
+  q: number[][];
+  l: number[][];
+}
 
 export function gmmInput(d: number, k: number, n: number, seed = 31337, gamma = 1, m = 0): GmmJson {
   const r = rng(seed);
@@ -72,7 +83,17 @@ const mm = (A: Mat, B: Mat): Mat => A.map((r) => B[0].map((_, j) => r.reduce((s,
 export interface HtJson {
   theta: number[];
   data: {
-    model: { bone_count: number; bone_names: string[]; parents: number[]; base_relatives: Mat[]; inverse_base_absolutes: Mat[]; base_positions: Mat; weights: Mat; triangles: number[][]; is_mirrored: boolean };
+    model: {
+      bone_count: number;
+      bone_names: string[];
+      parents: number[];
+      base_relatives: Mat[];
+      inverse_base_absolutes: Mat[];
+      base_positions: Mat;
+      weights: Mat;
+      triangles: number[][];
+      is_mirrored: boolean;
+    };
     correspondences: number[];
     points: Mat;
   };
@@ -86,7 +107,10 @@ export function htInput(N: number, M: number, complicated: boolean, seed = 31337
   const B = 22;
   const rotation = (): Mat => {
     const [a, b] = [u(), u()];
-    return mm([[Math.cos(b), -Math.sin(b), 0], [Math.sin(b), Math.cos(b), 0], [0, 0, 1]], [[1, 0, 0], [0, Math.cos(a), -Math.sin(a)], [0, Math.sin(a), Math.cos(a)]]);
+    return mm(
+      [[Math.cos(b), -Math.sin(b), 0], [Math.sin(b), Math.cos(b), 0], [0, 0, 1]],
+      [[1, 0, 0], [0, Math.cos(a), -Math.sin(a)], [0, Math.sin(a), Math.cos(a)]],
+    );
   };
   const rigid = (): Mat => {
     const R = rotation();

@@ -11,7 +11,15 @@ export class InputError extends Error {
 }
 
 const describe = (v: unknown): string =>
-  v === undefined ? "missing" : v === null ? "null" : Array.isArray(v) ? `an array of length ${v.length}` : typeof v === "object" ? "an object" : `${typeof v} ${JSON.stringify(v)}`;
+  v === undefined
+    ? "missing"
+    : v === null
+      ? "null"
+      : Array.isArray(v)
+        ? `an array of length ${v.length}`
+        : typeof v === "object"
+          ? "an object"
+          : `${typeof v} ${JSON.stringify(v)}`;
 
 /** The input as an object (GradBench inputs of every eval but `hello` are objects). */
 export function record(input: unknown, what = "the input"): Record<string, unknown> {

@@ -142,7 +142,12 @@ export function ratiosForAll(
     const pair = Object.hasOwn(FUNCTION_PAIRS, name) ? FUNCTION_PAIRS[name] : undefined;
     const sample = Object.hasOwn(samples, name) ? samples[name] : undefined;
     if (pair === undefined || sample === undefined) {
-      const missing = [pair === undefined && "no function pair (report.ts FUNCTION_PAIRS)", sample === undefined && "no sample input (inputs.ts SAMPLE_INPUTS)"].filter(Boolean).join(", ");
+      const missing = [
+        pair === undefined && "no function pair (report.ts FUNCTION_PAIRS)",
+        sample === undefined && "no sample input (inputs.ts SAMPLE_INPUTS)",
+      ]
+        .filter(Boolean)
+        .join(", ");
       rows.push({ eval: name, description: "—", pair, result: { skipped: `not timed: ${missing}` } });
       continue;
     }

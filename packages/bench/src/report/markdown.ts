@@ -118,15 +118,27 @@ function memorySection(results: BenchResults): string | undefined {
   const m = results.memory;
   if (!m) return undefined;
   const t = m.trace;
-  const calls = (r: Retention) =>
-    `- ${r.calls} calls of ${r.fn}: heap after gc, relative to the start, every ${r.heap[1]?.calls ?? r.calls} calls: ${r.heap
+  const pooled = t.pooledBytes
+    ? `; besides, ${formatBytes(t.pooledBytes)} of outgrown tape columns kept in the pool of buffers for the next call (bounded at 64 MiB)`
+    : "";
+  const calls = (r: Retention) => {
+    const heap = r.heap
       .slice(1)
       .map((h) => formatBytes(h.bytes))
-      .join(", ")}. Growth ${formatBytes(r.growthBytes)} in all (${r.bytesPerCall.toFixed(2)} B per call; one trace is about ${formatBytes(r.traceBytesEstimate)}): **${r.flat ? "flat, nothing retained after rd returns" : "NOT flat"}**.`;
+      .join(", ");
+    const verdict = r.flat ? "flat, nothing retained after rd returns" : "NOT flat";
+    return (
+      `- ${r.calls} calls of ${r.fn}: heap after gc, relative to the start, every ${r.heap[1]?.calls ?? r.calls} calls: ${heap}. ` +
+      `Growth ${formatBytes(r.growthBytes)} in all ` +
+      `(${r.bytesPerCall.toFixed(2)} B per call; one trace is about ${formatBytes(r.traceBytesEstimate)}): **${verdict}**.`
+    );
+  };
   return [
     "Memory (wengert):",
     "",
-    `- Trace of W5 with N=${t.steps}: ${t.instructions} instructions (${t.primitives} primitives), ${formatBytes(t.bytes)} of heap and array buffers: **${t.bytesPerInstruction.toFixed(1)} bytes per recorded instruction** (traced in ${formatMs(t.ms)})${t.pooledBytes ? `; besides, ${formatBytes(t.pooledBytes)} of outgrown tape columns kept in the pool of buffers for the next call (bounded at 64 MiB)` : ""}.`,
+    `- Trace of W5 with N=${t.steps}: ${t.instructions} instructions (${t.primitives} primitives), ` +
+      `${formatBytes(t.bytes)} of heap and array buffers: ` +
+      `**${t.bytesPerInstruction.toFixed(1)} bytes per recorded instruction** (traced in ${formatMs(t.ms)})${pooled}.`,
     calls(m.retention),
     ...(m.tensorRetention ? [calls(m.tensorRetention)] : []),
   ].join("\n");
@@ -143,7 +155,9 @@ export function markdown(results: BenchResults): string {
       .map(([k, v]) => `${k} ${v}`)
       .join(", ")}. Run took ${m.seconds.toFixed(0)} s.`,
     "",
-    "Medians of benchmark.js samples; each workload in a process of its own, its candidates in that one process, interleaved after warm-up. Every gradient was checked against the hand-written one before timing " +
+    "Medians of benchmark.js samples; " +
+      "each workload in a process of its own, its candidates in that one process, interleaved after warm-up. " +
+      "Every gradient was checked against the hand-written one before timing " +
       "(float64: relative error ≤ 1e-9; float32 peers: ≤ 1e-3 unless noted). Ratios of peers are to the hand-written gradient.",
     "",
     table(HEADER, body),

@@ -82,7 +82,11 @@ export function svg(results: BenchResults): string {
       parts.push(`<text x="${x0 - 6}" y="${y + barH - 2}" class="label" text-anchor="end">${escapeXml(COLUMN_TITLES[b.column])}</text>`);
       if (b.ratio !== undefined) {
         const w = Math.max(1, x(b.ratio) - x0);
-        parts.push(`<rect x="${x0}" y="${y}" width="${w.toFixed(1)}" height="${barH}" fill="${COLORS[b.column]}"><title>${escapeXml(`${COLUMN_TITLES[b.column]}: ${formatRatio(b.ratio)} hand-written`)}</title></rect>`);
+        const tooltip = escapeXml(`${COLUMN_TITLES[b.column]}: ${formatRatio(b.ratio)} hand-written`);
+        parts.push(
+          `<rect x="${x0}" y="${y}" width="${w.toFixed(1)}" height="${barH}" fill="${COLORS[b.column]}">` +
+            `<title>${tooltip}</title></rect>`,
+        );
         parts.push(`<text x="${(x0 + w + 4).toFixed(1)}" y="${y + barH - 2}" class="value">${escapeXml(formatRatio(b.ratio))}</text>`);
       } else {
         parts.push(`<text x="${x0 + 4}" y="${y + barH - 2}" class="status">${escapeXml(b.text ?? "")}</text>`);
@@ -103,11 +107,16 @@ export function svg(results: BenchResults): string {
     return `<rect x="${lx}" y="34" width="12" height="12" fill="${COLORS[c]}"/><text x="${lx + 17}" y="44" class="label">${escapeXml(COLUMN_TITLES[c])}</text>`;
   });
   const m = results.meta;
+  const title = `Time relative to the hand-written gradient (= ×1, log scale), median; ${m.mode} run, ${m.date.slice(0, 10)}`;
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif">`,
-    "<style>.group{font-size:13px;font-weight:bold}.label{font-size:11px}.value{font-size:10px;fill:#333}.status{font-size:10px;font-style:italic;fill:#777}.axis{font-size:10px;fill:#555}.grid{stroke:#ddd;stroke-width:1}.one{stroke:#000;stroke-width:1.5}.title{font-size:15px;font-weight:bold}</style>",
+    "<style>" +
+      ".group{font-size:13px;font-weight:bold}.label{font-size:11px}.value{font-size:10px;fill:#333}" +
+      ".status{font-size:10px;font-style:italic;fill:#777}.axis{font-size:10px;fill:#555}" +
+      ".grid{stroke:#ddd;stroke-width:1}.one{stroke:#000;stroke-width:1.5}.title{font-size:15px;font-weight:bold}" +
+      "</style>",
     `<rect width="${W}" height="${H}" fill="white"/>`,
-    `<text x="10" y="20" class="title">${escapeXml(`Time relative to the hand-written gradient (= ×1, log scale), median; ${m.mode} run, ${m.date.slice(0, 10)}`)}</text>`,
+    `<text x="10" y="20" class="title">${escapeXml(title)}</text>`,
     ...legend,
     ...grid,
     ...parts,

@@ -39,7 +39,9 @@ export interface RunOptions {
 }
 
 /** What the command line asks for: a run, or the table again from a run's JSON (absolute path). */
-export type RunCommand = ({ readonly kind: "run" } & RunOptions) | { readonly kind: "render"; readonly json: string; readonly out?: string };
+export type RunCommand =
+  | ({ readonly kind: "run" } & RunOptions)
+  | { readonly kind: "render"; readonly json: string; readonly out?: string };
 
 export const USAGE = `usage: pnpm gradbench -- --gradbench PATH [--evals ${ALL_EVALS.slice(0, 3).join(",")},…] [--tools ${OTHER_TOOLS.join(",")}]
     [--relay DIR] [--python EXE] [--args 'EVAL=FLAGS']… [--min-runs N] [--min-seconds S] [--out FILE | --no-write]
@@ -60,16 +62,36 @@ export const USAGE = `usage: pnpm gradbench -- --gradbench PATH [--evals ${ALL_E
 function positiveNumber(flag: string, text: string, integer: boolean): number {
   const v = Number(text);
   if (text.trim() === "" || !Number.isFinite(v) || v < 0 || (integer && !Number.isInteger(v))) {
-    throw new GradbenchUsageError(`pnpm gradbench: ${flag} ${JSON.stringify(text)} is not ${integer ? "an integer" : "a number"} ≥ 0. Example: ${flag} ${integer ? 3 : 0.5}`);
+    throw new GradbenchUsageError(
+      `pnpm gradbench: ${flag} ${JSON.stringify(text)} is not ${integer ? "an integer" : "a number"} ≥ 0. ` +
+        `Example: ${flag} ${integer ? 3 : 0.5}`,
+    );
   }
   return v;
 }
+
+/** The flags that take a value (`--flag VALUE` or `--flag=VALUE`). */
+const VALUE_FLAGS: readonly string[] = [
+  "--evals",
+  "--gradbench",
+  "--tools",
+  "--relay",
+  "--python",
+  "--args",
+  "--min-runs",
+  "--min-seconds",
+  "--out",
+  "--render",
+];
 
 /** A comma-separated list, each entry one of `known`. */
 function listOf<T extends string>(flag: string, text: string, known: readonly T[]): T[] {
   const items = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
   const unknown = items.filter((s) => !(known as readonly string[]).includes(s));
-  if (unknown.length > 0) throw new GradbenchUsageError(`pnpm gradbench: ${flag} names ${unknown.map((s) => JSON.stringify(s)).join(", ")}; known: ${known.join(", ")}`);
+  if (unknown.length > 0) {
+    const named = unknown.map((s) => JSON.stringify(s)).join(", ");
+    throw new GradbenchUsageError(`pnpm gradbench: ${flag} names ${named}; known: ${known.join(", ")}`);
+  }
   if (items.length === 0) throw new GradbenchUsageError(`pnpm gradbench: ${flag} is empty; give a comma-separated list of ${known.join(", ")}`);
   return items as T[];
 }
@@ -79,7 +101,10 @@ function listOf<T extends string>(flag: string, text: string, known: readonly T[
  * on, is skipped). Relative paths are resolved against `cwd`; `defaultOut` is the table's
  * path when neither --out nor --no-write is given.
  */
-export function parseRunArgs(argv: readonly string[], context: { readonly cwd: string; readonly defaultOut: string }): RunCommand {
+export function parseRunArgs(
+  argv: readonly string[],
+  context: { readonly cwd: string; readonly defaultOut: string },
+): RunCommand {
   let evals: readonly string[] = ALL_EVALS;
   let gradbench: string | undefined;
   let tools: readonly OtherTool[] = [];
@@ -101,7 +126,7 @@ export function parseRunArgs(argv: readonly string[], context: { readonly cwd: s
     if (arg === "--help" || arg === "-h") throw new GradbenchUsageError(USAGE);
     const eq = arg.indexOf("=");
     const flag = arg.startsWith("--") && eq > 0 ? arg.slice(0, eq) : arg;
-    const takesValue = ["--evals", "--gradbench", "--tools", "--relay", "--python", "--args", "--min-runs", "--min-seconds", "--out", "--render"].includes(flag);
+    const takesValue = VALUE_FLAGS.includes(flag);
     if (!takesValue) throw new GradbenchUsageError(`pnpm gradbench: unknown argument ${JSON.stringify(arg)}.\n${USAGE}`);
     let value: string;
     if (flag !== arg) value = arg.slice(eq + 1);
@@ -131,7 +156,10 @@ export function parseRunArgs(argv: readonly string[], context: { readonly cwd: s
         const at = value.indexOf("=");
         const name = value.slice(0, Math.max(at, 0)).trim();
         if (at < 0 || !ALL_EVALS.includes(name)) {
-          throw new GradbenchUsageError(`pnpm gradbench: --args ${JSON.stringify(value)} should be EVAL=FLAGS with EVAL one of ${ALL_EVALS.join(", ")}, e.g. --args 'gmm=-d 2 10 -k 5'`);
+          throw new GradbenchUsageError(
+            `pnpm gradbench: --args ${JSON.stringify(value)} should be EVAL=FLAGS with EVAL one of ${ALL_EVALS.join(", ")}, ` +
+              `e.g. --args 'gmm=-d 2 10 -k 5'`,
+          );
         }
         evalArgs[name] = [...(evalArgs[name] ?? []), ...value.slice(at + 1).trim().split(/\s+/).filter((s) => s !== "")];
         break;
@@ -152,7 +180,10 @@ export function parseRunArgs(argv: readonly string[], context: { readonly cwd: s
   }
   if (render !== undefined) return { kind: "render", json: render, out };
   if (gradbench === undefined) {
-    throw new GradbenchUsageError(`pnpm gradbench: --gradbench PATH is required: the root of a checkout of github.com/gradbench/gradbench (its Python evals and its C++ manual tool, built there).\n${USAGE}`);
+    throw new GradbenchUsageError(
+      `pnpm gradbench: --gradbench PATH is required: the root of a checkout of github.com/gradbench/gradbench ` +
+        `(its Python evals and its C++ manual tool, built there).\n${USAGE}`,
+    );
   }
   return { kind: "run", evals, gradbench, tools, relay, python, evalArgs, minRuns, minSeconds, out };
 }

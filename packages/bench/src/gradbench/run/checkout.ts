@@ -26,7 +26,9 @@ export interface Setup {
 }
 
 /** How one eval will run: its run.py's flags and what the table should say about them; or why it cannot. */
-export type EvalPlan = { readonly kind: "run"; readonly flags: readonly string[]; readonly notes: readonly string[] } | { readonly kind: "not run"; readonly reason: string };
+export type EvalPlan =
+  | { readonly kind: "run"; readonly flags: readonly string[]; readonly notes: readonly string[] }
+  | { readonly kind: "not run"; readonly reason: string };
 
 const evalDir = (gradbench: string, name: string) => join(gradbench, "python/gradbench/gradbench/evals", name);
 
@@ -34,7 +36,13 @@ const evalDir = (gradbench: string, name: string) => join(gradbench, "python/gra
 export function findRelay(relay: string | undefined, repoRoot: string): string {
   const has = (dir: string) => existsSync(join(dir, "driver.py")) && existsSync(join(dir, "run_eval.py"));
   if (relay !== undefined) {
-    if (!has(relay)) throw new GradbenchSetupError(`pnpm gradbench: --relay ${relay} has no driver.py and run_eval.py. Pass the directory that holds both (the relay between GradBench's evals and a tool; shared/gradbench in this project's workspace).`);
+    if (!has(relay)) {
+      throw new GradbenchSetupError(
+        `pnpm gradbench: --relay ${relay} has no driver.py and run_eval.py. ` +
+          `Pass the directory that holds both ` +
+          `(the relay between GradBench's evals and a tool; shared/gradbench in this project's workspace).`,
+      );
+    }
     return relay;
   }
   const tried: string[] = [];
@@ -45,7 +53,8 @@ export function findRelay(relay: string | undefined, repoRoot: string): string {
     if (dirname(dir) === dir) break;
   }
   throw new GradbenchSetupError(
-    `pnpm gradbench: no relay found (driver.py and run_eval.py: they start a GradBench eval and a tool and pass the messages between them, in place of GradBench's Rust CLI). ` +
+    `pnpm gradbench: no relay found (driver.py and run_eval.py: they start a GradBench eval and a tool ` +
+      `and pass the messages between them, in place of GradBench's Rust CLI). ` +
       `Looked in ${tried.join(", ")}. Pass --relay DIR.`,
   );
 }
@@ -58,11 +67,17 @@ function git(gradbench: string, args: readonly string[]): string | undefined {
 /** The whole setup, or a {@link GradbenchSetupError} naming the first thing missing. */
 export function checkSetup(options: RunOptions, repoRoot: string): Setup {
   const { gradbench } = options;
-  if (!existsSync(gradbench)) throw new GradbenchSetupError(`pnpm gradbench: --gradbench ${gradbench} does not exist. Clone github.com/gradbench/gradbench and pass its root.`);
+  if (!existsSync(gradbench)) {
+    throw new GradbenchSetupError(
+      `pnpm gradbench: --gradbench ${gradbench} does not exist. Clone github.com/gradbench/gradbench and pass its root.`,
+    );
+  }
   const missing = options.evals.filter((e) => !existsSync(join(evalDir(gradbench, e), "run.py")));
   if (missing.length > 0) {
     throw new GradbenchSetupError(
-      `pnpm gradbench: ${gradbench} is not a GradBench checkout with the evals asked for: no python/gradbench/gradbench/evals/{${missing.join(",")}}/run.py. Pass the root of a clone of github.com/gradbench/gradbench.`,
+      `pnpm gradbench: ${gradbench} is not a GradBench checkout with the evals asked for: ` +
+        `no python/gradbench/gradbench/evals/{${missing.join(",")}}/run.py. ` +
+        `Pass the root of a clone of github.com/gradbench/gradbench.`,
     );
   }
   const relay = findRelay(options.relay, repoRoot);
@@ -71,7 +86,9 @@ export function checkSetup(options: RunOptions, repoRoot: string): Setup {
   if (probe.status !== 0) {
     const why = probe.error !== undefined ? probe.error.message : (probe.stderr.trim().split("\n").pop() ?? "");
     throw new GradbenchSetupError(
-      `pnpm gradbench: ${python} cannot run GradBench's evals (${why}). They need numpy, scipy, pydantic and dataclasses-json: on Debian, apt-get install python3-numpy python3-scipy python3-pydantic python3-dataclasses-json; or pass --python EXE.`,
+      `pnpm gradbench: ${python} cannot run GradBench's evals (${why}). ` +
+        `They need numpy, scipy, pydantic and dataclasses-json: ` +
+        `on Debian, apt-get install python3-numpy python3-scipy python3-pydantic python3-dataclasses-json; or pass --python EXE.`,
     );
   }
   const commit = git(gradbench, ["rev-parse", "HEAD"])?.trim() ?? "unknown";
@@ -101,7 +118,9 @@ export function planEval(setup: Setup, options: RunOptions, name: string): EvalP
   if (validatesWithManual(gradbench, name) && !existsSync(join(gradbench, "tools/manual/bin", name))) {
     return {
       kind: "not run",
-      reason: `its expected answers come from GradBench's C++ manual tool, not built in the checkout (no tools/manual/bin/${name}): build it as tools/manual/README.md says (make -C cpp, make -C tools/manual)`,
+      reason:
+        `its expected answers come from GradBench's C++ manual tool, not built in the checkout (no tools/manual/bin/${name}): ` +
+        `build it as tools/manual/README.md says (make -C cpp, make -C tools/manual)`,
     };
   }
   const flags = evalFlags(options, name);
@@ -109,7 +128,10 @@ export function planEval(setup: Setup, options: RunOptions, name: string): EvalP
   if (name === "lstm" && !existsSync(join(gradbench, "evals/lstm/data/lstm_full.txt"))) {
     return {
       kind: "not run",
-      reason: "evals/lstm/data/lstm_full.txt (the text whose characters are the sequence) is absent from the checkout; a copy whose blob is missing lacks it. Any UTF-8 text of at least 8192 characters there gives inputs of the same shapes",
+      reason:
+        "evals/lstm/data/lstm_full.txt (the text whose characters are the sequence) is absent from the checkout; " +
+        "a copy whose blob is missing lacks it. " +
+        "Any UTF-8 text of at least 8192 characters there gives inputs of the same shapes",
     };
   }
   if (name === "ht" && options.evalArgs.ht === undefined) {

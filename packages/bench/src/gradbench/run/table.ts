@@ -138,13 +138,17 @@ function section(outcome: EvalOutcome): string[] {
       ran.push(tool);
       const run = o.run;
       if (run.defined === false) lines.push(`${tool}: the module was not defined (${cell(firstLine(run.defineError))}).`);
-      if (run.exitCode !== 0 && run.exitCode !== 1) lines.push(`${tool}: the relay exited with ${run.exitCode}${run.stderrTail.length > 0 ? `; last words: ${cell(firstLine(run.stderrTail[run.stderrTail.length - 1]))}` : ""}.`);
+      if (run.exitCode !== 0 && run.exitCode !== 1) {
+        const lastWords = run.stderrTail.length > 0 ? `; last words: ${cell(firstLine(run.stderrTail[run.stderrTail.length - 1]))}` : "";
+        lines.push(`${tool}: the relay exited with ${run.exitCode}${lastWords}.`);
+      }
     }
   }
   const { rows, byTool } = rowsOf(outcome);
   if (rows.length === 0) return [...lines, "", "No evaluations.", ""];
   const others = ran.filter((t) => t !== "wengert");
-  const head = ["workload", "function", ...ran.flatMap((t) => [`${t} mean`, `${t} median`, `${t}`]), ...(ran.includes("wengert") ? others.map((t) => `wengert / ${t}`) : [])];
+  const ratioColumns = ran.includes("wengert") ? others.map((t) => `wengert / ${t}`) : [];
+  const head = ["workload", "function", ...ran.flatMap((t) => [`${t} mean`, `${t} median`, `${t}`]), ...ratioColumns];
   lines.push("", `| ${head.join(" | ")} |`, `|${head.map((_, i) => (i < 2 || (i - 2) % 3 === 2 ? "---" : "--:")).join("|")}|`);
   for (const r of rows) {
     const cells = [r.description === "" ? "—" : cell(r.description), r.function];
@@ -177,13 +181,21 @@ export function gradbenchMarkdown(report: RunReport): string {
   const repeat = meta.minRuns === undefined && meta.minSeconds === undefined
     ? "each evaluation repeated as the evals ask by default (at least 1 run and 1 s)"
     : `each evaluation repeated for at least ${meta.minRuns ?? 1} run(s) and ${meta.minSeconds ?? 1} s`;
-  const changed = meta.changed.length === 0 ? "" : ` (${meta.changed.length} tracked file(s) of the checkout differ from it: ${meta.changed.slice(0, 5).map((l) => `\`${l.trim()}\``).join(", ")}${meta.changed.length > 5 ? ", …" : ""})`;
+  const shown = meta.changed.slice(0, 5).map((l) => `\`${l.trim()}\``).join(", ");
+  const changed =
+    meta.changed.length === 0
+      ? ""
+      : ` (${meta.changed.length} tracked file(s) of the checkout differ from it: ${shown}${meta.changed.length > 5 ? ", …" : ""})`;
   return [
     "# GradBench: wengert beside GradBench's tools",
     "",
-    `Written by \`pnpm gradbench\` on ${meta.date}, in ${Math.round(meta.seconds)} s: GradBench at ${meta.commit.slice(0, 8)}${changed}, Node ${meta.node}, ${meta.cpus} × ${meta.cpu}. ` +
-      `Times are each tool's own \`evaluate\` timings (the function alone), mean and median over its runs, ${repeat}; a verdict is the eval's own check of the output (GradBench's manual tool's answer, within its tolerance). ` +
-      `The machine is shared: other jobs ran on the same cores (1-minute load average ${meta.load[0].toFixed(1)} at the start, ${meta.load[1].toFixed(1)} at the end), so single times may be off by tens of percent.`,
+    `Written by \`pnpm gradbench\` on ${meta.date}, in ${Math.round(meta.seconds)} s: ` +
+      `GradBench at ${meta.commit.slice(0, 8)}${changed}, Node ${meta.node}, ${meta.cpus} × ${meta.cpu}. ` +
+      `Times are each tool's own \`evaluate\` timings (the function alone), mean and median over its runs, ${repeat}; ` +
+      `a verdict is the eval's own check of the output (GradBench's manual tool's answer, within its tolerance). ` +
+      `The machine is shared: other jobs ran on the same cores ` +
+      `(1-minute load average ${meta.load[0].toFixed(1)} at the start, ${meta.load[1].toFixed(1)} at the end), ` +
+      `so single times may be off by tens of percent.`,
     "",
     "## Summary",
     "",

@@ -54,7 +54,12 @@ export function planTool(tool: ToolName, setup: Setup, name: string, wengertMain
   switch (tool) {
     case "manual":
       // cpp.py rebuilds the eval's program (make -B) when the eval defines its module
-      if (!existsSync(join(setup.gradbench, "cpp/json.hpp"))) return { kind: "not run", reason: "the checkout has no cpp/json.hpp, which GradBench's C++ tools include (cpp/Makefile fetches it)" };
+      if (!existsSync(join(setup.gradbench, "cpp/json.hpp"))) {
+        return {
+          kind: "not run",
+          reason: "the checkout has no cpp/json.hpp, which GradBench's C++ tools include (cpp/Makefile fetches it)",
+        };
+      }
       return { kind: "run", command: `${python} python/gradbench/gradbench/cpp.py manual` };
     case "pytorch": {
       const why = torchMissing(setup.python);
