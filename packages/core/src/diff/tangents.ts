@@ -6,8 +6,7 @@
  * values recorded while tracing: the built-ins' written out as code from the primitive
  * table where code may be made (as sweep.ts writes its reverse rules), else the table's
  * rules through the numeric emitter. For terms of reals only; tests hold it equal to the
- * symbolic sweep to 12 digits, and the written-out rules equal to the table's to the
- * bit. hvp-sweep.ts starts from every variable's tangent (`tangentsOf`), and its dual
+ * symbolic sweep, and the written-out rules to the table's, to the bit. hvp-sweep.ts starts from every variable's tangent (`tangentsOf`), and its dual
  * numbers take their tangents from the same rules (`scalarTangent`).
  */
 import { BINARY_NAMES, binaryOps, numeric, UNARY_NAMES, unaryOps, type OpName } from "@wengert/ops";
