@@ -244,7 +244,9 @@ export interface Split {
 }
 
 /** Tensor primitives whose reverse rule only moves, copies or sums elements of the cotangent. */
-const STRUCTURAL = new Set(["reshape", "broadcastTo", "transpose", "slice", "index", "embed", "pack", "gather", "scatterAdd", "concat", "sum"].map((name) => CODE[name as keyof typeof CODE]));
+const STRUCTURAL = new Set(
+  (["reshape", "broadcastTo", "transpose", "slice", "index", "embed", "pack", "gather", "scatterAdd", "concat", "sum"] as const).map((name) => CODE[name]),
+);
 
 function onesLike(dims: Dims): number | Float64Array {
   return dims.length === 0 ? 1 : new Float64Array(size(dims)).fill(1);

@@ -16,17 +16,19 @@
  * zeros, on which no rule runs. For terms of reals (a user primitive's rule runs on the
  * duals through trace/lifted.ts); tests hold it equal, to the bit, to `jvp` of `grad`
  * built symbolically. `hessian` sweeps one
- * trace once per input, along the basis vectors (`hvpSweeper`). The rules of add, sub,
- * mul and square are written out as the emitter calls they make, with their temporaries
- * in dual.ts's `held` instead of slots (about 10% of an hvp).
+ * trace once per input, along the basis vectors (`hvpSweeper`). The built-in primitives'
+ * rules run written out as code from the table (dual-rules.ts), their temporaries in
+ * local variables instead of slots; a user primitive's, or every one where no code may
+ * be made, through the dual emitter.
  */
 import { CODE, CONST, FIRST_PRIMITIVE, scalarSpec } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
-import { binaryDual, binaryHeld, DUAL, DualColumns, dualEmitter, held, LITERAL, PLAIN, unaryDual } from "./dual.js";
+import { binaryDual, DUAL, DualColumns, dualEmitter, held, LITERAL, PLAIN } from "./dual.js";
+import { dualRules, type DualSweep } from "./dual-rules.js";
 import { activity } from "./place.js";
 import { tangentsOf } from "./tangents.js";
 
-const { add: ADD, sub: SUB, mul: MUL, neg: NEG, square: SQUARE } = CODE;
+const ADD = CODE.add;
 
 /**
  * `∇²f(x)·v` for the trace C of a real-valued `f` at `x`, given the tangents `v` of C's
@@ -62,13 +64,12 @@ export function hvpSweeper(term: TraceTerm): HvpSweeper {
   const e = dualEmitter(d);
 
   /**
-   * Add the dual in `held` (dual.ts) to u's cotangent: the first contribution is its
-   * cotangent, later ones are added as e.add would add them (folding included).
+   * Add the dual (v, t, k) to u's cotangent: the first contribution is its cotangent,
+   * later ones are added as e.add would add them (folding included).
    */
-  const accumulateHeld = (u: number): void => {
+  const accumulateDual = (u: number, v: number, t: number, k: number): void => {
     if (!active[u]) return;
     const s = n + u;
-    const { v, t, k } = held;
     if (hasCt[u]) {
       // folded as e.add folds: s + 0 is s, 0 + c is c, else the sum (now in held)
       const same = binaryDual(ADD, d.val[s], d.tan[s], d.kind[s], v, t, k);
@@ -85,16 +86,11 @@ export function hvpSweeper(term: TraceTerm): HvpSweeper {
     d.tan[s] = t;
     d.kind[s] = k;
   };
-  /** Slot x's dual, into `held`. */
-  const load = (x: number): void => {
-    held.v = d.val[x];
-    held.t = d.tan[x];
-    held.k = d.kind[x];
-  };
   /** A rule's contribution (a slot, or null for a symbolic zero) added to u's cotangent. */
   const accumulate = (u: number, c: number | null): void => {
-    if (c !== null) (load(c), accumulateHeld(u));
+    if (c !== null) accumulateDual(u, d.val[c], d.tan[c], d.kind[c]);
   };
+  const rules: DualSweep = { op, a, b, n, d, active, hasCt, accumulate: accumulateDual };
 
   const sweep = (v: readonly number[]): number[] => {
     // C's tangents go straight into the slots of its variables
@@ -106,35 +102,9 @@ export function hvpSweeper(term: TraceTerm): HvpSweeper {
     for (const u of term.output.atoms) accumulate(u, e.lit(1));
     d.reset();
 
-    for (let i = n - 1; i >= 0; i--) {
-      if (!hasCt[i] || op[i] < FIRST_PRIMITIVE) continue;
+    // the built-ins' rules written out (dual-rules.ts); the others through the dual emitter
+    for (let i = dualRules(rules, n - 1); i >= 0; i = dualRules(rules, i - 1)) {
       const c = n + i;
-      const x = a[i];
-      const y = b[i];
-      // the commonest rules written out (scalar.ts's rules, as the emitter would run them),
-      // their temporaries in `held` rather than in slots
-      switch (op[i]) {
-        case ADD: // ct, ct
-          if (active[x]) (load(c), accumulateHeld(x));
-          if (active[y]) (load(c), accumulateHeld(y));
-          continue;
-        case SUB: // ct, −ct
-          if (active[x]) (load(c), accumulateHeld(x));
-          if (active[y]) (unaryDual(NEG, d.val[c], d.tan[c], d.kind[c]), accumulateHeld(y));
-          continue;
-        case MUL: // ct·b, ct·a
-          if (active[x]) (binaryHeld(MUL, d.val[c], d.tan[c], d.kind[c], d.val[y], d.tan[y], d.kind[y]), accumulateHeld(x));
-          if (active[y]) (binaryHeld(MUL, d.val[c], d.tan[c], d.kind[c], d.val[x], d.tan[x], d.kind[x]), accumulateHeld(y));
-          continue;
-        case SQUARE: // ct·(2·x)
-          if (active[x]) {
-            binaryHeld(MUL, 2, 0, LITERAL, d.val[x], d.tan[x], d.kind[x]);
-            const { v, t, k } = held;
-            binaryHeld(MUL, d.val[c], d.tan[c], d.kind[c], v, t, k);
-            accumulateHeld(x);
-          }
-          continue;
-      }
       const spec = scalarSpec(op[i]);
       if (spec.arity === 1) {
         accumulate(a[i], spec.reverse(e, a[i], i, c));

@@ -78,7 +78,11 @@ export function reverseDerivative(W: Tree, V: Tree, x: string, T: Type, C: Tree)
     case "op": {
       // let x:T = V in let y:S = W.op_r(D) in y.R_V(x:T. D)
       if (C.op === "add") {
-        const sum: Tree = { kind: "add", left: { kind: "fst", arg: C.arg, types: [REAL_T, REAL_T] }, right: { kind: "snd", arg: C.arg, types: [REAL_T, REAL_T] } };
+        const sum: Tree = {
+          kind: "add",
+          left: { kind: "fst", arg: C.arg, types: [REAL_T, REAL_T] },
+          right: { kind: "snd", arg: C.arg, types: [REAL_T, REAL_T] },
+        };
         return reverseDerivative(W, V, x, T, sum);
       }
       const y = fresh("y");

@@ -15,7 +15,13 @@ import { Runs } from "./runs.js";
 import type { Emitted } from "./place.js";
 
 /** differentiate.ts's signature, with the blocks' option (scan-reverse runs it on a body's term). */
-export type Differentiate = (term: TraceTerm, sink: Trace, seeds: readonly number[], placement: null, split?: { readonly pieces: readonly { readonly v: number; readonly atom: number }[] }) => Emitted;
+export type Differentiate = (
+  term: TraceTerm,
+  sink: Trace,
+  seeds: readonly number[],
+  placement: null,
+  split?: { readonly pieces: readonly { readonly v: number; readonly atom: number }[] },
+) => Emitted;
 
 const UNIT = { kind: "tuple", items: [] } as const;
 
@@ -203,7 +209,9 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
   const chain = new Uint8Array(PARTS * body.nc);
   const identity = new Uint8Array(PARTS * body.nc);
   const pAcc = new Uint8Array(PARTS * body.np);
-  for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "identity" && !body.literal[k]) for (let part = 0; part < PARTS; part++) identity[2 * k + part] = inputs.acc[2 * k + part];
+  for (let k = 0; k < body.nc; k++) {
+    if (body.carryKind[k] === "identity" && !body.literal[k]) for (let part = 0; part < PARTS; part++) identity[2 * k + part] = inputs.acc[2 * k + part];
+  }
   for (let q = 0; q < body.np; q++) for (let part = 0; part < PARTS; part++) pAcc[2 * q + part] = inputs.acc[2 * (nargs - body.np + q) + part];
   const src: Sources<number> = {
     chain: (k, part) => chain[2 * k + part],
@@ -233,7 +241,9 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
     return true;
   };
   const sameX = (r: number): boolean => {
-    for (let e = 0; e < PARTS * body.nx; e++) if (inputs.acc[PARTS * (body.nc + r * body.nx) + e] !== inputs.acc[PARTS * (body.nc + (r + 1) * body.nx) + e]) return false;
+    for (let e = 0; e < PARTS * body.nx; e++) {
+      if (inputs.acc[PARTS * (body.nc + r * body.nx) + e] !== inputs.acc[PARTS * (body.nc + (r + 1) * body.nx) + e]) return false;
+    }
     return true;
   };
   const outside = (r: number): boolean => sameRow(inputs.seedObs, PARTS * nobs, r, r + 1) && sameRow(inputs.seedObs, PARTS * nobs, r - 1, r) && sameX(r);
@@ -253,7 +263,9 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
     if (steady && r > 0 && r < n - 2 && outside(r)) {
       at.set(r, lastIndex);
       const d = patterns[lastIndex];
-      for (let l = 0; l < body.nx; l++) for (let part = 0; part < PARTS; part++) argPresent[2 * (body.nc + r * body.nx + l) + part] = d.present[2 * (body.nc + l) + part];
+      for (let l = 0; l < body.nx; l++) {
+        for (let part = 0; part < PARTS; part++) argPresent[2 * (body.nc + r * body.nx + l) + part] = d.present[2 * (body.nc + l) + part];
+      }
       continue;
     }
     snapshot(before);
@@ -312,6 +324,8 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
     for (let q = 0; q < body.np; q++) argPresent[2 * (nargs - body.np + q) + part] = pAcc[2 * q + part];
   }
   // an argument that held a cotangent still holds it
-  for (let a = 0; a < nargs; a++) for (let part = 0; part < PARTS; part++) argPresent[2 * a + part] = (argPresent[2 * a + part] | inputs.acc[2 * a + part]) & inputs.need[a];
+  for (let a = 0; a < nargs; a++) {
+    for (let part = 0; part < PARTS; part++) argPresent[2 * a + part] = (argPresent[2 * a + part] | inputs.acc[2 * a + part]) & inputs.need[a];
+  }
   return { patterns, at, present: argPresent };
 }

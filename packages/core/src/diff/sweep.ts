@@ -86,8 +86,8 @@ function sweep(term: TraceTerm, seeds: readonly number[], checkNaN: { caller: st
     term.output.atoms.forEach((v, j) => accumulate(v, seeds[j], v));
     for (let i = n - 1; i >= 0; i--) if (has[i] && op[i] >= FIRST_PRIMITIVE) rule(i);
   }
-  // written into an array of the right length: pushing, for the thousands of inputs of a
-  // vector x, took a fifth of grad's time on a trivial f
+  // written into an array of the right length, not pushed: an array grown by push is
+  // copied at every doubling, for the thousands of inputs of a vector x
   const atoms = term.params[0].atoms;
   const results = new Array<number>(atoms.length);
   for (let k = 0; k < atoms.length; k++) results[k] = has[atoms[k]] ? ct[atoms[k]] : 0;
@@ -157,7 +157,9 @@ function writeInlined(): Inlined {
     const cx = rx(javascript, "val[x]", "val[y]", "val[i]", "c");
     const cy = ry(javascript, "val[x]", "val[y]", "val[i]", "c");
     // a binary primitive with a symbolic zero for one argument (none so far) is left to `rule`
-    if (cx !== null && cy !== null) cases.push(`case ${CODE[name]}: // ${name}\n        cx = ${cx};\n        cy = ${cy};\n        binary = true;\n        break;`);
+    if (cx !== null && cy !== null) {
+      cases.push([`case ${CODE[name]}: // ${name}`, `cx = ${cx};`, `cy = ${cy};`, "binary = true;", "break;"].join("\n        "));
+    }
   }
   const source = `
 return function inlined(tape, ct, has, val, from) {

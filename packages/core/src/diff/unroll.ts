@@ -59,7 +59,10 @@ class Writer {
   copy(from: Tape, i: number, map: Int32Array): number {
     const code = from.op[i];
     const to = this.to;
-    if (code === FREE) return from.x[i] === 0 ? to.free(from.frees[from.a[i]], from.val[i]) : to.freeTensor(from.frees[from.a[i]], { dims: from.dims(i), data: from.buf(i) });
+    if (code === FREE) {
+      const outer = from.frees[from.a[i]];
+      return from.x[i] === 0 ? to.free(outer, from.val[i]) : to.freeTensor(outer, { dims: from.dims(i), data: from.buf(i) });
+    }
     if (code === this.codes.scan) {
       let byTape = this.outputs.get(from);
       if (byTape === undefined) this.outputs.set(from, (byTape = new Map()));
@@ -70,7 +73,11 @@ class Writer {
       const p = from.params(i) as ScanOutParams;
       return p.held ? -1 : this.outputs.get(from)!.get(from.args(i)[0])!.get(p.offset)!;
     }
-    if (isScanCode(code)) throw new WengertError("internal: a derivative of a scan (scanGrad, scanTangent) in a term to transform again; those are emitted at the outermost level only.");
+    if (isScanCode(code)) {
+      throw new WengertError(
+        "internal: a derivative of a scan (scanGrad, scanTangent) in a term to transform again; those are emitted at the outermost level only.",
+      );
+    }
     return copyInstruction(from, i, to, map);
   }
 

@@ -51,7 +51,14 @@ const { add: ADD, sub: SUB, mul: MUL, div: DIV } = CODE;
  * at l·width of output j, as the inputs are laid out). Returns, per position in `lanes`,
  * 1 where the term held there (its outputs written) and 0 where it did not.
  */
-export function runLanes(term: TraceTerm, guards: readonly Guard[], options: LaneOptions, inputs: readonly LaneInput[], lanes: Int32Array, outs: readonly Float64Array[]): Uint8Array {
+export function runLanes(
+  term: TraceTerm,
+  guards: readonly Guard[],
+  options: LaneOptions,
+  inputs: readonly LaneInput[],
+  lanes: Int32Array,
+  outs: readonly Float64Array[],
+): Uint8Array {
   const tape = term.tape;
   const { op, a, b, x, length: n } = tape;
   const m = lanes.length;
@@ -109,7 +116,8 @@ export function runLanes(term: TraceTerm, guards: readonly Guard[], options: Lan
   }
   const test = (g: Guard, va: number, vb: number): boolean => !(options.reportTies && va === vb && g.distinct) && predicates[g.pred].test(va, vb) === g.outcome;
   const fixed = guards.filter((g) => !batched[g.a] && !batched[g.b]);
-  if (nowhere || !fixed.every((g) => test(g, vals[g.a], vals[g.b])) || [...Array(n).keys()].some((i) => !batched[i] && live[i] && kinked(i) && KINKS[op[i]]!(vals[a[i]]))) {
+  const atKink = (i: number): boolean => !batched[i] && live[i] !== 0 && kinked(i) && KINKS[op[i]]!(vals[a[i]]);
+  if (nowhere || !fixed.every((g) => test(g, vals[g.a], vals[g.b])) || [...Array(n).keys()].some(atKink)) {
     for (const i of made) release(bufs[i]!);
     return held.fill(0);
   }
@@ -140,7 +148,9 @@ export function runLanes(term: TraceTerm, guards: readonly Guard[], options: Lan
       const code = op[i];
       if (code === INPUT) {
         const input = inputs[a[i]];
-        if (isTensor(i)) for (let k = 0; k < w; k++) laneBufs[i]![k] = input.values.subarray(lanes[start + k] * input.width, (lanes[start + k] + 1) * input.width);
+        if (isTensor(i)) {
+          for (let k = 0; k < w; k++) laneBufs[i]![k] = input.values.subarray(lanes[start + k] * input.width, (lanes[start + k] + 1) * input.width);
+        }
         else {
           const col = cols[i]!;
           for (let k = 0; k < w; k++) col[k] = input.values[lanes[start + k]];

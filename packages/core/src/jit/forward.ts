@@ -37,7 +37,16 @@ export interface CompiledForward {
 }
 
 type Chunk = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, live: number) => boolean;
-type Run = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, chunks: Chunk[], at: Int32Array, results: number[], parts: readonly (number | ArrayLike<number>)[], live: number) => number[] | null;
+type Run = (
+  v: Float64Array,
+  K: typeof KERNELS,
+  KINK: typeof KINKS,
+  chunks: Chunk[],
+  at: Int32Array,
+  results: number[],
+  parts: readonly (number | ArrayLike<number>)[],
+  live: number,
+) => number[] | null;
 
 /** A trace's forward code: its chunks' source, where its outputs are, and the array's first values. */
 export interface ForwardCode {
@@ -160,7 +169,10 @@ export function compileForward(
   const locals = new Set<number>();
   const inline = source.length === 1;
   const code = inline
-    ? warmable(made.write((x) => (made.inLoops[x] || x < nIn || kept.has(x) ? undefined : (locals.add(x), `t${x}`)))[0]).replace(/return false;/g, "return null;")
+    ? warmable(made.write((x) => (made.inLoops[x] || x < nIn || kept.has(x) ? undefined : (locals.add(x), `t${x}`)))[0]).replace(
+        /return false;/g,
+        "return null;",
+      )
     : "for (let c = 0; c < chunks.length; c++) if (!chunks[c](v, K, KINK, live)) return null;";
   const chunks = inline ? [] : source.map((s) => new Function("v", "K", "KINK", "live", `${warmable(s)}\nreturn true;`) as Chunk);
   // the inputs copied in (input k is variable k), the code, the outputs copied out
@@ -182,8 +194,8 @@ return out;`,
 /**
  * The copy of inputs laid out as `parts` into v[0], v[1]…: a loop per array, one per run
  * of numbers, each reading one kind of array. (One loop over every part, or v.set(part),
- * read arrays of doubles and of small integers at one place, and ran 4 to 30 ns an element
- * depending on what had run in the process before: most of W4's jit(hvp).)
+ * would read arrays of doubles and of small integers at one place, which V8 then
+ * optimises for one kind, or for neither, depending on what ran before.)
  */
 function copyIn(parts: readonly (number | ArrayLike<number>)[]): string {
   const lines: string[] = [];

@@ -22,7 +22,17 @@ import { warmable } from "./source.js";
 export type LaneRun = (inputs: readonly LaneInput[], from: number, to: number, outs: readonly Float64Array[]) => number;
 
 type Chunk = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, live: number) => boolean;
-type Run = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, chunks: Chunk[], I: readonly Float64Array[], from: number, to: number, O: readonly Float64Array[], live: number) => number;
+type Run = (
+  v: Float64Array,
+  K: typeof KERNELS,
+  KINK: typeof KINKS,
+  chunks: Chunk[],
+  I: readonly Float64Array[],
+  from: number,
+  to: number,
+  O: readonly Float64Array[],
+  live: number,
+) => number;
 
 /**
  * The lanes of `term`, a trace of reals whose inputs `batched` marks, compiled; null if
@@ -35,7 +45,7 @@ export function compileLanes(term: TraceTerm, guards: readonly Guard[], reportTi
   const { source, outs, values: v } = made;
   const nIn = term.params[0].atoms.length;
   // one chunk: the whole code in the lane loop, and what it computes outside loops in locals
-  // (W7's per-example gradients, straight-line code, ran about twice as fast from locals)
+  // (V8 keeps locals in registers, where an element of v is loaded and stored at each use)
   const inline = source.length === 1;
   const locals = new Set<number>();
   const named = (index: number): string | undefined => {

@@ -280,7 +280,12 @@ export function planRegisters(functions: readonly (readonly Node[])[], usesOf: U
  * The variables the code still touches in the arrays: those with an access no local
  * stands for, and those loaded or stored at the edges of a loop.
  */
-function inMemory(functions: readonly (readonly Node[])[], plans: ReadonlyMap<Loop, readonly Group[]>, occ: ReadonlyMap<Loop, Occurrence[]>, accesses: Accesses): Uint8Array {
+function inMemory(
+  functions: readonly (readonly Node[])[],
+  plans: ReadonlyMap<Loop, readonly Group[]>,
+  occ: ReadonlyMap<Loop, Occurrence[]>,
+  accesses: Accesses,
+): Uint8Array {
   const memory = new Uint8Array(accesses.n);
   const covered = SPACES.map(() => new Int32Array(accesses.n));
   forEachRun(functions, ({ loop, base }) => {

@@ -205,7 +205,7 @@ const WORK_PER_POSITION = 1 << 16;
 /**
  * Repetitions a run needs to become a loop. Fewer are cheaper written out: a loop's
  * entry and exit (its locals loaded and stored around it, its counter) cost more than a
- * few copies of its body (Newton's three iterations per element in W3 are faster as
+ * few copies of its body (three iterations of Newton's method per element are faster as
  * straight code inside the loop over elements than as a loop of their own).
  */
 export const MIN_COUNT = 4;

@@ -47,7 +47,12 @@ interface Context {
  * The source of each chunk of `nodes`, in order; loops keep the variables `plans` gives
  * them in locals, and statements outside loops the variables `named` names (by array and index).
  */
-export function chunkSources(nodes: readonly Node[], template: Template, plans: ReadonlyMap<Loop, readonly Group[]> = new Map(), named?: (space: Space, index: number) => string | undefined): string[] {
+export function chunkSources(
+  nodes: readonly Node[],
+  template: Template,
+  plans: ReadonlyMap<Loop, readonly Group[]> = new Map(),
+  named?: (space: Space, index: number) => string | undefined,
+): string[] {
   const chunks: string[] = [];
   let lines: string[] = [];
   let size = 0;
@@ -123,8 +128,8 @@ function nodeSource(node: Node, idx: readonly Affine[], cx: Context, depth: numb
  * runs (guards and kinks do not leave) and no loop does. V8 compiles a long loop of the
  * first real call on the stack (on-stack replacement) before the code after it has run;
  * that code then had no type feedback, and the compiled loop was left at its end on every
- * later call ("insufficient type feedback"), running the rest unoptimised: W5's replay
- * took from 1× to 1.7× its time from run to run. After this call, it has feedback.
+ * later call ("insufficient type feedback"), running the rest unoptimised, so that a
+ * replay's time varied from run to run. After this call, it has feedback.
  */
 export function warmable(source: string): string {
   return source.replace(/(for \(let r\d+ = 0; r\d+ < )(\d+);/g, "$1$2 * live;").replace(/return false;/g, "if (live) return false;");

@@ -13,8 +13,8 @@
  * The pool is bounded: at most 64 MiB, or what the largest recent trace needed (`expect`),
  * so that a call as long as the last allocates nothing off the heap. V8 starts a full
  * collection once about 64 MB of new off-heap memory has accumulated; a trace of 10⁶
- * steps takes about twice that per call, and in a process holding a 2 GB heap each full
- * collection took seconds (the cost of a grad grew with the heap, not with its work).
+ * steps takes about twice that per call, and in a process holding a large heap each full
+ * collection is long (the cost of a grad would grow with the heap, not with its work).
  * Past the bound, the columns returned longest ago are dropped first: the pool holds the
  * sizes the current work uses, not those of work done before.
  */

@@ -1,8 +1,11 @@
 /**
  * @file The symbolic emitter: the primitives as methods that record into a trace, the
  * emitter reverse and tangent rules run against when derivatives are built as terms.
+ * Every method is made from the primitive tables (@wengert/ops): a primitive declared
+ * there is a method here with nothing to add.
  */
-import { alloc, BINARY_NAMES, broadcastDims, kernels, predicates, size, UNARY_NAMES, type Emitter, type TensorEmitter } from "@wengert/ops";
+import { alloc, BINARY_NAMES, broadcastDims, kernels, predicates, size, TENSOR_OP_NAMES, tensorOps, UNARY_NAMES } from "@wengert/ops";
+import type { Emitter, TensorEmitter, TensorOpName } from "@wengert/ops";
 import { shapeError } from "./callsite.js";
 import { CODE, CONST } from "./opcodes.js";
 import type { Trace } from "./tracer.js";
@@ -43,61 +46,25 @@ function emitterMethods(): object {
       return this.sink.record(code, a, b);
     };
   }
-  const op = (sink: Trace, name: keyof typeof CODE, args: readonly number[], params?: unknown): number => sink.recordOp(CODE[name], args, params);
-  const reduce = (name: "sum" | "max" | "min" | "logsumexp") =>
-    function (this: This, x: number, axes: readonly number[], keepdims: boolean) {
-      return op(this.sink, name, [x], { axes, keepdims });
+  // the tensor primitives, each by its declaration's `call`: the method's arguments as the
+  // instruction's arguments and parameters
+  for (const name of TENSOR_OP_NAMES) {
+    const code = CODE[name];
+    // this emitter's values, variables, stand for the signature's `Arg`s
+    const call = tensorOps[name].call as unknown as (...xs: unknown[]) => { readonly args: readonly number[]; readonly params: unknown };
+    m[name] = function (this: This, ...xs: unknown[]) {
+      const { args, params } = call(...xs);
+      return this.sink.recordOp(code, args, params);
     };
-  type Tensorial = Omit<TensorEmitter<number>, keyof Emitter<number>>;
-  const tensor: { [K in keyof Tensorial]: (this: This, ...args: Parameters<Tensorial[K]>) => ReturnType<Tensorial[K]> } = {
+  }
+  // the methods that are no primitives
+  type Others = Omit<TensorEmitter<number>, keyof Emitter<number> | TensorOpName>;
+  const others: { [K in keyof Others]: (this: This, ...args: Parameters<Others[K]>) => ReturnType<Others[K]> } = {
     dims(x) {
       return this.sink.tape.dims(x);
     },
     zeros(dims) {
       return this.sink.tape.tensorConstant({ dims, data: alloc(size(dims)) });
-    },
-    sum: reduce("sum"),
-    max: reduce("max"),
-    min: reduce("min"),
-    logsumexp: reduce("logsumexp"),
-    logSoftmax(x, axes) {
-      return op(this.sink, "logSoftmax", [x], { axes });
-    },
-    reshape(x, dims) {
-      return op(this.sink, "reshape", [x], { dims });
-    },
-    broadcastTo(x, dims) {
-      return op(this.sink, "broadcastTo", [x], { dims });
-    },
-    transpose(x, perm) {
-      return op(this.sink, "transpose", [x], { perm });
-    },
-    matmul(a, b) {
-      return op(this.sink, "matmul", [a, b]);
-    },
-    slice(x, starts, ends) {
-      return op(this.sink, "slice", [x], { starts, ends });
-    },
-    index(x, at) {
-      return op(this.sink, "index", [x], { at });
-    },
-    embed(dims, pieces, starts) {
-      return op(this.sink, "embed", pieces, { dims, starts });
-    },
-    pack(xs) {
-      return op(this.sink, "pack", xs);
-    },
-    gather(x, indices, axis) {
-      return op(this.sink, "gather", [x], { indices, axis });
-    },
-    scatterAdd(t, indices, values, axis) {
-      return op(this.sink, "scatterAdd", [t, values], { indices, axis });
-    },
-    concat(xs, axis) {
-      return op(this.sink, "concat", xs, { axis });
-    },
-    where(m, a, b) {
-      return op(this.sink, "where", [m, a, b]);
     },
     // a mask decided on the values a rule sees, emitted as a literal (see decideTensor)
     decide(pred, a, b) {
@@ -109,17 +76,8 @@ function emitterMethods(): object {
       const test = predicates[pred].test;
       return tape.tensorConstant({ dims, data: kernels.zip(tape.value(a), tape.dims(a), tape.value(b), tape.dims(b), dims, (x, y) => (test(x, y) ? 1 : 0)) });
     },
-    conv2d(x, w, p) {
-      return op(this.sink, "conv2d", [x, w], p);
-    },
-    conv2dInput(g, w, p) {
-      return op(this.sink, "conv2dInput", [g, w], p);
-    },
-    conv2dFilter(x, g, p) {
-      return op(this.sink, "conv2dFilter", [x, g], p);
-    },
   };
-  Object.assign(m, tensor);
+  Object.assign(m, others);
   methods = m;
   return m;
 }

@@ -1,7 +1,8 @@
 /**
  * @file Instruction codes of the tape: three structural ones, then one per primitive.
  */
-import { BINARY_NAMES, TENSOR_OP_NAMES, UNARY_NAMES, binaryOps, tensorOps, unaryOps, type OpName, type ScalarOp, type TensorOp, type TensorOpName } from "@wengert/ops";
+import { BINARY_NAMES, TENSOR_OP_NAMES, UNARY_NAMES, binaryOps, tensorOps, unaryOps } from "@wengert/ops";
+import type { OpName, ScalarOp, TensorOp, TensorOpName } from "@wengert/ops";
 
 /** `vK = input #a`: a leaf of the differentiation variable `x` (or of a seed). */
 export const INPUT = 0;

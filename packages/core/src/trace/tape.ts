@@ -245,7 +245,7 @@ export class Tape {
   }
 
   /** [value, variable] pairs of recently used literals (NaN: empty). */
-  // a plain array: a typed array of 8 was a fifth of the cost of making a tape
+  // a plain array: a typed array (a store off the heap) costs far more to make, and a tape is made per trace
   private readonly recent: number[] = [NaN, NaN, NaN, NaN, NaN, NaN, NaN, NaN];
   private slot = 0;
 

@@ -28,8 +28,8 @@ export function gemm(a: Float64Array, ao: number, b: Float64Array, bo: number, r
 /**
  * The JavaScript kernel, and the reference for the SIMD one. i-k-j order, so the inner
  * loop runs along contiguous rows of b and r; four rows of a and four of b per pass keep
- * sixteen products in registers for each element of r loaded and stored (about 6× the
- * plain i-k-j loop on V8), added to it one after another, in p order. Leftover rows and
+ * sixteen products in registers for each element of r loaded and stored (the plain
+ * i-k-j loop loads and stores one per product), added to it one after another, in p order. Leftover rows and
  * columns of a go one at a time.
  */
 export function jsGemm(a: Float64Array, ao: number, b: Float64Array, bo: number, r: Float64Array, ro: number, n: number, k: number, m: number): void {

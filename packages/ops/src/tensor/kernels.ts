@@ -99,8 +99,8 @@ const swapsLastTwo = (perm: readonly number[]): boolean => {
 /**
  * r[o…] (cols×rows) = x[o…] (rows×cols)ᵀ. Four rows of x are read at a time, so each
  * step writes four neighbouring elements of r (one cache line) where a plain loop writes
- * one, a whole row of r apart at each step: about twice as fast as square tiles on W2's
- * 64×128. Columns go in bands of TILE, so the rows of r a band writes stay in cache
+ * one, a whole row of r apart at each step (square tiles write part of a line at a
+ * time). Columns go in bands of TILE, so the rows of r a band writes stay in cache
  * while its source rows are read.
  */
 const TILE = 64;

@@ -1,14 +1,69 @@
 /**
  * @file Every tensor primitive, declared once: shape rule, kernel, reverse and tangent
- * rules side by side. Rules use only primitives (the emitter's methods), so every
- * derivative is again a program over primitives: differentiable to any order.
+ * rules side by side, and its method on emitters (`call`). Rules use only primitives
+ * (the emitter's methods), so every derivative is again a program over primitives:
+ * differentiable to any order.
+ *
+ * As in scalar.ts, the table is a class whose fields have declared types: the emitter's
+ * type (TensorEmitter) is read off the fields' signatures, and the rules are written
+ * against it, a cycle tsc refuses where it infers an object literal's type from its
+ * values. So a new field is the whole of a new primitive: its declared type names its
+ * parameters and its method's signature, tsc asks for each facet, and core's symbolic
+ * emitter makes the method from `call`.
  *
  * Formulas are above each entry; `ȳ` is the output cotangent, `ẋ` a tangent.
  */
 import { alloc, pooledCopy } from "./pool.js";
 import { broadcastAxes, broadcastDims, emptyAxis, reducedDims, sameDims, showDims, size, type Dims } from "./dims.js";
 import * as K from "./kernels.js";
-import type { Buf, ConvDims, ReduceParams, TensorEmitter, TensorOp } from "./op.js";
+import type { Emitter } from "../scalar.js";
+import type { PredicateName } from "../predicates.js";
+import type { Arg, Buf, Contribution, ConvDims, EmbedParams, GatherParams, Instantiate, ReduceParams, SliceParams, TensorCall } from "./op.js";
+
+export interface TensorOp<P = never> {
+  readonly kind: "tensor";
+  /** Number of arguments, or -1 for any number (concat, pack, embed). */
+  readonly arity: number;
+  /** The output's dims, or a message saying why the arguments do not fit. */
+  readonly shape: (dims: readonly Dims[], params: P) => Dims | string;
+  /** The output's value: a fresh buffer (core's `compute` reads one of dims [] as its element, a real). */
+  readonly forward: (args: readonly Buf[], dims: readonly Dims[], params: P, out: Dims) => Buf;
+  /** The contribution to argument `k` (the paper's `op_r`, per argument). */
+  readonly reverse: <A>(e: TensorEmitter<A>, k: number, args: readonly A[], y: A, ct: A, params: P) => Contribution<A>;
+  /** The output's tangent from the arguments' tangents (null: zero). */
+  readonly tangent: <A>(e: TensorEmitter<A>, args: readonly A[], y: A, tangents: readonly (A | null)[], params: P) => A | null;
+  /** Which arguments carry no derivative (the mask of `where`). */
+  readonly constantArgs?: readonly number[];
+  /** A tie met by the forward computation (several maximal elements), described; or null. */
+  readonly tie?: (args: readonly Buf[], dims: readonly Dims[], params: P, y: Buf) => string | null;
+  /** The parameters, for printing trace terms. */
+  readonly show?: (params: P) => string;
+}
+
+/**
+ * A built-in tensor primitive: its declaration, and its method on emitters, of
+ * signature `S` (`Arg` for each tensor argument), which `call` turns into the
+ * instruction's arguments and parameters. The emitters' methods (TensorEmitter) are
+ * read off these signatures, and the symbolic emitter's are made from `call`.
+ */
+export interface TensorDeclaration<P, S extends readonly unknown[]> extends TensorOp<P> {
+  readonly call: (...args: S) => TensorCall<P>;
+}
+
+/**
+ * Primitives as methods over `A`, tensors included: what tensor rules are written with.
+ * The tensor primitives' methods are the table's signatures; `dims`, `zeros` and
+ * `decide` are no primitives (they record no instruction that is differentiated).
+ */
+export type TensorEmitter<A> = Emitter<A> & {
+  dims(x: A): Dims;
+  zeros(dims: Dims): A;
+  /** A 0/1 tensor decided now on concrete values, with no derivative: `pred(a, b)` elementwise. */
+  decide(pred: PredicateName, a: A, b: A): A;
+} & { readonly [K in TensorOpName]: (...args: Instantiate<Parameters<TensorPrimitives[K]["call"]>, A>) => A };
+
+type ReduceCall = [x: Arg, axes: readonly number[], keepdims: boolean];
+const reduceCall = (x: Arg, axes: readonly number[], keepdims: boolean): TensorCall<ReduceParams> => ({ args: [x], params: { axes, keepdims } });
 
 const buf = (b: Buf): Float64Array => (typeof b === "number" ? Float64Array.of(b) : b);
 
@@ -34,12 +89,17 @@ const showReduce = (p: ReduceParams): string => `axes=${showDims(p.axes)}${p.kee
  * They have no identity, so over an axis with no elements they are not defined (their
  * folds start from ∓∞, which would come out silently); NumPy raises there too.
  */
-const extremum = (kind: "max" | "min"): TensorOp<ReduceParams> => ({
+const extremum = (kind: "max" | "min"): TensorDeclaration<ReduceParams, ReduceCall> => ({
   kind: "tensor",
   arity: 1,
+  call: reduceCall,
   shape: (dims, p) => {
     const empty = emptyAxis(dims[0], p.axes);
-    return empty < 0 ? reduceShape(dims, p) : `the ${kind} over axis ${empty}, which has no elements, is not defined (${kind} has no identity); reduce over axes that have elements, or test for the empty case first`;
+    if (empty < 0) return reduceShape(dims, p);
+    return (
+      `the ${kind} over axis ${empty}, which has no elements, is not defined (${kind} has no identity); ` +
+      `reduce over axes that have elements, or test for the empty case first`
+    );
   },
   forward: ([x], [xd], p) => K.reduce(buf(x), xd, p.axes, kind),
   reverse: (e, _k, [x], y, ct, p) => e.mul(kept(e, ct, x, p), weights(e, x, y, p)),
@@ -76,8 +136,8 @@ const swapLast = <A>(e: TensorEmitter<A>, x: A): A => {
  * x yᵀ (`right`) or xᵀ y (`left`), the matrix product's cotangents: as written, or as
  * (y xᵀ)ᵀ and (yᵀ x)ᵀ, which transpose y and the result instead of x (or x and the result
  * instead of y), whichever moves fewer elements. Both give the same numbers: each element
- * is the same products (commuted, which is exact) summed in the same order. In W2's MLP,
- * hᵀ C̄ as (C̄ᵀ h)ᵀ transposes 640 + 1280 elements instead of h's 8192.
+ * is the same products (commuted, which is exact) summed in the same order. For h of
+ * 64×128 and C̄ of 64×10, hᵀ C̄ as (C̄ᵀ h)ᵀ transposes 640 + 1280 elements instead of h's 8192.
  */
 function transposedProduct<A>(e: TensorEmitter<A>, x: A, y: A, side: "left" | "right"): A {
   const [xd, yd] = [e.dims(x), e.dims(y)];
@@ -93,66 +153,60 @@ function transposedProduct<A>(e: TensorEmitter<A>, x: A, y: A, side: "left" | "r
 const zerosFor = <A>(e: TensorEmitter<A>, args: readonly A[], tangents: readonly (A | null)[]): A[] =>
   tangents.map((t, k) => t ?? e.zeros(e.dims(args[k])));
 
-export interface SliceParams {
-  readonly starts: readonly number[];
-  readonly ends: readonly number[];
-}
-export interface EmbedParams {
-  readonly dims: Dims;
-  readonly starts: readonly (readonly number[])[];
-}
-export interface GatherParams {
-  readonly indices: Int32Array;
-  readonly axis: number;
-}
-
-export const tensorOps = {
+/** Every tensor primitive (the order of their opcodes, after the scalar ones). */
+export class TensorPrimitives {
   // y = Σ_axes x;  x̄ = ȳ broadcast back;  ẏ = Σ_axes ẋ
-  sum: {
+  readonly sum: TensorDeclaration<ReduceParams, ReduceCall> = {
     kind: "tensor",
     arity: 1,
+    call: reduceCall,
     shape: reduceShape,
     forward: ([x], [xd], p) => K.reduce(buf(x), xd, p.axes, "sum"),
     reverse: (e, _k, [x], _y, ct, p) => e.broadcastTo(kept(e, ct, x, p), e.dims(x)),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.sum(dx, p.axes, p.keepdims)),
     show: showReduce,
-  } satisfies TensorOp<ReduceParams>,
-  max: extremum("max"),
-  min: extremum("min"),
+  };
+  readonly max: TensorDeclaration<ReduceParams, ReduceCall> = extremum("max");
+  readonly min: TensorDeclaration<ReduceParams, ReduceCall> = extremum("min");
   // y = log Σ exp x;  x̄ = ȳ · exp(x − y) (the softmax);  ẏ = Σ ẋ · exp(x − y)
-  logsumexp: {
+  readonly logsumexp: TensorDeclaration<ReduceParams, ReduceCall> = {
     kind: "tensor",
     arity: 1,
+    call: reduceCall,
     shape: reduceShape,
     forward: ([x], [xd], p) => K.reduce(buf(x), xd, p.axes, "logsumexp"),
     reverse: (e, _k, [x], y, ct, p) => e.mul(kept(e, ct, x, p), e.exp(e.sub(x, kept(e, y, x, p)))),
     tangent: (e, [x], y, [dx], p) => (dx === null ? null : e.sum(e.mul(dx, e.exp(e.sub(x, kept(e, y, x, p)))), p.axes, p.keepdims)),
     show: showReduce,
-  } satisfies TensorOp<ReduceParams>,
+  };
   // y = x − logsumexp(x) over the axes, computed stably (reduce.ts);  x̄ = ȳ − eʸ Σ ȳ,  ẏ = ẋ − Σ eʸ ẋ
-  logSoftmax: {
+  readonly logSoftmax: TensorDeclaration<{ readonly axes: readonly number[] }, [x: Arg, axes: readonly number[]]> = {
     kind: "tensor",
     arity: 1,
+    call: (x, axes) => ({ args: [x], params: { axes } }),
     shape: ([xd]) => xd,
     forward: ([x], [xd], p) => K.logSoftmax(buf(x), xd, p.axes),
     reverse: (e, _k, _a, y, ct, p) => e.sub(ct, e.mul(e.exp(y), e.sum(ct, p.axes, true))),
     tangent: (e, _a, y, [dx], p) => (dx === null ? null : e.sub(dx, e.sum(e.mul(e.exp(y), dx), p.axes, true))),
     show: (p) => `axes=${showDims(p.axes)}`,
-  } satisfies TensorOp<{ readonly axes: readonly number[] }>,
+  };
   // the same buffer read with other dims; linear
-  reshape: {
+  readonly reshape: TensorDeclaration<{ readonly dims: Dims }, [x: Arg, dims: Dims]> = {
     kind: "tensor",
     arity: 1,
-    shape: ([xd], p) => (size(xd) === size(p.dims) ? p.dims : `cannot reshape ${showDims(xd)} (${size(xd)} elements) to ${showDims(p.dims)} (${size(p.dims)} elements)`),
+    call: (x, dims) => ({ args: [x], params: { dims } }),
+    shape: ([xd], p) =>
+      size(xd) === size(p.dims) ? p.dims : `cannot reshape ${showDims(xd)} (${size(xd)} elements) to ${showDims(p.dims)} (${size(p.dims)} elements)`,
     forward: ([x]) => pooledCopy(buf(x)), // each instruction owns its buffer (the pool takes every one back)
     reverse: (e, _k, [x], _y, ct) => e.reshape(ct, e.dims(x)),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.reshape(dx, p.dims)),
     show: (p) => `dims=${showDims(p.dims)}`,
-  } satisfies TensorOp<{ readonly dims: Dims }>,
+  };
   // x repeated along new or size-1 axes;  x̄ = ȳ summed over them
-  broadcastTo: {
+  readonly broadcastTo: TensorDeclaration<{ readonly dims: Dims }, [x: Arg, dims: Dims]> = {
     kind: "tensor",
     arity: 1,
+    call: (x, dims) => ({ args: [x], params: { dims } }),
     shape: ([xd], p) => {
       if (!p.dims.every((n) => Number.isInteger(n) && n >= 0)) return `${showDims(p.dims)} is not a list of sizes (integers ≥ 0)`;
       const r = broadcastDims(xd, p.dims);
@@ -162,25 +216,29 @@ export const tensorOps = {
     reverse: (e, _k, [x], _y, ct) => sumTo(e, ct, e.dims(x)),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.broadcastTo(dx, p.dims)),
     show: (p) => `dims=${showDims(p.dims)}`,
-  } satisfies TensorOp<{ readonly dims: Dims }>,
+  };
   // axes permuted;  x̄ = ȳ permuted back
-  transpose: {
+  readonly transpose: TensorDeclaration<{ readonly perm: readonly number[] }, [x: Arg, perm: readonly number[]]> = {
     kind: "tensor",
     arity: 1,
+    call: (x, perm) => ({ args: [x], params: { perm } }),
     shape: ([xd], p) => p.perm.map((i) => xd[i]),
     forward: ([x], [xd], p) => K.transpose(buf(x), xd, p.perm),
     reverse: (e, _k, _a, _y, ct, p) => e.transpose(ct, inversePerm(p.perm)),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.transpose(dx, p.perm)),
     show: (p) => `perm=${showDims(p.perm)}`,
-  } satisfies TensorOp<{ readonly perm: readonly number[] }>,
+  };
   // C = AB (batched);  Ā = C̄ Bᵀ,  B̄ = Aᵀ C̄ (summed over broadcast batch axes; formed as
   // transposedProduct says);  Ċ = ȦB + AḂ
-  matmul: {
+  readonly matmul: TensorDeclaration<undefined, [a: Arg, b: Arg]> = {
     kind: "tensor",
     arity: 2,
+    call: (a, b) => ({ args: [a, b], params: undefined }),
     shape: ([ad, bd]) => {
       if (ad.length < 2 || bd.length < 2) return `matmul needs rank ≥ 2 (got ${showDims(ad)} and ${showDims(bd)})`;
-      if (ad[ad.length - 1] !== bd[bd.length - 2]) return `inner dimensions differ: ${showDims(ad)} @ ${showDims(bd)} (${ad[ad.length - 1]} vs ${bd[bd.length - 2]})`;
+      if (ad[ad.length - 1] !== bd[bd.length - 2]) {
+        return `inner dimensions differ: ${showDims(ad)} @ ${showDims(bd)} (${ad[ad.length - 1]} vs ${bd[bd.length - 2]})`;
+      }
       const batch = broadcastDims(ad.slice(0, -2), bd.slice(0, -2));
       if (typeof batch === "string") return `batch axes: ${batch}`;
       return [...batch, ad[ad.length - 2], bd[bd.length - 1]];
@@ -192,15 +250,18 @@ export const tensorOps = {
       const r = db === null ? null : e.matmul(a, db);
       return l === null ? r : r === null ? l : e.add(l, r);
     },
-  } satisfies TensorOp<undefined>,
+  };
   // the box starts ≤ i < ends;  x̄ = ȳ placed back in the box (a piece: see Contribution)
-  slice: {
+  readonly slice: TensorDeclaration<SliceParams, [x: Arg, starts: readonly number[], ends: readonly number[]]> = {
     kind: "tensor",
     arity: 1,
+    call: (x, starts, ends) => ({ args: [x], params: { starts, ends } }),
     shape: ([xd], p) => {
       if (p.starts.length !== xd.length || p.ends.length !== xd.length) return `starts and ends need ${xd.length} entries for ${showDims(xd)}`;
       for (let i = 0; i < xd.length; i++) {
-        if (!Number.isInteger(p.starts[i]) || !Number.isInteger(p.ends[i])) return `starts ${showDims(p.starts)} and ends ${showDims(p.ends)} must be integers (axis ${i})`;
+        if (!Number.isInteger(p.starts[i]) || !Number.isInteger(p.ends[i])) {
+          return `starts ${showDims(p.starts)} and ends ${showDims(p.ends)} must be integers (axis ${i})`;
+        }
         if (!(0 <= p.starts[i] && p.starts[i] <= p.ends[i] && p.ends[i] <= xd[i])) {
           return `the box ${showDims(p.starts)}…${showDims(p.ends)} is not inside ${showDims(xd)} (axis ${i})`;
         }
@@ -211,11 +272,12 @@ export const tensorOps = {
     reverse: (_e, _k, _a, _y, ct, p) => ({ piece: ct, start: p.starts }),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.slice(dx, p.starts, p.ends)),
     show: (p) => `${showDims(p.starts)}…${showDims(p.ends)}`,
-  } satisfies TensorOp<SliceParams>,
+  };
   // one element, a real;  x̄ = ȳ at that place (a piece)
-  index: {
+  readonly index: TensorDeclaration<{ readonly at: readonly number[] }, [x: Arg, at: readonly number[]]> = {
     kind: "tensor",
     arity: 1,
+    call: (x, at) => ({ args: [x], params: { at } }),
     shape: ([xd], p) => {
       if (p.at.length !== xd.length) return `index ${showDims(p.at)} has ${p.at.length} entries for a tensor of rank ${xd.length} (${showDims(xd)})`;
       for (let i = 0; i < xd.length; i++) {
@@ -231,11 +293,12 @@ export const tensorOps = {
     reverse: (_e, _k, _a, _y, ct, p) => ({ piece: ct, start: p.at }),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.index(dx, p.at)),
     show: (p) => showDims(p.at),
-  } satisfies TensorOp<{ readonly at: readonly number[] }>,
+  };
   // zeros of dims with each piece added at its start: the adjoint of slice and index
-  embed: {
+  readonly embed: TensorDeclaration<EmbedParams, [dims: Dims, pieces: readonly Arg[], starts: readonly (readonly number[])[]]> = {
     kind: "tensor",
     arity: -1,
+    call: (dims, pieces, starts) => ({ args: pieces, params: { dims, starts } }),
     shape: (dims, p) => (dims.every((d) => d.length === 0 || d.length === p.dims.length) ? p.dims : `pieces must be scalars or of rank ${p.dims.length}`),
     forward: (args, dims, p) => {
       const r = alloc(size(p.dims));
@@ -248,20 +311,22 @@ export const tensorOps = {
     },
     tangent: (e, args, _y, tangents, p) => e.embed(p.dims, zerosFor(e, args, tangents), p.starts),
     show: (p) => `dims=${showDims(p.dims)}, at ${p.starts.map(showDims).join(" ")}`,
-  } satisfies TensorOp<EmbedParams>,
+  };
   // reals gathered into a vector;  x̄_k = ȳ[k]
-  pack: {
+  readonly pack: TensorDeclaration<undefined, [xs: readonly Arg[]]> = {
     kind: "tensor",
     arity: -1,
+    call: (xs) => ({ args: xs, params: undefined }),
     shape: (dims) => (dims.every((d) => d.length === 0) ? [dims.length] : "pack takes reals"),
     forward: (args) => Float64Array.from(args as number[]),
     reverse: (e, k, _a, _y, ct) => e.index(ct, [k]),
     tangent: (e, _args, _y, tangents) => e.pack(tangents.map((t) => t ?? e.lit(0))),
-  } satisfies TensorOp<undefined>,
+  };
   // entries `indices` along `axis`;  x̄ = ȳ scattered (added) back
-  gather: {
+  readonly gather: TensorDeclaration<GatherParams, [x: Arg, indices: Int32Array, axis: number]> = {
     kind: "tensor",
     arity: 1,
+    call: (x, indices, axis) => ({ args: [x], params: { indices, axis } }),
     shape: ([xd], p) => {
       const bad = p.indices.findIndex((i) => i < 0 || i >= xd[p.axis]);
       if (bad >= 0) return `index ${p.indices[bad]} (position ${bad}) is out of range for axis ${p.axis} of length ${xd[p.axis]}`;
@@ -271,14 +336,17 @@ export const tensorOps = {
     reverse: (e, _k, [x], _y, ct, p) => e.scatterAdd(e.zeros(e.dims(x)), p.indices, ct, p.axis),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.gather(dx, p.indices, p.axis)),
     show: (p) => `axis=${p.axis}, indices=[${[...p.indices.subarray(0, 8)].join(", ")}${p.indices.length > 8 ? ", …" : ""}]`,
-  } satisfies TensorOp<GatherParams>,
+  };
   // t with values added at indices along axis;  t̄ = ȳ,  v̄ = ȳ gathered
-  scatterAdd: {
+  readonly scatterAdd: TensorDeclaration<GatherParams, [t: Arg, indices: Int32Array, values: Arg, axis: number]> = {
     kind: "tensor",
     arity: 2,
+    call: (t, indices, values, axis) => ({ args: [t, values], params: { indices, axis } }),
     shape: ([td, vd], p) => {
       const want = td.map((d, i) => (i === p.axis ? p.indices.length : d));
-      if (!sameDims(vd, want)) return `values have dims ${showDims(vd)}; ${p.indices.length} indices along axis ${p.axis} of ${showDims(td)} need ${showDims(want)}`;
+      if (!sameDims(vd, want)) {
+        return `values have dims ${showDims(vd)}; ${p.indices.length} indices along axis ${p.axis} of ${showDims(td)} need ${showDims(want)}`;
+      }
       const bad = p.indices.findIndex((i) => i < 0 || i >= td[p.axis]);
       if (bad >= 0) return `index ${p.indices[bad]} (position ${bad}) is out of range for axis ${p.axis} of length ${td[p.axis]}`;
       return td;
@@ -291,11 +359,12 @@ export const tensorOps = {
       return e.scatterAdd(dt, p.indices, dv, p.axis);
     },
     show: (p) => `axis=${p.axis}`,
-  } satisfies TensorOp<GatherParams>,
+  };
   // tensors joined along axis;  x̄_k = ȳ's part k
-  concat: {
+  readonly concat: TensorDeclaration<{ readonly axis: number }, [xs: readonly Arg[], axis: number]> = {
     kind: "tensor",
     arity: -1,
+    call: (xs, axis) => ({ args: xs, params: { axis } }),
     shape: (dims, p) => {
       const first = dims[0];
       for (let k = 1; k < dims.length; k++) {
@@ -316,12 +385,13 @@ export const tensorOps = {
     },
     tangent: (e, args, _y, tangents, p) => e.concat(zerosFor(e, args, tangents), p.axis),
     show: (p) => `axis=${p.axis}`,
-  } satisfies TensorOp<{ readonly axis: number }>,
+  };
   // mask ? a : b;  ā = ȳ where the mask holds, b̄ = ȳ elsewhere (exact zeros in between:
   // the sweep keeps the mask on what flows from them, so an unselected NaN stays out)
-  where: {
+  readonly where: TensorDeclaration<undefined, [mask: Arg, a: Arg, b: Arg]> = {
     kind: "tensor",
     arity: 3,
+    call: (mask, a, b) => ({ args: [mask, a, b], params: undefined }),
     constantArgs: [0],
     shape: ([md, ad, bd]) => {
       const ab = broadcastDims(ad, bd);
@@ -331,11 +401,12 @@ export const tensorOps = {
     forward: ([m, a, b], [md, ad, bd], _p, o) => K.select(buf(m), md, a, ad, b, bd, o),
     reverse: (e, k, [m], _y, ct) => (k === 0 ? null : k === 1 ? e.where(m, ct, e.lit(0)) : e.where(m, e.lit(0), ct)),
     tangent: (e, [m], _y, [, da, db]) => (da === null && db === null ? null : e.where(m, da ?? e.lit(0), db ?? e.lit(0))),
-  } satisfies TensorOp<undefined>,
+  };
   // y = x ⋆ w;  x̄ = conv2dInput(ȳ, w),  w̄ = conv2dFilter(x, ȳ)
-  conv2d: {
+  readonly conv2d: TensorDeclaration<K.ConvParams, [x: Arg, w: Arg, p: K.ConvParams]> = {
     kind: "tensor",
     arity: 2,
+    call: (x, w, p) => ({ args: [x, w], params: p }),
     shape: ([xd, wd], p) => convShape(xd, wd, p),
     forward: ([x, w], [xd, wd], p, o) => {
       const y = alloc(size(o));
@@ -350,11 +421,12 @@ export const tensorOps = {
       return l === null ? r : r === null ? l : e.add(l, r);
     },
     show: (p) => `stride=${showDims(p.stride)}, padding=${showDims(p.padding)}`,
-  } satisfies TensorOp<K.ConvParams>,
+  };
   // the adjoint of conv2d in its input: X = g ⋆ᵀ w;  ḡ = conv2d(X̄, w),  w̄ = conv2dFilter(X̄, g)
-  conv2dInput: {
+  readonly conv2dInput: TensorDeclaration<ConvDims, [g: Arg, w: Arg, p: ConvDims]> = {
     kind: "tensor",
     arity: 2,
+    call: (g, w, p) => ({ args: [g, w], params: p }),
     shape: (_d, p) => p.dims,
     forward: ([g, w], [gd, wd], p) => {
       const x = alloc(size(p.dims));
@@ -369,11 +441,12 @@ export const tensorOps = {
       return l === null ? r : r === null ? l : e.add(l, r);
     },
     show: (p) => `stride=${showDims(p.stride)}, padding=${showDims(p.padding)}`,
-  } satisfies TensorOp<ConvDims>,
+  };
   // the adjoint of conv2d in its weights: W = x ⋆ᵀ g;  x̄ = conv2dInput(g, W̄),  ḡ = conv2d(x, W̄)
-  conv2dFilter: {
+  readonly conv2dFilter: TensorDeclaration<ConvDims, [x: Arg, g: Arg, p: ConvDims]> = {
     kind: "tensor",
     arity: 2,
+    call: (x, g, p) => ({ args: [x, g], params: p }),
     shape: (_d, p) => p.dims,
     forward: ([x, g], [xd, gd], p) => {
       const w = alloc(size(p.dims));
@@ -388,10 +461,14 @@ export const tensorOps = {
       return l === null ? r : r === null ? l : e.add(l, r);
     },
     show: (p) => `stride=${showDims(p.stride)}, padding=${showDims(p.padding)}`,
-  } satisfies TensorOp<ConvDims>,
-};
+  };
+}
 
-export type TensorOpName = keyof typeof tensorOps;
+/** The table. */
+export const tensorOps: TensorPrimitives = new TensorPrimitives();
+
+export type TensorOpName = keyof TensorPrimitives;
+/** The tensor primitives' names, in the table's order. */
 export const TENSOR_OP_NAMES = Object.keys(tensorOps) as TensorOpName[];
 
 export function inversePerm(perm: readonly number[]): number[] {

@@ -12,9 +12,9 @@ const free = new Map<number, Float64Array[]>();
  * How many buffers of each length `alloc` made. The pool keeps no more of a length than
  * that, so it never holds more than the most that were out at once: a buffer made
  * elsewhere (a copy, a kernel's own result) and handed to `release` on every call would
- * otherwise add to it every call. (A WeakSet of the buffers alloc made did this by
- * identity, and cost a microsecond per buffer made: an lstm Jacobian, which makes 130 000
- * buffers its pullbacks hold, took 40% longer.)
+ * otherwise add to it every call. (Counted by length, not by identity: a WeakSet of the
+ * buffers alloc made would cost a weak reference per buffer, and a Jacobian of a
+ * recurrent model makes a buffer per operation of every pullback.)
  */
 const made = new Map<number, number>();
 const MAX_BYTES = 256 * 1024 * 1024;
