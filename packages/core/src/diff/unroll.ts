@@ -16,15 +16,26 @@ import { CONST, FREE, INPUT } from "../trace/opcodes.js";
 import { hasScans, isScanCode, scanCodes, type ScanOutParams, type ScanParams } from "../trace/scan-ops.js";
 import { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
-import type { Guard } from "../trace/tracer.js";
+import type { Guard, Trace } from "../trace/tracer.js";
 import { ownedCopy } from "../trace/host-tensor.js";
 
 /**
- * The term with its scans written out, and its placement (place.ts's, generic here: place.ts
- * calls this) with the guards moved along (unchanged when there is no scan).
+ * Whether a transformation emitting into `sink` keeps a scan as one instruction (its
+ * sweep a scanGrad or scanTangent): at the outermost level, and into a trace that is only
+ * evaluated (jit's, vmap's: Trace.evaluatedOnly), since no transformation will take those
+ * instructions apart there. Anywhere else the loop is written out.
  */
-export function unrolled<P extends { readonly guards: readonly Guard[] }>(term: TraceTerm, placement: P | null): { term: TraceTerm; placement: P | null } {
-  if (placement === null || !hasScans(term.tape)) return { term, placement };
+export function keepsScans(sink: Trace, placement: object | null): boolean {
+  return placement === null || sink.evaluatedOnly;
+}
+
+/**
+ * The term with its scans written out where the sink does not keep them, and its
+ * placement (place.ts's, generic here: place.ts calls this) with the guards moved along
+ * (unchanged when there is no scan).
+ */
+export function unrolled<P extends { readonly guards: readonly Guard[] }>(term: TraceTerm, placement: P | null, sink: Trace): { term: TraceTerm; placement: P | null } {
+  if (placement === null || keepsScans(sink, placement) || !hasScans(term.tape)) return { term, placement };
   const { term: out, map, guards } = writeOut(term);
   const moved: Guard[] = [];
   for (const g of placement.guards) if (map[g.a] >= 0 && map[g.b] >= 0) moved.push({ ...g, a: map[g.a], b: map[g.b] });
