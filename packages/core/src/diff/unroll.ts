@@ -11,7 +11,7 @@
  */
 import { WengertError } from "../errors.js";
 import type { Body } from "../trace/body.js";
-import { copyInstruction } from "../trace/body.js";
+import { copyInstruction } from "../trace/copy-instruction.js";
 import { CONST, FREE, INPUT } from "../trace/opcodes.js";
 import { hasScans, isScanCode, scanCodes, type ScanOutParams, type ScanParams } from "../trace/scan-ops.js";
 import { Tape } from "../trace/tape.js";

@@ -100,7 +100,7 @@ export class Trace {
     this.unchecked = !this.isClosed && !this.checked && this.capturedBy === null;
   }
   /**
-   * While a scan's body is traced (api/scan.ts): the body's trace, which records what
+   * While a scan's body is traced (trace/trace-body.ts): the body's trace, which records what
    * would be recorded here, so that every operation of the body is in its term (an
    * operation on outer values alone included, as in the loop written out). Not fast then.
    */
