@@ -138,7 +138,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
   term.output.atoms.forEach((v, j) => accumulate(v, seeds[j]));
   for (const s of split?.pieces ?? []) accumulate(s.v, { piece: s.atom, start: tape.dims(s.v).map(() => 0) });
   // at the outermost level (or into a trace only evaluated), a scan's reverse sweep is a scan (scan-reverse.ts)
-  const scans = keepsScans(sink, placement) ? scanSweep(term, sink, at, differentiate) : null;
+  const scans = keepsScans(term, sink, placement) ? scanSweep(term, sink, at, differentiate) : null;
   const state = {
     ct,
     pending(v: number): number {

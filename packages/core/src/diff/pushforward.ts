@@ -34,7 +34,7 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
   // dt[i]: the sink variable holding v_i's tangent; -1 is the symbolic zero.
   const dt = new Int32Array(n).fill(-1);
   // at the outermost level (or into a trace only evaluated), a scan's tangents are a scan (scan-tangent.ts)
-  const scans = keepsScans(sink, placement) ? scanTangents(term, sink, at, pushforward) : null;
+  const scans = keepsScans(term, sink, placement) ? scanTangents(term, sink, at, pushforward) : null;
   const sum = (x: number | null, y: number | null): number => (x === null || x < 0 ? (y ?? -1) : y === null || y < 0 ? x : sink.record(ADD, x, y));
   for (let i = 0; i < n; i++) {
     if (op[i] === INPUT) {

@@ -3,11 +3,11 @@
  * written out: the same numbers, bit for bit, at points where the body's decisions change
  * part way (and where they change at different iterations lane by lane). What is kept is
  * counted, not timed: the body's calls (a replay runs the scan's term, not the body), and
- * the iterations a reverse sweep ran as one scanGrad instruction (the loop not written
+ * the iterations a reverse sweep ran as one scanGrad instruction (a long loop not written
  * out in jit's or vmap's trace).
  */
 import { describe, expect, it } from "vitest";
-import { add, grad, hessian, jit, jvp, lt, mul, scan, sin, valueAndGrad, vmap, type Scalar } from "../../src/index.js";
+import { add, cos, grad, hessian, jit, jvp, lt, mul, scan, sin, valueAndGrad, vmap, type Scalar } from "../../src/index.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
 import { expectSame } from "../helpers/same-bits.js";
 
@@ -30,8 +30,14 @@ function counted(): { f: F; calls: () => number } {
   return { f, calls: () => calls };
 }
 const scanned: F = (x) => scan((y: Scalar) => [branchy(y)], x, N)[0];
-/** A chain that decides nothing: one run of the body, so one reverse sweep of N iterations. */
-const chain: F = (x) => scan((y: Scalar) => [add(mul(0.9, y), mul(0.1, sin(y)))], x, N)[0];
+/** A chain that decides nothing: one run of the body, so one reverse sweep of n iterations. */
+const chainOf =
+  (n: number): F =>
+  (x) =>
+    scan((y: Scalar) => [add(mul(0.9, y), mul(0.1, sin(y)))], x, n)[0];
+/** Long enough that jit's and vmap's traces keep the scan (a short loop runs faster written out there). */
+const LONG = 10_000;
+const chain = chainOf(LONG);
 const loop: F = (x) => {
   let y = x;
   for (let i = 0; i < N; i++) y = branchy(y);
@@ -69,14 +75,43 @@ describe("jit of a scan", () => {
     }
     expect(jg.stats.replays).toBeGreaterThan(0);
     expect(jt.stats.replays).toBeGreaterThan(0);
-    // a replay runs the reverse sweep as scanGrad instructions (written out in the trace, it would count none)
+    // a replay of a long loop runs the reverse sweep as a scanGrad instruction (written out in the trace,
+    // it would count none); a short one is written out there, compiled with the rest
     const jc = jit((x: Scalar) => grad(chain, x));
+    const short = chainOf(N);
+    const js = jit((x: Scalar) => grad(short, x));
     for (const x of POINTS) {
       reverseStats.total = 0;
       expectSame(jc(x), grad(chain, x));
-      expect(reverseStats.total).toBe(N + N);
+      expect(reverseStats.total).toBe(LONG + LONG);
+      reverseStats.total = 0;
+      expectSame(js(x), grad(short, x));
+      expect(reverseStats.total).toBe(N);
     }
     expect(jc.stats.replays).toBe(POINTS.length - 1);
+  });
+
+  it("jit of grad and of jvp of a long loop whose decisions change part way: kept, the loop's numbers", () => {
+    const n = 8000;
+    // y rises past 1 after a few hundred iterations (from below 1), then on by the other branch
+    const rising = (y: Scalar): Scalar => (lt(y, 1) ? add(y, mul(0.002, cos(y))) : add(y, mul(0.001, sin(y))));
+    const long: F = (x) => scan((y: Scalar) => [rising(y)], x, n)[0];
+    const longLoop: F = (x) => {
+      let y = x;
+      for (let i = 0; i < n; i++) y = rising(y);
+      return y;
+    };
+    const jg = jit((x: Scalar) => valueAndGrad(long, x));
+    const jgl = jit((x: Scalar) => valueAndGrad(longLoop, x));
+    const jt = jit((x: Scalar) => jvp(long, x, 1));
+    const jtl = jit((x: Scalar) => jvp(longLoop, x, 1));
+    for (const x of [0.3, 0.31, 2, 0.3]) {
+      reverseStats.total = 0;
+      expectSame(jg(x), jgl(x));
+      expect(reverseStats.total).toBeGreaterThan(0);
+      expectSame(jt(x), jtl(x));
+    }
+    expect(jg.stats.replays).toBeGreaterThan(0);
   });
 
   it("jit of hessian and of grad of grad (written out inside: the loop's numbers to any order)", () => {
@@ -107,7 +142,7 @@ describe("vmap of a scan", () => {
     expectSame(vmap(scanned)(LANES), POINTS.map(loop));
   });
 
-  it("vmap of grad keeps the reverse sweep one instruction per lane; jit(vmap(grad)) replays it", () => {
+  it("vmap of grad of a long loop keeps the reverse sweep one instruction per lane; jit(vmap(grad)) replays it", () => {
     expectSame(vmap((x: Scalar) => grad(scanned, x))(LANES), POINTS.map((x) => grad(loop, x)));
     const jv = jit(vmap((x: Scalar) => grad(scanned, x)));
     const jvl = jit(vmap((x: Scalar) => grad(loop, x)));
@@ -119,7 +154,7 @@ describe("vmap of a scan", () => {
     for (let call = 0; call < 3; call++) {
       reverseStats.total = 0;
       expectSame(jc(LANES), POINTS.map((x) => grad(chain, x)));
-      expect(reverseStats.total).toBe(N * POINTS.length + N * POINTS.length);
+      expect(reverseStats.total).toBe(2 * LONG * POINTS.length);
     }
   });
 
