@@ -88,7 +88,7 @@ export function compileGrad<P>(f: (x: P) => Scalar, options: RdOptions = {}): Co
 
 /** f traced at x: `[f(x), ∇f(x)]`, and the trace to keep (or null where no guard could tell where it holds). */
 function record(f: Fn, x: unknown, flat: Leaves, options: RdOptions): [unknown, Entry | null] {
-  const traced = trace("compileGrad", f, x, options, true);
+  const traced = trace("compileGrad", f, x, options, "replay");
   const { term } = traced;
   if (term.output.shape.kind !== "real") {
     throw new OutputTypeError(`compileGrad: f returned ${typeString(term.output.shape)} at x; compileGrad needs f to return a real.`);

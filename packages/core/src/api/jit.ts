@@ -94,7 +94,7 @@ function record(caller: string, f: Fn, x: unknown, flat: Leaves, options: RdOpti
   // f on numbers reports no ties: only the rds inside it do (their traces, under their
   // options), so this trace's own decisions and kinks (a rule's sign(0) in grad's
   // derivative) are not reported; a replay meeting any tie traces again, for them to report
-  const traced = trace(caller, f, x, { ...options, ties: "ignore" }, true);
+  const traced = trace(caller, f, x, { ...options, ties: "ignore" }, "evaluate");
   const { term } = traced;
   const out = term.output.shape;
   const shapes = leafShapes(out);

@@ -24,12 +24,17 @@ export interface TracedFn {
 }
 
 /**
- * Symbolic evaluation of `f` at `x`: the trace term `C` of `x:T. C`. `replayable`: the
- * term will be replayed at other points, so its decisions are kept as guards.
+ * What a term is traced for: to be transformed (rd and the others), to be replayed at
+ * other points and transformed (compileGrad: its decisions kept as guards), or to be
+ * evaluated only, here and replayed at other points (jit, vmap: guards kept, and a
+ * derivative emitted into it may keep a scan's sweep as one instruction).
  */
-export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}, replayable = false): TracedFn {
+export type TraceUse = "transform" | "replay" | "evaluate";
+
+/** Symbolic evaluation of `f` at `x`: the trace term `C` of `x:T. C`, for `use`. */
+export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}, use: TraceUse = "transform"): TracedFn {
   if (typeof f !== "function") throw new WengertError(`${caller}: f is ${typeof f}; expected the function to differentiate.`);
-  const opened = openTraceAt(caller, x, options, replayable);
+  const opened = openTraceAt(caller, x, options, use);
   let y: unknown;
   try {
     y = f(opened.input as never);
@@ -51,10 +56,11 @@ export interface OpenedTrace {
 }
 
 /** The first half of `trace`: open a trace and make x's traced values. */
-export function openTraceAt(caller: string, x: unknown, options: RdOptions = {}, replayable = false): OpenedTrace {
-  const settings = settingsOf(caller, options, replayable);
+export function openTraceAt(caller: string, x: unknown, options: RdOptions = {}, use: TraceUse = "transform"): OpenedTrace {
+  const settings = settingsOf(caller, options, use !== "transform");
   const { shape, leaves } = flatten(x, "x", isOperand, `${caller}'s input`, undefined, leafShape);
   const t = openTrace(settings, caller);
+  t.evaluatedOnly = use === "evaluate";
   // one pass over the leaves: x is often thousands of numbers
   const inputs = new Array<Real | Tensor>(leaves.length);
   const atoms = new Array<number>(leaves.length);

@@ -187,7 +187,7 @@ function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, option
   /** f traced at lane l, its outputs written there; the trace, unless it read a value (then it holds at l alone). */
   const traceAt = (l: number): LaneTrace | null => {
     // f on numbers reports no ties: only the rds inside it do, naming the lane (jit.ts)
-    const traced = reportingAt(`in lane ${l} of vmap`, () => trace("vmap", f, batch.pointAt(l), { ...options, ties: "ignore" }, true));
+    const traced = reportingAt(`in lane ${l} of vmap`, () => trace("vmap", f, batch.pointAt(l), { ...options, ties: "ignore" }, "evaluate"));
     const { term } = traced;
     if (outs === null) outs = outputOf(term, B, outAxes);
     else outs.check(term, l);

@@ -97,7 +97,7 @@ export function liveness(term: TraceTerm, live = new Uint8Array(term.tape.length
 
 /** The identity transformation: the term placed in the sink, for its outputs alone. */
 export const replay: Transform = (term, sink, _extras, placement) => {
-  ({ term, placement } = unrolled(term, placement));
+  ({ term, placement } = unrolled(term, placement, sink));
   const at = place(term, sink, placement);
   return { outputs: term.output.atoms.map((v) => at[v]), results: [] };
 };

@@ -16,14 +16,14 @@ import type { Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity, liveness, place, type Emitted, type Placement } from "./place.js";
 import { scanTangents } from "./scan-tangent.js";
-import { unrolled } from "./unroll.js";
+import { keepsScans, unrolled } from "./unroll.js";
 
 const ADD = CODE.add;
 
 /** Emit the tangents of C's outputs given `tangents` of its inputs (by input index). */
 export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly number[], placement: Placement | null): Emitted {
   // emitted where it will be differentiated again: the loops written out (unroll.ts)
-  ({ term, placement } = unrolled(term, placement));
+  ({ term, placement } = unrolled(term, placement, sink));
   const tape = term.tape;
   const { op, a, b, x, length: n } = tape;
   const e = emitterFor(sink);
@@ -33,8 +33,8 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
 
   // dt[i]: the sink variable holding v_i's tangent; -1 is the symbolic zero.
   const dt = new Int32Array(n).fill(-1);
-  // at the outermost level, a scan's tangents are a scan (scan-tangent.ts)
-  const scans = placement === null ? scanTangents(term, sink, pushforward) : null;
+  // at the outermost level (or into a trace only evaluated), a scan's tangents are a scan (scan-tangent.ts)
+  const scans = keepsScans(term, sink, placement) ? scanTangents(term, sink, at, pushforward) : null;
   const sum = (x: number | null, y: number | null): number => (x === null || x < 0 ? (y ?? -1) : y === null || y < 0 ? x : sink.record(ADD, x, y));
   for (let i = 0; i < n; i++) {
     if (op[i] === INPUT) {

@@ -1,5 +1,6 @@
 /**
- * @file A scan's reverse sweep at the outermost level: one `scanGrad` instruction that
+ * @file A scan's reverse sweep where it is kept (the outermost level, or a trace only
+ * evaluated: unroll.ts `keepsScans`): one `scanGrad` instruction that
  * runs the body's derivative term backwards over the iterations, with the carries
  * recomputed from checkpoints.
  *
@@ -45,8 +46,11 @@ export interface ScanSweep {
   at(i: number, state: CotangentState): boolean;
 }
 
-/** The scans of a term being differentiated at the outermost level (null if it has none). */
-export function scanSweep(term: TraceTerm, sink: Trace, differentiate: Differentiate): ScanSweep | null {
+/**
+ * The scans of a term being differentiated where its scans are kept (unroll.ts
+ * `keepsScans`; null if it has none); `at[v]` is the sink's variable for the term's v.
+ */
+export function scanSweep(term: TraceTerm, sink: Trace, at: Int32Array, differentiate: Differentiate): ScanSweep | null {
   if (!hasScans(term.tape)) return null;
   const tape = term.tape;
   const codes = scanCodes();
@@ -59,14 +63,14 @@ export function scanSweep(term: TraceTerm, sink: Trace, differentiate: Different
       if (code === codes.scanOut) return true;
       if (code !== codes.scan) throw new WengertError("internal: a scan's derivative instruction in a term differentiated again.");
       active ??= activity(term);
-      emitReverse(tape.params(i) as ScanParams, tape.args(i), outputsOf.get(i) ?? [], tape, sink, state, active, differentiate);
+      emitReverse(tape.params(i) as ScanParams, tape.args(i), outputsOf.get(i) ?? [], tape, { sink, at }, state, active, differentiate);
       return true;
     },
   };
 }
 
 /** Emit the reverse sweep of the scan instruction (its args, its outputs' instructions) into the sink. */
-function emitReverse(p: ScanParams, args: readonly number[], outputs: readonly number[], tape: TraceTerm["tape"], sink: Trace, state: CotangentState, active: Uint8Array, differentiate: Differentiate): void {
+function emitReverse(p: ScanParams, args: readonly number[], outputs: readonly number[], tape: TraceTerm["tape"], { sink, at }: { sink: Trace; at: Int32Array }, state: CotangentState, active: Uint8Array, differentiate: Differentiate): void {
   const { body, n, layout } = p;
   const codes = scanCodes();
   const nobs = layout.obs.length;
@@ -118,7 +122,7 @@ function emitReverse(p: ScanParams, args: readonly number[], outputs: readonly n
     what: "reverse",
     run: (values) => reverseRun(p, plan, inputs, seedOrder, values, offsets, length),
   };
-  const grad = sink.recordOp(codes.scanGrad, [...args, ...seedOrder.map((o) => seedAtoms.get(o)!), ...accAtoms], params);
+  const grad = sink.recordOp(codes.scanGrad, [...args.map((v) => at[v]), ...seedOrder.map((o) => seedAtoms.get(o)!), ...accAtoms], params);
   const read = (e: number): number => (plan.present[e] ? sink.recordOp(codes.scanOut, [grad], { offset: offsets[e], dims: dimsOf(e >> 1), held: false }) : -1);
   for (let a = 0; a < args.length; a++) {
     if (!need[a] || (!plan.present[2 * a] && !plan.present[2 * a + 1])) continue;

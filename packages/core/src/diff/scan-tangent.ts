@@ -1,5 +1,6 @@
 /**
- * @file A scan's forward sweep at the outermost level: one `scanTangent` instruction that
+ * @file A scan's forward sweep where it is kept (the outermost level, or a trace only
+ * evaluated: unroll.ts `keepsScans`): one `scanTangent` instruction that
  * runs the body's tangent term forward over the iterations, the carries and their
  * tangents together.
  *
@@ -27,7 +28,8 @@ export interface ScanTangents {
 
 const UNIT = { kind: "tuple", items: [] } as const;
 
-export function scanTangents(term: TraceTerm, sink: Trace, pushforward: Transform): ScanTangents | null {
+/** The scans of a term pushed forward where its scans are kept (unroll.ts `keepsScans`); `at[v]`: the sink's variable for v. */
+export function scanTangents(term: TraceTerm, sink: Trace, at: Int32Array, pushforward: Transform): ScanTangents | null {
   if (!hasScans(term.tape)) return null;
   const tape = term.tape;
   const codes = scanCodes();
@@ -38,7 +40,7 @@ export function scanTangents(term: TraceTerm, sink: Trace, pushforward: Transfor
       if (!isScanCode(code)) return false;
       if (code === codes.scanOut) return true;
       if (code !== codes.scan) throw new WengertError("internal: a scan's derivative instruction in a term pushed forward again.");
-      emitTangent(tape.params(i) as ScanParams, tape.args(i), outputsOf.get(i) ?? [], tape, sink, dt, pushforward);
+      emitTangent(tape.params(i) as ScanParams, tape.args(i), outputsOf.get(i) ?? [], tape, { sink, at }, dt, pushforward);
       return true;
     },
   };
@@ -147,14 +149,14 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
   return { patterns, at, obsOffset, carryOffset, length };
 }
 
-function emitTangent(p: ScanParams, args: readonly number[], outputs: readonly number[], tape: TraceTerm["tape"], sink: Trace, dt: Int32Array, pushforward: Transform): void {
+function emitTangent(p: ScanParams, args: readonly number[], outputs: readonly number[], tape: TraceTerm["tape"], { sink, at }: { sink: Trace; at: Int32Array }, dt: Int32Array, pushforward: Transform): void {
   const { body, n, layout } = p;
   const codes = scanCodes();
   const has = Uint8Array.from(args, (v) => (dt[v] >= 0 ? 1 : 0));
   const plan = planTangent(p, has, pushforward);
   const tangentArgs = args.filter((v) => dt[v] >= 0).map((v) => dt[v]);
   const params: DerivedParams = { scan: p, length: plan.length, what: "tangent", run: (values) => tangentRun(p, plan, has, values) };
-  const tan = sink.recordOp(codes.scanTangent, [...args, ...tangentArgs], params);
+  const tan = sink.recordOp(codes.scanTangent, [...args.map((v) => at[v]), ...tangentArgs], params);
   const nobs = layout.obs.length;
   for (const j of outputs) {
     const q = tape.params(j) as ScanOutParams;

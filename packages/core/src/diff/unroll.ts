@@ -11,20 +11,68 @@
  */
 import { WengertError } from "../errors.js";
 import type { Body } from "../trace/body.js";
-import { copyInstruction } from "../trace/body.js";
+import { copyInstruction } from "../trace/copy-instruction.js";
 import { CONST, FREE, INPUT } from "../trace/opcodes.js";
 import { hasScans, isScanCode, scanCodes, type ScanOutParams, type ScanParams } from "../trace/scan-ops.js";
 import { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
-import type { Guard } from "../trace/tracer.js";
+import type { Guard, Trace } from "../trace/tracer.js";
 import { ownedCopy } from "../trace/host-tensor.js";
 
 /**
- * The term with its scans written out, and its placement (place.ts's, generic here: place.ts
- * calls this) with the guards moved along (unchanged when there is no scan).
+ * Whether a transformation of `term` emitting into `sink` keeps its scans as single
+ * instructions (their sweeps scanGrad and scanTangent): at the outermost level, and into a
+ * trace that is only evaluated (jit's, vmap's: Trace.evaluatedOnly), where no
+ * transformation will take those instructions apart, when the loops written out would be
+ * long (a short one runs faster written out, as compiled code, and costs little memory).
+ * Anywhere else the loop is written out. The numbers are the same either way.
  */
-export function unrolled<P extends { readonly guards: readonly Guard[] }>(term: TraceTerm, placement: P | null): { term: TraceTerm; placement: P | null } {
-  if (placement === null || !hasScans(term.tape)) return { term, placement };
+export function keepsScans(term: TraceTerm, sink: Trace, placement: object | null): boolean {
+  if (placement === null) return true;
+  if (!sink.evaluatedOnly) return false;
+  const { instructions, iterations, runs } = writtenOut(term);
+  return instructions >= KEEP_FROM && iterations >= MIN_MEAN_RUN * runs;
+}
+
+/**
+ * Instructions of written-out loops from which a trace only evaluated keeps the scans:
+ * below it, jit(grad) of a chain of a few instructions per iteration replays faster
+ * written out (compiled as one function), above it the scan's sweeps do, and keep the
+ * memory of a few instructions.
+ */
+const KEEP_FROM = 1 << 15;
+
+/**
+ * Iterations per scan instruction, on average, below which the loops are written out: a
+ * body whose decisions change every few iterations makes a run (and a reverse sweep with
+ * its fixed cost) per few iterations, slower than the loop written out.
+ */
+const MIN_MEAN_RUN = 256;
+
+/** What the term's scans would be written out: instructions (their bodies', per iteration), iterations, scan instructions. */
+function writtenOut(term: TraceTerm): { instructions: number; iterations: number; runs: number } {
+  const tape = term.tape;
+  const code = scanCodes().scan;
+  let instructions = 0;
+  let iterations = 0;
+  let runs = 0;
+  for (let i = 0; i < tape.length; i++) {
+    if (tape.op[i] !== code) continue;
+    const p = tape.params(i) as ScanParams;
+    instructions += p.n * p.body.length;
+    iterations += p.n;
+    runs++;
+  }
+  return { instructions, iterations, runs };
+}
+
+/**
+ * The term with its scans written out where the sink does not keep them, and its
+ * placement (place.ts's, generic here: place.ts calls this) with the guards moved along
+ * (unchanged when there is no scan).
+ */
+export function unrolled<P extends { readonly guards: readonly Guard[] }>(term: TraceTerm, placement: P | null, sink: Trace): { term: TraceTerm; placement: P | null } {
+  if (placement === null || !hasScans(term.tape) || keepsScans(term, sink, placement)) return { term, placement };
   const { term: out, map, guards } = writeOut(term);
   const moved: Guard[] = [];
   for (const g of placement.guards) if (map[g.a] >= 0 && map[g.b] >= 0) moved.push({ ...g, a: map[g.a], b: map[g.b] });

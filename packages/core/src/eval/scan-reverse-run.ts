@@ -14,12 +14,17 @@ import { Interpreter } from "./interpreter.js";
 import { compiledBlock, scanCode } from "../jit/scan-code.js";
 import { cacheFor, inState, outState, PARTS, type BlockDerivative, type Outs, type ReverseInputs, type ReversePlan, type Sources } from "../diff/reverse-plan.js";
 
-/** Counters for tests: carries stored by the last reverse run (checkpoints, and at most at once), and its iterations swept. */
-export const reverseStats = { stored: 0, maxStored: 0, swept: 0 };
+/**
+ * Counters for tests: carries stored by the last reverse run (checkpoints, and at most at
+ * once), its iterations swept, and the iterations swept by every run since `total` was set.
+ */
+export const reverseStats = { stored: 0, maxStored: 0, swept: 0, total: 0 };
 
 /** The scanGrad's value: the cotangents of the scan's arguments (present parts, packed). */
 export function reverseRun(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, seedOrder: readonly number[], values: readonly Buf[], offsets: readonly number[], length: number): Float64Array {
-  return p.body.reals && scanCode.enabled ? reverseReals(p, plan, inputs, seedOrder, values as readonly number[], offsets, length) : reverseAny(p, plan, inputs, seedOrder, values, offsets, length);
+  const out = p.body.reals && scanCode.enabled ? reverseReals(p, plan, inputs, seedOrder, values as readonly number[], offsets, length) : reverseAny(p, plan, inputs, seedOrder, values, offsets, length);
+  reverseStats.total += reverseStats.swept;
+  return out;
 }
 
 /** reverseRun for any body: each block's term interpreted. */

@@ -25,7 +25,7 @@ import { applyBinary, applyUnary, decide } from "../trace/record.js";
 import { Real, type Scalar } from "../trace/traced.js";
 import { tracing, type TieMode } from "../trace/tracer.js";
 import { loopUntilDone } from "../api/scan.js";
-import { DONE } from "../trace/body.js";
+import { DONE } from "../trace/trace-body.js";
 import { Next, tailSelfCalls } from "./loops.js";
 import type { Type } from "../trace/tree.js";
 import type { PredicateName } from "@wengert/ops";

@@ -100,7 +100,7 @@ export class Trace {
     this.unchecked = !this.isClosed && !this.checked && this.capturedBy === null;
   }
   /**
-   * While a scan's body is traced (api/scan.ts): the body's trace, which records what
+   * While a scan's body is traced (trace/trace-body.ts): the body's trace, which records what
    * would be recorded here, so that every operation of the body is in its term (an
    * operation on outer values alone included, as in the loop written out). Not fast then.
    */
@@ -122,6 +122,12 @@ export class Trace {
   keepsGuards = false;
   /** Set when f read a traced value (`.value`, primal, String): a decision no guard records. */
   opaque = false;
+  /**
+   * Its term is only evaluated (here, and replayed at other points: jit, vmap), never
+   * transformed, so a derivative emitted into it may keep a scan's sweep as one
+   * instruction (diff/unroll.ts `keepsScans`), which no transformation could take apart.
+   */
+  evaluatedOnly = false;
   // both maps made on first use: most traces need neither, and a trace is made per call
   /** The variables standing for values of enclosing traces (traced.ts atomOf). */
   freeVariables: Map<object, number> | null = null;

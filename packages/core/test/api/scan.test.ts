@@ -13,29 +13,9 @@ import {
 } from "../../src/index.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
 import { scanCode } from "../../src/jit/scan-code.js";
+import { expectSame } from "../helpers/same-bits.js";
 
 type F = (x: never) => unknown;
-
-/** Every number of a result, in order (tensors element by element, -0 kept apart from 0). */
-function numbers(v: unknown, out: number[] = []): number[] {
-  if (typeof v === "number") out.push(v);
-  else if (v instanceof Float64Array) out.push(...v);
-  else if (v !== null && typeof v === "object" && "data" in v && (v as { data: unknown }).data instanceof Float64Array) out.push(...(v as { data: Float64Array }).data);
-  else if (Array.isArray(v)) for (const e of v) numbers(e, out);
-  else if (v !== null && typeof v === "object") for (const k of Object.keys(v)) numbers((v as Record<string, unknown>)[k], out);
-  else throw new Error(`not a result: ${String(v)}`);
-  return out;
-}
-
-/** The two results are the same numbers, to the last bit. */
-function expectSame(scanned: unknown, loop: unknown): void {
-  const a = numbers(scanned);
-  const b = numbers(loop);
-  expect(a.length).toBe(b.length);
-  a.forEach((x, i) => {
-    if (!Object.is(x, b[i])) expect.fail(`number ${i}: ${x} (scan) vs ${b[i]} (loop)`);
-  });
-}
 
 /** Sum of a cotangent's numbers (reals, tensors): a real to differentiate again. */
 const total = (g: unknown): Scalar => {

@@ -102,13 +102,13 @@ describe("compileGrad", () => {
       for (let i = 0; i < 20 && gt(abs(sub(mul(y, y), a)), 1e-12); i++) y = mul(0.5, add(y, div(a, y)));
       return y;
     };
-    const decisions = (x: number) => trace("test", ((a: Scalar) => newton(a)) as never, x, {}, true).trace.guards.length;
+    const decisions = (x: number) => trace("test", ((a: Scalar) => newton(a)) as never, x, {}, "replay").trace.guards.length;
     expect(decisions(2)).toBeGreaterThan(3);
     // grad's own trace (not replayed) keeps none
     expect(trace("test", ((a: Scalar) => newton(a)) as never, 2, {}).trace.guards).toHaveLength(0);
     // an inner grad's decisions reach a replayed trace (placed with its term), not a plain one
     const inner = (a: Scalar) => grad((b: Scalar) => mul(newton(b), a), a);
-    expect(trace("test", inner as never, 2, {}, true).trace.guards.length).toBeGreaterThan(3);
+    expect(trace("test", inner as never, 2, {}, "replay").trace.guards.length).toBeGreaterThan(3);
     expect(trace("test", inner as never, 2, {}).trace.guards).toHaveLength(0);
   });
 

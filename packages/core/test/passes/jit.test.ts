@@ -250,7 +250,7 @@ describe("compiled gradients = grad, to the bit", () => {
 
 describe("compiled code size is counted, not timed", () => {
   const stats = (f: (x: readonly Scalar[]) => Scalar, x: readonly number[]) => {
-    const t = trace("test", f as never, x, {}, true);
+    const t = trace("test", f as never, x, {}, "replay");
     return compileReplay(t.term, t.trace.guards, true)!.stats;
   };
 

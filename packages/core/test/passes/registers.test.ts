@@ -139,7 +139,7 @@ describe("register promotion", () => {
       return s;
     };
     for (const n of [100, 10000]) {
-      const t = trace("test", rosen as never, Array.from({ length: n }, (_, i) => 0.5 * Math.cos(i)), {}, true);
+      const t = trace("test", rosen as never, Array.from({ length: n }, (_, i) => 0.5 * Math.cos(i)), {}, "replay");
       const { source, stats } = compileReplay(t.term, t.trace.guards, true)!;
       expect(stats.locals).toBeGreaterThan(0);
       // the body of the loop over the terms (the longest but the input loop's n: the first and last few terms' code differs)

@@ -1,0 +1,95 @@
+/**
+ * @file A scan's call: its arguments and options checked, and one iteration as the loop
+ * written out (the body called, its carry checked), which is also the whole loop where
+ * nothing is traced.
+ */
+import { ShapeError, WengertError } from "../errors.js";
+import { describe, flatten, unflatten, type Shape } from "../structure.js";
+import { carryChanged, DONE, sameType, type Leaf } from "../trace/trace-body.js";
+import type { Body } from "../trace/body.js";
+import type { Checkpoint } from "../trace/scan-ops.js";
+import { toDense } from "../trace/host-tensor.js";
+import { isOperand, Real, Tensor, type Operand } from "../trace/traced.js";
+import { checkOptionKeys } from "./options.js";
+
+export interface ScanOptions {
+  /**
+   * Which carries the reverse sweep stores: every iteration's, every ⌈√n⌉-th (recomputing
+   * the rest, one more forward run), or every k-th. Default: every iteration's when they
+   * take at most 64 MiB, else "sqrt".
+   */
+  readonly checkpoint?: Checkpoint;
+}
+
+const SCAN_OPTIONS = ["checkpoint"];
+
+export interface ScanCall {
+  readonly caller: string;
+  readonly fn: (carry: never, x: never) => unknown;
+  readonly init: unknown;
+  readonly xs: readonly unknown[] | number;
+  readonly options: ScanOptions;
+  /** The shortest run recorded as a scan instruction (checkpoint: 1). */
+  readonly minRun: number;
+  /**
+   * A body traced by an earlier call, tried before tracing (checkpoint's calls); kept when
+   * it captures nothing (a captured value is bound to its trace).
+   */
+  readonly reuse?: { body: Body | null };
+  /** The body may return DONE: the loop ends there (its carry as it came in). */
+  readonly untilDone?: boolean;
+}
+
+export const isLeaf = (v: unknown): v is Operand => isOperand(v);
+export const leafShape = (v: Operand): Shape =>
+  typeof v === "number" || v instanceof Real ? { kind: "real" } : v instanceof Tensor ? { kind: "tensor", dims: v.dims, container: "ndarray" } : { kind: "tensor", dims: toDense(v as never, "a leaf").dims, container: v instanceof Float64Array ? "float64array" : "ndarray" };
+
+export function checkCall(c: ScanCall): number {
+  if (typeof c.fn !== "function") throw new WengertError(`${c.caller}: the body is ${describe(c.fn)}; expected a function (carry, x) => [carry, y].`);
+  checkOptionKeys(c.caller, c.options, SCAN_OPTIONS);
+  const cp = c.options.checkpoint;
+  if (cp !== undefined && cp !== "every" && cp !== "sqrt" && !(typeof cp === "number" && Number.isInteger(cp) && cp >= 1)) {
+    throw new WengertError(`${c.caller}: options.checkpoint is ${JSON.stringify(cp)}; expected "every", "sqrt" or a positive integer (store every k-th carry).`);
+  }
+  if (typeof c.xs === "number") {
+    if (!Number.isInteger(c.xs) || c.xs < 0) throw new WengertError(`${c.caller}: the length is ${c.xs}; expected a non-negative integer (or an array of xs).`);
+    return c.xs;
+  }
+  if (!Array.isArray(c.xs)) throw new WengertError(`${c.caller}: xs is ${describe(c.xs)}; expected an array of per-iteration values or a length.`);
+  return c.xs.length;
+}
+
+export const xAt = (c: ScanCall, i: number): unknown => (typeof c.xs === "number" ? undefined : c.xs[i]);
+
+/** One iteration as the loop written out: the body called, its carry checked (null: it returned DONE). */
+export function step(c: ScanCall, i: number, carryShape: Shape, carry: readonly Leaf[]): [Leaf[], unknown] | null {
+  const out = c.fn(unflatten(carryShape, carry) as never, xAt(c, i) as never);
+  if (c.untilDone === true && out === DONE) return null;
+  checkReturned(c.caller, out, i);
+  const next = flatten(out[0], "carry", isLeaf, "the carry", (m) => new ShapeError(`${c.caller}: at iteration ${i}, ${m}`), leafShape);
+  if (!sameType(next.shape, carryShape)) throw carryChanged(c.caller, i, next.shape, carryShape);
+  return [next.leaves, out[1]];
+}
+
+export function plainLoop(c: ScanCall, n: number, carryShape: Shape, carry: Leaf[]): [unknown, unknown[]] {
+  const ys: unknown[] = [];
+  for (let i = 0; i < n; i++) {
+    const [next, y] = step(c, i, carryShape, carry)!;
+    carry = next;
+    if (y !== undefined) ys[i] = y;
+  }
+  return [unflatten(carryShape, carry), withLength(ys, n)];
+}
+
+/** ys as the loop made them: n of them, or none when no iteration returned a y. */
+export function withLength(ys: unknown[], n: number): unknown[] {
+  if (ys.length > 0) ys.length = n;
+  return ys;
+}
+
+/** What a body returns: [carry, y], or [carry] (no y: ys holds undefined). */
+export function checkReturned(caller: string, out: unknown, i: number): asserts out is [unknown, unknown] {
+  if (!Array.isArray(out) || out.length < 1 || out.length > 2) {
+    throw new WengertError(`${caller}: the body returned ${Array.isArray(out) ? `an array of length ${out.length}` : describe(out)} at iteration ${i}; it must return [carry, y] (or [carry]).`);
+  }
+}
