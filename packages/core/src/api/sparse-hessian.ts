@@ -11,13 +11,16 @@
  */
 import { basisColumns } from "../diff/basis-columns.js";
 import { countLeaves, leafShapes, unflatten } from "../structure.js";
+import { Real } from "../trace/traced.js";
 import type { TracedFn } from "./tracing.js";
 import { emitTransformed, isOutermost } from "./transform.js";
 
 /**
  * The Hessian (rows of columns, jacfwd's layout) from the trace of `x ↦ grad f(x)` of a
  * function of reals inside an enclosing trace; null where it is not this file's to do
- * (tensors, the outermost level: jacobian.ts computes those).
+ * (tensors, the outermost level: jacobian.ts computes those; checkNaN, asked by hessian or
+ * by the trace it emits into, whose message names the tangent rule and column where a NaN
+ * first appears: one sweep per column, as before).
  */
 export function sparseHessian(traced: TracedFn): unknown {
   const { term } = traced;
@@ -25,6 +28,7 @@ export function sparseHessian(traced: TracedFn): unknown {
   const out = term.output.shape;
   const reals = leafShapes(xs).every((s) => s.kind === "real") && leafShapes(out).every((s) => s.kind === "real");
   if (!reals || term.tape.tensorCount > 0 || isOutermost(traced, [])) return null;
+  if (traced.trace.settings.checkNaN || traced.point.some((p) => p instanceof Real && p.trace.checksNaN())) return null;
   const n = countLeaves(xs);
   const m = countLeaves(out);
   const { results } = emitTransformed(traced, basisColumns, {

@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { BINARY_NAMES, UNARY_NAMES } from "@wengert/ops";
 import { describe, expect, it, vi } from "vitest";
-import { add, grad, hessian, jit, jvp, traceOf, vmap, type Scalar } from "../../src/index.js";
+import { add, grad, hessian, jit, jvp, mul, sqrt, traceOf, vmap, type Scalar } from "../../src/index.js";
 import { binaryCases, point, program, rosenbrock, rosenbrockHessian, special, steps, unaryCases, type F } from "../helpers/programs.js";
 
 /** Each entry as a string that tells −0 from 0 and shows NaN (toEqual on these is Object.is entry by entry). */
@@ -93,5 +93,27 @@ describe("hessian inside a trace", () => {
     const got = grad((p: Scalar[]) => sum(hessian(f, p) as Scalar[][]), x) as number[];
     const want = grad((p: Scalar[]) => sum(perColumn(f)(p)), x) as number[];
     got.forEach((g, i) => expect(Math.abs(g - want[i])).toBeLessThanOrEqual(1e-12 * Math.abs(want[i])));
+  });
+
+  it("with checkNaN (hessian's or the enclosing trace's), one sweep per column, whose messages name the rule where a NaN appears", () => {
+    const f: F = (p) => mul(sqrt(p[0]), p[1]);
+    const sum = (H: Scalar[][]): Scalar => H.flat().reduce((s, h) => add(s, h));
+    const x = [0, 2];
+    const message = (run: () => unknown): string => {
+      try {
+        run();
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return "no error";
+    };
+    const inner = message(() => grad((p: Scalar[]) => sum(hessian(f, p, { checkNaN: true }) as Scalar[][]), x));
+    const outer = message(() => grad((p: Scalar[]) => sum(hessian(f, p) as Scalar[][]), x, { checkNaN: true }));
+    for (const m of [inner, outer]) expect(m).toMatch(/checkNaN: div\(2, 0\) = Infinity in /);
+    const primitives = (options: { checkNaN: boolean }, outer: { checkNaN: boolean }): number =>
+      traceOf((p: Scalar[]) => hessian(rosenbrock, p, options), Array.from({ length: 20 }, (_, i) => Math.cos(i)), outer).primitives;
+    const sparse = primitives({ checkNaN: false }, { checkNaN: false });
+    expect(primitives({ checkNaN: true }, { checkNaN: false })).toBeGreaterThan(3 * sparse);
+    expect(primitives({ checkNaN: false }, { checkNaN: true })).toBeGreaterThan(3 * sparse);
   });
 });
