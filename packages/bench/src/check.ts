@@ -22,9 +22,12 @@ export function relativeError(candidate: Vec, reference: Vec): number {
   return scale === 0 ? err : err / scale;
 }
 
-/** A gradient as returned by a candidate (number, array, typed array) as a Float64Array copy. */
+/** A gradient as returned by a candidate (number, array, typed array, or rows of those: a matrix) as a Float64Array copy, row-major. */
 export function toVec(x: unknown): Float64Array {
   if (typeof x === "number") return Float64Array.of(x);
+  if (Array.isArray(x) && x.length > 0 && x.every((r) => r !== null && typeof r === "object" && typeof (r as ArrayLike<number>).length === "number")) {
+    return Float64Array.from((x as ArrayLike<number>[]).flatMap((r) => Array.from(r)));
+  }
   if (x !== null && typeof x === "object" && typeof (x as ArrayLike<number>).length === "number") return Float64Array.from(x as ArrayLike<number>);
   throw new TypeError(`expected a gradient (number or array), got ${typeof x}`);
 }

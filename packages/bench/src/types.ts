@@ -15,6 +15,12 @@ import type * as JaxJs from "@jax-js/jax";
 /** A gradient, flattened (a scalar derivative is a vector of length 1). */
 export type Vec = ArrayLike<number>;
 
+/**
+ * A matrix as rows, the layout wengert's Hessians and Jacobians are returned in: timed as
+ * returned, and laid out row-major for the check against the hand-written one (check.ts toVec).
+ */
+export type Rows = readonly ArrayLike<number>[];
+
 export type Tf = typeof TfCore;
 export type Jax = typeof JaxJs;
 
@@ -67,9 +73,9 @@ export interface Workload {
   /** The hand-written gradient: the reference. */
   readonly hand: () => Vec;
   /** wengert's gradient, or why wengert cannot do this workload yet. */
-  readonly wengert: (() => Vec) | Unsupported;
+  readonly wengert: (() => Vec | Rows) | Unsupported;
   /** wengert compiled, on repeated calls (replaying the guarded trace): compileGrad, or jit of the workload's transformation. */
-  readonly wengertCompiled?: () => Vec;
+  readonly wengertCompiled?: () => Vec | Rows;
   readonly peers: readonly PeerVariant[];
   /**
    * Relative tolerance for float32 peers (default 1e-3); set, with a reason, where the

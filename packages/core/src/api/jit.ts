@@ -116,6 +116,17 @@ function record(caller: string, f: Fn, x: unknown, flat: Leaves, options: RdOpti
   return [y, realsEntry(flat.key, term, guards, reportTies)];
 }
 
+/** The lengths of the rows of a shape that is an array of arrays of reals (a matrix), else null. */
+function rowLengths(shape: Shape): number[] | null {
+  if (shape.kind !== "tuple" || shape.items.length === 0) return null;
+  const rows: number[] = [];
+  for (const row of shape.items) {
+    if (row.kind !== "tuple" || !row.items.every((s) => s.kind === "real")) return null;
+    rows.push(row.items.length);
+  }
+  return rows;
+}
+
 function tensorEntry(key: string, out: Shape, shapes: readonly Shape[], replay: TermReplay): Entry {
   const build = builder(out);
   return {
@@ -144,6 +155,8 @@ function realsEntry(key: string, term: TraceTerm, guards: readonly Guard[], repo
   const vals = new Float64Array(length);
   const kept = [...guards];
   const build = builder(term.output.shape);
+  // rows of reals (a Hessian, a Jacobian): the compiled code makes the rows itself
+  const rows = rowLengths(term.output.shape);
   let replays = 0;
   let compiled: ForwardReplay | null | undefined;
 
@@ -161,11 +174,11 @@ function realsEntry(key: string, term: TraceTerm, guards: readonly Guard[], repo
       return !!compiled;
     },
     run(flat) {
-      if (compiled === undefined && replays >= COMPILE_AFTER) compiled = compileForward(term, kept, reportTies, outputs, flat.parts as readonly (number | number[])[])?.replay ?? null;
+      if (compiled === undefined && replays >= COMPILE_AFTER) compiled = compileForward(term, kept, reportTies, outputs, flat.parts as readonly (number | number[])[], rows)?.replay ?? null;
       const out = compiled ? compiled(flat.parts as readonly (number | number[])[]) : interpret(flat.leaves as readonly number[]);
       if (out === null) return null;
       replays++;
-      return build(out);
+      return compiled && rows !== null ? out : build(out);
     },
     drop() {
       tape.recycle();

@@ -10,6 +10,7 @@
  * CACHE_SIZE, the least recently used dropped). What a trace is replayed to compute is
  * the user's: `f`'s outputs (jit.ts), or `f`'s value and gradient (compile.ts).
  */
+import { mayMakeCode } from "../jit/javascript.js";
 import { allNumbers } from "../structure.js";
 import { CONST, FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
@@ -79,9 +80,12 @@ export const CACHE_SIZE = 8;
 export function cachedTraces(recorder: Recorder): ((x: unknown) => unknown) & { readonly stats: JitStats } {
   const entries: Entry[] = [];
   const stats: JitStats = { traces: 0, replays: 0, compiled: 0 };
+  // x's leaves read by code written for the structure x had at the last call, if it has it
+  let vectors: VectorsOf | null = null;
   const call = (x: unknown): unknown => {
-    const flat = tracing() ? null : leavesOf(x);
+    const flat = tracing() ? null : (vectors?.(x) ?? leavesOf(x));
     if (flat === null) return recorder.inside(x);
+    if (vectors === null && !flat.vector && flat.parts.length > 0 && flat.parts.every(Array.isArray)) vectors = vectorsOf(flat.parts.length);
     for (let k = 0; k < entries.length; k++) {
       const e = entries[k];
       if (e.key !== flat.key) continue;
@@ -120,6 +124,31 @@ export function leavesOf(x: unknown): Leaves | null {
   const leaves: (number | ConcreteTensor)[] = [];
   const key = keyWalk(x, leaves);
   return key === null ? null : { leaves, parts: leaves, key, vector: false };
+}
+
+/** `leavesOf` for an x of one structure: an array of k arrays of numbers (null for any other x). */
+type VectorsOf = (x: unknown) => Leaves | null;
+
+/**
+ * leavesOf for an array of k arrays of numbers (as [x, v] is), written for k: a loop per
+ * array. One loop over all of them (allNumbers) read arrays of doubles and of small integers
+ * at one place, a third of W4's jit(hvp) replay at n = 1000 (the copy of the inputs into
+ * compiled code is written so too: jit/forward.ts copyIn). Null where code may not be made.
+ */
+function vectorsOf(k: number): VectorsOf | null {
+  if (!mayMakeCode()) return null;
+  const lines: string[] = [`if (!Array.isArray(x) || x.length !== ${k}) return null;`, `let key = "(";`];
+  for (let i = 0; i < k; i++) {
+    lines.push(
+      `const p${i} = x[${i}];`,
+      `if (!Array.isArray(p${i})) return null;`,
+      `for (let j = 0; j < p${i}.length; j++) if (typeof p${i}[j] !== "number") return null;`,
+      `key += p${i}.length > 0 ? "(" + p${i}.length + ") " : "() ";`,
+    );
+  }
+  lines.push(`return leavesIn(x, key + ")", false);`);
+  const read = new Function("x", "leavesIn", lines.join("\n")) as (x: unknown, leaves: typeof leavesIn) => Leaves | null;
+  return (x) => read(x, leavesIn);
 }
 
 /** keyWalk's key of x, an array of numbers and arrays of numbers; null if it is not one. */

@@ -25,17 +25,16 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
   // emitted where it will be differentiated again: the loops written out (unroll.ts)
   ({ term, placement } = unrolled(term, placement, sink));
   const tape = term.tape;
-  const { op, a, b, x, length: n } = tape;
-  const e = emitterFor(sink);
+  const { op, a, x, length: n } = tape;
   const at = place(term, sink, placement);
   const active = activity(term);
   const live = liveness(term);
+  const rule = tangentRule(term, sink, at);
 
   // dt[i]: the sink variable holding v_i's tangent; -1 is the symbolic zero.
   const dt = new Int32Array(n).fill(-1);
   // at the outermost level (or into a trace only evaluated), a scan's tangents are a scan (scan-tangent.ts)
   const scans = keepsScans(term, sink, placement) ? scanTangents(term, sink, at, pushforward) : null;
-  const sum = (x: number | null, y: number | null): number => (x === null || x < 0 ? (y ?? -1) : y === null || y < 0 ? x : sink.record(ADD, x, y));
   for (let i = 0; i < n; i++) {
     if (op[i] === INPUT) {
       dt[i] = tangents[a[i]];
@@ -44,42 +43,59 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
     if (op[i] < FIRST_PRIMITIVE || !active[i] || !live[i]) continue;
     if (scans !== null && scans.at(i, dt)) continue;
     if (sink.checksNaN()) sink.context = `the tangent rule of ${primitiveOf(op[i]).name} (for v${i})`;
-    if (IS_TENSOR_OP[op[i]]) {
-      const args = tape.args(i);
-      const ts = args.map((v) => (dt[v] < 0 ? null : dt[v]));
-      if (ts.every((t) => t === null)) continue;
-      dt[i] = tensorSpec(op[i]).tangent(e, args.map((v) => at[v]), at[i], ts, tape.params(i)) ?? -1;
-      continue;
-    }
-    const spec = scalarSpec(op[i]);
-    const ta = dt[a[i]] < 0 ? null : dt[a[i]];
-    if (spec.arity === 1) {
-      if (ta === null) continue;
-      dt[i] = (spec.tangent ? spec.tangent(e, [at[a[i]]], at[i], [ta]) : spec.reverse(e, at[a[i]], at[i], ta)) ?? -1;
-    } else {
-      const tb = dt[b[i]] < 0 ? null : dt[b[i]];
-      if (ta === null && tb === null) continue;
-      if (spec.tangent) dt[i] = spec.tangent(e, [at[a[i]], at[b[i]]], at[i], [ta, tb]) ?? -1;
-      else {
-        const da = ta === null ? null : spec.reverse[0](e, at[a[i]], at[b[i]], at[i], ta);
-        const db = tb === null ? null : spec.reverse[1](e, at[a[i]], at[b[i]], at[i], tb);
-        dt[i] = sum(da, db);
-      }
-    }
-    if (x[i] !== 0 && dt[i] >= 0) {
-      // elementwise on tensors: a broadcast argument's contribution has its own dims
-      const want = tape.dims(i);
-      const got = sink.tape.dims(dt[i]);
-      if (!sameDims(got, want)) {
-        const d = broadcastDims(got, want);
-        if (typeof d !== "string") dt[i] = e.broadcastTo(dt[i], want);
-      }
-    }
+    dt[i] = rule(i, dt);
   }
   sink.context = "";
+  const e = emitterFor(sink);
   return {
     outputs: term.output.atoms.map((v) => at[v]),
     results: term.output.atoms.map((v) => (dt[v] >= 0 ? dt[v] : x[v] === 0 ? sink.constant(0) : e.zeros(tape.dims(v)))),
     present: term.output.atoms.map((v) => dt[v] >= 0),
+  };
+}
+
+/**
+ * The tangent rule of instruction i (a primitive) of a term placed at `at` in `sink`:
+ * from its arguments' tangents in dt (sink variables, -1 the symbolic zero), the sink
+ * variable of its tangent, or -1 where it is the symbolic zero.
+ */
+export function tangentRule(term: TraceTerm, sink: Trace, at: Int32Array): (i: number, dt: Int32Array) => number {
+  const tape = term.tape;
+  const { op, a, b, x } = tape;
+  const e = emitterFor(sink);
+  const sum = (x: number | null, y: number | null): number => (x === null || x < 0 ? (y ?? -1) : y === null || y < 0 ? x : sink.record(ADD, x, y));
+  return (i, dt) => {
+    if (IS_TENSOR_OP[op[i]]) {
+      const args = tape.args(i);
+      const ts = args.map((v) => (dt[v] < 0 ? null : dt[v]));
+      if (ts.every((t) => t === null)) return -1;
+      return tensorSpec(op[i]).tangent(e, args.map((v) => at[v]), at[i], ts, tape.params(i)) ?? -1;
+    }
+    const spec = scalarSpec(op[i]);
+    const ta = dt[a[i]] < 0 ? null : dt[a[i]];
+    let t: number;
+    if (spec.arity === 1) {
+      if (ta === null) return -1;
+      t = (spec.tangent ? spec.tangent(e, [at[a[i]]], at[i], [ta]) : spec.reverse(e, at[a[i]], at[i], ta)) ?? -1;
+    } else {
+      const tb = dt[b[i]] < 0 ? null : dt[b[i]];
+      if (ta === null && tb === null) return -1;
+      if (spec.tangent) t = spec.tangent(e, [at[a[i]], at[b[i]]], at[i], [ta, tb]) ?? -1;
+      else {
+        const da = ta === null ? null : spec.reverse[0](e, at[a[i]], at[b[i]], at[i], ta);
+        const db = tb === null ? null : spec.reverse[1](e, at[a[i]], at[b[i]], at[i], tb);
+        t = sum(da, db);
+      }
+    }
+    if (x[i] !== 0 && t >= 0) {
+      // elementwise on tensors: a broadcast argument's contribution has its own dims
+      const want = tape.dims(i);
+      const got = sink.tape.dims(t);
+      if (!sameDims(got, want)) {
+        const d = broadcastDims(got, want);
+        if (typeof d !== "string") t = e.broadcastTo(t, want);
+      }
+    }
+    return t;
   };
 }

@@ -67,12 +67,18 @@ function writtenOut(term: TraceTerm): { instructions: number; iterations: number
 }
 
 /**
- * The term with its scans written out where the sink does not keep them, and its
+ * The term with its scans written out where the sink does not keep them (always, placed,
+ * when `sink` is null: a transformation that has no rule for a scan instruction), and its
  * placement (place.ts's, generic here: place.ts calls this) with the guards moved along
  * (unchanged when there is no scan).
  */
-export function unrolled<P extends { readonly guards: readonly Guard[] }>(term: TraceTerm, placement: P | null, sink: Trace): { term: TraceTerm; placement: P | null } {
-  if (placement === null || !hasScans(term.tape) || keepsScans(term, sink, placement)) return { term, placement };
+export function unrolled<P extends { readonly guards: readonly Guard[] }>(
+  term: TraceTerm,
+  placement: P | null,
+  sink: Trace | null,
+): { term: TraceTerm; placement: P | null } {
+  const kept = placement === null || (sink !== null && keepsScans(term, sink, placement));
+  if (kept || !hasScans(term.tape)) return { term, placement };
   const { term: out, map, guards } = writeOut(term);
   const moved: Guard[] = [];
   for (const g of placement.guards) if (map[g.a] >= 0 && map[g.b] >= 0) moved.push({ ...g, a: map[g.a], b: map[g.b] });

@@ -12,7 +12,7 @@
  * numbers, to the bit.
  */
 import { DefineOpError } from "../errors.js";
-import { KERNELS, KINKS } from "../trace/opcodes.js";
+import { CONST, KERNELS, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { MAX_STATEMENTS } from "./gradient.js";
@@ -23,11 +23,12 @@ import { chunkSources, warmable } from "./source.js";
 import { mayMakeCode } from "./javascript.js";
 
 /**
- * The values of the outputs at new inputs (a fresh array, by output), or null where the
- * trace does not hold there (a guard comes out otherwise, a tie, a kink). The inputs come
- * in parts, in order: numbers, and arrays of numbers standing for their elements.
+ * The values of the outputs at new inputs (a fresh array, by output; fresh rows of them
+ * where compileForward was given `rows`), or null where the trace does not hold there (a
+ * guard comes out otherwise, a tie, a kink). The inputs come in parts, in order: numbers,
+ * and arrays of numbers standing for their elements.
  */
-export type ForwardReplay = (parts: readonly (number | ArrayLike<number>)[]) => number[] | null;
+export type ForwardReplay = (parts: readonly (number | ArrayLike<number>)[]) => number[] | number[][] | null;
 
 export interface CompiledForward {
   readonly replay: ForwardReplay;
@@ -43,7 +44,8 @@ type Run = (
   KINK: typeof KINKS,
   chunks: Chunk[],
   at: Int32Array,
-  results: number[],
+  to: Int32Array,
+  results: unknown[],
   parts: readonly (number | ArrayLike<number>)[],
   live: number,
 ) => number[] | null;
@@ -153,15 +155,13 @@ export function compileForward(
   outputs: readonly number[],
   /** Inputs as the replay will be given them: their layout (numbers, arrays of a length) is the code's. */
   parts: readonly (number | ArrayLike<number>)[],
+  /** The outputs as rows of these lengths (a Hessian, a Jacobian: the replay returns number[][]), or flat. */
+  rows: readonly number[] | null = null,
 ): CompiledForward | null {
   const made = forwardCode(term, guards, reportTies, outputs);
   if (made === null) return null;
   const { source, outs, values: v, stats } = made;
-  const at = outs;
-  // the outputs are numbered in order after the inputs, but for inputs, literals and repeats among them
-  const contiguous = at.length > 0 && at.every((x, j) => x === at[0] + j);
-  // an array of doubles to copy for the results (a copy keeps its kind: no transition per call)
-  const results: number[] = Array.from(outs, () => 0.5).fill(0);
+  const { results, at, to, source: copyOut } = rows === null ? outputCopy(term, outputs, outs) : rowsCopy(term, outputs, outs, rows);
   // one chunk: inline, what it computes outside loops in locals (but inputs and outputs);
   // more: each a function
   const nIn = term.params[0].atoms.length;
@@ -177,19 +177,101 @@ export function compileForward(
   const chunks = inline ? [] : source.map((s) => new Function("v", "K", "KINK", "live", `${warmable(s)}\nreturn true;`) as Chunk);
   // the inputs copied in (input k is variable k), the code, the outputs copied out
   const run = new Function(
-    "v", "K", "KINK", "chunks", "at", "results", "parts", "live",
+    "v", "K", "KINK", "chunks", "at", "to", "results", "parts", "live",
     `${locals.size > 0 ? `let ${[...locals].map((x) => `t${x} = 0`).join(", ")};` : ""}
 ${copyIn(parts)}
 ${code}
-const out = results.slice();
-${contiguous ? `for (let j = 0; j < ${at.length}; j++) out[j] = v[${at[0]} + j];` : "for (let j = 0; j < at.length; j++) out[j] = v[at[j]];"}
-return out;`,
+${copyOut}`,
   ) as Run;
-  run(v, KERNELS, KINKS, chunks, at, results, parts, 0);
-  const replay: ForwardReplay = (parts) => run(v, KERNELS, KINKS, chunks, at, results, parts, 1);
+  run(v, KERNELS, KINKS, chunks, at, to, results, parts, 0);
+  const replay: ForwardReplay = (parts) => run(v, KERNELS, KINKS, chunks, at, to, results, parts, 1);
   return { replay, stats, source };
 }
 
+/**
+ * The copy of the outputs out of v: a copy of `results`, which holds the literals among
+ * them already (a Hessian's are mostly the literal 0: its structural zeros cost nothing
+ * per call), then output `to[k]` from v[at[k]] for the others (`to` empty: output k from
+ * at[k], all of them).
+ */
+function outputCopy(term: TraceTerm, outputs: readonly number[], places: Int32Array): { results: number[]; at: Int32Array; to: Int32Array; source: string } {
+  const { op, val } = term.tape;
+  // an array of doubles to copy for the results (a copy keeps its kind: no transition per call)
+  const results: number[] = Array.from(outputs, () => 0.5).fill(0);
+  const literal = outputs.map((x) => op[x] === CONST);
+  outputs.forEach((x, j) => literal[j] && (results[j] = val[x]));
+  if (literal.every((l) => !l)) {
+    // the outputs are numbered in order after the inputs, but for inputs and repeats among them
+    const contiguous = places.length > 0 && places.every((x, j) => x === places[0] + j);
+    const copy = contiguous ? `for (let j = 0; j < ${places.length}; j++) out[j] = v[${places[0]} + j];` : "for (let j = 0; j < at.length; j++) out[j] = v[at[j]];";
+    return { results, at: places, to: new Int32Array(0), source: `const out = results.slice();\n${copy}\nreturn out;` };
+  }
+  const computed = outputs.flatMap((_, j) => (literal[j] ? [] : [j]));
+  return {
+    results,
+    at: Int32Array.from(computed, (j) => places[j]),
+    to: Int32Array.from(computed),
+    source: "const out = results.slice();\nfor (let k = 0; k < at.length; k++) out[to[k]] = v[at[k]];\nreturn out;",
+  };
+}
+
+/**
+ * The outputs copied out of v as rows of the given lengths. A Hessian's rows are mostly
+ * one value each (basis-columns.ts: the entries no input reaches are the sweep along 0's,
+ * ±0 as a rule): each row is a copy of a template holding its literals and, where that
+ * value (`ground`) is ±0, the zero of its sign; otherwise its places are written. Then
+ * the other outputs, output k into row to[2k] at to[2k + 1] from v[at[k]]. Rows of a few
+ * hundred are cheap to copy, where one array of n² numbers (sliced into rows after) was not.
+ */
+function rowsCopy(term: TraceTerm, outputs: readonly number[], places: Int32Array, rows: readonly number[]): { results: unknown[]; at: Int32Array; to: Int32Array; source: string } {
+  const { op, val } = term.tape;
+  const positive: number[][] = [];
+  const negative: number[][] = [];
+  const ground: number[] = [];
+  const spots: number[] = [];
+  const from = [0];
+  const at: number[] = [];
+  const to: number[] = [];
+  let j = 0;
+  rows.forEach((length, r) => {
+    // the row's commonest computed output
+    const seen = new Map<number, number>();
+    for (let c = 0; c < length; c++) if (op[outputs[j + c]] !== CONST) seen.set(places[j + c], (seen.get(places[j + c]) ?? 0) + 1);
+    let g = -1;
+    for (const [x, k] of seen) if (k > 1 && (g < 0 || k > seen.get(g)!)) g = x;
+    ground.push(g);
+    // arrays of doubles (a copy keeps its kind)
+    const row: number[] = Array.from({ length }, () => 0.5).fill(0);
+    const neg = row.slice();
+    for (let c = 0; c < length; c++, j++) {
+      const x = outputs[j];
+      if (op[x] === CONST) row[c] = neg[c] = val[x];
+      else if (places[j] === g) (neg[c] = -0), spots.push(c);
+      else at.push(places[j]), to.push(r, c);
+    }
+    from.push(spots.length);
+    positive.push(row);
+    negative.push(neg);
+  });
+  const results = [positive, negative, Int32Array.from(ground), Int32Array.from(spots), Int32Array.from(from)];
+  return {
+    results,
+    at: Int32Array.from(at),
+    to: Int32Array.from(to),
+    source: `const [positive, negative, ground, spots, from] = results;
+const out = [];
+for (let r = 0; r < ${rows.length}; r++) {
+  const g = ground[r];
+  const d = g < 0 ? 0 : v[g];
+  if (d === 0) { out.push((1 / d > 0 ? positive : negative)[r].slice()); continue; }
+  const row = positive[r].slice();
+  for (let k = from[r]; k < from[r + 1]; k++) row[spots[k]] = d;
+  out.push(row);
+}
+for (let k = 0; k < at.length; k++) out[to[2 * k]][to[2 * k + 1]] = v[at[k]];
+return out;`,
+  };
+}
 
 /**
  * The copy of inputs laid out as `parts` into v[0], v[1]…: a loop per array, one per run

@@ -180,4 +180,20 @@ describe("jit", () => {
     expect(heap() - before).toBeLessThan(2e6);
     expect(j.stats.traces + jt.stats.traces).toBe(2);
   });
+
+  it("reads [x, v] by code written for its structure, and anything else as before: other lengths, numbers among the arrays, a leaf that is not a number", () => {
+    const f = ([p, w]: Scalar[][]) => p.reduce<Scalar>((s, t, i) => add(s, mul(t, w[i])), 0);
+    const j = jit(f as (x: Scalar[][]) => Scalar);
+    for (let k = 0; k < 4; k++) expect(j([[1, 2], [3, 4 + k]])).toBe(11 + 2 * k);
+    expect(j([[1, 2, 3], [3, 4, 5]])).toBe(26);
+    expect(j.stats).toMatchObject({ traces: 2, replays: 3 });
+    const first = (a: Scalar | Scalar[]): Scalar => (Array.isArray(a) ? a[0] : a);
+    const g = jit((x: (Scalar | Scalar[])[]) => mul(first(x[0]), first(x[1])));
+    for (let k = 0; k < 3; k++) expect(g([[2], [5]] as never)).toBe(10);
+    expect(g([2, [5]] as never)).toBe(10);
+    // a string where a number was: the error tracing gives, not a replay reading it as a number
+    expect(() => j([[1, "2"], [3, 4]] as never)).toThrow(/string/);
+    expect(() => j([[1, [2]], [3, 4]] as never)).toThrow();
+    expect(j([[1, 2], [3, 4]])).toBe(11);
+  });
 });
