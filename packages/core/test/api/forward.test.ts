@@ -47,52 +47,41 @@ import {
   type Scalar,
   type Tensor,
 } from "../../src/index.js";
-import { decided, H, MAX, recorded, reliableDiff } from "../helpers/branches.js";
+import { H, MAX, recorded, reliableDiff } from "../helpers/branches.js";
+import { rosenbrock, rosenbrockHessian } from "../helpers/cases.js";
+import { rng as seeded } from "../helpers/tensors.js";
 import { expectClose, thrown } from "../helpers/check.js";
-import { BINARY, interp, type BinOp, type Expr, type UnOp } from "../helpers/random-programs.js";
+import type { Program } from "../helpers/programs/expr.js";
+import { trees } from "../helpers/programs/generate.js";
+import { pick, TABLE } from "../helpers/programs/ops.js";
+import { outputsOf } from "../helpers/programs/run.js";
 import { IGNORE } from "../helpers/ties.js";
 
 type V = Scalar[];
-/** A seeded generator of numbers in [−1, 1) (an LCG), for reproducible directions. */
-const rng = (seed: number) => () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+/** A seeded generator of numbers in [−1, 1), for reproducible directions. */
+const rng = (seed: number) => {
+  const r = seeded(seed);
+  return () => 2 * r() - 1;
+};
 const dot = (a: readonly number[], b: readonly number[]) => a.reduce((s, x, i) => s + x * b[i], 0);
 const matVec = (m: number[][], v: number[]) => m.map((row) => dot(row, v));
 
 // ---------------------------------------------------------------- random programs
-// the operations these programs use: the smooth unary ones but exp∘tanh, softplus and √(1 + a²)
-const UNARY_OPS: UnOp[] = ["sin", "cos", "tanh", "sigmoid", "atan", "square", "log1sq"];
-const { expr: exprs } = fc.letrec<{ expr: Expr; node: Expr }>((tie) => ({
-  node: fc.oneof(
-    {
-      weight: 4,
-      arbitrary: fc.record({ k: fc.constant("un" as const), op: fc.constantFrom(...UNARY_OPS), a: tie("expr") }),
-    },
-    {
-      weight: 4,
-      arbitrary: fc.record({
-        k: fc.constant("bin" as const),
-        op: fc.constantFrom(...(Object.keys(BINARY) as BinOp[])),
-        a: tie("expr"),
-        b: tie("expr"),
-      }),
-    },
-    { weight: 2, arbitrary: fc.record({ k: fc.constant("if" as const), l: tie("expr"), r: tie("expr"), t: tie("expr"), e: tie("expr") }) },
-    { weight: 1, arbitrary: fc.record({ k: fc.constant("for" as const), n: fc.integer({ min: 1, max: 3 }), init: tie("expr"), body: tie("expr") }) },
-    { weight: 1, arbitrary: fc.record({ k: fc.constant("rd" as const), at: tie("expr"), seed: fc.constant(null), body: tie("expr") }) },
-  ),
-  expr: fc.oneof(
-    { maxDepth: 4, depthSize: "medium" },
-    { weight: 1, arbitrary: fc.record({ k: fc.constant("var" as const), i: fc.nat(5) }) },
-    { weight: 1, arbitrary: fc.record({ k: fc.constant("const" as const), c: fc.double({ min: -2, max: 2, noNaN: true }) }) },
-    { weight: 3, arbitrary: tie("node") },
-  ),
-}));
-/** A program R^n → R^2: two expressions over the same inputs. */
-const prog = (e: [Expr, Expr]) => (x: V): V => [interp(e[0], x), interp(e[1], x)];
-const onNumbers = (e: [Expr, Expr]) => (x: number[]) => prog(e)(x) as number[];
+// two outputs over the same inputs; the smooth unary operations but exp∘tanh, softplus and √(1 + a²), and the table's primitives
+const programs = trees({
+  ops: [...pick("sin", "cos", "tanh", "sigmoid", "atan", "square", "log1sq", "add", "sub", "mul", "div1sq"), ...TABLE],
+  weights: { un: 4, bin: 4, if: 2, for: 1, grad: 1, fd: 1 },
+  preds: ["lt", "le", "gt", "ge"],
+  exits: true,
+  leaves: { variable: 1, constant: 1, tree: 3 },
+  outputs: 2,
+  leafRoot: true,
+});
+const prog = (p: Program) => (x: V): V => outputsOf(p)(x);
+const onNumbers = (p: Program) => (x: number[]) => prog(p)(x) as number[];
 const unit = fc.double({ min: -1, max: 1, noNaN: true });
 const cases = fc.integer({ min: 1, max: 3 }).chain((n) => fc.record({
-  e: fc.tuple(exprs, exprs), x: fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: n, maxLength: n }),
+  e: programs, x: fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: n, maxLength: n }),
   v: fc.array(unit, { minLength: n, maxLength: n }), w: fc.tuple(unit, unit),
 }));
 const PARAMS = { numRuns: 120, seed: 20251122, endOnFailure: true };
@@ -341,18 +330,7 @@ describe("jacobian, jacrev, jacfwd", () => {
   });
 });
 
-/** Rosenbrock's function Σ 100 (x_{i+1} − x_i²)² + (1 − x_i)², its closed-form Hessian. */
-const rosen = (x: V): Scalar =>
-  x.slice(1).reduce<Scalar>((s, xi1, i) => add(s, add(mul(100, square(sub(xi1, square(x[i])))), square(sub(1, x[i])))), 0);
-const rosenH = (x: number[]): number[][] => {
-  const [n, H] = [x.length, x.map(() => x.map(() => 0))];
-  for (let i = 0; i < n - 1; i++) {
-    H[i][i] = 1200 * x[i] ** 2 - 400 * x[i + 1] + 2 + (i > 0 ? 200 : 0);
-    H[i][i + 1] = H[i + 1][i] = -400 * x[i];
-  }
-  H[n - 1][n - 1] = 200;
-  return H;
-};
+const [rosen, rosenH] = [rosenbrock, rosenbrockHessian];
 const r5 = rng(11);
 const ROSEN_POINTS = [[1, 1], [-1.2, 1], [0.5, -0.3], [1, 1, 1, 1, 1], [-1.2, 1, 0.3, -0.7, 2], Array.from({ length: 5 }, () => 2 * r5())];
 

@@ -12,7 +12,9 @@ import {
   add, grad, hessian, hvp, jacobian, jit, jvp, lt, matmul, mean, mul, pooledBytes, primal, sin, square, sub, sum, tanh, valueAndGrad, vjp,
   type NdArray, type Scalar, type Tensor,
 } from "../../src/index.js";
-import { point, program, rosenbrock, special, steps } from "../helpers/programs.js";
+import { point, rosenbrock, special } from "../helpers/cases.js";
+import { branchy } from "../helpers/programs/generate.js";
+import { firstOf } from "../helpers/programs/run.js";
 import { flat } from "../helpers/tensors.js";
 
 /** Several points: the same jitted function is replayed, compiled, and traced again where a decision changes. */
@@ -23,8 +25,8 @@ describe("jit", () => {
     let replays = 0;
     let compiled = 0;
     fc.assert(
-      fc.property(steps, points, (ss, xs) => {
-        const f = program(ss);
+      fc.property(branchy, points, (prog, xs) => {
+        const f = firstOf(prog);
         const j = jit(f);
         for (const x of [...xs, ...xs]) expect(j(x)).toEqual(f(x));
         replays += j.stats.replays;
@@ -48,8 +50,8 @@ describe("jit", () => {
       (f) => (x) => jacobian((p: Scalar[]) => [f(p), sin(p[1])], x),
     ];
     fc.assert(
-      fc.property(steps, points, fc.nat(inside.length - 1), (ss, xs, k) => {
-        const g = inside[k](program(ss));
+      fc.property(branchy, points, fc.nat(inside.length - 1), (prog, xs, k) => {
+        const g = inside[k](firstOf(prog));
         const j = jit(g as (x: Scalar[]) => unknown, { ties: "ignore" });
         const quiet = vi.spyOn(console, "warn").mockImplementation(() => {});
         try {

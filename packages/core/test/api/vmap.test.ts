@@ -11,7 +11,9 @@ import {
   add, div, grad, gt, hessian, jit, jvp, lt, matmul, mul, NaNError, sin, sqrt, square, sub, sum, tanh, TieError, vmap, WengertError,
   type NdArray, type Scalar, type Tensor,
 } from "../../src/index.js";
-import { program, rosenbrock, steps } from "../helpers/programs.js";
+import { rosenbrock } from "../helpers/cases.js";
+import { branchy } from "../helpers/programs/generate.js";
+import { firstOf } from "../helpers/programs/run.js";
 import { flat } from "../helpers/tensors.js";
 
 /** W3's per-element function: Newton's iteration for √a, then a branch. */
@@ -31,8 +33,8 @@ const lanes = (B: number) => fc.array(fc.float64Array({ min: -2, max: 2, noNaN: 
 describe("vmap", () => {
   it("property: random programs with branches give f's numbers at every lane (lanes deciding otherwise traced apart)", () => {
     fc.assert(
-      fc.property(steps, lanes(12), (ss, xs) => {
-        const f = program(ss);
+      fc.property(branchy, lanes(12), (prog, xs) => {
+        const f = firstOf(prog);
         const got = vmap(f)(xs) as Float64Array;
         for (let l = 0; l < 12; l++) expect(got[l]).toEqual(f(xs.map((c) => c[l])));
         // one input the same in every lane

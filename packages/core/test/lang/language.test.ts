@@ -231,6 +231,8 @@ const TYPE_ERRORS: Bad[] = [
   ["letrec f(x: real): real = x in f(<1, 2>)", 1, 34, "the argument of f has type real * real, expected real"],
   ["letrec f(x: real): real * real = x in f(1)", 1, 34, "the body of f has type real, expected real * real"],
   ["g(1)", 1, 1, "unknown function g"],
+  // a function defined with let (not letrec) is not in scope in its own body
+  ["let f(x: real): real = f(x) in f(1)", 1, 24, "unknown function f"],
   ["let g = 1 in g(2)", 1, 14, "g is a variable, not a function"],
   ["letrec f(x: real): real = x in f + 1", 1, 32, "f is a function; call it as f(…)"],
   [

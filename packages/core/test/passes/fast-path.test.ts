@@ -33,36 +33,33 @@ import {
   tanh,
   type Scalar,
 } from "../../src/index.js";
-import { binaryCases, unaryCases } from "../helpers/programs.js";
+import { binaryCases, unaryCases } from "../helpers/cases.js";
+import { constantExpr, lines, opExpr, varExpr } from "../helpers/programs/generate.js";
+import { binary, pick, SMOOTH, TABLE, unary } from "../helpers/programs/ops.js";
+import { firstOf, outputsOf } from "../helpers/programs/run.js";
 
 const isUnary = (name: string): name is UnaryName => (UNARY_NAMES as readonly string[]).includes(name);
 
 const same = (a: number, b: number) => expect(Object.is(a, b) || a === b || (Number.isNaN(a) && Number.isNaN(b))).toBe(true);
 
-/** Random straight-line programs with branches and two outputs: a step (k, i, j) is op k of values i and j. */
-const OPS = [sin, cos, tanh, square, (x: Scalar) => exp(mul(0.2, x))];
-const steps = fc.array(fc.tuple(fc.nat(OPS.length - 1), fc.nat(20), fc.nat(20)), { minLength: 1, maxLength: 12 });
-const program =
-  (ss: readonly [number, number, number][]) =>
-  (v: Scalar[]): Scalar[] => {
-    const vals: Scalar[] = [...v];
-    for (const [k, i, j] of ss) {
-      const p = vals[i % vals.length];
-      const q = vals[j % vals.length];
-      vals.push(lt(p, q) ? OPS[k](sub(p, q)) : mul(OPS[k](p), add(q, 1.5)));
-    }
-    return [vals[vals.length - 1], div(vals[vals.length - 2 < 0 ? 0 : vals.length - 2] as Scalar, add(2, square(vals[0])))];
-  };
+/** Random straight-line programs with branches and two outputs: the last value, and the one before over 2 + x0². */
+const programs = lines({
+  ops: [...pick("sin", "cos", "tanh", "square", "exp02"), ...TABLE],
+  length: [1, 12],
+  reach: 20,
+  branches: true,
+  outputs: [varExpr(-1), opExpr(SMOOTH.div2sq, varExpr(-2), varExpr(0))],
+});
 
 describe("numeric sweep = built term, evaluated", () => {
   it("on random straight-line programs with branches and several outputs", () => {
     fc.assert(
       fc.property(
         fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 1, maxLength: 3 }),
-        steps,
+        programs,
         fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 2, maxLength: 2 }),
-        (x, ss, seed) => {
-          const f = program(ss);
+        (x, prog, seed) => {
+          const f = outputsOf(prog);
           const fast = rd(f, x, seed, { ties: "ignore" }) as number[];
           const built = derivativeOf(f, x, seed, { ties: "ignore" }).evaluate(x, seed) as number[];
           fast.forEach((g, i) => same(g + 0, built[i] + 0));
@@ -77,32 +74,25 @@ describe("numeric sweep = built term, evaluated", () => {
     // the sweep resumes the fast loop after each (tests the hand-over both ways)
     const cubeMixed = defineOp({ name: "cubeMixed", forward: (x) => x * x * x, reverse: ([x], _y, ct) => [mul(ct, mul(3, mul(x, x)))] });
     const hypot = defineOp({ name: "hypotMixed", forward: (a, b) => Math.hypot(a, b), reverse: ([a, b], y, ct) => [div(mul(ct, a), y), div(mul(ct, b), y)] });
-    const MIXED = [
-      sinh,
-      atan,
-      softplus,
-      sigmoid,
-      neg,
-      cubeMixed,
-      (x: Scalar) => hypot(x, 0.5),
-      (x: Scalar) => sqrt(add(1, square(x))),
-      (x: Scalar) => log(add(2, sin(x))),
-    ];
+    const mixed = lines({
+      ops: [
+        ...Object.entries({ sinh, atan, softplus, sigmoid, neg, cubeMixed }).map(([name, f]) => unary(name, f)),
+        unary("hypot(x, 0.5)", (x) => hypot(x, 0.5)),
+        ...pick("sqrt1sq", "mul", "div2sq"),
+        unary("log(2 + sin x)", (x) => log(add(2, sin(x)))),
+        binary("atan2(a, b + 3)", (a, b) => atan2(a, add(b, 3))),
+      ],
+      length: [1, 16],
+      reach: 20,
+      outputs: [opExpr(SMOOTH.add, varExpr(-1), opExpr(SMOOTH.mul, constantExpr(0.5), varExpr(0)))],
+    });
     fc.assert(
       fc.property(
         fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 1, maxLength: 3 }),
-        fc.array(fc.tuple(fc.nat(MIXED.length), fc.nat(20), fc.nat(20)), { minLength: 1, maxLength: 16 }),
+        mixed,
         fc.double({ min: -2, max: 2, noNaN: true }),
-        (x, ss, seed) => {
-          const f = (v: Scalar[]): Scalar => {
-            const vals: Scalar[] = [...v];
-            for (const [k, i, j] of ss) {
-              const p = vals[i % vals.length];
-              const q = vals[j % vals.length];
-              vals.push(k === MIXED.length ? atan2(p, add(q, 3)) : mul(MIXED[k](p), div(q, add(2, square(p)))));
-            }
-            return add(vals[vals.length - 1], mul(0.5, vals[0]));
-          };
+        (x, prog, seed) => {
+          const f = firstOf(prog);
           const fast = rd(f, x, seed) as number[];
           const built = derivativeOf(f, x, seed).evaluate(x, seed) as number[];
           fast.forEach((g, i) => same(g + 0, built[i] + 0));
@@ -147,10 +137,10 @@ describe("numeric forward sweep (diff/tangents.ts) = the tangent term built and 
     fc.assert(
       fc.property(
         fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 2, maxLength: 3 }),
-        steps,
+        programs,
         fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 3, maxLength: 3 }),
-        (x, ss, v3) => {
-          const f = program(ss);
+        (x, prog, v3) => {
+          const f = outputsOf(prog);
           const v = v3.slice(0, x.length);
           const [y, fast] = jvp(f, x, v, { ties: "ignore" }) as [number[], number[]];
           const [y2, built] = jvp(f, x, v, { ties: "ignore", checkNaN: true }) as [number[], number[]];

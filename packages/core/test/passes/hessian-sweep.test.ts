@@ -11,7 +11,9 @@ import { describe, expect, it } from "vitest";
 import { BINARY_NAMES, UNARY_NAMES } from "@wengert/ops";
 import { add, cos, defineOp, grad, hessian, hvp, jacfwd, jacrev, mul, OutputTypeError, sin, square, type Scalar } from "../../src/index.js";
 import { expectClose } from "../helpers/check.js";
-import { binaryCases, point, program, rosenbrock, rosenbrockHessian, special, steps, unaryCases, type F } from "../helpers/programs.js";
+import { binaryCases, point, rosenbrock, rosenbrockHessian, special, unaryCases, type F } from "../helpers/cases.js";
+import { branchy } from "../helpers/programs/generate.js";
+import { firstOf } from "../helpers/programs/run.js";
 import { IGNORE } from "../helpers/ties.js";
 
 
@@ -35,14 +37,14 @@ describe("hessian's sweep = jacfwd of grad built symbolically, to the bit", () =
 
   it("on random programs with branches and literals, at random points", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 3 }), point, steps, (m, x, ss) => expectSame(program(ss), x.slice(0, m))),
+      fc.property(fc.integer({ min: 1, max: 3 }), point, branchy, (m, x, prog) => expectSame(firstOf(prog), x.slice(0, m))),
       { numRuns: 300, seed: 17 },
     );
   });
 
   it("on random programs at points made of 0, −0, ±1 and 0.5 (signed zeros, ties, kinks)", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 3 }), special, steps, (m, x, ss) => expectSame(program(ss), x.slice(0, m))),
+      fc.property(fc.integer({ min: 1, max: 3 }), special, branchy, (m, x, prog) => expectSame(firstOf(prog), x.slice(0, m))),
       { numRuns: 600, seed: 23 },
     );
   });
@@ -92,11 +94,11 @@ describe("hessian against closed forms", () => {
 
   it("finite and symmetric up to rounding on random programs, where the order of the sums differs", () => {
     fc.assert(
-      fc.property(point, steps, (x, ss) => {
+      fc.property(point, branchy, (x, prog) => {
         // where f has no derivative (atan2 at the origin, pow at 0 among subnormal points) neither H is checked;
         // elsewhere every entry must be finite: expectClose fails on NaN and ∞
-        fc.pre((grad(program(ss), x, IGNORE) as number[]).every(Number.isFinite));
-        const H = hessian(program(ss), x, IGNORE) as number[][];
+        fc.pre((grad(firstOf(prog), x, IGNORE) as number[]).every(Number.isFinite));
+        const H = hessian(firstOf(prog), x, IGNORE) as number[][];
         expectClose(H, transpose(H), 1e-9, 1e-9, "H against Hᵀ");
       }),
       { numRuns: 300, seed: 29 },

@@ -14,13 +14,12 @@ import { trace } from "../../src/api/tracing.js";
 import { compileReplay } from "../../src/jit/gradient.js";
 import { KERNELS } from "../../src/trace/opcodes.js";
 import { COMPARISON, javascript, literal } from "../../src/jit/javascript.js";
+import { rosenbrock as rosen } from "../helpers/cases.js";
+import { loops } from "../helpers/programs/generate.js";
+import { pick, TABLE } from "../helpers/programs/ops.js";
+import { firstOf } from "../helpers/programs/run.js";
+import { pieces, unrolled, type Piece } from "../helpers/programs/statements.js";
 import { codeSize, MIN_COUNT, reroll, Shapes, Statements, unroll, type Node, type Stmt } from "../../src/jit/reroll.js";
-
-const rosen = (x: readonly Scalar[]): Scalar => {
-  let s: Scalar = 0;
-  for (let i = 0; i < x.length - 1; i++) s = add(s, add(mul(100, square(sub(x[i + 1], square(x[i])))), square(sub(1, x[i]))));
-  return s;
-};
 
 /** A compileGrad that has been called often enough to run compiled code. */
 function hot<P>(f: (x: P) => Scalar, x: api.Like<P>, options?: api.RdOptions): api.CompiledGrad<P> {
@@ -31,40 +30,21 @@ function hot<P>(f: (x: P) => Scalar, x: api.Like<P>, options?: api.RdOptions): a
 }
 
 describe("reroll", () => {
-  // statements of a program made of random nested loops and straight pieces
-  type Piece = { loop: false; sigs: number[] } | { loop: true; count: number; body: Piece[] };
-  const piece: fc.Memo<Piece> = fc.memo((depth) =>
-    depth <= 1
-      ? fc.record({ loop: fc.constant(false as const), sigs: fc.array(fc.nat(3), { minLength: 1, maxLength: 4 }) })
-      : fc.oneof(
-          fc.record({ loop: fc.constant(false as const), sigs: fc.array(fc.nat(3), { minLength: 1, maxLength: 4 }) }),
-          fc.record({
-            loop: fc.constant(true as const),
-            count: fc.integer({ min: 1, max: 6 }),
-            body: fc.array(piece(depth - 1), { minLength: 1, maxLength: 3 }),
-          }),
-        ),
-  );
+  const stmts = (...shapes: number[]) => shapes.map((shape) => ({ shape, back: 1 }));
   /** Each statement defines the next variable and reads a recent one and an input: indices move like a trace's. */
-  function statements(pieces: readonly Piece[], shapes: Shapes): Stmt[] {
+  function statements(ps: readonly Piece[], shapes: Shapes): Stmt[] {
     const out: Stmt[] = [];
     let next = 100;
     let input = 0;
-    const emit = (ps: readonly Piece[]): void => {
-      for (const p of ps) {
-        if (!p.loop) for (const sig of p.sigs) out.push({ kind: "stmt", sig: shapes.of(`s${sig}`), idx: [next++, next - 2, sig === 0 ? input++ : 7] });
-        else for (let r = 0; r < p.count; r++) emit(p.body);
-      }
-    };
-    emit(pieces);
+    unrolled(ps, ({ shape }) => out.push({ kind: "stmt", sig: shapes.of(`s${shape}`), idx: [next++, next - 2, shape === 0 ? input++ : 7] }));
     return out;
   }
 
   it("unroll(reroll(xs)) = xs on random nested loops", () => {
     fc.assert(
-      fc.property(fc.array(piece(3), { minLength: 1, maxLength: 5 }), (pieces) => {
+      fc.property(pieces({ shapes: 4, count: 6, depth: 3 }), (ps) => {
         const shapes = new Shapes();
-        const xs = statements(pieces, shapes);
+        const xs = statements(ps, shapes);
         const rolled = reroll(xs, shapes, 64);
         expect(unroll(rolled)).toEqual(xs);
         expect(codeSize(rolled)).toBeLessThanOrEqual(xs.length);
@@ -77,7 +57,7 @@ describe("reroll", () => {
 
   it("a loop of any length rolls to its body; nested loops to nested loops", () => {
     const shapes = new Shapes();
-    const body = (n: number): Stmt[] => statements([{ loop: true, count: n, body: [{ loop: false, sigs: [0, 1, 2, 1] }] }], shapes);
+    const body = (n: number): Stmt[] => statements([{ loop: true, count: n, body: [{ loop: false, stmts: stmts(0, 1, 2, 1) }] }], shapes);
     for (const n of [MIN_COUNT, 10, 1000, 100000]) {
       const rolled = reroll(body(n), shapes);
       expect(rolled).toHaveLength(1);
@@ -96,8 +76,8 @@ describe("reroll", () => {
           loop: true,
           count: 50,
           body: [
-            { loop: false, sigs: [1, 2] },
-            { loop: true, count: 20, body: [{ loop: false, sigs: [3, 1] }] },
+            { loop: false, stmts: stmts(1, 2) },
+            { loop: true, count: 20, body: [{ loop: false, stmts: stmts(3, 1) }] },
           ],
         },
       ],
@@ -190,30 +170,14 @@ describe("compiled gradients = grad, to the bit", () => {
   });
 
   it("random programs: loops whose trip counts and branches depend on the point", () => {
-    const OPS = [sin, cos, tanh, square, (x: Scalar) => exp(mul(0.2, x))];
-    const program =
-      (steps: readonly [number, number, number][], trips: number) =>
-      (x: readonly Scalar[]): Scalar => {
-        const vals: Scalar[] = [...x];
-        for (let t = 0; t < trips; t++) {
-          for (const [k, i, j] of steps) {
-            const p = vals[vals.length - 1 - (i % Math.min(vals.length, 4))];
-            const q = vals[j % x.length];
-            vals.push(lt(p, q) ? OPS[k](sub(p, q)) : mul(OPS[k](p), add(q, 1.5)));
-          }
-          // a data-dependent early exit
-          if (gt(abs(vals[vals.length - 1]), 5)) break;
-        }
-        return div(vals[vals.length - 1], add(2, square(vals[0])));
-      };
+    const programs = loops({ ops: [...pick("sin", "cos", "tanh", "square", "exp02"), ...TABLE], length: [1, 5], reach: 6, recent: true, branches: true, trips: 40 });
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.nat(OPS.length - 1), fc.nat(6), fc.nat(6)), { minLength: 1, maxLength: 5 }),
-        fc.integer({ min: 1, max: 40 }),
+        programs,
         fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 2, maxLength: 2 }),
         fc.array(fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 2, maxLength: 2 }), { minLength: 4, maxLength: 4 }),
-        (steps, trips, x0, points) => {
-          const f = program(steps, trips);
+        (prog, x0, points) => {
+          const f = firstOf(prog);
           const g = compileGrad(f, { ties: "ignore" });
           // the same point first (compiled after two replays), then others: replayed where the guards hold
           for (const x of [x0, x0, x0, x0, ...points, x0]) expect(g(x)).toEqual(grad(f, x, { ties: "ignore" }));

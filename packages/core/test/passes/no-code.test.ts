@@ -14,7 +14,9 @@ import { derivativeOf } from "../../src/api/rd.js";
 import { hvpSweep } from "../../src/diff/hvp-sweep.js";
 import { dualRules } from "../../src/diff/dual-rules.js";
 import { tangentFromTable, tangentOnNumbers } from "../../src/diff/tangents.js";
-import { binaryCases, point, program, special, steps, unaryCases, type F } from "../helpers/programs.js";
+import { binaryCases, point, special, unaryCases, type F } from "../helpers/cases.js";
+import { branchy } from "../helpers/programs/generate.js";
+import { firstOf } from "../helpers/programs/run.js";
 import { IGNORE } from "../helpers/ties.js";
 
 vi.mock("../../src/jit/javascript.js", async (original) => ({ ...(await original<typeof import("../../src/jit/javascript.js")>()), mayMakeCode: () => false }));
@@ -57,8 +59,8 @@ describe("where no code may be made, the sweeps run the table's rules", () => {
 
   it("on random programs with branches and literals, at random and special points", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 3 }), fc.oneof(point, special), steps, point, (m, x, ss, v) => {
-        const f = program(ss);
+      fc.property(fc.integer({ min: 1, max: 3 }), fc.oneof(point, special), branchy, point, (m, x, prog, v) => {
+        const f = firstOf(prog);
         expect(hvp(f, x.slice(0, m), v.slice(0, m), IGNORE)).toEqual(symbolic(f, x.slice(0, m), v.slice(0, m)));
       }),
       { numRuns: 200, seed: 17 },

@@ -7,12 +7,13 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { add, mul, square, sub, type Scalar } from "../../src/index.js";
 import { trace } from "../../src/api/tracing.js";
 import { compileReplay } from "../../src/jit/gradient.js";
 import { Accesses, planRegisters, type Space, type Use } from "../../src/jit/registers.js";
 import { reroll, Shapes, Statements, type Stmt } from "../../src/jit/reroll.js";
 import { chunkSources, type Template } from "../../src/jit/source.js";
+import { rosenbrock as rosen } from "../helpers/cases.js";
+import { pieces, unrolled, type Piece } from "../helpers/programs/statements.js";
 
 /**
  * Statement shapes, each as its accesses: slot 0 is the variable written (or updated),
@@ -30,46 +31,18 @@ const SHAPES: readonly { uses: readonly Use[]; kinds: readonly number[] }[] = [
   { uses: [{ space: "v", slot: 1, mode: "read" }, { space: "ct", slot: 0, mode: "update" }], kinds: [1, 1] },
 ];
 
-type Piece = { loop: false; shapes: { shape: number; back: number }[] } | { loop: true; count: number; body: Piece[] };
-
-const stmtPiece = fc.record({
-  loop: fc.constant(false as const),
-  shapes: fc.array(fc.record({ shape: fc.nat(SHAPES.length - 1), back: fc.integer({ min: 1, max: 6 }) }), { minLength: 1, maxLength: 4 }),
-});
-const piece: fc.Memo<Piece> = fc.memo((depth) =>
-  depth <= 1
-    ? stmtPiece
-    : fc.oneof(
-        stmtPiece,
-        fc.record({
-          loop: fc.constant(true as const),
-          count: fc.integer({ min: 1, max: 7 }),
-          body: fc.array(piece(depth - 1), { minLength: 1, maxLength: 3 }),
-        }),
-      ),
-);
-
 const N = 4000;
 
 /** The statements of a program, unrolled: indices move with the loops as a trace's do. */
-function statements(pieces: readonly Piece[], shapes: Shapes): Stmt[] {
+function statements(ps: readonly Piece[], shapes: Shapes): Stmt[] {
   const out: Stmt[] = [];
   let next = 200;
   let input = 0;
-  const emit = (ps: readonly Piece[]): void => {
-    for (const p of ps) {
-      if (p.loop) {
-        for (let r = 0; r < p.count; r++) emit(p.body);
-        continue;
-      }
-      for (const { shape, back } of p.shapes) {
-        const idx = SHAPES[shape].kinds.map((k) => (k === 0 ? next : k === 1 ? Math.max(0, next - back) : k === 2 ? 7 + shape : 100 + (input++ % 100)));
-        if (SHAPES[shape].kinds[0] === 0) next++;
-        out.push({ kind: "stmt", sig: shapes.of(`s${shape}`), idx });
-      }
-    }
-  };
-  emit(pieces);
+  unrolled(ps, ({ shape, back }) => {
+    const idx = SHAPES[shape].kinds.map((k) => (k === 0 ? next : k === 1 ? Math.max(0, next - back) : k === 2 ? 7 + shape : 100 + (input++ % 100)));
+    if (SHAPES[shape].kinds[0] === 0) next++;
+    out.push({ kind: "stmt", sig: shapes.of(`s${shape}`), idx });
+  });
   return out;
 }
 
@@ -94,14 +67,14 @@ describe("register promotion", () => {
     let promoted = 0;
     fc.assert(
       fc.property(
-        fc.array(piece(3), { minLength: 1, maxLength: 4 }),
+        pieces({ shapes: SHAPES.length, count: 7, depth: 3 }),
         fc.array(fc.nat(N - 1), { maxLength: 30 }),
         fc.array(fc.nat(N - 1), { maxLength: 30 }),
-        (pieces, liveV, liveCt) => {
+        (ps, liveV, liveCt) => {
           // statement shapes interned first, so that their ids are their places in SHAPES
           const shapes = new Shapes();
           SHAPES.forEach((_, k) => shapes.of(`s${k}`));
-          const program = statements(pieces, shapes);
+          const program = statements(ps, shapes);
           const usesOf = (sig: number) => SHAPES[sig].uses;
           const nodes = reroll(program, shapes);
           const used = (space: Space, xs: number[]) => xs.map((x) => ({ space, x }));
@@ -133,11 +106,6 @@ describe("register promotion", () => {
   });
 
   it("rosenbrock's loops touch the arrays only for what crosses them (counted, at n = 100 and 10^4)", () => {
-    const rosen = (x: readonly Scalar[]): Scalar => {
-      let s: Scalar = 0;
-      for (let i = 0; i < x.length - 1; i++) s = add(s, add(mul(100, square(sub(x[i + 1], square(x[i])))), square(sub(1, x[i]))));
-      return s;
-    };
     for (const n of [100, 10000]) {
       const t = trace("test", rosen as never, Array.from({ length: n }, (_, i) => 0.5 * Math.cos(i)), {}, "replay");
       const { source, stats } = compileReplay(t.term, t.trace.guards, true)!;

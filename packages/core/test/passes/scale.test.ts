@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { add, derivativeOf, grad, mul, rd, sin, traceOf, cos, type Scalar } from "../../src/index.js";
 
-import { chain, chainDerivative } from "../helpers/chain.js";
+import { chain, chainDerivative } from "../helpers/cases.js";
 
 describe("linear size", () => {
   it("the derivative term has at most a constant factor more instructions than the trace", () => {

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { CODE, CONST } from "../../src/trace/opcodes.js";
 import { Tape } from "../../src/trace/tape.js";
 import { giveColumn, keptBytes, takeColumn, type Column } from "../../src/trace/columns.js";
-import { chain, chainDerivative } from "../helpers/chain.js";
+import { chain, chainDerivative } from "../helpers/cases.js";
 import { grad, sin as sinT, sum as sumT, tanh as tanhT, mul as mulT, type Scalar, type Tensor } from "../../src/index.js";
 
 describe("tape literals", () => {

@@ -1,12 +1,13 @@
 /**
- * @file Random compositions of tensor ops for property tests: maps of a [3, 4] tensor to
- * a [3, 4] tensor, each smooth, that a test strings together at random.
+ * @file Random tensor programs: compositions of maps of a [3, 4] tensor to a [3, 4]
+ * tensor (W: a traced [4, 4] matrix), each smooth, drawn and strung together.
  */
 import {
   add, broadcastTo, concat, conv2d, div, gather, index, logSoftmax, logsumexp, matmul, mean, mul, reshape, scatterAdd, sin, slice, softmax,
   sqrt, square, stack, sub, sum, tanh, transpose, unstack, type NdArray,
-} from "../../src/index.js";
-import { nd } from "./tensors.js";
+} from "../../../src/index.js";
+import fc from "fast-check";
+import { nd } from "../tensors.js";
 
 /** Maps of a [3, 4] tensor to a [3, 4] tensor (W: a traced [4, 4] matrix), each smooth. */
 export const CHAIN: [string, (t: NdArray, W: NdArray) => unknown][] = [
@@ -32,3 +33,8 @@ export const CHAIN: [string, (t: NdArray, W: NdArray) => unknown][] = [
   ["sin · index", (t) => mul(sin(t), index(t, [1, 2]))],
   ["square then × 0.5", (t) => mul(square(t), 0.5)],
 ];
+
+/** A random tensor program: 1 to 4 maps of CHAIN, composed; its name and its function of t and W. */
+export const tensorChains: fc.Arbitrary<{ name: string; f: (t: NdArray, W: NdArray) => NdArray }> = fc
+  .array(fc.integer({ min: 0, max: CHAIN.length - 1 }), { minLength: 1, maxLength: 4 })
+  .map((ks) => ({ name: ks.map((k) => CHAIN[k][0]).join(" ∘ "), f: (t: NdArray, W: NdArray) => ks.reduce((u, k) => CHAIN[k][1](u, W) as NdArray, t) }));

@@ -1,14 +1,15 @@
 /**
- * @file Programs of reals for second-order tests (hvp's and hessian's sweep against the
- * symbolic path): every scalar primitive at its special points in a few contexts, random
- * programs with branches and literals, and Rosenbrock's function.
+ * @file Cases for the tests that compare two derivative paths (hvp's and hessian's sweep
+ * against the symbolic path, jit and vmap against f): every scalar primitive at its
+ * special points in a few contexts, points with signed zeros and units, Rosenbrock's
+ * function with its Hessian, and W5's deep chain with its derivative. Random programs come from helpers/programs/.
  */
 import fc from "fast-check";
 import { BINARY_NAMES, UNARY_NAMES } from "@wengert/ops";
 import * as W from "../../src/index.js";
-import { abs, add, atan, atan2, cos, div, exp, lt, mul, pow, sigmoid, sin, softplus, sqrt, square, sub, tanh, xlogy, type Scalar } from "../../src/index.js";
+import { add, mul, sin, square, sub, type Scalar } from "../../src/index.js";
 
-export type F = (p: Scalar[]) => Scalar;
+export type F = (p: readonly Scalar[]) => Scalar;
 
 /** A program at a point, with a direction as long as the point. */
 export type Case = readonly [f: F, x: number[], v: number[]];
@@ -54,33 +55,6 @@ export function binaryCases(name: (typeof BINARY_NAMES)[number]): Case[] {
   ]);
 }
 
-// Random programs: ops of one or two earlier values, literals among the values, a branch per step.
-const UNARY_OPS: ((x: Scalar) => Scalar)[] = [sin, cos, tanh, square, atan, sigmoid, softplus, abs, (x) => exp(mul(0.2, x)), (x) => sqrt(add(1, square(x)))];
-const BINARY_OPS: ((a: Scalar, b: Scalar) => Scalar)[] = [
-  add, sub, mul, atan2,
-  (a, b) => div(a, add(2, square(b))),
-  (a, b) => pow(add(0.5, abs(a)), b),
-  (a, b) => xlogy(a, add(0.5, square(b))),
-];
-const LITERALS = [0, 1, -0, -1, 2];
-
-/** The steps of a random program: an op and the indices of its arguments among the earlier values. */
-export const steps = fc.array(fc.tuple(fc.nat(UNARY_OPS.length + BINARY_OPS.length - 1), fc.nat(30), fc.nat(30)), { minLength: 1, maxLength: 16 });
-
-/** The program of `ss`, on inputs `p` and literals, branching at each step on its arguments' order. */
-export const program =
-  (ss: readonly [number, number, number][]): F =>
-  (p) => {
-    const vals: Scalar[] = [...p, ...LITERALS];
-    for (const [k, i, j] of ss) {
-      const a = vals[i % vals.length];
-      const b = vals[j % vals.length];
-      const y = k < UNARY_OPS.length ? UNARY_OPS[k](a) : BINARY_OPS[k - UNARY_OPS.length](a, b);
-      vals.push(lt(a, b) ? y : mul(y, add(b, 1.5)));
-    }
-    return add(vals[vals.length - 1], mul(0.5, vals[vals.length - 2]));
-  };
-
 /** Three reals in [−2, 2]; and three made of 0, −0, ±1 and 0.5 (signed zeros, ties, kinks). */
 export const point = fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: 3, maxLength: 3 });
 export const special = fc.array(fc.constantFrom(0, -0, 1, -1, 0.5), { minLength: 3, maxLength: 3 });
@@ -106,4 +80,24 @@ export function rosenbrockHessian(x: number[]): number[][] {
     H[i + 1][i + 1] += 200;
   }
   return H;
+}
+
+/** W5's deep chain y ← 0.9·y + 0.1·sin y, n steps. */
+export const chain =
+  (n: number) =>
+  (x: Scalar): Scalar => {
+    let y = x;
+    for (let i = 0; i < n; i++) y = add(mul(0.9, y), mul(0.1, sin(y)));
+    return y;
+  };
+
+/** The same derivative by forward propagation on numbers (dy/dx carried along). */
+export function chainDerivative(n: number, x: number): number {
+  let y = x;
+  let dy = 1;
+  for (let i = 0; i < n; i++) {
+    dy = 0.9 * dy + 0.1 * Math.cos(y) * dy;
+    y = 0.9 * y + 0.1 * Math.sin(y);
+  }
+  return dy;
 }
