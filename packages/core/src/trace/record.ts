@@ -6,7 +6,7 @@ import ndarray from "ndarray";
 import { broadcastDims, kernels, predicates, showDims, type Dims, type PredicateName } from "@wengert/ops";
 import { WengertError } from "../errors.js";
 import { describe } from "../structure.js";
-import { atCallSite, shapeError } from "./callsite.js";
+import { atCallSite, MADE_BY_WENGERT, shapeError } from "./callsite.js";
 import { ARITY, IS_TENSOR_OP, KERNELS, KINKS, primitiveOf, tensorSpec } from "./opcodes.js";
 import { applyLifted, Lifted, liftedPrimal } from "./lifted.js";
 import { compute } from "./tape.js";
@@ -78,7 +78,8 @@ export function applyBinary(code: number, a: unknown, b: unknown): Operand {
  * closures made at one site share their type feedback, and the optimising compiler
  * then neither inlines them into the user's code (it sees many closures) nor the kernel
  * into them (it sees every kernel). Anything else goes to `applyUnary`/`applyBinary`.
- * Where no code may be made (mayMakeCode), `generic` is the function.
+ * Where no code may be made (mayMakeCode), `generic` is the function. Its frames are named
+ * `wengert:primitive/<name>` (a sourceURL), which callsite.ts knows for wengert's.
  */
 export function specialised(code: number, kernel: (a: number, b: number) => number, generic: (a: unknown, b: unknown) => unknown): (a: unknown, b: unknown) => unknown {
   if (!mayMakeCode()) return generic;
@@ -99,7 +100,8 @@ export function specialised(code: number, kernel: (a: number, b: number) => numb
   if (typeof x === "number") return kernel(x);
   ${traced}
   return applyUnary(${code}, x);
-};`;
+};
+//# sourceURL=${MADE_BY_WENGERT}primitive/${name}`;
     return new Function("kernel", "Real", "applyUnary", source)(kernel, Real, applyUnary);
   }
   const source = `return function ${name}(a, b) {
@@ -119,7 +121,8 @@ export function specialised(code: number, kernel: (a: number, b: number) => numb
     }
   }
   return applyBinary(${code}, a, b);
-};`;
+};
+//# sourceURL=${MADE_BY_WENGERT}primitive/${name}`;
   return new Function("kernel", "Real", "applyBinary", source)(kernel, Real, applyBinary);
 }
 
@@ -139,7 +142,8 @@ export function specialisedPredicate(name: PredicateName, generic: (a: unknown, 
     }
   }
   return generic(a, b);
-};`;
+};
+//# sourceURL=${MADE_BY_WENGERT}predicate/${name}`;
   return new Function("test", "Real", "generic", source)(predicates[name].test, Real, generic);
 }
 
