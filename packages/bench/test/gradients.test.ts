@@ -6,7 +6,15 @@
 import { describe, expect, it } from "vitest";
 import { isUnsupported } from "../src/types.js";
 import { relativeError, toVec } from "../src/check.js";
-import { rosenbrock, rosenbrockGrad, rosenbrockInput, rosenbrockWengertGrad, w1 } from "../src/workloads/w1-rosenbrock.js";
+import {
+  rosenbrock,
+  rosenbrockGrad,
+  rosenbrockInput,
+  rosenbrockTensors,
+  rosenbrockWengertGrad,
+  w1,
+  w1Tensors,
+} from "../src/workloads/w1-rosenbrock.js";
 import { mlpData, mlpGrad, mlpGradLength, mlpLoss, mlpParams, w2, wengertW2, D, H, K, type MlpParams } from "../src/workloads/w2-mlp.js";
 import { control, controlGrad, controlInput, controlWengertGrad, g, gPrime, w3 } from "../src/workloads/w3-control.js";
 import { rosenbrockHvp, rosenbrockWengertHvp, w4 } from "../src/workloads/w4-hvp.js";
@@ -42,6 +50,14 @@ describe("W1 rosenbrock", () => {
     expect(w.primal()).toBeCloseTo(rosenbrock(rosenbrockInput(1000)), 12);
     expect(isUnsupported(w.wengert)).toBe(false);
     if (!isUnsupported(w.wengert)) expect(relativeError(toVec(w.wengert()), w.hand())).toBeLessThan(1e-12);
+  });
+  it("written with wengert's tensors, as the peers write it: grad and compileGrad = hand-written (n = 1000)", () => {
+    const w = w1Tensors(1000);
+    expect(w.primal()).toBeCloseTo(rosenbrock(rosenbrockInput(1000)), 12);
+    expect(isUnsupported(w.wengert)).toBe(false);
+    if (!isUnsupported(w.wengert)) expect(relativeError(toVec(w.wengert()), w.hand())).toBeLessThan(1e-12);
+    expect(relativeError(toVec(w.wengertCompiled!()), w.hand())).toBeLessThan(1e-12);
+    expect(relativeError([rosenbrockTensors(rosenbrockInput(1000) as never) as number], [rosenbrock(rosenbrockInput(1000))])).toBeLessThan(1e-12);
   });
 });
 

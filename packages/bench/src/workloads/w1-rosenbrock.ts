@@ -3,11 +3,13 @@
  *
  * x_i = 0.5 cos(i);  f(x) = Σ_{i=0}^{n-2} 100 (x_{i+1} − x_i²)² + (1 − x_i)².
  * Trace-based (wengert): scalar ops in a loop, as a user would write. Tensor
- * libraries: the vectorised form.
+ * libraries: the vectorised form; and wengert written that way too (`w1Tensors`), the
+ * like-for-like comparison with their eager modes: about ten tensor operations, where
+ * the scalar form traces 8n.
  */
 import type { Array as JaxArray } from "@jax-js/jax";
 import type { Tensor } from "@tensorflow/tfjs-core";
-import { add, compileGrad, grad, mul, square, sub, type Scalar } from "@wengert/core";
+import { add, compileGrad, grad, mul, shapeOf, slice, square, sub, sum, type Scalar, type Tensor as WTensor } from "@wengert/core";
 import type { Builder, Jax, Tf, Vec, Workload } from "../types.js";
 import { readTf } from "../peers/tfjs.js";
 
@@ -53,6 +55,14 @@ export function rosenbrockW(x: readonly Scalar[]): Scalar {
 
 export const rosenbrockWengertGrad = (x: readonly number[]): number[] => grad(rosenbrockW, x) as number[];
 
+/** With wengert's tensors, as the peers write it: slices of x. */
+export function rosenbrockTensors(x: WTensor): Scalar {
+  const n = shapeOf(x)[0];
+  const head = slice(x, [0], [n - 1]);
+  const t = sub(slice(x, [1], [n]), square(head));
+  return sum(add(mul(100, square(t)), square(sub(1, head))));
+}
+
 /** TF.js, vectorised: slices of x. */
 export const tfjsRosenbrockLoss = (tf: Tf) => (x: Tensor) => {
   const n = x.shape[0];
@@ -88,6 +98,8 @@ const jaxRosenbrock =
     return () => g(x.ref).dataSync();
   };
 
+const W1_PEERS = [{ label: "", tfjs: tfjsRosenbrock, jaxEager: jaxRosenbrock(false), jaxJit: jaxRosenbrock(true) }];
+
 export function w1(n: number): Workload {
   const x = rosenbrockInput(n);
   const xs = Array.from(x);
@@ -103,6 +115,26 @@ export function w1(n: number): Workload {
     hand: () => rosenbrockGrad(x, out),
     wengert: (): Vec => rosenbrockWengertGrad(xs),
     wengertCompiled: ((g) => (): Vec => g(xs) as number[])(compileGrad(rosenbrockW)),
-    peers: [{ label: "", tfjs: tfjsRosenbrock, jaxEager: jaxRosenbrock(false), jaxJit: jaxRosenbrock(true) }],
+    peers: W1_PEERS,
+  };
+}
+
+/** W1 with wengert written with its tensors, as the peers are (the vectorised form): the like-for-like row. */
+export function w1Tensors(n: number): Workload {
+  const x = rosenbrockInput(n);
+  const out = new Float64Array(n);
+  const gradOf = (g: Float64Array | { data: Float64Array }): Vec => (g instanceof Float64Array ? g : g.data);
+  return {
+    id: `W1-${n}-tensors`,
+    family: "W1",
+    title: `W1 rosenbrock n=${n}, wengert with tensors`,
+    what: "gradient",
+    size: n,
+    sizeName: "n",
+    primal: () => rosenbrock(x),
+    hand: () => rosenbrockGrad(x, out),
+    wengert: (): Vec => gradOf(grad(rosenbrockTensors, x) as Float64Array),
+    wengertCompiled: ((g) => (): Vec => gradOf(g(x) as Float64Array))(compileGrad(rosenbrockTensors)),
+    peers: [{ ...W1_PEERS[0], note: "wengert: written with its tensors (slices of x, as the peers), not scalar ops" }],
   };
 }

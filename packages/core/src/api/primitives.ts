@@ -10,7 +10,7 @@ import { BINARY_NAMES, binaryOps, predicates, UNARY_NAMES, unaryOps, type Binary
 import { CODE } from "../trace/opcodes.js";
 import type { NdArray } from "../trace/host-tensor.js";
 import { isScalar, isTensorLike, type Operand, type Real, type Scalar } from "../trace/traced.js";
-import { applyBinary, applyUnary, decide, decideTensor } from "../trace/record.js";
+import { applyBinary, applyUnary, decide, decideTensor, specialised, specialisedPredicate } from "../trace/record.js";
 import type { RealOf, TensorOf } from "./types.js";
 import type * as self from "./primitives.js";
 
@@ -41,17 +41,17 @@ export type Pred = {
 const unary = (name: UnaryName): Unary => {
   const code = CODE[name];
   const kernel = unaryOps[name].forward;
-  return ((x: Operand) => (typeof x === "number" ? kernel(x) : applyUnary(code, x))) as Unary;
+  return specialised(code, kernel as (a: number, b: number) => number, (x) => (typeof x === "number" ? kernel(x) : applyUnary(code, x))) as Unary;
 };
 const binary = (name: BinaryName): Binary => {
   const code = CODE[name];
   const kernel = binaryOps[name].forward;
-  return ((a: Operand, b: Operand) => (typeof a === "number" && typeof b === "number" ? kernel(a, b) : applyBinary(code, a, b))) as Binary;
+  return specialised(code, kernel, (a, b) => (typeof a === "number" && typeof b === "number" ? kernel(a, b) : applyBinary(code, a, b))) as Binary;
 };
 // reals first: a loop decides at every step, and telling a tensor apart costs more than the decision
 const predicate = (name: PredicateName): Pred => {
   const test = predicates[name].test;
-  return ((a: unknown, b: unknown) => (!(isScalar(a) && isScalar(b)) && (isTensorLike(a) || isTensorLike(b)) ? decideTensor(name, a, b) : decide(name, a, b, test))) as Pred;
+  return specialisedPredicate(name, (a, b) => (!(isScalar(a) && isScalar(b)) && (isTensorLike(a) || isTensorLike(b)) ? decideTensor(name, a, b) : decide(name, a, b, test))) as Pred;
 };
 
 /** Every scalar primitive of @wengert/ops as a user function, by name. */

@@ -146,20 +146,20 @@ function firstPrimitive(tape: TraceTerm["tape"], _ct: Float64Array, has: Uint8Ar
  * the same numbers; other kernels are called as `K[code]`.
  */
 function writeInlined(): Inlined {
+  // a contribution d to v: the first is assigned, the others added
+  const add = (v: string, d: string): string => `if (has[${v}]) ct[${v}] += ${d};\n        else {\n          ct[${v}] = ${d};\n          has[${v}] = 1;\n        }`;
   const cases: string[] = [];
   for (const name of UNARY_NAMES) {
     const cx = unaryOps[name].reverse(javascript, "val[x]", "val[i]", "c");
     // a symbolic zero (sign's rule) contributes nothing
-    cases.push(cx === null ? `case ${CODE[name]}: // ${name}\n        continue;` : `case ${CODE[name]}: // ${name}\n        cx = ${cx};\n        break;`);
+    cases.push(`case ${CODE[name]}: { // ${name}\n        ${cx === null ? "" : `const cx = ${cx};\n        ${add("x", "cx")}`}\n        continue;\n      }`);
   }
   for (const name of BINARY_NAMES) {
     const [rx, ry] = binaryOps[name].reverse;
     const cx = rx(javascript, "val[x]", "val[y]", "val[i]", "c");
     const cy = ry(javascript, "val[x]", "val[y]", "val[i]", "c");
-    // a binary primitive with a symbolic zero for one argument (none so far) is left to `rule`
-    if (cx !== null && cy !== null) {
-      cases.push([`case ${CODE[name]}: // ${name}`, `cx = ${cx};`, `cy = ${cy};`, "binary = true;", "break;"].join("\n        "));
-    }
+    // both computed before either is added, as the rule gives them (x may be y)
+    if (cx !== null && cy !== null) cases.push(`case ${CODE[name]}: { // ${name}\n        const cx = ${cx};\n        const cy = ${cy};\n        ${add("x", "cx")}\n        ${add("y", "cy")}\n        continue;\n      }`);
   }
   const source = `
 return function inlined(tape, ct, has, val, from) {
@@ -169,26 +169,10 @@ return function inlined(tape, ct, has, val, from) {
     const c = ct[i];
     const x = as[i];
     const y = bs[i];
-    // the contributions to x and, for a binary primitive, to y
-    let cx;
-    let cy = 0;
-    let binary = false;
     switch (op[i]) {
       ${cases.join("\n      ")}
       default:
         return i;
-    }
-    if (has[x]) ct[x] += cx;
-    else {
-      ct[x] = cx;
-      has[x] = 1;
-    }
-    if (binary) {
-      if (has[y]) ct[y] += cy;
-      else {
-        ct[y] = cy;
-        has[y] = 1;
-      }
     }
   }
   return -1;

@@ -13,7 +13,7 @@
  * user may share a file; a bundler emits each module after those it imports, so
  * wengert's code lies between the two captured places and the user's code (which
  * imports wengert) after them. Frames without a file (native code), Node's internals,
- * and code made by wengert with new Function are skipped; the user's code made by eval
+ * and code made by wengert with new Function (at its origin, or named MADE_BY_WENGERT) are skipped; the user's code made by eval
  * has no place to name.
  */
 import { opsExtent, showDims, type Dims, type Extent } from "@wengert/ops";
@@ -23,6 +23,13 @@ import { framesOf, showFile, type Frame } from "./frames.js";
 
 /** The first module of each package, relative to its root (dist/ or src/). */
 const FIRST_MODULE = { core: "trace/extent", ops: "extent" } as const;
+
+/**
+ * The file that code wengert makes on the user's path (the primitives' functions,
+ * trace/record.ts) names itself by (`//# sourceURL=`): wengert's in any layout, bundled,
+ * minified or under source maps, where the place of its `new Function` may not be.
+ */
+export const MADE_BY_WENGERT = "wengert:";
 
 /** What of the stack is one package's: files under some directories, or a span of one file. */
 interface Owned {
@@ -61,7 +68,7 @@ function owners(extents: { readonly core: Extent; readonly ops: Extent }): Owned
 
 function userPlace(stack: string, owned: readonly Owned[]): string {
   const frames = framesOf(stack).filter((f) => !isEngines(f.file));
-  const ours = (f: Frame) => owned.some((o) => isIn(o, f));
+  const ours = (f: Frame) => f.file.startsWith(MADE_BY_WENGERT) || owned.some((o) => isIn(o, f));
   // the top frame is this module's: if it is not recognised, neither would the others be
   if (frames.length === 0 || !ours(frames[0])) return "";
   const user = frames.find((f) => !ours(f));
@@ -88,9 +95,15 @@ function owned(extent: Extent, firstModule: string): Owned {
 }
 
 function isIn(o: Owned, f: Frame): boolean {
-  if (o.dirs.some((d) => f.file.startsWith(d))) return true;
-  return o.span !== null && f.file === o.span.file && before(o.span.start, f) && before(f, o.span.end);
+  // one file may be named as a path and as a file: URL in one stack: under source maps,
+  // the origin of code made by new Function stays the URL the module was loaded from
+  const file = comparable(f.file);
+  if (o.dirs.some((d) => file.startsWith(comparable(d)))) return true;
+  return o.span !== null && file === comparable(o.span.file) && before(o.span.start, f) && before(f, o.span.end);
 }
+
+/** A file as a path with forward slashes, however the stack named it. */
+const comparable = (file: string): string => showFile(file).replace(/\\/g, "/");
 
 /** a is before b in one file. */
 function before(a: Frame, b: Frame): boolean {

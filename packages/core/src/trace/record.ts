@@ -6,13 +6,14 @@ import ndarray from "ndarray";
 import { broadcastDims, kernels, predicates, showDims, type Dims, type PredicateName } from "@wengert/ops";
 import { WengertError } from "../errors.js";
 import { describe } from "../structure.js";
-import { atCallSite, shapeError } from "./callsite.js";
-import { IS_TENSOR_OP, KERNELS, KINKS, primitiveOf, tensorSpec } from "./opcodes.js";
+import { atCallSite, MADE_BY_WENGERT, shapeError } from "./callsite.js";
+import { ARITY, IS_TENSOR_OP, KERNELS, KINKS, primitiveOf, tensorSpec } from "./opcodes.js";
 import { applyLifted, Lifted, liftedPrimal } from "./lifted.js";
 import { compute } from "./tape.js";
 import { toDense, type ConcreteTensor, type Dense } from "./host-tensor.js";
 import { atomOf, isOperand, isScalar, live, Real, Tensor, valueOf, type Operand, type Scalar } from "./traced.js";
 import { recorder, type Trace } from "./tracer.js";
+import { mayMakeCode } from "../jit/javascript.js";
 
 function checkArg(x: unknown, name: string, position: number): asserts x is Scalar {
   if (!isScalar(x)) throw new WengertError(`${name}: argument ${position} is ${describe(x)}; expected a number or a traced real.`);
@@ -68,6 +69,82 @@ export function applyBinary(code: number, a: unknown, b: unknown): Operand {
   }
   if (a instanceof Lifted || b instanceof Lifted) return applyLifted(code, primitiveOf(code).name, [a, b]) as unknown as Scalar;
   return applyGeneric(code, [a, b], undefined);
+}
+
+/**
+ * The user function of a primitive on reals, with the common case (a real of an open,
+ * unchecked trace) written out for this primitive alone: its code a literal, its kernel
+ * called at one site. Made from source so that each primitive is a function of its own:
+ * closures made at one site share their type feedback, and the optimising compiler
+ * then neither inlines them into the user's code (it sees many closures) nor the kernel
+ * into them (it sees every kernel). Anything else goes to `applyUnary`/`applyBinary`.
+ * Where no code may be made (mayMakeCode), `generic` is the function. Its frames are named
+ * `wengert:primitive/<name>` (a sourceURL), which callsite.ts knows for wengert's.
+ */
+export function specialised(code: number, kernel: (a: number, b: number) => number, generic: (a: unknown, b: unknown) => unknown): (a: unknown, b: unknown) => unknown {
+  if (!mayMakeCode()) return generic;
+  const name = primitiveOf(code).name;
+  if (ARITY[code] === 1) {
+    // a kinked primitive checks its argument on every call (applyUnary)
+    const traced =
+      KINKS[code] !== undefined
+        ? ""
+        : `if (x instanceof Real) {
+    const t = x.trace;
+    if (t.fast) {
+      const tape = t.tape;
+      return new Real(t, tape.appendUnary(${code}, x.atom, kernel(tape.val[x.atom])));
+    }
+  }`;
+    const source = `return function ${name}(x) {
+  if (typeof x === "number") return kernel(x);
+  ${traced}
+  return applyUnary(${code}, x);
+};
+//# sourceURL=${MADE_BY_WENGERT}primitive/${name}`;
+    return new Function("kernel", "Real", "applyUnary", source)(kernel, Real, applyUnary);
+  }
+  const source = `return function ${name}(a, b) {
+  if (typeof a === "number") {
+    if (typeof b === "number") return kernel(a, b);
+    if (b instanceof Real && b.trace.fast) return new Real(b.trace, b.trace.tape.appendWithLiteral(${code}, b.atom, a, true));
+  } else if (a instanceof Real) {
+    const t = a.trace;
+    if (t.fast) {
+      if (b instanceof Real) {
+        if (b.trace === t) {
+          const tape = t.tape;
+          const val = tape.val;
+          return new Real(t, tape.appendBinary(${code}, a.atom, b.atom, kernel(val[a.atom], val[b.atom])));
+        }
+      } else if (typeof b === "number") return new Real(t, t.tape.appendWithLiteral(${code}, a.atom, b, false));
+    }
+  }
+  return applyBinary(${code}, a, b);
+};
+//# sourceURL=${MADE_BY_WENGERT}primitive/${name}`;
+  return new Function("kernel", "Real", "applyBinary", source)(kernel, Real, applyBinary);
+}
+
+/**
+ * A predicate's user function, its common case (a real of an open trace that keeps no
+ * guards, against a number, not a tie) written out for it, as `specialised` does for
+ * primitives; `generic` otherwise.
+ */
+export function specialisedPredicate(name: PredicateName, generic: (a: unknown, b: unknown) => unknown): (a: unknown, b: unknown) => unknown {
+  if (!mayMakeCode()) return generic;
+  const source = `return function ${name}(a, b) {
+  if (a instanceof Real && typeof b === "number") {
+    const t = a.trace;
+    if (t.fast && !t.keepsGuards) {
+      const va = t.tape.val[a.atom];
+      if (va !== b) return test(va, b);
+    }
+  }
+  return generic(a, b);
+};
+//# sourceURL=${MADE_BY_WENGERT}predicate/${name}`;
+  return new Function("test", "Real", "generic", source)(predicates[name].test, Real, generic);
 }
 
 /** A traced value of trace t for its variable v: a traced tensor, or a traced real. */

@@ -272,6 +272,16 @@ export class Tape {
     return this.applyToLiterals(code, a, b);
   }
 
+  /** `append(code, a)` for a unary primitive whose value `y` at `a` the caller computed with its kernel. */
+  appendUnary(code: number, a: number, y: number): number {
+    return this.op[a] !== CONST ? this.push(code, a, 0, y) : this.constant(y);
+  }
+
+  /** `append(code, a, b)` for a binary primitive whose value `y` the caller computed with its kernel. */
+  appendBinary(code: number, a: number, b: number, y: number): number {
+    return this.op[a] !== CONST && this.op[b] !== CONST ? this.push(code, a, b, y) : this.applyToLiterals(code, a, b);
+  }
+
   /**
    * `append(code, a, constant(c))`, or with c first: what a primitive on a traced real and
    * a number records, without `append`'s second look at which argument is a literal.

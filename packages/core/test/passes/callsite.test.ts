@@ -127,6 +127,26 @@ describe("the user's frame, layout by layout", () => {
     expect(callSiteIn(stack, ex)).toBe("/app/src/train.ts:22:9");
   });
 
+  it("node --enable-source-maps: a primitive wengert made with new Function, its origin still a file: URL", () => {
+    for (const [nm, url] of [
+      ["/app/node_modules/@wengert", "file:///app/node_modules/@wengert"],
+      ["C:\\app\\node_modules\\@wengert", "file:///C:/app/node_modules/@wengert"],
+    ]) {
+      const sep = nm.startsWith("C:") ? "\\" : "/";
+      const stack = v8(
+        `callSite (${nm}${sep}core${sep}src${sep}trace${sep}callsite.ts:40:17)`,
+        `applyBinary (${nm}${sep}core${sep}src${sep}trace${sep}record.ts:71:10)`,
+        `add (eval at specialised (${url}/core/dist/trace/record.js:123:12), <anonymous>:19:10)`,
+        "step (/app/src/train.ts:22:9)",
+      );
+      const ex = extents(
+        [`${nm}${sep}core${sep}src${sep}trace${sep}extent.ts:13:50`, `${nm}${sep}core${sep}src${sep}trace${sep}extent-end.ts:6:24`],
+        [`${nm}${sep}ops${sep}src${sep}extent.ts:19:49`, `${nm}${sep}ops${sep}src${sep}extent-end.ts:6:24`],
+      );
+      expect(callSiteIn(stack, ex)).toBe("/app/src/train.ts:22:9");
+    }
+  });
+
   it("Windows paths", () => {
     const nm = "C:\\app\\node_modules\\@wengert";
     const stack = v8(
