@@ -206,14 +206,18 @@ export class Tape {
 
   /** Append a tensor primitive, or a scalar one elementwise (dims: its output's, checked by the caller). */
   appendOp(code: number, args: readonly number[], params: unknown, dims: Dims): number {
-    const y = compute(
-      code,
-      args.map((v) => this.value(v)),
-      args.map((v) => this.dims(v)),
-      params,
-      dims,
-    );
-    const constant = args.every((v) => this.op[v] === CONST);
+    // plain loops: this runs once per tensor operation recorded
+    const n = args.length;
+    const values = new Array<Buf>(n);
+    const argDims = new Array<Dims>(n);
+    let constant = true;
+    for (let i = 0; i < n; i++) {
+      const v = args[i];
+      values[i] = this.value(v);
+      argDims[i] = this.dims(v);
+      if (this.op[v] !== CONST) constant = false;
+    }
+    const y = compute(code, values, argDims, params, dims);
     if (constant) return typeof y === "number" ? this.constant(y) : this.tensorConstant({ dims, data: y });
     return this.appendComputed(code, args, params, dims, y);
   }

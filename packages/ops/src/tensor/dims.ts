@@ -36,6 +36,8 @@ export function showDims(d: Dims): string {
 
 /** NumPy broadcasting: align trailing axes; sizes must agree or be 1. */
 export function broadcastDims(a: Dims, b: Dims): Dims | string {
+  // equal dims (most elementwise operations): a itself, no new array
+  if (a === b || sameDims(a, b)) return a;
   const n = Math.max(a.length, b.length);
   const out = new Array<number>(n);
   for (let i = 0; i < n; i++) {

@@ -118,6 +118,12 @@ export function zip(
   const n = r.length;
   const A = typeof a === "number" ? Float64Array.of(a) : a;
   const B = typeof b === "number" ? Float64Array.of(b) : b;
+  // the common small case first (most operations of lstm, ht, ba): each argument whole or
+  // one element, below the SIMD kernels' size: one run, what the general path below runs
+  if (n < SIMD_FROM && (A.length === n || A.length === 1) && (B.length === n || B.length === 1)) {
+    (RUNS.get(f) ?? callRun(f))(n, r, 0, A, 0, A.length === n ? 1 : 0, B, 0, B.length === n ? 1 : 0);
+    return r;
+  }
   // each argument whole (stride 1) or one element repeated (stride 0), in one run;
   // else the two common broadcasts: a bias row ([m] against [n, m]) and a column ([n, 1]
   // against [n, m]), one run per row of the result
