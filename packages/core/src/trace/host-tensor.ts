@@ -50,7 +50,32 @@ const NUMERIC = new Set(["float64", "float32", "int8", "int16", "int32", "uint8"
 
 /** The user's tensor as contiguous row-major float64 data: a view when it already is, else a copy (read it; copy to keep). */
 export function toDense(v: ConcreteTensor, where: string): Dense {
+  const common = plainDense(v);
+  if (common !== null) return common;
+  return readView(v as AnyNdArray, where);
+}
+
+/**
+ * `toDense` of the common tensors, or null: a Float64Array, or (what wengert hands back,
+ * and most of what users build) a vector or matrix over all of a Float64Array, row-major,
+ * from its start, which reads every element inside its data (badView has nothing to find).
+ */
+export function plainDense(v: ConcreteTensor): Dense | null {
   if (v instanceof Float64Array) return { dims: [v.length], data: v };
+  const whole = v.data;
+  if (whole instanceof Float64Array && v.offset === 0 && v.dtype === "float64") {
+    const { shape, stride } = v;
+    if (shape.length === 1 && shape[0] === whole.length && stride[0] === 1) return { dims: [shape[0]], data: whole };
+    const [m, n] = shape;
+    if (shape.length === 2 && stride[1] === 1 && stride[0] === n && Number.isInteger(m) && Number.isInteger(n) && m >= 0 && n >= 0 && m * n === whole.length) {
+      return { dims: [m, n], data: whole };
+    }
+  }
+  return null;
+}
+
+/** Any other ndarray, checked: a view of its data when contiguous, else a copy. */
+function readView(v: AnyNdArray, where: string): Dense {
   if (!NUMERIC.has(v.dtype)) throw new InputTypeError(`${where} is an ndarray of dtype ${v.dtype}; wengert computes in float64 and reads numeric dtypes only.`);
   const bad = badView(v);
   if (bad !== null) throw new InputTypeError(`${where} is an ndarray of shape ${showDims(v.shape)} ${bad.problem}${atCallSite()}. ${bad.fix}.`);

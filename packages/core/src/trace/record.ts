@@ -10,7 +10,7 @@ import { atCallSite, shapeError } from "./callsite.js";
 import { IS_TENSOR_OP, KERNELS, KINKS, primitiveOf, tensorSpec } from "./opcodes.js";
 import { applyLifted, Lifted, liftedPrimal } from "./lifted.js";
 import { compute } from "./tape.js";
-import { denseNdarray, toDense, type ConcreteTensor, type Dense } from "./host-tensor.js";
+import { denseNdarray, isConcreteTensor, plainDense, toDense, type ConcreteTensor, type Dense } from "./host-tensor.js";
 import { atomOf, isOperand, isScalar, live, Real, Tensor, valueOf, type Operand, type Scalar } from "./traced.js";
 import { recorder, type Trace } from "./tracer.js";
 
@@ -127,7 +127,8 @@ export function applyGeneric(code: number, args: readonly unknown[], params: unk
       values[i] = a;
       argDims[i] = SCALAR;
     } else {
-      const d = denseOf(a, `${name}'s argument ${i + 1}`);
+      // (the place named for a message only when the tensor is not a common one)
+      const d = (isConcreteTensor(a) ? plainDense(a) : null) ?? denseOf(a, `${name}'s argument ${i + 1}`);
       values[i] = d.dims.length === 0 ? d.data[0] : d.data;
       argDims[i] = d.dims;
     }
