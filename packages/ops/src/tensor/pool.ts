@@ -12,7 +12,7 @@
  * its own ArrayBuffer outside V8's heap, which costs a malloc and a record that every
  * young-generation collection sweeps: lstm's objective (38 000 buffers of 14 elements)
  * spent 45% of its time making and collecting them. A view into a slab is an ordinary
- * heap object; a slab is freed when the last view into it is gone.
+ * heap object; a slab is freed when the last view into it is gone (see SLAB_BYTES).
  */
 const free = new Map<number, Float64Array[]>();
 /**
@@ -29,8 +29,13 @@ const MAX_BYTES = 256 * 1024 * 1024;
 const ON_HEAP = 8;
 /** Longer arrays up to this length are cut from slabs (see the file's comment). */
 export const SLAB_MAX = 128;
-/** The bytes of one slab: a kept view keeps at most this much alive. */
-const SLAB_BYTES = 16 * 1024;
+/**
+ * The bytes of one slab (16 KiB slabs took 4× as long per buffer: an ArrayBuffer costs
+ * about what 200 views into one do). The price: a view kept keeps its whole slab alive,
+ * so a loop that keeps one small result per step among its temporaries of that length
+ * (a trajectory of states) holds the temporaries' memory too, however large the slabs.
+ */
+const SLAB_BYTES = 64 * 1024;
 /**
  * The slabs, each of one length of view (the length its cells have): the current one per
  * length and where its next free cell starts; `cellLength` tells `release` which
