@@ -6,7 +6,7 @@
  */
 import ndarray from "ndarray";
 import { describe, expect, it } from "vitest";
-import { add, div, mul, sub, tanh, vjp, type NdArray, type Tensor } from "../../src/index.js";
+import { add, cos, div, exp, mul, sigmoid, sin, sqrt, sub, tanh, vjp, type NdArray, type Tensor } from "../../src/index.js";
 import { broadcastDims } from "@wengert/ops";
 import { denseNdarray } from "../../src/trace/host-tensor.js";
 import { rng } from "../helpers/tensors.js";
@@ -69,6 +69,16 @@ describe("small elementwise operations", () => {
         expect(bits(data(traced))).toEqual(bits(want));
       });
     }
+  }
+  for (const [name, op] of [["sin", sin], ["cos", cos], ["sqrt", sqrt], ["sigmoid", sigmoid], ["tanh", tanh], ["exp", exp]] as const) {
+    it(`${name} on tensors of 1, 14 and 300 elements: untraced and traced, each element the scalar function's`, () => {
+      for (const n of [1, 14, 300]) {
+        const x = Float64Array.from({ length: n }, (_, i) => (name === "sqrt" ? 3 * r() : 8 * r() - 4) * (i === 0 ? 0 : 1));
+        const want = Array.from(x, (v) => op(v) as number);
+        expect(bits(data(op(x)))).toEqual(bits(want));
+        expect(bits(data(vjp((t: Tensor) => op(t), x)[0]))).toEqual(bits(want));
+      }
+    });
   }
   it("a chain of small operations (as lstm's) gives the same numbers untraced and traced", () => {
     const x = Float64Array.from({ length: 14 }, () => r());

@@ -21,11 +21,13 @@ const MUL = (a: number, b: number) => a * b;
 const DIV = (a: number, b: number) => a / b;
 const NEG = (x: number) => -x;
 const SQUARE = (x: number) => x * x;
+/** σ(x), stable for either sign (exp of a non-positive number only). */
+const SIGMOID = (x: number): number => (x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x)));
 
 /** The binary kernels `zip` recognizes (scalar.ts's table uses these very functions). */
 export const ARITH = { add: ADD, sub: SUB, mul: MUL, div: DIV };
 /** The unary ones `map` recognizes besides Math's (scalar.ts uses these too). */
-export const UNARY_ARITH = { neg: NEG, square: SQUARE };
+export const UNARY_ARITH = { neg: NEG, square: SQUARE, sigmoid: SIGMOID };
 
 /** out[i] = f(x[i]) for i < n, one loop per recognised f. */
 type MapLoop = (out: Float64Array, x: Float64Array, n: number) => void;
@@ -45,6 +47,18 @@ function squareLoop(out: Float64Array, x: Float64Array, n: number): void {
 function negLoop(out: Float64Array, x: Float64Array, n: number): void {
   for (let i = 0; i < n; i++) out[i] = -x[i];
 }
+function sinLoop(out: Float64Array, x: Float64Array, n: number): void {
+  for (let i = 0; i < n; i++) out[i] = Math.sin(x[i]);
+}
+function cosLoop(out: Float64Array, x: Float64Array, n: number): void {
+  for (let i = 0; i < n; i++) out[i] = Math.cos(x[i]);
+}
+function sqrtLoop(out: Float64Array, x: Float64Array, n: number): void {
+  for (let i = 0; i < n; i++) out[i] = Math.sqrt(x[i]);
+}
+function sigmoidLoop(out: Float64Array, x: Float64Array, n: number): void {
+  for (let i = 0; i < n; i++) out[i] = SIGMOID(x[i]);
+}
 function callLoop(out: Float64Array, x: Float64Array, n: number, f: (x: number) => number): void {
   for (let i = 0; i < n; i++) out[i] = f(x[i]);
 }
@@ -55,6 +69,10 @@ const MAP_LOOPS = new Map<(x: number) => number, MapLoop>([
   [Math.log, logLoop],
   [SQUARE, squareLoop],
   [NEG, negLoop],
+  [Math.sin, sinLoop],
+  [Math.cos, cosLoop],
+  [Math.sqrt, sqrtLoop],
+  [SIGMOID, sigmoidLoop],
 ]);
 
 /** `f` applied to every element. */
