@@ -103,8 +103,8 @@ export function release(b: Float64Array): void {
 function whole(b: Float64Array, n: number): boolean {
   if (n <= ON_HEAP) return b.byteOffset === 0;
   const buffer = b.buffer;
-  if (n > SLAB_MAX) return b.byteOffset === 0 && buffer.byteLength === 8 * n;
-  return cellLength.get(buffer) === n && b.byteOffset % (8 * n) === 0;
+  if (b.byteOffset === 0 && buffer.byteLength === 8 * n) return true;
+  return n <= SLAB_MAX && cellLength.get(buffer) === n && b.byteOffset % (8 * n) === 0;
 }
 
 /** A copy of `x` in a buffer from the pool, so that whoever releases it later gives back what it took. */
