@@ -161,18 +161,32 @@ export function ownedCopy(d: Dense): Dense {
 }
 
 /**
- * ndarray's view class for rank 1 and 2 (the package generates one per dtype and rank),
- * taken once from a view it made: `ndarray(data, dims)` looks the class up by the data's
- * dtype (Object.prototype.toString) on every call, a fifth of an untraced operation's
- * cost on 14 elements. The classes take (data, shape…, stride…, offset).
+ * ndarray's view classes for rank 1 and 2 (the package generates one per dtype and rank),
+ * taken from the first view of each rank made: `ndarray(data, dims)` looks the class up
+ * by the data's dtype (Object.prototype.toString) on every call, a fifth of an untraced
+ * operation's cost on 14 elements. The classes take (data, shape…, stride…, offset).
+ * Not at load: ndarray makes its classes with `new Function`, which a page's
+ * Content-Security-Policy may forbid, and a program of reals makes no ndarray.
  */
-const VIEW_1D = ndarray(new Float64Array(0), [0]).constructor as new (data: Float64Array, n: number, s: number, offset: number) => NdArray;
-const VIEW_2D = ndarray(new Float64Array(0), [0, 0]).constructor as new (data: Float64Array, m: number, n: number, sm: number, sn: number, offset: number) => NdArray;
+type View1d = new (data: Float64Array, n: number, s: number, offset: number) => NdArray;
+type View2d = new (data: Float64Array, m: number, n: number, sm: number, sn: number, offset: number) => NdArray;
+let view1d: View1d | null = null;
+let view2d: View2d | null = null;
 
 /** A row-major ndarray over `data` (not copied), as `ndarray(data, [...dims])` makes it. */
 export function denseNdarray(data: Float64Array, dims: Dims): NdArray {
-  if (dims.length === 1) return new VIEW_1D(data, dims[0], 1, 0);
-  if (dims.length === 2) return new VIEW_2D(data, dims[0], dims[1], dims[1], 1, 0);
+  if (dims.length === 1) {
+    if (view1d !== null) return new view1d(data, dims[0], 1, 0);
+    const v = ndarray(data, [dims[0]]);
+    view1d = v.constructor as View1d;
+    return v;
+  }
+  if (dims.length === 2) {
+    if (view2d !== null) return new view2d(data, dims[0], dims[1], dims[1], 1, 0);
+    const v = ndarray(data, [dims[0], dims[1]]);
+    view2d = v.constructor as View2d;
+    return v;
+  }
   return ndarray(data, [...dims]);
 }
 
