@@ -69,6 +69,9 @@ export function parseFlags(args: readonly string[], names: Names): Parsed {
     }
     if (inline !== undefined) return error(`${flag} takes no value (got ${arg})`);
     switch (arg) {
+      case "--":
+        // what `pnpm bench -- --ops` passes on before the flags
+        break;
       case "-h":
       case "--help":
         return { kind: "help" };

@@ -21,6 +21,7 @@ describe("parseFlags", () => {
     expect(run()).toEqual({ kind: "run", flags: DEFAULTS });
     expect(run("--quick", "--no-memory", "--no-write")).toEqual({ kind: "run", flags: { ...DEFAULTS, quick: true, memory: false, write: false } });
     expect(run("--only", "W1,W5-100000", "--quick")).toEqual({ kind: "run", flags: { ...DEFAULTS, quick: true, only: ["W1", "W5-100000"] } });
+    expect(run("--", "--ops")).toEqual({ kind: "run", flags: { ...DEFAULTS, ops: true } });
     expect(run("--ops", "--no-write")).toEqual({ kind: "run", flags: { ...DEFAULTS, ops: true, write: false } });
     expect(run("--only=GB")).toEqual({ kind: "run", flags: { ...DEFAULTS, only: ["GB"] } });
     expect(run("--only", "W1", "--only=W2")).toEqual({ kind: "run", flags: { ...DEFAULTS, only: ["W1", "W2"] } });
