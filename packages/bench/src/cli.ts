@@ -13,6 +13,8 @@ export interface Flags {
   readonly only: readonly string[] | undefined;
   readonly memory: boolean;
   readonly write: boolean;
+  /** Only the cost of one tensor operation (op-cost.ts). */
+  readonly ops: boolean;
   /** Internal: the child process runs this one part (main.ts). */
   readonly part: string | undefined;
 }
@@ -40,6 +42,7 @@ export function parseFlags(args: readonly string[], names: Names): Parsed {
   let quick = false;
   let memory = true;
   let write = true;
+  let ops = false;
   let only: string[] | undefined;
   let part: string | undefined;
   const known = knownNames(names);
@@ -67,6 +70,9 @@ export function parseFlags(args: readonly string[], names: Names): Parsed {
     }
     if (inline !== undefined) return error(`${flag} takes no value (got ${arg})`);
     switch (arg) {
+      case "--":
+        // what `pnpm bench -- --ops` passes on before the flags
+        break;
       case "-h":
       case "--help":
         return { kind: "help" };
@@ -79,13 +85,16 @@ export function parseFlags(args: readonly string[], names: Names): Parsed {
       case "--no-write":
         write = false;
         break;
+      case "--ops":
+        ops = true;
+        break;
       default: {
         const hint = known.includes(arg) ? ` (to run only it: --only ${arg})` : "";
         return error(arg.startsWith("-") ? `unknown flag ${arg}` : `unexpected argument "${arg}"${hint}`);
       }
     }
   }
-  return { kind: "run", flags: { quick, only, memory, write, part } };
+  return { kind: "run", flags: { quick, only, memory, write, ops, part } };
 }
 
 /** The sections after the workloads: the GradBench evals, and scan beside the loops written out (scan-bench.ts). */
@@ -106,7 +115,7 @@ export interface LastRun {
 export function usage(names: Names, last: LastRun | undefined): string {
   const recorded = last === undefined ? "" : ` (the one in\nresults/latest.json, of ${last.date.slice(0, 10)}, took ${Math.round(last.seconds)} s)`;
   const sizes = names.ids.filter((id) => !names.families.includes(id));
-  return `Usage: pnpm bench [--quick] [--only LIST] [--no-memory] [--no-write] [-h | --help]
+  return `Usage: pnpm bench [--quick] [--only LIST] [--no-memory] [--no-write] [--ops] [-h | --help]
 
 Times the workloads W1–W6 (packages/bench/WORKLOADS.md), W4's dense Hessian and W7
 (packages/bench/README.md) for the plain-JS primal, a hand-written gradient, wengert
@@ -128,6 +137,8 @@ Flags:
                    out, each row in a process of its own). Also --only=LIST
   --no-memory      skip the memory probe
   --no-write       print the table only; leave results/ as it is
+  --ops            only the cost of one tensor operation at sizes 1, 14, 256, 10⁴
+                   (untraced, traced, grad, compileGrad): results/ops.md
   -h, --help       print this and exit
 
 Environment: BENCH_DEBUG=1 timestamps the progress lines and logs each benchmark.js run.

@@ -40,11 +40,11 @@ if (parsed.kind === "error") {
   process.stderr.write(parsed.message + "\n");
   process.exit(2);
 }
-const { quick, only, part: partArg, memory: withMemory, write } = parsed.flags;
+const { quick, only, part: partArg, memory: withMemory, write, ops } = parsed.flags;
 const settings = quick ? QUICK : FULL;
 // --ops: the cost of one tensor operation (op-cost.ts), and nothing else
-if (args.includes("--ops")) {
-  (await import("./op-cost.js")).runOpCosts({ quick, write: !args.includes("--no-write") });
+if (ops) {
+  (await import("./op-cost.js")).runOpCosts({ quick, write });
   process.exit(0);
 }
 const t00 = performance.now();

@@ -8,7 +8,7 @@ import { parseFlags, RUN_TIME, usage, type Flags, type Names } from "../src/cli.
 import { clock, progressLine } from "../src/progress.js";
 
 const names: Names = { ids: ["W1-1000", "W1-10000", "W2", "W5-100000"], families: ["W1", "W2", "W5"] };
-const DEFAULTS: Flags = { quick: false, only: undefined, memory: true, write: true, part: undefined };
+const DEFAULTS: Flags = { quick: false, only: undefined, memory: true, write: true, ops: false, part: undefined };
 const run = (...args: string[]) => parseFlags(args, names);
 const errorOf = (...args: string[]): string => {
   const p = run(...args);
@@ -21,6 +21,8 @@ describe("parseFlags", () => {
     expect(run()).toEqual({ kind: "run", flags: DEFAULTS });
     expect(run("--quick", "--no-memory", "--no-write")).toEqual({ kind: "run", flags: { ...DEFAULTS, quick: true, memory: false, write: false } });
     expect(run("--only", "W1,W5-100000", "--quick")).toEqual({ kind: "run", flags: { ...DEFAULTS, quick: true, only: ["W1", "W5-100000"] } });
+    expect(run("--", "--ops")).toEqual({ kind: "run", flags: { ...DEFAULTS, ops: true } });
+    expect(run("--ops", "--no-write")).toEqual({ kind: "run", flags: { ...DEFAULTS, ops: true, write: false } });
     expect(run("--only=GB")).toEqual({ kind: "run", flags: { ...DEFAULTS, only: ["GB"] } });
     expect(run("--only", "W1", "--only=W2")).toEqual({ kind: "run", flags: { ...DEFAULTS, only: ["W1", "W2"] } });
     expect(run("--only", "SCAN")).toEqual({ kind: "run", flags: { ...DEFAULTS, only: ["SCAN"] } });

@@ -40,8 +40,8 @@ describe("pnpm bench", () => {
     for (const flag of ["--help", "-h"]) {
       const run = bench("--quick", flag);
       expect(run.status, run.stderr).toBe(0);
-      expect(run.stdout).toMatch(/^Usage: pnpm bench \[--quick\] \[--only LIST\] \[--no-memory\] \[--no-write\] \[-h \| --help\]\n/);
-      for (const f of ["--quick", "--only LIST", "--no-memory", "--no-write", "-h, --help"]) expect(run.stdout).toContain(`\n  ${f} `);
+      expect(run.stdout).toMatch(/^Usage: pnpm bench \[--quick\] \[--only LIST\] \[--no-memory\] \[--no-write\] \[--ops\] \[-h \| --help\]\n/);
+      for (const f of ["--quick", "--only LIST", "--no-memory", "--no-write", "--ops", "-h, --help"]) expect(run.stdout).toContain(`\n  ${f} `);
       expect(run.stdout).toMatch(/a full run takes about \d+–\d+ minutes/);
       expect(run.stderr).toBe("");
     }

@@ -111,7 +111,8 @@ const unary = (d: Omit<UnaryDeclaration, "arity">): UnaryDeclaration => ({ arity
 const binary = (d: Omit<BinaryDeclaration, "arity">): BinaryDeclaration => ({ arity: 2, ...d });
 
 // kernels the Taylor rules use too
-const sigmoidKernel = (x: number): number => (x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x)));
+// elementwise.ts's, so that its loop over a tensor knows it (and calls it inline)
+const sigmoidKernel = UNARY_ARITH.sigmoid;
 const signKernel = (x: number): number => (x > 0 ? 1 : x < 0 ? -1 : x);
 const xlogyKernel = (a: number, b: number): number => (a === 0 ? 0 : a * Math.log(b));
 

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { alloc, poolStats, release } from "../src/index.js";
+import { SLAB_MAX } from "../src/tensor/pool.js";
 
 describe("buffer pool", () => {
   it("takes back a buffer alloc made, and hands it out again (zeroed unless dirty)", () => {
@@ -49,4 +50,32 @@ describe("buffer pool", () => {
     expect(alloc(3)).toBe(b);
     expect(poolStats.bytes).toBe(bytes);
   });
+
+  it("cuts small buffers from shared slabs: zeroed, apart, each a buffer of its own to the pool", () => {
+    const n = 14;
+    const cells = Array.from({ length: 3000 }, () => alloc(n));
+    // a slab holds many cells: far fewer ArrayBuffers than buffers (each off the heap costs a malloc and a scavenge's sweep)
+    expect(new Set(cells.map((c) => c.buffer)).size).toBeLessThan(cells.length / 10);
+    cells.forEach((c, i) => c.fill(i));
+    // no two overlap: each still holds what was written into it
+    cells.forEach((c, i) => expect(c.every((x) => x === i)).toBe(true));
+    expect(cells.every((c) => c.length === n)).toBe(true);
+    const bytes = poolStats.bytes;
+    release(cells[5]);
+    expect(poolStats.bytes).toBe(bytes + 8 * n);
+    const again = alloc(n);
+    expect(again).toBe(cells[5]);
+    expect(again.every((x) => x === 0)).toBe(true);
+  });
+  it("keeps no views into a slab other than its cells", () => {
+    const bytes = poolStats.bytes;
+    const cell = alloc(20);
+    release(cell.subarray(1, 11)); // inside a cell
+    release(cell.subarray(0, 10)); // a cell's start, not its length
+    release(new Float64Array(cell.buffer, 0, 21)); // a slab's start, another length
+    expect(poolStats.bytes).toBe(bytes);
+    // above the slabs' lengths, buffers are their own as before
+    expect(alloc(SLAB_MAX + 1).byteLength).toBe(alloc(SLAB_MAX + 1).buffer.byteLength);
+  });
 });
+

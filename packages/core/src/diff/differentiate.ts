@@ -81,7 +81,8 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
   const ct = new Int32Array(n).fill(-1);
   // for tensor variables only: pending pieces, and the mask of the cotangent (null: none)
   const pieces = new Map<number, Piece[]>();
-  const masks = new Map<number, Mask | null>();
+  // by variable, in an array (a Map took an insert per tensor cotangent)
+  const masks = new Array<Mask | null | undefined>(n);
   const maskAtoms = new Map<Mask, number>();
   const maskAtom = (m: Mask, dims: Dims): number => {
     let v = maskAtoms.get(m);
@@ -114,8 +115,8 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
         c = fit(c);
         if (mask !== null) mask = support(fit(maskAtom(mask, got)));
       }
-      const before = masks.get(v);
-      masks.set(v, ct[v] < 0 ? mask : before == null || mask === null ? null : union(before, mask));
+      const before = masks[v];
+      masks[v] = ct[v] < 0 ? mask : before == null || mask === null ? null : union(before, mask);
     }
     ct[v] = ct[v] < 0 ? c : sink.record(ADD, ct[v], c);
   };
@@ -126,11 +127,11 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
     if (list === undefined) return ct[i];
     pieces.delete(i);
     const dims = tape.dims(i);
-    const dense = masks.get(i);
+    const dense = masks[i];
     if (ct[i] < 0 || dense != null) {
       const m = ct[i] < 0 ? new Float64Array(size(dims)) : dense!.slice();
       for (const p of list) kernels.addAt(m, dims, onesLike(sink.tape.dims(p.piece)), sink.tape.dims(p.piece), p.start);
-      masks.set(i, m.every((t) => t !== 0) ? null : m.map((t) => (t !== 0 ? 1 : 0)));
+      masks[i] = m.every((t) => t !== 0) ? null : m.map((t) => (t !== 0 ? 1 : 0));
     }
     const placed = e.embed(dims, list.map((p) => p.piece), list.map((p) => p.start));
     return (ct[i] = ct[i] < 0 ? placed : sink.record(ADD, ct[i], placed));
@@ -149,7 +150,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
     },
     replace(v: number, c: number, whole: number): void {
       ct[v] = c;
-      masks.set(v, null);
+      masks[v] = null;
       if (whole >= 0) pieces.set(v, [{ piece: whole, start: tape.dims(v).map(() => 0) }]);
     },
   };
@@ -174,7 +175,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
     }
     const args = tape.args(i);
     const ats = args.map((v) => at[v]);
-    const mask = masks.get(i) ?? null;
+    const mask = masks[i] ?? null;
     if (IS_TENSOR_OP[op[i]]) {
       const spec = tensorSpec(op[i]);
       const params = tape.params(i);

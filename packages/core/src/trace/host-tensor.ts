@@ -50,7 +50,32 @@ const NUMERIC = new Set(["float64", "float32", "int8", "int16", "int32", "uint8"
 
 /** The user's tensor as contiguous row-major float64 data: a view when it already is, else a copy (read it; copy to keep). */
 export function toDense(v: ConcreteTensor, where: string): Dense {
+  const common = plainDense(v);
+  if (common !== null) return common;
+  return readView(v as AnyNdArray, where);
+}
+
+/**
+ * `toDense` of the common tensors, or null: a Float64Array, or (what wengert hands back,
+ * and most of what users build) a vector or matrix over all of a Float64Array, row-major,
+ * from its start, which reads every element inside its data (badView has nothing to find).
+ */
+export function plainDense(v: ConcreteTensor): Dense | null {
   if (v instanceof Float64Array) return { dims: [v.length], data: v };
+  const whole = v.data;
+  if (whole instanceof Float64Array && v.offset === 0 && v.dtype === "float64") {
+    const { shape, stride } = v;
+    if (shape.length === 1 && shape[0] === whole.length && stride[0] === 1) return { dims: [shape[0]], data: whole };
+    const [m, n] = shape;
+    if (shape.length === 2 && stride[1] === 1 && stride[0] === n && Number.isInteger(m) && Number.isInteger(n) && m >= 0 && n >= 0 && m * n === whole.length) {
+      return { dims: [m, n], data: whole };
+    }
+  }
+  return null;
+}
+
+/** Any other ndarray, checked: a view of its data when contiguous, else a copy. */
+function readView(v: AnyNdArray, where: string): Dense {
   if (!NUMERIC.has(v.dtype)) throw new InputTypeError(`${where} is an ndarray of dtype ${v.dtype}; wengert computes in float64 and reads numeric dtypes only.`);
   const bad = badView(v);
   if (bad !== null) throw new InputTypeError(`${where} is an ndarray of shape ${showDims(v.shape)} ${bad.problem}${atCallSite()}. ${bad.fix}.`);
@@ -59,7 +84,9 @@ export function toDense(v: ConcreteTensor, where: string): Dense {
   const rank = dims.length;
   if (rank === 0) return { dims, data: Float64Array.of(Number(v.get())) };
   // a contiguous row-major view over a Float64Array: no copy (nor a buffer for one)
-  if (v.data instanceof Float64Array && rowMajor(dims, v.stride)) return { dims, data: v.data.subarray(v.offset, v.offset + n) };
+  if (v.data instanceof Float64Array && rowMajor(dims, v.stride)) {
+    return { dims, data: v.offset === 0 && v.data.length === n ? v.data : v.data.subarray(v.offset, v.offset + n) };
+  }
   const data = new Float64Array(n);
   // walk the view by its strides, writing in row-major order
   const src = v.data as ArrayLike<number> & { get?: (i: number) => number };
@@ -134,10 +161,40 @@ export function ownedCopy(d: Dense): Dense {
 }
 
 /**
+ * ndarray's view classes for rank 1 and 2 (the package generates one per dtype and rank),
+ * taken from the first view of each rank made: `ndarray(data, dims)` looks the class up
+ * by the data's dtype (Object.prototype.toString) on every call, a fifth of an untraced
+ * operation's cost on 14 elements. The classes take (data, shape…, stride…, offset).
+ * Not at load: ndarray makes its classes with `new Function`, which a page's
+ * Content-Security-Policy may forbid, and a program of reals makes no ndarray.
+ */
+type View1d = new (data: Float64Array, n: number, s: number, offset: number) => NdArray;
+type View2d = new (data: Float64Array, m: number, n: number, sm: number, sn: number, offset: number) => NdArray;
+let view1d: View1d | null = null;
+let view2d: View2d | null = null;
+
+/** A row-major ndarray over `data` (not copied), as `ndarray(data, [...dims])` makes it. */
+export function denseNdarray(data: Float64Array, dims: Dims): NdArray {
+  if (dims.length === 1) {
+    if (view1d !== null) return new view1d(data, dims[0], 1, 0);
+    const v = ndarray(data, [dims[0]]);
+    view1d = v.constructor as View1d;
+    return v;
+  }
+  if (dims.length === 2) {
+    if (view2d !== null) return new view2d(data, dims[0], dims[1], dims[1], 1, 0);
+    const v = ndarray(data, [dims[0], dims[1]]);
+    view2d = v.constructor as View2d;
+    return v;
+  }
+  return ndarray(data, [...dims]);
+}
+
+/**
  * A value handed back to the user: an ndarray over a copy, or a Float64Array copy; over
  * `d.data` itself when `copy` is false (a buffer nothing else holds).
  */
 export function fromDense(d: Dense, container: Container, copy = true): ConcreteTensor {
   const data = copy ? d.data.slice() : d.data;
-  return container === "float64array" && d.dims.length === 1 ? data : ndarray(data, [...d.dims]);
+  return container === "float64array" && d.dims.length === 1 ? data : denseNdarray(data, d.dims);
 }

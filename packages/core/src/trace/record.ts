@@ -10,7 +10,7 @@ import { atCallSite, MADE_BY_WENGERT, shapeError } from "./callsite.js";
 import { ARITY, IS_TENSOR_OP, KERNELS, KINKS, primitiveOf, tensorSpec } from "./opcodes.js";
 import { applyLifted, Lifted, liftedPrimal } from "./lifted.js";
 import { compute } from "./tape.js";
-import { toDense, type ConcreteTensor, type Dense } from "./host-tensor.js";
+import { denseNdarray, isConcreteTensor, plainDense, toDense, type ConcreteTensor, type Dense } from "./host-tensor.js";
 import { atomOf, isOperand, isScalar, live, Real, Tensor, valueOf, type Operand, type Scalar } from "./traced.js";
 import { recorder, type Trace } from "./tracer.js";
 import { mayMakeCode } from "../jit/javascript.js";
@@ -154,7 +154,7 @@ export function wrap(t: Trace, v: number): Real | Tensor {
 
 /** A value computed outside any trace, as the user gets it: a number or an ndarray. */
 function concrete(y: number | Float64Array, dims: Dims): Operand {
-  return typeof y === "number" ? y : (ndarray(y, [...dims]) as ConcreteTensor);
+  return typeof y === "number" ? y : denseNdarray(y, dims);
 }
 
 /** The concrete value of an operand: a number, or a tensor's dense data (read, not copied). */
@@ -176,33 +176,58 @@ function denseOf(v: Operand, where: string): Dense {
  * trace among them, or computed at once when none is traced.
  */
 export function applyGeneric(code: number, args: readonly unknown[], params: unknown): Operand {
+  // plain loops, the name looked up only for a message: this runs once per tensor operation
+  let traced = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a instanceof Tensor || a instanceof Real) traced = true;
+    else if (!isOperand(a)) {
+      const expected = "a number, a tensor (ndarray or Float64Array) or a traced value";
+      throw new WengertError(`${primitiveOf(code).name}: argument ${i + 1} is ${describe(a)}; expected ${expected}${atCallSite()}.`);
+    }
+  }
   const name = primitiveOf(code).name;
-  args.forEach((a, i) => {
-    if (isOperand(a)) return;
-    const expected = "a number, a tensor (ndarray or Float64Array) or a traced value";
-    throw new WengertError(`${name}: argument ${i + 1} is ${describe(a)}; expected ${expected}${atCallSite()}.`);
-  });
-  const t = innermostOf(name, args as Operand[]);
+  const t = traced ? innermostOf(name, args as Operand[]) : null;
   if (t !== null) {
-    const atoms = (args as Operand[]).map((a) => atomOf(t, a));
+    const atoms = new Array<number>(args.length);
+    for (let i = 0; i < args.length; i++) atoms[i] = atomOf(t, args[i] as Operand);
     const v = IS_TENSOR_OP[code] ? t.recordOp(code, atoms, params) : t.record(code, atoms[0], atoms[1] ?? 0);
     return wrap(t, v);
   }
-  const ds = (args as Operand[]).map((a, i) => denseOf(a, `${name}'s argument ${i + 1}`));
-  const value = (d: Dense): number | Float64Array => (d.dims.length === 0 ? d.data[0] : d.data);
+  // untraced: computed at once, on each argument's value (a number for a real) and dims
+  const n = args.length;
+  const values = new Array<number | Float64Array>(n);
+  const argDims = new Array<Dims>(n);
+  for (let i = 0; i < n; i++) {
+    const a = args[i] as Operand;
+    if (typeof a === "number") {
+      values[i] = a;
+      argDims[i] = SCALAR;
+    } else {
+      // (the place named for a message only when the tensor is not a common one)
+      const d = (isConcreteTensor(a) ? plainDense(a) : null) ?? denseOf(a, `${name}'s argument ${i + 1}`);
+      values[i] = d.dims.length === 0 ? d.data[0] : d.data;
+      argDims[i] = d.dims;
+    }
+  }
   if (IS_TENSOR_OP[code]) {
-    const spec = tensorSpec(code);
-    const dims = spec.shape(ds.map((d) => d.dims), params);
-    if (typeof dims === "string") throw shapeError(name, dims, ds.map((d) => d.dims));
-    return concrete(compute(code, ds.map(value), ds.map((d) => d.dims), params, dims), dims);
+    const dims = tensorSpec(code).shape(argDims, params);
+    if (typeof dims === "string") throw shapeError(name, dims, argDims);
+    return concrete(compute(code, values, argDims, params, dims), dims);
   }
   const kernel = KERNELS[code];
   // the kernel itself, as compute (tape.ts) passes it: map knows Math.tanh, exp… and runs a loop of its own
-  if (ds.length === 1) return concrete(kernels.map(ds[0].data, kernel as (x: number) => number), ds[0].dims);
-  const dims = broadcastDims(ds[0].dims, ds[1].dims);
+  if (n === 1) {
+    const x = values[0];
+    // (a 0-d ndarray's element is a number here; its result is again a 0-d ndarray)
+    return concrete(kernels.map(typeof x === "number" ? Float64Array.of(x) : x, kernel as (x: number) => number), argDims[0]);
+  }
+  const dims = broadcastDims(argDims[0], argDims[1]);
   if (typeof dims === "string") throw shapeError(name, dims);
-  return concrete(kernels.zip(value(ds[0]), ds[0].dims, value(ds[1]), ds[1].dims, dims, kernel), dims);
+  return concrete(kernels.zip(values[0], argDims[0], values[1], argDims[1], dims, kernel), dims);
 }
+
+const SCALAR: Dims = [];
 
 function innermostOf(name: string, args: readonly Operand[]): Trace | null {
   let best: Trace | null = null;

@@ -200,20 +200,27 @@ export class Tape {
     }
     // x⁰ = 1 also for a 0-d x (a constant of dims [] is the real 1)
     if (args.length === 2 && isLiteralPower(code, this.val[b], this.isConstant(b))) return this.tensorConstant({ dims, data: alloc(size(dims), true).fill(1) });
-    // otherwise appended as any primitive on tensors is (compute applies it elementwise)
-    return this.appendOp(code, args, undefined, dims);
+    // otherwise appended as any primitive on tensors is, its value as compute gives it
+    // (without compute's arrays of arguments: this runs once per tensor operation)
+    const y = args.length === 1 ? elementwise(code, this.value(a), SCALAR, 0, SCALAR, dims) : elementwise(code, this.value(a), this.dims(a), this.value(b), this.dims(b), dims);
+    if (this.op[a] === CONST && (args.length === 1 || this.op[b] === CONST)) return typeof y === "number" ? this.constant(y) : this.tensorConstant({ dims, data: y });
+    return this.appendComputed(code, args, undefined, dims, y);
   }
 
   /** Append a tensor primitive, or a scalar one elementwise (dims: its output's, checked by the caller). */
   appendOp(code: number, args: readonly number[], params: unknown, dims: Dims): number {
-    const y = compute(
-      code,
-      args.map((v) => this.value(v)),
-      args.map((v) => this.dims(v)),
-      params,
-      dims,
-    );
-    const constant = args.every((v) => this.op[v] === CONST);
+    // plain loops: this runs once per tensor operation recorded
+    const n = args.length;
+    const values = new Array<Buf>(n);
+    const argDims = new Array<Dims>(n);
+    let constant = true;
+    for (let i = 0; i < n; i++) {
+      const v = args[i];
+      values[i] = this.value(v);
+      argDims[i] = this.dims(v);
+      if (this.op[v] !== CONST) constant = false;
+    }
+    const y = compute(code, values, argDims, params, dims);
     if (constant) return typeof y === "number" ? this.constant(y) : this.tensorConstant({ dims, data: y });
     return this.appendComputed(code, args, params, dims, y);
   }
@@ -374,11 +381,16 @@ export function compute(code: number, values: readonly Buf[], dims: readonly Dim
     }
     return y;
   }
+  return ARITY[code] === 1 ? elementwise(code, values[0], dims[0], 0, SCALAR, out) : elementwise(code, values[0], dims[0], values[1], dims[1], out);
+}
+
+/** `compute` of a scalar primitive applied elementwise (b, db ignored for a unary one). */
+function elementwise(code: number, a: Buf, da: Dims, b: Buf, db: Dims, out: Dims): Buf {
   const kernel = KERNELS[code];
   // dims []: reals, or 0-d tensors' one element (their buffers added as strings before)
-  if (out.length === 0) return kernel(elementOf(values[0]), ARITY[code] === 1 ? 0 : elementOf(values[1]));
-  if (ARITY[code] === 1) return typeof values[0] === "number" ? kernel(values[0], 0) : kernels.map(values[0], kernel as (x: number) => number);
-  return kernels.zip(values[0], dims[0], values[1], dims[1], out, kernel);
+  if (out.length === 0) return kernel(elementOf(a), ARITY[code] === 1 ? 0 : elementOf(b));
+  if (ARITY[code] === 1) return typeof a === "number" ? kernel(a, 0) : kernels.map(a, kernel as (x: number) => number);
+  return kernels.zip(a, da, b, db, out, kernel);
 }
 
 const elementOf = (v: Buf): number => (typeof v === "number" ? v : v[0]);

@@ -16,7 +16,7 @@
  * The stack lives with the Trace: opening one makes a Trace, and a Trace that throws at
  * a tie marks every open trace unreplayable (`tie`).
  */
-import { broadcastDims, showDims, type PredicateName, type UnaryOp } from "@wengert/ops";
+import { broadcastDims, showDims, type Dims, type PredicateName, type UnaryOp } from "@wengert/ops";
 import { NaNError, TieError, TraceLengthError, WengertError } from "../errors.js";
 import { shapeError } from "./callsite.js";
 import { ARITY, CONST, KINKS, primitiveOf, tensorSpec } from "./opcodes.js";
@@ -205,8 +205,10 @@ export class Trace {
   recordOp(code: number, args: readonly number[], params: unknown): number {
     const tape = this.tape;
     const spec = tensorSpec(code);
-    const dims = spec.shape(args.map((v) => tape.dims(v)), params);
-    if (typeof dims === "string") throw shapeError(primitiveOf(code).name, dims, args.map((v) => tape.dims(v)));
+    const argDims = new Array<Dims>(args.length);
+    for (let i = 0; i < args.length; i++) argDims[i] = tape.dims(args[i]);
+    const dims = spec.shape(argDims, params);
+    if (typeof dims === "string") throw shapeError(primitiveOf(code).name, dims, argDims);
     const v = tape.appendOp(code, args, params, dims);
     if (spec.tie !== undefined && tape.op[v] !== CONST) {
       const tie = spec.tie(args.map((u) => tape.value(u)), args.map((u) => tape.dims(u)), params, tape.value(v));

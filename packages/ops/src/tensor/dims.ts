@@ -36,6 +36,8 @@ export function showDims(d: Dims): string {
 
 /** NumPy broadcasting: align trailing axes; sizes must agree or be 1. */
 export function broadcastDims(a: Dims, b: Dims): Dims | string {
+  // equal dims (most elementwise operations): a itself, no new array
+  if (a === b || sameDims(a, b)) return a;
   const n = Math.max(a.length, b.length);
   const out = new Array<number>(n);
   for (let i = 0; i < n; i++) {
@@ -63,8 +65,17 @@ export function broadcastStrides(arg: Dims, out: Dims): number[] {
 
 /** Axes as given by a user (a number, an array, or all when omitted), checked and sorted. */
 export function normalizeAxes(axes: number | readonly number[] | undefined, rank: number): number[] | string {
-  if (axes === undefined) return Array.from({ length: rank }, (_, i) => i);
-  const list = typeof axes === "number" ? [axes] : [...axes];
+  // every axis, or one: plain loops (a reduction on a small tensor costs little more than this)
+  if (axes === undefined) {
+    const all = new Array<number>(rank);
+    for (let i = 0; i < rank; i++) all[i] = i;
+    return all;
+  }
+  if (typeof axes === "number") {
+    const a = normalizeAxis(axes, rank);
+    return typeof a === "string" ? a : [a];
+  }
+  const list = [...axes];
   const seen = new Set<number>();
   for (const ax of list) {
     if (!Number.isInteger(ax) || ax < -rank || ax >= rank) return `axis ${ax} is out of range for a tensor of rank ${rank}`;

@@ -20,11 +20,13 @@ const MUL = (a: number, b: number) => a * b;
 const DIV = (a: number, b: number) => a / b;
 const NEG = (x: number) => -x;
 const SQUARE = (x: number) => x * x;
+/** σ(x), stable for either sign (exp of a non-positive number only). */
+const SIGMOID = (x: number): number => (x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x)));
 
 /** The binary kernels `zip` recognizes (scalar.ts's table uses these very functions). */
 export const ARITH = { add: ADD, sub: SUB, mul: MUL, div: DIV };
 /** The unary ones `map` recognizes besides Math's (scalar.ts uses these too). */
-export const UNARY_ARITH = { neg: NEG, square: SQUARE };
+export const UNARY_ARITH = { neg: NEG, square: SQUARE, sigmoid: SIGMOID };
 
 /** out[i] = f(x[i]) for i < n, one loop per recognised f. */
 type MapLoop = (out: Float64Array, x: Float64Array, n: number) => void;
@@ -44,6 +46,18 @@ function squareLoop(out: Float64Array, x: Float64Array, n: number): void {
 function negLoop(out: Float64Array, x: Float64Array, n: number): void {
   for (let i = 0; i < n; i++) out[i] = -x[i];
 }
+function sinLoop(out: Float64Array, x: Float64Array, n: number): void {
+  for (let i = 0; i < n; i++) out[i] = Math.sin(x[i]);
+}
+function cosLoop(out: Float64Array, x: Float64Array, n: number): void {
+  for (let i = 0; i < n; i++) out[i] = Math.cos(x[i]);
+}
+function sqrtLoop(out: Float64Array, x: Float64Array, n: number): void {
+  for (let i = 0; i < n; i++) out[i] = Math.sqrt(x[i]);
+}
+function sigmoidLoop(out: Float64Array, x: Float64Array, n: number): void {
+  for (let i = 0; i < n; i++) out[i] = SIGMOID(x[i]);
+}
 function callLoop(out: Float64Array, x: Float64Array, n: number, f: (x: number) => number): void {
   for (let i = 0; i < n; i++) out[i] = f(x[i]);
 }
@@ -54,6 +68,10 @@ const MAP_LOOPS = new Map<(x: number) => number, MapLoop>([
   [Math.log, logLoop],
   [SQUARE, squareLoop],
   [NEG, negLoop],
+  [Math.sin, sinLoop],
+  [Math.cos, cosLoop],
+  [Math.sqrt, sqrtLoop],
+  [SIGMOID, sigmoidLoop],
 ]);
 
 /** `f` applied to every element. */
@@ -117,6 +135,12 @@ export function zip(
   const n = r.length;
   const A = typeof a === "number" ? Float64Array.of(a) : a;
   const B = typeof b === "number" ? Float64Array.of(b) : b;
+  // the common small case first (most operations of lstm, ht, ba): each argument whole or
+  // one element, below the SIMD kernels' size: one run, what the general path below runs
+  if (n < SIMD_FROM && (A.length === n || A.length === 1) && (B.length === n || B.length === 1)) {
+    (RUNS.get(f) ?? callRun(f))(n, r, 0, A, 0, A.length === n ? 1 : 0, B, 0, B.length === n ? 1 : 0);
+    return r;
+  }
   // each argument whole (stride 1) or one element repeated (stride 0), in one run;
   // else the two common broadcasts: a bias row ([m] against [n, m]) and a column ([n, 1]
   // against [n, m]), one run per row of the result

@@ -86,8 +86,13 @@ function fold3(out: Float64Array, x: Float64Array, [A, R, B]: readonly [number, 
 /** x read as [A, R, B] around the reduced axes; null when they are not contiguous. */
 function split(x: Float64Array, xd: Dims, axes: readonly number[]): [number, number, number] | null {
   if (axes.length > 0 && axes[axes.length - 1] - axes[0] !== axes.length - 1) return null;
-  const A = size(xd.slice(0, axes[0] ?? xd.length));
-  const R = size(xd.slice(axes[0] ?? xd.length, (axes[axes.length - 1] ?? -1) + 1));
+  // products of the dims before and across the reduced axes, without slicing them out
+  const first = axes[0] ?? xd.length;
+  const last = (axes[axes.length - 1] ?? -1) + 1;
+  let A = 1;
+  for (let i = 0; i < first; i++) A *= xd[i];
+  let R = 1;
+  for (let i = first; i < last; i++) R *= xd[i];
   return [A, R, x.length / Math.max(A * R, 1)];
 }
 

@@ -142,8 +142,10 @@ export function lstmLoss(s: LstmPrepared, params: { main: T; extra: T }): Scalar
 }
 
 export function lstmObjective(s: LstmPrepared): number {
-  // under a trace (vjp's value, no pullback): see gmm.ts on untraced tensor operations
-  return vjp((p) => lstmLoss(s, p), s.params)[0] as number;
+  // untraced: on ndarrays over whole Float64Arrays (what wengert hands back) an untraced
+  // operation reads its arguments without a copy and records nothing, cheaper than
+  // recording them in a trace whose derivative is never asked for
+  return lstmLoss(s, s.params) as number;
 }
 
 /**
