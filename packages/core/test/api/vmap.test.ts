@@ -72,6 +72,19 @@ describe("vmap", () => {
     expect(jv.stats.traces).toBe(traces);
   });
 
+  it("jit(vmap(f)) keeps its traces across batch sizes: a batch of another size is run compiled, traced no more", () => {
+    const f = ([x, y]: [Scalar, Scalar]) => (gt(x, 0) ? mul(sin(x), y) : sub(y, x));
+    const jv = jit(vmap(f));
+    const batch = (B: number) => [0, 1].map((k) => Float64Array.from({ length: B }, (_, l) => Math.cos(3 * l + k) + 0.1)) as [Float64Array, Float64Array];
+    for (let call = 0; call < 3; call++) jv(batch(40));
+    const { traces, compiled } = jv.stats;
+    const xs = batch(77);
+    const got = jv(xs) as Float64Array;
+    expect(jv.stats.traces).toBe(traces);
+    expect(jv.stats.compiled - compiled).toBe(77);
+    for (let l = 0; l < 77; l++) expect(got[l]).toEqual(f([xs[0][l], xs[1][l]]));
+  });
+
   it("tensors: a leading axis, f's tensors per lane, outputs stacked", () => {
     const X = ndarray(Float64Array.from({ length: 12 }, (_, i) => Math.sin(i)), [3, 4]);
     const loss = (w: Tensor) => sum(tanh(matmul(X, w)));
