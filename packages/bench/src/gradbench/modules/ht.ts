@@ -15,7 +15,7 @@
  * or `points[i] − (u0 V_a + u1 V_b + (1 − u0 − u1) V_c)` over its triangle (complicated).
  *
  * The bone chain is small (22 4×4 products); the per-vertex and per-point work is
- * whole-tensor operations (one [3B, 4] × [4, M] matmul for all bones and vertices,
+ * whole-tensor operations (one [3, 4B] × [4B, M] matmul for all bones and vertices,
  * gathers for the correspondences), coordinate-major ([3, M] vertices, [3, N] points).
  *
  * `objective` gives the 3N residuals, point by point. `jacobian` gives the 3N × 26 (simple)
@@ -44,10 +44,12 @@ export interface HtPrepared {
   /** Per bone, 4 × 4 (row-major as given). */
   readonly baseRelatives: readonly NdArray[];
   readonly inverseBaseAbsolutes: readonly NdArray[];
-  /** Homogeneous base positions, [4, M] (one column per vertex). */
-  readonly basePositions: NdArray;
-  /** Skinning weights, [B, 3, M] (a bone's row of M repeated for x, y, z: a whole-buffer product, not a broadcast). */
-  readonly weights: NdArray;
+  /**
+   * The homogeneous base positions weighted by each bone, [4B, M]: row 4b + k, column v
+   * is w_b(v) · p_v[k]. Skinning Σ_b w_b(v) (T_b p_v) is then one product of the
+   * transforms' rows side by side ([3, 4B]) with it.
+   */
+  readonly weightedPositions: NdArray;
   readonly isMirrored: boolean;
   /** The measured points, [3, N] (one column per point, as the vertices). */
   readonly points: NdArray;
@@ -85,10 +87,8 @@ export function prepareHt(json: unknown): HtPrepared {
   const M = pos.rows;
   const w = matrix(field(model, "weights"), "weights");
   if (w.rows !== M || w.cols !== B) throw new InputError(`weights is ${w.rows} × ${w.cols}; expected ${M} × ${B}`);
-  const basePositions = new Float64Array(4 * M);
-  for (let v = 0; v < M; v++) for (let r = 0; r < 4; r++) basePositions[r * M + v] = pos.data[v * 4 + r];
-  const weights = new Float64Array(B * 3 * M);
-  for (let v = 0; v < M; v++) for (let b = 0; b < B; b++) for (let r = 0; r < 3; r++) weights[(b * 3 + r) * M + v] = w.data[v * B + b];
+  const weighted = new Float64Array(4 * B * M);
+  for (let b = 0; b < B; b++) for (let k = 0; k < 4; k++) for (let v = 0; v < M; v++) weighted[(4 * b + k) * M + v] = w.data[v * B + b] * pos.data[v * 4 + k];
   const correspondences = integers(field(data, "correspondences"), "correspondences");
   const N = correspondences.length;
   const pts = matrix(field(data, "points"), "points");
@@ -108,7 +108,7 @@ export function prepareHt(json: unknown): HtPrepared {
   const mirrored = Object.hasOwn(model, "is_mirrored") && model.is_mirrored === true;
   return {
     theta, bones: B, parents, baseRelatives, inverseBaseAbsolutes,
-    basePositions: ndarray(basePositions, [4, M]), weights: ndarray(weights, [B, 3, M]), isMirrored: mirrored,
+    weightedPositions: ndarray(weighted, [4 * B, M]), isMirrored: mirrored,
     points: ndarray(Float64Array.from({ length: 3 * N }, (_, k) => pts.data[(k % N) * 3 + Math.floor(k / N)]), [3, N]), correspondences, triangle, us,
   };
 }
@@ -165,7 +165,6 @@ const tensor3 = (R: M3): T => reshape(stack(R.flat()), [3, 3]) as T;
 /** The skinned, posed vertex positions as a [3, M] tensor, a column per vertex (ht.hpp's get_skinned_vertex_positions with the global transform). */
 export function vertexPositions(h: HtPrepared, theta: readonly Scalar[]): T {
   const B = h.bones;
-  const M = h.basePositions.shape[1];
   const pose = poseParams(theta, B);
   // relatives: base relative · [R 0; 0 1]; absolutes along the parents; · inverse base absolute
   const absolutes: T[] = [];
@@ -177,10 +176,10 @@ export function vertexPositions(h: HtPrepared, theta: readonly Scalar[]): T {
     absolutes.push(h.parents[b] === -1 ? relative : (matmul(absolutes[h.parents[b]], relative) as T));
     transforms.push(matmul(absolutes[b], h.inverseBaseAbsolutes[b]) as T);
   }
-  // all bones and vertices at once: [3B, 4] · [4, M], weighted, summed over bones
-  const top = reshape(slice(stack(transforms) as T, [0, 0, 0], [B, 3, 4]) as T, [3 * B, 4]) as T;
-  const perBone = reshape(matmul(top, h.basePositions) as T, [B, 3, M]) as T;
-  let positions = sum(mul(perBone, h.weights), 0) as T; // [3, M]
+  // all bones and vertices at once: the transforms' top rows side by side, [3, 4B], times
+  // the weighted base positions, [4B, M]: Σ_b w_b(v) (T_b p_v) as one sum over (b, k)
+  const rows = reshape(transpose(slice(stack(transforms) as T, [0, 0, 0], [B, 3, 4]) as T, [1, 0, 2]) as T, [3, 4 * B]) as T;
+  let positions = matmul(rows, h.weightedPositions) as T; // [3, M]
   if (h.isMirrored) positions = mul(positions, ndarray(Float64Array.of(-1, 1, 1), [3, 1])) as T;
   // the global transform; its scale (pose row 1) is 1 by construction, so R's columns are not scaled
   const R = angleAxisRotation(pose[0]);
