@@ -27,7 +27,7 @@ import { size, type Dims } from "@wengert/ops";
 import { runLanes, type LaneInput } from "../eval/lanes.js";
 import { compileLanes, type LaneRun } from "../jit/lanes.js";
 import { WengertError } from "../errors.js";
-import { childPath, describe, flatten, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
+import { assemble, childPath, describe, flatten, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
 import { FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import { concreteShape, toDense, type ConcreteTensor } from "../trace/host-tensor.js";
@@ -158,7 +158,8 @@ function split(shape: Shape, leaves: readonly (number | ConcreteTensor)[], batch
     size: B,
     inputs,
     batched: [...batched],
-    key: JSON.stringify(laneShapes.map((s) => (s.kind === "tensor" ? s.dims : null))) + JSON.stringify(batched) + typeString(shape),
+    // a lane's structure, not the batch's: the batch size is no part of a lane's trace
+    key: JSON.stringify(laneShapes.map((s) => (s.kind === "tensor" ? s.dims : null))) + JSON.stringify(batched) + typeString(laneStructure(shape, laneShapes)),
     pointAt: (l) =>
       unflatten(
         shape,
@@ -171,6 +172,10 @@ function split(shape: Shape, leaves: readonly (number | ConcreteTensor)[], batch
       ),
   };
 }
+
+/** The structure of x at one lane: x's, its leaves the lanes' shapes. */
+const laneStructure = (shape: Shape, laneShapes: readonly Shape[]): Shape =>
+  assemble<Shape>(shape, laneShapes, (items) => ({ kind: "tuple", items }), (keys, fields) => ({ kind: "record", keys, fields }));
 
 /**
  * The lanes of a batch: each trace evaluated at the lanes left, f traced at the first

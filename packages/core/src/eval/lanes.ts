@@ -134,6 +134,11 @@ export function runLanes(
   const cols: (Float64Array | null)[] = Array.from(slotOf, (s) => (s < 0 ? null : columns[s]));
   const laneBufs: (Float64Array[] | null)[] = new Array<Float64Array[] | null>(n).fill(null);
   for (let i = 0; i < n; i++) if (batched[i] && live[i] && isTensor(i)) laneBufs[i] = new Array<Float64Array>(L);
+  const endsAt = tensorsEndingAt(term, batched, live);
+  // scalar primitives recorded with dims (a real from a tensor operation's rules): on
+  // reals, the same kernel as a column, not lane by lane
+  const onReals = new Uint8Array(n);
+  for (let i = 0; i < n; i++) onReals[i] = +(op[i] >= FIRST_PRIMITIVE && x[i] !== 0 && !IS_TENSOR_OP[op[i]] && !isTensor(i) && tape.args(i).every((v) => !isTensor(v)));
   const outAtoms = term.output.atoms;
   const outWidths = outAtoms.map((v) => (isTensor(v) ? size(dims(v)) : 1));
   const batchedAt = (v: number, k: number): Buf => (isTensor(v) ? laneBufs[v]![k] : cols[v]![k]);
@@ -157,7 +162,7 @@ export function runLanes(
         }
         continue;
       }
-      if (isTensor(i) || x[i] !== 0) {
+      if (isTensor(i) || (x[i] !== 0 && !onReals[i])) {
         // a tensor primitive, or a scalar one on tensors: lane by lane
         const as = tape.args(i);
         const ds = as.map(dims);
@@ -169,7 +174,23 @@ export function runLanes(
           else laneBufs[i]![k] = y;
           if (tieChecked[i] && tieAt(code, args, ds, tape.params(i), y)) ok[k] = 0;
         }
-      } else realColumn(code, cols[i]!, w, cols[a[i]], vals[a[i]], ARITY[code] === 2 ? cols[b[i]] : null, vals[b[i]]);
+      } else {
+        realColumn(code, cols[i]!, w, cols[a[i]], vals[a[i]], ARITY[code] === 2 ? cols[b[i]] : null, vals[b[i]]);
+        // a tie at a kink, as tieAt checks it for a scalar primitive on a real
+        if (tieChecked[i] && x[i] !== 0) {
+          const col = cols[a[i]];
+          for (let k = 0; k < w; k++) if (KINKS[code]!(col === null ? vals[a[i]] : col[k])) ok[k] = 0;
+        }
+      }
+      // tensors read for the last time by i back to the pool, so the next instructions
+      // take buffers still in cache rather than holding every lane's to the block's end
+      for (const v of endsAt[i] ?? NONE) {
+        const lb = laneBufs[v]!;
+        for (let k = 0; k < w; k++) {
+          if (lb[k] !== undefined) release(lb[k]);
+          lb[k] = undefined as never;
+        }
+      }
       if (kinked(i)) {
         const col = cols[a[i]]!;
         for (let k = 0; k < w; k++) if (KINKS[code]!(col[k])) ok[k] = 0;
@@ -230,6 +251,26 @@ function columnSlots(term: TraceTerm, batched: Uint8Array, live: Uint8Array, gua
     if (column(i)) slotOf[i] = free.pop() ?? slots++;
   }
   return slotOf;
+}
+
+const NONE: readonly number[] = [];
+
+/**
+ * For each instruction, the batched tensors (computed, not inputs or outputs) that it is
+ * the last to read: their lanes' buffers may go back to the pool once it has run.
+ */
+function tensorsEndingAt(term: TraceTerm, batched: Uint8Array, live: Uint8Array): (number[] | undefined)[] {
+  const tape = term.tape;
+  const n = tape.length;
+  const lastUse = new Int32Array(n).fill(-1);
+  for (let i = 0; i < n; i++) if (batched[i] && live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = i;
+  for (const v of term.output.atoms) lastUse[v] = -1;
+  const endsAt: (number[] | undefined)[] = new Array<number[] | undefined>(n);
+  for (let v = 0; v < n; v++) {
+    if (lastUse[v] < 0 || !batched[v] || tape.op[v] < FIRST_PRIMITIVE || !tape.isTensor(v)) continue;
+    (endsAt[lastUse[v]] ??= []).push(v);
+  }
+  return endsAt;
 }
 
 /** Whether tracing would report a tie at this tensor instruction: an element at a kink, or the primitive's tie rule. */

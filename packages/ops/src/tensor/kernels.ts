@@ -186,12 +186,24 @@ export function gather(x: Float64Array, xd: Dims, indices: ArrayLike<number>, ax
   const inner = size(xd.slice(axis + 1));
   const len = xd[axis];
   const r = alloc(outer * indices.length * inner, true);
+  if (inner === 1) return gatherElements(r, x, outer, len, indices);
   let o = 0;
   for (let p = 0; p < outer; p++) {
     for (let q = 0; q < indices.length; q++) {
       const src = (p * len + indices[q]) * inner;
       for (let j = 0; j < inner; j++) r[o++] = x[src + j];
     }
+  }
+  return r;
+}
+
+/** gather along the last axis: one element per index, without an inner loop of one (ht gathers its points so). */
+function gatherElements(r: Float64Array, x: Float64Array, outer: number, len: number, indices: ArrayLike<number>): Float64Array {
+  const n = indices.length;
+  for (let p = 0; p < outer; p++) {
+    const base = p * len;
+    const o = p * n;
+    for (let q = 0; q < n; q++) r[o + q] = x[base + indices[q]];
   }
   return r;
 }

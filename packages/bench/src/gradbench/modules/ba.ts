@@ -11,14 +11,13 @@
  *   reproj_err_i = w_i (f q + (u0, v0) − feat_i),   w_err_i = 1 − w_i².
  *
  * The inputs are replicated as the C++ eval does (`cam`, `x`, `w`, `feat` once each).
- * The work is vectorised over observations: each of the 15 parameters an observation's
- * residual depends on (its camera's 11, its point's 3, its weight) is one [p] vector,
- * gathered from the cameras and points by the observation's indices, and the residuals
- * are elementwise tensor operations on them. Residual i depends only on entry i of each
- * vector, so two pullbacks of one `vjp` (seeds: all ones on the x residuals, then on the
- * y residuals) give every observation's 2 × 15 Jacobian block at once; `grad` of Σ w_err
- * gives the weight rows. The blocks are assembled into ba.hpp's CSR matrix
- * (rows, cols, vals) with 2p + p rows and 11n + 3m + p columns.
+ * Each observation's residual depends only on its own 15 parameters (its camera's 11, its
+ * point's 3, its weight), so the work is per observation: `reprojError` is ba.hpp's
+ * function on reals, `vmap`ped over the observations (the parameters gathered into [p]
+ * columns by the observations' indices) and compiled by `jit` into one loop over them;
+ * the Jacobian's 2 × 15 blocks are `jacrev` of it, vmapped and compiled the same way;
+ * `grad` of Σ w_err gives the weight rows. The blocks are assembled into ba.hpp's CSR
+ * matrix (rows, cols, vals) with 2p + p rows and 11n + 3m + p columns.
  *
  * Output, as ba.hpp's to_json (which abbreviates the repeated data): `objective` gives
  * `{reproj_error: {elements: [2], repeated: p}, w_err: {element, repeated: p}}` (the
@@ -26,8 +25,8 @@
  * vals, each followed by its last entry.
  */
 import {
-  add, cos, div, grad, mul, ne, sin, sqrt, square, sub, sum, vjp, where,
-  type Scalar, type Tensor, type TensorArg,
+  add, cos, div, grad, jacrev, jit, mul, ne, sin, sqrt, square, sub, sum, vmap,
+  type Scalar, type TensorArg,
 } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, InputError, integer, number, numbers, record } from "../json.js";
@@ -80,66 +79,78 @@ export function prepareBa(json: unknown): BaPrepared {
   return { n, m, p, cams, X, w: new Float64Array(p).fill(w), camIdx, ptIdx, featX: new Float64Array(p).fill(feat[0]), featY: new Float64Array(p).fill(feat[1]) };
 }
 
+/** Each input's columns, filled again at every call (fresh buffers of p numbers cost twice the gather). */
+const scratch = new WeakMap<BaPrepared, Float64Array[]>();
+
 /** The 15 parameter vectors of the observations: camera 0–10, point 0–2, weight. */
 export function observationColumns(b: BaPrepared): Float64Array[] {
-  const cols = Array.from({ length: NCAMPARAMS + 4 }, () => new Float64Array(b.p));
-  for (let i = 0; i < b.p; i++) {
-    const c = b.camIdx[i] * NCAMPARAMS;
-    for (let j = 0; j < NCAMPARAMS; j++) cols[j][i] = b.cams[c + j];
-    const x = b.ptIdx[i] * 3;
-    for (let j = 0; j < 3; j++) cols[NCAMPARAMS + j][i] = b.X[x + j];
-  }
+  let cols = scratch.get(b);
+  if (cols === undefined) scratch.set(b, (cols = Array.from({ length: NCAMPARAMS + 4 }, () => new Float64Array(b.p))));
+  // a column at a time: one source row stride, one destination written in order
+  const fill = (col: Float64Array, from: Float64Array, index: Int32Array, stride: number, j: number): void => {
+    for (let i = 0; i < b.p; i++) col[i] = from[index[i] * stride + j];
+  };
+  for (let j = 0; j < NCAMPARAMS; j++) fill(cols[j], b.cams, b.camIdx, NCAMPARAMS, j);
+  for (let j = 0; j < 3; j++) fill(cols[NCAMPARAMS + j], b.X, b.ptIdx, 3, j);
   cols[NCAMPARAMS + 3].set(b.w);
   return cols;
 }
 
-const cross = (a: readonly T[], b: readonly T[]): T[] => [
-  sub(mul(a[1], b[2]), mul(a[2], b[1])) as T,
-  sub(mul(a[2], b[0]), mul(a[0], b[2])) as T,
-  sub(mul(a[0], b[1]), mul(a[1], b[0])) as T,
+const cross = (a: readonly Scalar[], b: readonly Scalar[]): Scalar[] => [
+  sub(mul(a[1], b[2]), mul(a[2], b[1])),
+  sub(mul(a[2], b[0]), mul(a[0], b[2])),
+  sub(mul(a[0], b[1]), mul(a[1], b[0])),
 ];
 
-/**
- * The reprojection errors [x residuals, y residuals] of all observations, from their 15
- * parameter vectors (ba.hpp's computeReprojError, elementwise over observations).
- */
-export function reprojErrors(c: readonly T[], featX: Float64Array, featY: Float64Array): [T, T] {
-  const rot = c.slice(0, 3);
-  const centre = c.slice(3, 6);
-  const [f, u0, v0, k1, k2] = c.slice(6, 11);
-  const pt = c.slice(11, 14);
-  const w = c[14];
-  const Xo = pt.map((v, i) => sub(v, centre[i]) as T);
-  // rodrigues_rotate_point, whose branch (‖r‖² ≠ 0 or not) is a decision per observation:
-  // one branch for all when they agree (GradBench's inputs), else both and `where` (which
-  // keeps the other branch's 1/θ out of the derivative where θ = 0)
-  const sqtheta = add(add(square(rot[0]), square(rot[1])), square(rot[2])) as T;
-  const nonzero = ne(sqtheta, 0);
-  const mask = nonzero.data as Float64Array;
-  const rotated = (): T[] => {
-    const theta = sqrt(sqtheta) as T;
-    const costheta = cos(theta) as T;
-    const sintheta = sin(theta) as T;
-    const axis = rot.map((r) => div(r, theta) as T);
-    const axisCrossPt = cross(axis, Xo);
-    const tmp = mul(add(add(mul(axis[0], Xo[0]), mul(axis[1], Xo[1])), mul(axis[2], Xo[2])), sub(1, costheta)) as T;
-    return [0, 1, 2].map((i) => add(add(mul(Xo[i], costheta), mul(axisCrossPt[i], sintheta)), mul(axis[i], tmp)) as T);
-  };
-  const firstOrder = (): T[] => cross(rot, Xo).map((v, i) => add(Xo[i], v) as T);
-  const Xcam = mask.every((v) => v === 1)
-    ? rotated()
-    : mask.every((v) => v === 0)
-      ? firstOrder()
-      : ((a, b) => a.map((v, i) => where(nonzero, v, b[i]) as T))(rotated(), firstOrder());
-  // projective to Euclidean, radial distortion, focal length and principal point
-  const px = div(Xcam[0], Xcam[2]) as T;
-  const py = div(Xcam[1], Xcam[2]) as T;
-  const rsq = add(square(px), square(py)) as T;
-  const L = add(add(1, mul(k1, rsq)), mul(mul(k2, rsq), rsq)) as T;
-  const projX = add(mul(mul(px, L), f), u0) as T;
-  const projY = add(mul(mul(py, L), f), v0) as T;
-  return [mul(w, sub(projX, featX)) as T, mul(w, sub(projY, featY)) as T];
+/** ba.hpp's rodrigues_rotate_point: X rotated by the angle-axis vector rot, to first order where ‖rot‖ = 0. */
+function rodriguesRotatePoint(rot: readonly Scalar[], X: readonly Scalar[]): Scalar[] {
+  const sqtheta = add(add(square(rot[0]), square(rot[1])), square(rot[2]));
+  if (!ne(sqtheta, 0)) return cross(rot, X).map((v, i) => add(X[i], v));
+  const theta = sqrt(sqtheta);
+  const costheta = cos(theta);
+  const sintheta = sin(theta);
+  const axis = rot.map((r) => div(r, theta));
+  const axisCrossPt = cross(axis, X);
+  const tmp = mul(add(add(mul(axis[0], X[0]), mul(axis[1], X[1])), mul(axis[2], X[2])), sub(1, costheta));
+  return [0, 1, 2].map((i) => add(add(mul(X[i], costheta), mul(axisCrossPt[i], sintheta)), mul(axis[i], tmp)));
 }
+
+/**
+ * ba.hpp's computeReprojError for one observation: its 15 parameters q (camera 0–10,
+ * point 0–2, weight) and its feature (x, y).
+ */
+export function reprojError(q: readonly Scalar[], featX: Scalar, featY: Scalar): [Scalar, Scalar] {
+  const centre = q.slice(3, 6);
+  const [f, u0, v0, k1, k2] = q.slice(6, 11);
+  const w = q[14];
+  const Xcam = rodriguesRotatePoint(q.slice(0, 3), q.slice(11, 14).map((v, i) => sub(v, centre[i])));
+  // projective to Euclidean, radial distortion, focal length and principal point
+  const px = div(Xcam[0], Xcam[2]);
+  const py = div(Xcam[1], Xcam[2]);
+  const rsq = add(square(px), square(py));
+  const L = add(add(1, mul(k1, rsq)), mul(mul(k2, rsq), rsq));
+  const projX = add(mul(mul(px, L), f), u0);
+  const projY = add(mul(mul(py, L), f), v0);
+  return [mul(w, sub(projX, featX)), mul(w, sub(projY, featY))];
+}
+
+/** An observation as vmap takes it: its 15 parameters and its feature. */
+type Observation = [Scalar[], Scalar, Scalar];
+
+/**
+ * The errors of every observation at once: reprojError vmapped over the observations
+ * (the inputs as [p] columns), run by jit as one compiled loop over them once it has
+ * been called twice. rodrigues_rotate_point's branch is decided per observation: lanes
+ * that take the other one get their own trace. Its tie (‖rot‖² = 0, where ba.hpp takes
+ * the first-order branch) is GradBench's own definition, not a kink to report.
+ */
+const errorsOf = jit(vmap(([q, fx, fy]: Observation) => reprojError(q, fx, fy)), { ties: "ignore" });
+
+/**
+ * Each observation's 2 × 15 Jacobian block: reverse mode per observation (`jacrev`, two
+ * sweeps over its trace, placed into vmap's trace), vmapped and compiled as errorsOf.
+ */
+const blocksOf = jit(vmap(([q, fx, fy]: Observation) => jacrev((v: Scalar[]) => reprojError(v, fx, fy), q)), { ties: "ignore" });
 
 /** Zach's weight error 1 − w², elementwise. */
 export const weightErrors = (w: T): T => sub(1, square(w)) as T;
@@ -147,11 +158,8 @@ export const weightErrors = (w: T): T => sub(1, square(w)) as T;
 const dataOf = (v: unknown): Float64Array => (v instanceof Float64Array ? v : ((v as { data: Float64Array }).data));
 
 export function baObjective(b: BaPrepared) {
-  const cols = observationColumns(b);
-  // under a trace (vjp's value, no pullback): see gmm.ts on untraced tensor operations
-  const [errs] = vjp((c) => reprojErrors(c, b.featX, b.featY), cols, { ties: "ignore" }) as [Float64Array[], unknown];
-  const werr = dataOf(weightErrors(cols[NCAMPARAMS + 3]));
-  const [ex, ey] = errs.map(dataOf);
+  const [ex, ey] = errorsOf([observationColumns(b), b.featX, b.featY]) as [Float64Array, Float64Array];
+  const werr = dataOf(weightErrors(b.w));
   return {
     reproj_error: { elements: [ex[0], ey[0]], repeated: b.p },
     w_err: { element: werr[0], repeated: b.p },
@@ -169,12 +177,8 @@ export interface SparseJacobian {
 
 export function baJacobian(b: BaPrepared): SparseJacobian {
   const { n, m, p } = b;
-  const cols = observationColumns(b);
-  const [, pullback] = vjp((c) => reprojErrors(c, b.featX, b.featY), cols, { ties: "ignore" });
-  const ones = new Float64Array(p).fill(1);
-  const zeros = new Float64Array(p);
-  // row 0 (x residuals), row 1 (y residuals): entry i of parameter vector j is ∂err_i/∂param_j
-  const J = [pullback([ones, zeros]), pullback([zeros, ones])].map((g) => (g as unknown[]).map(dataOf));
+  // row 0 (x residuals), row 1 (y residuals): entry i of parameter column j is ∂err_i/∂param_j
+  const J = blocksOf([observationColumns(b), b.featX, b.featY]) as [Float64Array[], Float64Array[]];
   const dw = dataOf(grad((w) => sum(weightErrors(w)) as Scalar, b.w));
 
   const perRow = NCAMPARAMS + 3 + 1;

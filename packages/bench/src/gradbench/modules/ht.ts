@@ -15,15 +15,15 @@
  * or `points[i] − (u0 V_a + u1 V_b + (1 − u0 − u1) V_c)` over its triangle (complicated).
  *
  * The bone chain is small (22 4×4 products); the per-vertex and per-point work is
- * whole-tensor operations (one [3B, 4] × [4, M] matmul for all bones and vertices,
- * gathers for the correspondences).
+ * whole-tensor operations (one [3, 4B] × [4B, M] matmul for all bones and vertices,
+ * gathers for the correspondences), coordinate-major ([3, M] vertices, [3, N] points).
  *
  * `objective` gives the 3N residuals, point by point. `jacobian` gives the 3N × 26 (simple)
- * or 3N × 28 (complicated) matrix as rows, by forward mode (`jacfwd`, one trace, one sweep
- * per column). In the complicated variant residual i depends on us only through
- * (u_i0, u_i1), so its first two columns are ∂r_i/∂u_i0 and ∂r_i/∂u_i1 (the diagonal
- * blocks GradBench's layout keeps): the derivatives along shifts (a, b) added to every
- * u_i0 and u_i1, two more columns of the same `jacfwd`.
+ * or 3N × 28 (complicated) matrix as rows, by forward mode (`jacfwd`: one trace, the
+ * columns as lanes of one tangent term). In the complicated variant residual i depends on
+ * us only through (u_i0, u_i1), so its first two columns are ∂r_i/∂u_i0 and ∂r_i/∂u_i1
+ * (the diagonal blocks GradBench's layout keeps): the derivatives along shifts (a, b)
+ * added to every u_i0 and u_i1, a `jacfwd` of their own (see htJacobian).
  */
 import ndarray from "ndarray";
 import {
@@ -44,15 +44,17 @@ export interface HtPrepared {
   /** Per bone, 4 × 4 (row-major as given). */
   readonly baseRelatives: readonly NdArray[];
   readonly inverseBaseAbsolutes: readonly NdArray[];
-  /** Homogeneous base positions, [4, M] (one column per vertex). */
-  readonly basePositions: NdArray;
-  /** Skinning weights, [B, 1, M]. */
-  readonly weights: NdArray;
+  /**
+   * The homogeneous base positions weighted by each bone, [4B, M]: row 4b + k, column v
+   * is w_b(v) · p_v[k]. Skinning Σ_b w_b(v) (T_b p_v) is then one product of the
+   * transforms' rows side by side ([3, 4B]) with it.
+   */
+  readonly weightedPositions: NdArray;
   readonly isMirrored: boolean;
-  /** The measured points, [N, 3]. */
+  /** The measured points, [3, N] (one column per point, as the vertices). */
   readonly points: NdArray;
   readonly correspondences: Int32Array;
-  /** Complicated variant: the triangle's vertices of each point, and us as [N, 1] columns. */
+  /** Complicated variant: the triangle's vertices of each point, and us as [1, N] rows. */
   readonly triangle: readonly [Int32Array, Int32Array, Int32Array] | null;
   readonly us: readonly [NdArray, NdArray] | null;
 }
@@ -85,10 +87,8 @@ export function prepareHt(json: unknown): HtPrepared {
   const M = pos.rows;
   const w = matrix(field(model, "weights"), "weights");
   if (w.rows !== M || w.cols !== B) throw new InputError(`weights is ${w.rows} × ${w.cols}; expected ${M} × ${B}`);
-  const basePositions = new Float64Array(4 * M);
-  for (let v = 0; v < M; v++) for (let r = 0; r < 4; r++) basePositions[r * M + v] = pos.data[v * 4 + r];
-  const weights = new Float64Array(B * M);
-  for (let v = 0; v < M; v++) for (let b = 0; b < B; b++) weights[b * M + v] = w.data[v * B + b];
+  const weighted = new Float64Array(4 * B * M);
+  for (let b = 0; b < B; b++) for (let k = 0; k < 4; k++) for (let v = 0; v < M; v++) weighted[(4 * b + k) * M + v] = w.data[v * B + b] * pos.data[v * 4 + k];
   const correspondences = integers(field(data, "correspondences"), "correspondences");
   const N = correspondences.length;
   const pts = matrix(field(data, "points"), "points");
@@ -101,15 +101,15 @@ export function prepareHt(json: unknown): HtPrepared {
     // N pairs (as GradBench's eval sends them), or 2N numbers point by point
     const u = typeof usJson[0] === "number" ? { data: numbers(usJson, "us"), rows: usJson.length / 2, cols: 2 } : matrix(usJson, "us");
     if (u.rows !== N || u.cols !== 2) throw new InputError(`us is ${u.rows} × ${u.cols}; expected ${N} × 2`);
-    us = [0, 1].map((j) => ndarray(Float64Array.from({ length: N }, (_, i) => u.data[2 * i + j]), [N, 1])) as [NdArray, NdArray];
+    us = [0, 1].map((j) => ndarray(Float64Array.from({ length: N }, (_, i) => u.data[2 * i + j]), [1, N])) as [NdArray, NdArray];
     const tri = matrix(field(model, "triangles"), "triangles");
     triangle = [0, 1, 2].map((j) => Int32Array.from(correspondences, (c) => tri.data[c * 3 + j])) as [Int32Array, Int32Array, Int32Array];
   }
   const mirrored = Object.hasOwn(model, "is_mirrored") && model.is_mirrored === true;
   return {
     theta, bones: B, parents, baseRelatives, inverseBaseAbsolutes,
-    basePositions: ndarray(basePositions, [4, M]), weights: ndarray(weights, [B, 1, M]), isMirrored: mirrored,
-    points: ndarray(pts.data, [N, 3]), correspondences, triangle, us,
+    weightedPositions: ndarray(weighted, [4 * B, M]), isMirrored: mirrored,
+    points: ndarray(Float64Array.from({ length: 3 * N }, (_, k) => pts.data[(k % N) * 3 + Math.floor(k / N)]), [3, N]), correspondences, triangle, us,
   };
 }
 
@@ -162,10 +162,9 @@ export function angleAxisRotation(aa: readonly Scalar[]): M3 | null {
 /** A 3 × 3 matrix of reals as a [3, 3] tensor. */
 const tensor3 = (R: M3): T => reshape(stack(R.flat()), [3, 3]) as T;
 
-/** The skinned, posed vertex positions as a [M, 3] tensor (ht.hpp's get_skinned_vertex_positions with the global transform). */
+/** The skinned, posed vertex positions as a [3, M] tensor, a column per vertex (ht.hpp's get_skinned_vertex_positions with the global transform). */
 export function vertexPositions(h: HtPrepared, theta: readonly Scalar[]): T {
   const B = h.bones;
-  const M = h.basePositions.shape[1];
   const pose = poseParams(theta, B);
   // relatives: base relative · [R 0; 0 1]; absolutes along the parents; · inverse base absolute
   const absolutes: T[] = [];
@@ -177,50 +176,82 @@ export function vertexPositions(h: HtPrepared, theta: readonly Scalar[]): T {
     absolutes.push(h.parents[b] === -1 ? relative : (matmul(absolutes[h.parents[b]], relative) as T));
     transforms.push(matmul(absolutes[b], h.inverseBaseAbsolutes[b]) as T);
   }
-  // all bones and vertices at once: [3B, 4] · [4, M], weighted, summed over bones
-  const top = reshape(slice(stack(transforms) as T, [0, 0, 0], [B, 3, 4]) as T, [3 * B, 4]) as T;
-  const perBone = reshape(matmul(top, h.basePositions) as T, [B, 3, M]) as T;
-  let positions = sum(mul(perBone, h.weights), 0) as T; // [3, M]
+  // all bones and vertices at once: the transforms' top rows side by side, [3, 4B], times
+  // the weighted base positions, [4B, M]: Σ_b w_b(v) (T_b p_v) as one sum over (b, k)
+  const rows = reshape(transpose(slice(stack(transforms) as T, [0, 0, 0], [B, 3, 4]) as T, [1, 0, 2]) as T, [3, 4 * B]) as T;
+  let positions = matmul(rows, h.weightedPositions) as T; // [3, M]
   if (h.isMirrored) positions = mul(positions, ndarray(Float64Array.of(-1, 1, 1), [3, 1])) as T;
   // the global transform; its scale (pose row 1) is 1 by construction, so R's columns are not scaled
   const R = angleAxisRotation(pose[0]);
   if (R !== null) positions = matmul(tensor3(R), positions) as T;
-  positions = add(positions, reshape(stack(pose[2]), [3, 1]) as T) as T;
-  return transpose(positions) as T; // [M, 3]
+  return add(positions, reshape(stack(pose[2]), [3, 1]) as T) as T;
 }
 
-/** The residuals [N, 3]; `shift` (a, b) is added to every u_i0, u_i1 (complicated variant). */
-export function residuals(h: HtPrepared, theta: readonly Scalar[], shift: readonly [Scalar, Scalar] = [0, 0]): T {
-  const V = vertexPositions(h, theta);
-  if (h.triangle === null || h.us === null) return sub(h.points, gather(V, h.correspondences, 0)) as T;
-  const [Va, Vb, Vc] = h.triangle.map((t) => gather(V, t, 0) as T);
-  const u0 = add(h.us[0], shift[0]) as T;
-  const u1 = add(h.us[1], shift[1]) as T;
+/**
+ * The residuals as a [3, N] tensor, a column per point, of the vertex positions V ([3, M])
+ * and, in the complicated variant, the barycentric coordinates (u0, u1) ([1, N] each).
+ * Coordinate-major, so that each operation on them is over rows of N (a point's u
+ * broadcast down its column), not N rows of 3.
+ */
+export function pointResiduals(h: HtPrepared, V: T, us: readonly [T, T] | null): T {
+  if (h.triangle === null || us === null) return sub(h.points, gather(V, h.correspondences, 1)) as T;
+  const [Va, Vb, Vc] = h.triangle.map((t) => gather(V, t, 1) as T);
+  const [u0, u1] = us;
   const point = add(add(mul(u0, Va), mul(u1, Vb)), mul(sub(sub(1, u0), u1), Vc)) as T;
   return sub(h.points, point) as T;
 }
 
+export const residuals = (h: HtPrepared, theta: readonly Scalar[]): T => pointResiduals(h, vertexPositions(h, theta), h.us);
+
 export function htObjective(h: HtPrepared): Float64Array {
   // under a trace (vjp's value, no pullback): see gmm.ts on untraced tensor operations
-  const [err] = vjp((t) => residuals(h, unstack(t) as Scalar[]), h.theta);
+  const [err] = vjp((t) => transpose(residuals(h, unstack(t) as Scalar[])), h.theta);
   return (err as NdArray).data as Float64Array;
 }
 
-/** The Jacobian as a [3N, ncols] ndarray (rows: residual 3i + j). */
+/**
+ * The Jacobian as a [3N, ncols] ndarray (rows: residual 3i + j), by forward mode: each
+ * `jacfwd` emits one tangent term and evaluates it with its columns as lanes. The θ
+ * columns hold the us constant; in the complicated variant the (a, b) columns before
+ * them (the derivatives along shifts added to every u_i0 and u_i1: residual i depends on
+ * us only through (u_i0, u_i1), and these are the diagonal blocks GradBench's layout
+ * keeps) hold the vertices constant. So neither set of lanes carries the other's
+ * tangents through the per-point work (26 lanes of 9 operations over [3, N] where one
+ * set of 28 took 16).
+ */
 export function htJacobian(h: HtPrepared): NdArray {
-  const N = h.points.shape[0];
-  if (h.us === null) {
-    const J = jacfwd((t) => residuals(h, unstack(t) as Scalar[]), h.theta) as NdArray; // [N, 3, 26]
-    return ndarray(J.data, [3 * N, 26]);
+  const blocks = [jacfwd((t) => residuals(h, unstack(t) as Scalar[]), h.theta) as NdArray]; // [3, N, 26]
+  if (h.us !== null) {
+    const [u0, u1] = h.us;
+    const V = vertexPositions(h, Array.from(h.theta));
+    const Ju = jacfwd((v) => {
+      const [a, b] = unstack(v) as Scalar[];
+      return pointResiduals(h, V, [add(u0, a) as T, add(u1, b) as T]);
+    }, new Float64Array(2)) as NdArray; // [3, N, 2]
+    blocks.unshift(Ju);
   }
-  // columns: a, b (the shifts of u_i0, u_i1), then θ
-  const x = new Float64Array(28);
-  x.set(h.theta, 2);
-  const J = jacfwd((v) => {
-    const [a, b, ...theta] = unstack(v) as Scalar[];
-    return residuals(h, theta, [a, b]);
-  }, x) as NdArray; // [N, 3, 28]
-  return ndarray(J.data, [3 * N, 28]);
+  return pointByPoint(blocks);
+}
+
+/** [3, N, C_k] blocks of columns side by side, as the [3N, ΣC_k] matrix of GradBench's rows (residual 3i + j). */
+function pointByPoint(blocks: readonly NdArray[]): NdArray {
+  const N = blocks[0].shape[1];
+  const C = blocks.reduce((c, b) => c + b.shape[2], 0);
+  const rows = new Float64Array(3 * N * C);
+  let first = 0;
+  for (const block of blocks) {
+    const w = block.shape[2];
+    const from = block.data as Float64Array;
+    for (let j = 0; j < 3; j++) {
+      for (let i = 0; i < N; i++) {
+        const src = (j * N + i) * w;
+        const dst = (3 * i + j) * C + first;
+        for (let c = 0; c < w; c++) rows[dst + c] = from[src + c];
+      }
+    }
+    first += w;
+  }
+  return ndarray(rows, [3 * N, C]);
 }
 
 export const ht: EvalModule = {
