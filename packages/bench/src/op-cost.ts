@@ -180,7 +180,9 @@ export function opCostTable(rows: readonly OpCostRow[]): string {
   ];
   for (const r of rows) {
     const plain = rows.find((p) => p.op === r.op && p.mode === "plain loop");
-    const cells = r.ns.map((ns, i) => (r.mode === "plain loop" || plain === undefined ? formatMs(ns / 1e6) : `${formatMs(ns / 1e6)} (${formatRatio(ns / plain.ns[i])})`));
+    const cells = r.ns.map((ns, i) =>
+      r.mode === "plain loop" || plain === undefined ? formatMs(ns / 1e6) : `${formatMs(ns / 1e6)} (${formatRatio(ns / plain.ns[i])})`,
+    );
     lines.push(`| ${r.op} | ${r.mode} | ${cells.join(" | ")} |`);
   }
   return lines.join("\n");
@@ -194,7 +196,12 @@ export function runOpCosts(options: { readonly quick: boolean; readonly write: b
   const started = performance.now();
   const rows = measureOpCosts(options.quick ? 0.02 : 0.5, (line) => process.stderr.write(`${line}\n`));
   const table = opCostTable(rows);
-  const header = `# The cost of one tensor operation\n\nWritten by \`pnpm bench -- --ops${options.quick ? " --quick" : ""}\` on ${new Date().toISOString()} in ${((performance.now() - started) / 1000).toFixed(0)} s, Node ${process.versions.node}, ${cpus().length} × ${cpus()[0]?.model.trim() ?? "?"} (a machine shared with other jobs: ratios are steadier than times).\n\n`;
+  const seconds = ((performance.now() - started) / 1000).toFixed(0);
+  const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? "?"}`;
+  const header =
+    "# The cost of one tensor operation\n\n" +
+    `Written by \`pnpm bench -- --ops${options.quick ? " --quick" : ""}\` on ${new Date().toISOString()} in ${seconds} s, ` +
+    `Node ${process.versions.node}, ${machine} (a machine shared with other jobs: ratios are steadier than times).\n\n`;
   process.stdout.write(`${header}${table}\n`);
   if (options.write) {
     const file = fileURLToPath(new URL("../results/ops.md", import.meta.url));

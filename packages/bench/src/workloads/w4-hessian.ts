@@ -62,7 +62,15 @@ export function w4Hessian(n = HESSIAN_SIZE, by: "hessian" | "lanes" = "hessian")
       title: `W4 dense Hessian n=${n} by vmap(jvp)`,
       wengert: (): Rows => byLanes([xs, basis]) as Float64Array[],
       wengertCompiled: (): Rows => compiledLanes([xs, basis]) as Float64Array[],
-      peers: [{ label: "", note: "wengert: vmap over the basis of jvp of grad (and jit of it); peers as in the row above", tfjs: { unsupported: "no forward mode" }, jaxEager: { unsupported: "as in the row above" }, jaxJit: { unsupported: "as in the row above" } }],
+      peers: [
+        {
+          label: "",
+          note: "wengert: vmap over the basis of jvp of grad (and jit of it); peers as in the row above",
+          tfjs: { unsupported: "no forward mode" },
+          jaxEager: { unsupported: "as in the row above" },
+          jaxJit: { unsupported: "as in the row above" },
+        },
+      ],
     };
   }
   return {
@@ -71,6 +79,14 @@ export function w4Hessian(n = HESSIAN_SIZE, by: "hessian" | "lanes" = "hessian")
     title: `W4 dense Hessian rosenbrock n=${n}`,
     wengert: (): Rows => hessian(rosenbrockW, xs) as number[][],
     wengertCompiled: (): Rows => compiledHessian(xs) as number[][],
-    peers: [{ label: "", note: "wengert: hessian and jit(hessian); jax-js: hessian (jacfwd of grad)", tfjs: { unsupported: "no forward mode" }, jaxEager: jaxHessian(false), jaxJit: jaxHessian(true) }],
+    peers: [
+      {
+        label: "",
+        note: "wengert: hessian and jit(hessian); jax-js: hessian (jacfwd of grad)",
+        tfjs: { unsupported: "no forward mode" },
+        jaxEager: jaxHessian(false),
+        jaxJit: jaxHessian(true),
+      },
+    ],
   };
 }

@@ -82,7 +82,8 @@ export function w5(N: number): Workload {
     float32Tolerance: {
       tol: 1e-2,
       reason:
-        "float32 rounding compounds over N steps: the same recurrence in float32 (Math.fround after every operation) is off by 1.1e-3 at N=100000 and 2.2e-3 at N=200000",
+        "float32 rounding compounds over N steps: " +
+        "the same recurrence in float32 (Math.fround after every operation) is off by 1.1e-3 at N=100000 and 2.2e-3 at N=200000",
     },
   };
 }

@@ -65,8 +65,22 @@ export function w7(B = W7_SIZE): Workload {
     wengert: (): Vec => perExampleVmap(a),
     wengertCompiled: (): Vec => compiled(a) as Float64Array,
     peers: [
-      { label: "", note: "vmap(grad(g)) with g as written: loop condition and branch read from the values", tfjs: { unsupported: "TF.js has no vmap" }, jaxEager: jaxPerExample("as written", false), jaxJit: jaxPerExample("as written", true) },
-      { label: "masked", note: "the program rewritten with masks (50 masked steps, a where): jax-js vmap(grad(g)); TF.js the gradient of the sum over the batch", tfjs: tfjsControlAt(perExampleInput), jaxEager: jaxPerExample("masked", false), jaxJit: jaxPerExample("masked", true) },
+      {
+        label: "",
+        note: "vmap(grad(g)) with g as written: loop condition and branch read from the values",
+        tfjs: { unsupported: "TF.js has no vmap" },
+        jaxEager: jaxPerExample("as written", false),
+        jaxJit: jaxPerExample("as written", true),
+      },
+      {
+        label: "masked",
+        note:
+          "the program rewritten with masks (50 masked steps, a where): jax-js vmap(grad(g)); " +
+          "TF.js the gradient of the sum over the batch",
+        tfjs: tfjsControlAt(perExampleInput),
+        jaxEager: jaxPerExample("masked", false),
+        jaxJit: jaxPerExample("masked", true),
+      },
     ],
   };
 }

@@ -72,7 +72,14 @@ export function checkGrad<const X>(f: (x: Traced<X>) => unknown, x: X, options: 
     const minus = valuesAt(xs.values.map((v, i) => v - h * u[i]));
     const fdiff = (dot(w, plus) - dot(w, minus)) / (2 * h);
     const e1 = Math.abs(reverse - fdiff);
-    checks.push({ direction: d, test: "reverse vs finite differences", expected: fdiff, got: reverse, error: e1, ok: e1 <= atol + rtol * Math.max(Math.abs(reverse), Math.abs(fdiff)) });
+    checks.push({
+      direction: d,
+      test: "reverse vs finite differences",
+      expected: fdiff,
+      got: reverse,
+      error: e1,
+      ok: e1 <= atol + rtol * Math.max(Math.abs(reverse), Math.abs(fdiff)),
+    });
     const e2 = Math.abs(forward - reverse);
     checks.push({ direction: d, test: "forward vs reverse", expected: reverse, got: forward, error: e2, ok: e2 <= dotTol * Math.max(1, Math.abs(reverse)) });
   }

@@ -112,11 +112,14 @@ function checkFinite(t: Trace, atom: number, what: string): void {
 function checkResults(name: string, which: string, results: unknown, count: number): Scalar[] {
   if (!Array.isArray(results) || results.length !== count) {
     throw new DefineOpError(
-      `${name}: the ${which} rule returned ${describe(results)}; expected an array of ${count} ${which === "tangent" ? "tangent" : "cotangent(s), one per argument"}.`,
+      `${name}: the ${which} rule returned ${describe(results)}; ` +
+        `expected an array of ${count} ${which === "tangent" ? "tangent" : "cotangent(s), one per argument"}.`,
     );
   }
   results.forEach((r, i) => {
-    if (!isScalar(r) && !(r instanceof Lifted)) throw new DefineOpError(`${name}: the ${which} rule's result ${i} is ${describe(r)}; expected a number or a traced real.`);
+    if (!isScalar(r) && !(r instanceof Lifted)) {
+      throw new DefineOpError(`${name}: the ${which} rule's result ${i} is ${describe(r)}; expected a number or a traced real.`);
+    }
   });
   return results as Scalar[];
 }
@@ -129,7 +132,12 @@ function checkResults(name: string, which: string, results: unknown, count: numb
 function numbersOnly(name: string, which: string, results: Scalar[]): number[] {
   results.forEach((r, i) => {
     if (typeof r === "number") return;
-    if (r instanceof Lifted) throw new DefineOpError(`${name}: the ${which} rule's result ${i + 1} is a value of another rule's; a rule may compute only with its arguments (args, y, ct) and numbers.`);
+    if (r instanceof Lifted) {
+      throw new DefineOpError(
+        `${name}: the ${which} rule's result ${i + 1} is a value of another rule's; ` +
+          "a rule may compute only with its arguments (args, y, ct) and numbers.",
+      );
+    }
     live(r, `${name}'s ${which} rule`);
     throw new DefineOpError(
       `${name}: the ${which} rule's result ${i + 1} is a value traced by an enclosing ${r.trace.caller}, which the rule took from outside ` +
@@ -195,7 +203,9 @@ export function defineOp(spec: OpSpec): UserOp {
   const tangent: TangentRule | undefined = userTangent
     ? <A>(e: Emitter<A>, args: readonly A[], y: A, tangents: readonly (A | null)[]): A | null => {
         const of = (lift: (v: A) => Scalar) => [userTangent(args.map(lift), tangents.map((d) => (d === null ? 0 : lift(d))), lift(y))];
-        if (e === (numeric as unknown)) return numbersOnly(name, "tangent", checkResults(name, "tangent", of((v) => v as unknown as number), 1))[0] as unknown as A;
+        if (e === (numeric as unknown)) {
+          return numbersOnly(name, "tangent", checkResults(name, "tangent", of((v) => v as unknown as number), 1))[0] as unknown as A;
+        }
         const t = sinkOf(e);
         if (t === undefined) return runLifted(name, "tangent", codeEmitter(e, name), 1, of)[0];
         const wrap = (v: A) => new Real(t, v as unknown as number);
@@ -212,7 +222,13 @@ export function defineOp(spec: OpSpec): UserOp {
   const forward = spec.forward;
   const op: ScalarOp =
     arity === 1
-      ? ({ arity: 1, forward: (x: number) => result(forward(x)), reverse: (e, x, y, ct) => reverseOf(e, 0, [x], y, ct), tangent, taylor: "derived" } satisfies UnaryOp)
+      ? ({
+          arity: 1,
+          forward: (x: number) => result(forward(x)),
+          reverse: (e, x, y, ct) => reverseOf(e, 0, [x], y, ct),
+          tangent,
+          taylor: "derived",
+        } satisfies UnaryOp)
       : ({
           arity: 2,
           forward: (a: number, b: number) => result(forward(a, b)),

@@ -22,7 +22,12 @@ import type { Like, Mode, Output, Traced } from "./types.js";
  * `[f(x), J·v]` by one forward sweep over the trace of `f` at `x`. `v` is shaped like
  * `x`; `J·v` like `f(x)`. Nests with `rd` in both directions (hvp is `jvp` of `grad`).
  */
-export function jvp<const X, Y, const V extends Like<X>>(f: (x: Traced<X>) => Y, x: X, v: V, options?: RdOptions): [Output<Y, Mode<[X, V]>>, Output<Y, Mode<[X, V]>>] {
+export function jvp<const X, Y, const V extends Like<X>>(
+  f: (x: Traced<X>) => Y,
+  x: X,
+  v: V,
+  options?: RdOptions,
+): [Output<Y, Mode<[X, V]>>, Output<Y, Mode<[X, V]>>] {
   return jvpAs("jvp", f as Fn, x, v, options) as [Output<Y, Mode<[X, V]>>, Output<Y, Mode<[X, V]>>];
 }
 
@@ -73,7 +78,10 @@ export function taylor<const X, Y, const V extends Like<X>>(f: (x: Traced<X>) =>
   // Taylor arithmetic runs over a term of reals: its scans written out (diff/unroll.ts)
   const term = hasScans(traced.term.tape) ? writeOut(traced.term).term : traced.term;
   if (term.tape.tensorCount > 0) {
-    throw new WengertError("taylor: f computes with tensors; Taylor mode covers reals only so far. Use nested jvp for higher directional derivatives of tensor programs.");
+    throw new WengertError(
+      "taylor: f computes with tensors; Taylor mode covers reals only so far. " +
+        "Use nested jvp for higher directional derivatives of tensor programs.",
+    );
   }
   const tangents = leavesLike("taylor", "v", term.params[0].shape, v, "x") as Scalar[];
   const outer = [...traced.point, ...tangents, ...term.tape.frees].find((s) => s instanceof Real && !s.trace.closed);
@@ -110,7 +118,10 @@ export function taylor<const X, Y, const V extends Like<X>>(f: (x: Traced<X>) =>
       for (let j = 1; checkNaN && j < K; j++) {
         if (Number.isFinite(s[i][j])) continue;
         const args = [val[a[i]], val[b[i]]].slice(0, ARITY[op[i]]).join(", ");
-        throw new NaNError(`taylor: checkNaN: the derivative of order ${j} of ${name} (for v${i}) along v is ${derivative(s[i], j)} (argument values ${args}).`);
+        throw new NaNError(
+          `taylor: checkNaN: the derivative of order ${j} of ${name} (for v${i}) along v is ${derivative(s[i], j)} ` +
+            `(argument values ${args}).`,
+        );
       }
     }
   }

@@ -34,7 +34,10 @@ const oneHot = (shape: Shape, i: number): unknown => unflatten(shape, Array.from
 function checkLive(caller: string, traced: TracedFn): void {
   for (const v of [...traced.point, ...traced.term.tape.frees]) {
     if ((v instanceof Real || v instanceof Tensor) && v.trace.closed) {
-      throw new ClosedTraceError(`${caller}: the value x (or a value f used) was traced by a ${v.trace.caller} call that has returned; call ${caller} again inside it.`);
+      throw new ClosedTraceError(
+        `${caller}: the value x (or a value f used) was traced by a ${v.trace.caller} call that has returned; ` +
+          `call ${caller} again inside it.`,
+      );
     }
   }
 }
@@ -143,7 +146,10 @@ const dimsOf = (s: Shape): Dims => (s.kind === "tensor" ? s.dims : []);
  */
 function tensorBlocks(traced: TracedFn, out: Shape, xs: Shape, mode: "reverse" | "forward", sweep: (basis: unknown) => unknown[]): unknown {
   if (!isOutermost(traced, [])) {
-    throw new WengertError(`${caller(traced)}: Jacobians of functions of tensors are computed at the outermost level only; inside rd, use vjp or jvp per direction.`);
+    throw new WengertError(
+      `${caller(traced)}: Jacobians of functions of tensors are computed at the outermost level only; ` +
+        "inside rd, use vjp or jvp per direction.",
+    );
   }
   const outs = leafShapes(out);
   const ins = leafShapes(xs);

@@ -85,7 +85,11 @@ export function jit(f: (x: never) => unknown, options: RdOptions = {}): unknown 
 export function placeTrace(caller: string, f: Fn, x: unknown, options: RdOptions): unknown {
   const traced = trace(caller, f, x, options);
   const out = traced.term.output.shape;
-  const { outputs } = emitTransformed(traced, placed, { extra: { name: "*", shape: { kind: "tuple", items: [] }, leaves: [] }, resultShape: out, keep: "neither" });
+  const { outputs } = emitTransformed(traced, placed, {
+    extra: { name: "*", shape: { kind: "tuple", items: [] }, leaves: [] },
+    resultShape: out,
+    keep: "neither",
+  });
   return unflatten(out, outputs);
 }
 
@@ -100,7 +104,11 @@ function record(caller: string, f: Fn, x: unknown, flat: Leaves, options: RdOpti
   const shapes = leafShapes(out);
   const y = unflatten(out, term.output.atoms.map((v, j) => userValue(term.tape, v, shapes[j])));
   const reportTies = options.ties !== "ignore";
-  const replayable = !traced.trace.opaque && !traced.trace.settings.checkNaN && term.tape.frees.length === 0 && !(reportTies && recordedAtTie(term, traced.trace.guards));
+  const replayable =
+    !traced.trace.opaque &&
+    !traced.trace.settings.checkNaN &&
+    term.tape.frees.length === 0 &&
+    !(reportTies && recordedAtTie(term, traced.trace.guards));
   if (!replayable) {
     term.tape.releaseBuffers();
     term.tape.recycle();
@@ -174,7 +182,9 @@ function realsEntry(key: string, term: TraceTerm, guards: readonly Guard[], repo
       return !!compiled;
     },
     run(flat) {
-      if (compiled === undefined && replays >= COMPILE_AFTER) compiled = compileForward(term, kept, reportTies, outputs, flat.parts as readonly (number | number[])[], rows)?.replay ?? null;
+      if (compiled === undefined && replays >= COMPILE_AFTER) {
+        compiled = compileForward(term, kept, reportTies, outputs, flat.parts as readonly (number | number[])[], rows)?.replay ?? null;
+      }
       const out = compiled ? compiled(flat.parts as readonly (number | number[])[]) : interpret(flat.leaves as readonly number[]);
       if (out === null) return null;
       replays++;

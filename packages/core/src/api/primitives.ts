@@ -51,14 +51,41 @@ const binary = (name: BinaryName): Binary => {
 // reals first: a loop decides at every step, and telling a tensor apart costs more than the decision
 const predicate = (name: PredicateName): Pred => {
   const test = predicates[name].test;
-  return specialisedPredicate(name, (a, b) => (!(isScalar(a) && isScalar(b)) && (isTensorLike(a) || isTensorLike(b)) ? decideTensor(name, a, b) : decide(name, a, b, test))) as Pred;
+  return specialisedPredicate(name, (a, b) => {
+    const onTensors = !(isScalar(a) && isScalar(b)) && (isTensorLike(a) || isTensorLike(b));
+    return onTensors ? decideTensor(name, a, b) : decide(name, a, b, test);
+  }) as Pred;
 };
 
 /** Every scalar primitive of @wengert/ops as a user function, by name. */
 const unaries = Object.fromEntries(UNARY_NAMES.map((name) => [name, unary(name)])) as { readonly [K in UnaryName]: Unary };
 const binaries = Object.fromEntries(BINARY_NAMES.map((name) => [name, binary(name)])) as { readonly [K in BinaryName]: Binary };
 
-export const { neg, exp, log, sin, cos, tan, tanh, sinh, cosh, asin, acos, atan, sqrt, cbrt, square, log1p, expm1, sigmoid, softplus, abs, sign, safeLog, safeRecip } = unaries;
+export const {
+  neg,
+  exp,
+  log,
+  sin,
+  cos,
+  tan,
+  tanh,
+  sinh,
+  cosh,
+  asin,
+  acos,
+  atan,
+  sqrt,
+  cbrt,
+  square,
+  log1p,
+  expm1,
+  sigmoid,
+  softplus,
+  abs,
+  sign,
+  safeLog,
+  safeRecip,
+} = unaries;
 export const { add, sub, mul, div, atan2, pow, xlogy } = binaries;
 
 /** tsc names here a primitive of the table (ops/scalar.ts) that has no export above. */

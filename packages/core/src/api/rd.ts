@@ -99,7 +99,9 @@ export function fd<const X, Y, const V extends Like<X>>(f: (x: Traced<X>) => Y, 
   leavesLike("fd", "v", term.params[0].shape, v, "x");
   term.tape.releaseBuffers();
   term.tape.recycle();
-  const zero = unflatten(out.shape, leafShapes(out.shape).map((s) => (s.kind === "tensor" ? fromDense({ dims: s.dims, data: new Float64Array(size(s.dims)) }, s.container) : 0)));
+  const zeroLeaf = (s: Shape): unknown =>
+    s.kind === "tensor" ? fromDense({ dims: s.dims, data: new Float64Array(size(s.dims)) }, s.container) : 0;
+  const zero = unflatten(out.shape, leafShapes(out.shape).map(zeroLeaf));
   return rdWithValue("fd", (u: unknown) => rdWithValue("fd", f as Fn, x, () => u, options)[1], zero, () => v, options)[1] as Output<Y, Mode<[X, V]>>;
 }
 

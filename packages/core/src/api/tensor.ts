@@ -85,7 +85,14 @@ export const mean: Reduce = ((t: unknown, axis?: number | readonly number[], kee
   const axes = axesOf("mean", x, axis);
   const d = shapeOf(x);
   const empty = emptyAxis(d, axes);
-  if (empty >= 0) throw shapeError("mean", `the mean over axis ${empty}, which has no elements, is not defined (0/0); reduce over axes that have elements, or test for the empty case first`, [d]);
+  if (empty >= 0) {
+    throw shapeError(
+      "mean",
+      `the mean over axis ${empty}, which has no elements, is not defined (0/0); ` +
+        "reduce over axes that have elements, or test for the empty case first",
+      [d],
+    );
+  }
   const count = axes.reduce((n, a) => n * d[a], 1);
   return applyBinary(CODE.div, op("sum", [x], { axes, keepdims }), count);
 }) as Reduce;
@@ -154,7 +161,9 @@ export function matmul(a: TensorArg, b: TensorArg): TensorResult {
   const xd = shapeOf(x);
   const yd = shapeOf(y);
   if (xd.length === 0 || yd.length === 0) throw shapeError("matmul", `matmul takes tensors, not reals (shapes ${showDims(xd)}, ${showDims(yd)}); use mul`);
-  if (xd.length === 1 && yd.length === 1) throw shapeError("matmul", `both arguments are vectors (${showDims(xd)}, ${showDims(yd)}); their product is a real: use dot`);
+  if (xd.length === 1 && yd.length === 1) {
+    throw shapeError("matmul", `both arguments are vectors (${showDims(xd)}, ${showDims(yd)}); their product is a real: use dot`);
+  }
   const k = xd[xd.length - 1];
   const kb = yd.length === 1 ? yd[0] : yd[yd.length - 2];
   if (k !== kb) throw shapeError("matmul", `inner dimensions differ: ${showDims(xd)} @ ${showDims(yd)} (${k} vs ${kb})`);
@@ -209,7 +218,11 @@ export function index(t: TensorArg, i: number | readonly number[]): RealResult {
   const x = operand("index", t, "the tensor");
   const d = shapeOf(x);
   if (typeof i === "number" && d.length !== 1) {
-    throw shapeError("index", `a single index reads a vector, but the tensor has dims ${showDims(d)}; give one index per axis, or use slice or unstack for a row`);
+    throw shapeError(
+      "index",
+      `a single index reads a vector, but the tensor has dims ${showDims(d)}; ` +
+        "give one index per axis, or use slice or unstack for a row",
+    );
   }
   return op("index", [x], { at: typeof i === "number" ? [i] : [...i] }) as RealResult;
 }
@@ -309,7 +322,9 @@ export function conv2d<X extends TensorArg, W extends TensorArg>(x: X, w: W, opt
 export function conv2d(x: TensorArg, w: TensorArg, options: Conv2dOptions = {}): TensorResult {
   const pair = (v: number | readonly [number, number] | undefined, dflt: number, what: string, min: number): [number, number] => {
     const p: [number, number] = v === undefined ? [dflt, dflt] : typeof v === "number" ? [v, v] : [v[0], v[1]];
-    if (!p.every((n) => Number.isInteger(n) && n >= min)) throw shapeError("conv2d", `${what} ${JSON.stringify(v)} must be an integer ≥ ${min} or a pair of them`);
+    if (!p.every((n) => Number.isInteger(n) && n >= min)) {
+      throw shapeError("conv2d", `${what} ${JSON.stringify(v)} must be an integer ≥ ${min} or a pair of them`);
+    }
     return p;
   };
   const params = { stride: pair(options.stride, 1, "stride", 1), padding: pair(options.padding, 0, "padding", 0) };

@@ -218,6 +218,9 @@ function keyWalk(v: unknown, leaves: (number | ConcreteTensor)[]): string | null
 export function recordedAtTie(term: TraceTerm, guards: readonly Guard[]): boolean {
   const { op, a, x, val, length } = term.tape;
   for (const g of guards) if (g.distinct && val[g.a] === val[g.b]) return true;
-  for (let i = 0; i < length; i++) if (op[i] >= FIRST_PRIMITIVE && x[i] === 0 && KINKS[op[i]] !== undefined && op[a[i]] !== CONST && KINKS[op[i]]!(val[a[i]])) return true;
+  for (let i = 0; i < length; i++) {
+    const kinked = op[i] >= FIRST_PRIMITIVE && x[i] === 0 && KINKS[op[i]] !== undefined;
+    if (kinked && op[a[i]] !== CONST && KINKS[op[i]]!(val[a[i]])) return true;
+  }
   return false;
 }

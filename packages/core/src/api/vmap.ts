@@ -141,14 +141,24 @@ function split(shape: Shape, leaves: readonly (number | ConcreteTensor)[], batch
   const inputs = leaves.map((v, k): LaneInput => {
     if (!batched[k]) {
       laneShapes.push(typeof v === "number" ? REAL : concreteShape(v));
-      return typeof v === "number" ? { values: Float64Array.of(v), batched: false, width: 1 } : { values: toDense(v, "vmap's input").data, batched: false, width: size(toDense(v, "vmap's input").dims) };
+      return typeof v === "number"
+        ? { values: Float64Array.of(v), batched: false, width: 1 }
+        : { values: toDense(v, "vmap's input").data, batched: false, width: size(toDense(v, "vmap's input").dims) };
     }
     if (typeof v === "number") {
-      throw new WengertError(`vmap: ${paths[k]} is a number, marked batched; a batch of reals is a Float64Array of B numbers (or mark it null in inAxes for the same value in every lane).`);
+      throw new WengertError(
+        `vmap: ${paths[k]} is a number, marked batched; a batch of reals is a Float64Array of B numbers ` +
+          "(or mark it null in inAxes for the same value in every lane).",
+      );
     }
     const d = toDense(v, "vmap's input");
     if (d.dims.length === 0) throw new WengertError(`vmap: ${paths[k]} is a 0-d tensor, marked batched; a batch has a leading axis.`);
-    if (B >= 0 && d.dims[0] !== B) throw new WengertError(`vmap: ${paths[k]} has ${d.dims[0]} lanes (dims [${d.dims.join(", ")}]), but an earlier batched input has ${B}; every batched input needs the same leading dim.`);
+    if (B >= 0 && d.dims[0] !== B) {
+      throw new WengertError(
+        `vmap: ${paths[k]} has ${d.dims[0]} lanes (dims [${d.dims.join(", ")}]), but an earlier batched input has ${B}; ` +
+          "every batched input needs the same leading dim.",
+      );
+    }
     B = d.dims[0];
     const lane = d.dims.slice(1);
     laneShapes.push(lane.length === 0 ? REAL : { kind: "tensor", dims: lane, container: "ndarray" });
@@ -238,7 +248,15 @@ function compact(lanes: Int32Array, held: Uint8Array): Int32Array {
 }
 
 /** jit(vmap(f)) with compiled traces: the lanes in order, each run of them by the trace that last held. */
-function inOrder(batch: Batch, traces: LaneTrace[], traceAt: (l: number) => LaneTrace | null, outs: Output, kept: Kept | null, reportTies: boolean, used: Set<LaneTrace>): void {
+function inOrder(
+  batch: Batch,
+  traces: LaneTrace[],
+  traceAt: (l: number) => LaneTrace | null,
+  outs: Output,
+  kept: Kept | null,
+  reportTies: boolean,
+  used: Set<LaneTrace>,
+): void {
   const runner = (t: LaneTrace): LaneRun => {
     if (t.compiled === undefined) t.compiled = t.term.tape.tensorCount === 0 ? compileLanes(t.term, t.guards, reportTies, t.batched) : null;
     // not compiled (tensors, too large): the interpreter at one lane at a time
@@ -293,12 +311,18 @@ function outputOf(first: TraceTerm, B: number, outAxes: Axes): Output {
   const dims = shapes.map((s): Dims => (s.kind === "tensor" ? s.dims : []));
   const widths = dims.map((d) => size(d));
   const buffers = widths.map((w) => new Float64Array(B * w));
-  const described = (t: TraceTerm): string => `${typeString(t.output.shape)}${leafShapes(t.output.shape).map((s) => (s.kind === "tensor" ? ` [${s.dims.join(", ")}]` : "")).join("")}`;
+  const described = (t: TraceTerm): string => {
+    const leafDims = leafShapes(t.output.shape).map((s) => (s.kind === "tensor" ? ` [${s.dims.join(", ")}]` : ""));
+    return `${typeString(t.output.shape)}${leafDims.join("")}`;
+  };
   return {
     buffers,
     check(term, lane) {
       if (described(term) !== described(first)) {
-        throw new WengertError(`vmap: f returns ${described(term)} at lane ${lane} but ${described(first)} at the first lane; every lane needs the same structure and dims.`);
+        throw new WengertError(
+          `vmap: f returns ${described(term)} at lane ${lane} but ${described(first)} at the first lane; ` +
+            "every lane needs the same structure and dims.",
+        );
       }
     },
     write(term, lane) {
@@ -312,7 +336,9 @@ function outputOf(first: TraceTerm, B: number, outAxes: Axes): Output {
       const leaves = buffers.map((buf, j) => {
         if (batchedOut[j]) return dims[j].length === 0 ? buf : ndarray(buf, [B, ...dims[j]]);
         for (const t of used) {
-          if (varies(t)[t.term.output.atoms[j]]) throw new WengertError(`vmap: ${paths[j]} varies along the batch, but outAxes marks it null; mark it 0 for one value per lane.`);
+          if (varies(t)[t.term.output.atoms[j]]) {
+            throw new WengertError(`vmap: ${paths[j]} varies along the batch, but outAxes marks it null; mark it 0 for one value per lane.`);
+          }
         }
         return dims[j].length === 0 ? buf[0] : ndarray(buf.slice(0, widths[j]), [...dims[j]]);
       });
@@ -343,7 +369,8 @@ function mapInTrace(f: Fn, shape: Shape, leaves: readonly Operand[], batched: re
   lanes.forEach((l, k) => {
     if (l !== null && l.length !== B) throw new WengertError(`vmap: ${leafPaths(shape, "x")[k]} has ${l.length} lanes, but an earlier batched input has ${B}.`);
   });
-  const ys = Array.from({ length: B }, (_, l) => flatten(f(unflatten(shape, leaves.map((v, k) => (lanes[k] === null ? v : lanes[k]![l]))) as never), "f(x)", isOperand, "the output of f", undefined, leafShape));
+  const laneInput = (l: number): unknown => unflatten(shape, leaves.map((v, k) => (lanes[k] === null ? v : lanes[k]![l])));
+  const ys = Array.from({ length: B }, (_, l) => flatten(f(laneInput(l) as never), "f(x)", isOperand, "the output of f", undefined, leafShape));
   const out = ys[0].shape;
   const batchedOut = axesPerLeaf("vmap", "outAxes", outAxes, out, "f(x)");
   return unflatten(
@@ -355,6 +382,11 @@ function mapInTrace(f: Fn, shape: Shape, leaves: readonly Operand[], batched: re
       return lane.every((v) => typeof v === "number") ? Float64Array.from(lane as number[]) : stack(lane as (Tensor | number)[]);
     }),
   );
+}
+
+/** Whether the object `o` has exactly the own keys `keys` (an axes record matching a record shape). */
+function hasExactly(o: object, keys: readonly string[]): boolean {
+  return Object.keys(o).length === keys.length && keys.every((k) => Object.prototype.hasOwnProperty.call(o, k));
 }
 
 /** Per leaf of `shape`, whether `axes` (a prefix of it) marks it batched. */
@@ -369,11 +401,15 @@ function axesPerLeaf(caller: string, name: string, axes: Axes, shape: Shape, roo
       s.items.forEach((item, i) => walk(a[i], item, childPath(path, i)));
       return;
     }
-    if (s.kind === "record" && typeof a === "object" && a !== null && !Array.isArray(a) && Object.keys(a).length === s.keys.length && s.keys.every((k) => Object.prototype.hasOwnProperty.call(a, k))) {
+    if (s.kind === "record" && typeof a === "object" && a !== null && !Array.isArray(a) && hasExactly(a, s.keys)) {
       s.keys.forEach((k, i) => walk((a as Record<string, unknown>)[k], s.fields[i], childPath(path, k)));
       return;
     }
-    throw new WengertError(`${caller}: ${name} at ${path} is ${a === undefined ? "missing" : Array.isArray(a) ? `an array of length ${a.length}` : describe(a)}, for ${path} of type ${typeString(s)}; expected 0 (batched), null (not batched), or the same structure of those.`);
+    const found = a === undefined ? "missing" : Array.isArray(a) ? `an array of length ${a.length}` : describe(a);
+    throw new WengertError(
+      `${caller}: ${name} at ${path} is ${found}, for ${path} of type ${typeString(s)}; ` +
+        "expected 0 (batched), null (not batched), or the same structure of those.",
+    );
   };
   walk(axes, shape, root);
   return out;

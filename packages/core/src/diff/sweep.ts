@@ -147,7 +147,8 @@ function firstPrimitive(tape: TraceTerm["tape"], _ct: Float64Array, has: Uint8Ar
  */
 function writeInlined(): Inlined {
   // a contribution d to v: the first is assigned, the others added
-  const add = (v: string, d: string): string => `if (has[${v}]) ct[${v}] += ${d};\n        else {\n          ct[${v}] = ${d};\n          has[${v}] = 1;\n        }`;
+  const add = (v: string, d: string): string =>
+    `if (has[${v}]) ct[${v}] += ${d};\n        else {\n          ct[${v}] = ${d};\n          has[${v}] = 1;\n        }`;
   const cases: string[] = [];
   for (const name of UNARY_NAMES) {
     const cx = unaryOps[name].reverse(javascript, "val[x]", "val[i]", "c");
@@ -159,7 +160,12 @@ function writeInlined(): Inlined {
     const cx = rx(javascript, "val[x]", "val[y]", "val[i]", "c");
     const cy = ry(javascript, "val[x]", "val[y]", "val[i]", "c");
     // both computed before either is added, as the rule gives them (x may be y)
-    if (cx !== null && cy !== null) cases.push(`case ${CODE[name]}: { // ${name}\n        const cx = ${cx};\n        const cy = ${cy};\n        ${add("x", "cx")}\n        ${add("y", "cy")}\n        continue;\n      }`);
+    if (cx !== null && cy !== null) {
+      cases.push(
+        `case ${CODE[name]}: { // ${name}\n        const cx = ${cx};\n        const cy = ${cy};\n` +
+          `        ${add("x", "cx")}\n        ${add("y", "cy")}\n        continue;\n      }`,
+      );
+    }
   }
   const source = `
 return function inlined(tape, ct, has, val, from) {

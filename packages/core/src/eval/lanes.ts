@@ -138,7 +138,10 @@ export function runLanes(
   // scalar primitives recorded with dims (a real from a tensor operation's rules): on
   // reals, the same kernel as a column, not lane by lane
   const onReals = new Uint8Array(n);
-  for (let i = 0; i < n; i++) onReals[i] = +(op[i] >= FIRST_PRIMITIVE && x[i] !== 0 && !IS_TENSOR_OP[op[i]] && !isTensor(i) && tape.args(i).every((v) => !isTensor(v)));
+  for (let i = 0; i < n; i++) {
+    const scalarOp = op[i] >= FIRST_PRIMITIVE && x[i] !== 0 && !IS_TENSOR_OP[op[i]];
+    onReals[i] = +(scalarOp && !isTensor(i) && tape.args(i).every((v) => !isTensor(v)));
+  }
   const outAtoms = term.output.atoms;
   const outWidths = outAtoms.map((v) => (isTensor(v) ? size(dims(v)) : 1));
   const batchedAt = (v: number, k: number): Buf => (isTensor(v) ? laneBufs[v]![k] : cols[v]![k]);

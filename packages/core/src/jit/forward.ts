@@ -203,7 +203,9 @@ function outputCopy(term: TraceTerm, outputs: readonly number[], places: Int32Ar
   if (literal.every((l) => !l)) {
     // the outputs are numbered in order after the inputs, but for inputs and repeats among them
     const contiguous = places.length > 0 && places.every((x, j) => x === places[0] + j);
-    const copy = contiguous ? `for (let j = 0; j < ${places.length}; j++) out[j] = v[${places[0]} + j];` : "for (let j = 0; j < at.length; j++) out[j] = v[at[j]];";
+    const copy = contiguous
+      ? `for (let j = 0; j < ${places.length}; j++) out[j] = v[${places[0]} + j];`
+      : "for (let j = 0; j < at.length; j++) out[j] = v[at[j]];";
     return { results, at: places, to: new Int32Array(0), source: `const out = results.slice();\n${copy}\nreturn out;` };
   }
   const computed = outputs.flatMap((_, j) => (literal[j] ? [] : [j]));
@@ -223,7 +225,12 @@ function outputCopy(term: TraceTerm, outputs: readonly number[], places: Int32Ar
  * the other outputs, output k into row to[2k] at to[2k + 1] from v[at[k]]. Rows of a few
  * hundred are cheap to copy, where one array of n² numbers (sliced into rows after) was not.
  */
-function rowsCopy(term: TraceTerm, outputs: readonly number[], places: Int32Array, rows: readonly number[]): { results: unknown[]; at: Int32Array; to: Int32Array; source: string } {
+function rowsCopy(
+  term: TraceTerm,
+  outputs: readonly number[],
+  places: Int32Array,
+  rows: readonly number[],
+): { results: unknown[]; at: Int32Array; to: Int32Array; source: string } {
   const { op, val } = term.tape;
   const positive: number[][] = [];
   const negative: number[][] = [];

@@ -81,7 +81,11 @@ export function applyBinary(code: number, a: unknown, b: unknown): Operand {
  * Where no code may be made (mayMakeCode), `generic` is the function. Its frames are named
  * `wengert:primitive/<name>` (a sourceURL), which callsite.ts knows for wengert's.
  */
-export function specialised(code: number, kernel: (a: number, b: number) => number, generic: (a: unknown, b: unknown) => unknown): (a: unknown, b: unknown) => unknown {
+export function specialised(
+  code: number,
+  kernel: (a: number, b: number) => number,
+  generic: (a: unknown, b: unknown) => unknown,
+): (a: unknown, b: unknown) => unknown {
   if (!mayMakeCode()) return generic;
   const name = primitiveOf(code).name;
   if (ARITY[code] === 1) {

@@ -202,8 +202,13 @@ export class Tape {
     if (args.length === 2 && isLiteralPower(code, this.val[b], this.isConstant(b))) return this.tensorConstant({ dims, data: alloc(size(dims), true).fill(1) });
     // otherwise appended as any primitive on tensors is, its value as compute gives it
     // (without compute's arrays of arguments: this runs once per tensor operation)
-    const y = args.length === 1 ? elementwise(code, this.value(a), SCALAR, 0, SCALAR, dims) : elementwise(code, this.value(a), this.dims(a), this.value(b), this.dims(b), dims);
-    if (this.op[a] === CONST && (args.length === 1 || this.op[b] === CONST)) return typeof y === "number" ? this.constant(y) : this.tensorConstant({ dims, data: y });
+    const y =
+      args.length === 1
+        ? elementwise(code, this.value(a), SCALAR, 0, SCALAR, dims)
+        : elementwise(code, this.value(a), this.dims(a), this.value(b), this.dims(b), dims);
+    if (this.op[a] === CONST && (args.length === 1 || this.op[b] === CONST)) {
+      return typeof y === "number" ? this.constant(y) : this.tensorConstant({ dims, data: y });
+    }
     return this.appendComputed(code, args, undefined, dims, y);
   }
 

@@ -4,27 +4,10 @@
  * relative import counts, type-only ones and re-exports included: a type cycle is still
  * two files that cannot be read one without the other.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { dirname, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-
-const PACKAGES = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
-
-/** Every .ts file under `dir`, by an explicit stack (no recursion). */
-function sources(dir: string): string[] {
-  const files: string[] = [];
-  const stack = [dir];
-  while (stack.length > 0) {
-    const here = stack.pop()!;
-    for (const entry of readdirSync(here, { withFileTypes: true })) {
-      const path = join(here, entry.name);
-      if (entry.isDirectory()) stack.push(path);
-      else if (entry.name.endsWith(".ts")) files.push(path);
-    }
-  }
-  return files.sort();
-}
+import { PACKAGES, packageSources } from "../helpers/sources.js";
 
 // `import … from "./x.js"`, `export … from "./x.js"`, `import "./x.js"`, `import("./x.js")`,
 // `import type * as self from "./x.js"`; comments are removed first.
@@ -133,15 +116,7 @@ describe("import cycles", () => {
 
   it("none among the modules of packages/*/src", () => {
     const graph = new Map<string, string[]>();
-    for (const pkg of readdirSync(PACKAGES)) {
-      let files: string[];
-      try {
-        files = sources(join(PACKAGES, pkg, "src"));
-      } catch {
-        continue;
-      }
-      for (const file of files) graph.set(file, importsOf(file, readFileSync(file, "utf8")));
-    }
+    for (const file of packageSources()) graph.set(file, importsOf(file, readFileSync(file, "utf8")));
     expect(graph.size).toBeGreaterThan(50);
     const named = cycles(graph).map((c) => pathThrough(c, graph).map((f) => relative(PACKAGES, f)).join(" → ") + ` (${c.length} modules)`);
     expect(named).toEqual([]);

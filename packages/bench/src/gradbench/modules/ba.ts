@@ -76,7 +76,18 @@ export function prepareBa(json: unknown): BaPrepared {
     camIdx[i] = i % n;
     ptIdx[i] = i % m;
   }
-  return { n, m, p, cams, X, w: new Float64Array(p).fill(w), camIdx, ptIdx, featX: new Float64Array(p).fill(feat[0]), featY: new Float64Array(p).fill(feat[1]) };
+  return {
+    n,
+    m,
+    p,
+    cams,
+    X,
+    w: new Float64Array(p).fill(w),
+    camIdx,
+    ptIdx,
+    featX: new Float64Array(p).fill(feat[0]),
+    featY: new Float64Array(p).fill(feat[1]),
+  };
 }
 
 /** Each input's columns, filled again at every call (fresh buffers of p numbers cost twice the gather). */
