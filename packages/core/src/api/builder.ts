@@ -2,8 +2,8 @@
  * @file Values of one structure built again and again from their leaves (a jitted
  * function's outputs, call after call): the walk over the structure is planned once.
  *
- * `unflatten` walks the shape on every call; for a replay that costs microseconds, the
- * walk was a third of the time (W1's gradient, a thousand leaves). A builder is a tree of
+ * `unflatten` walks the shape on every call, interpreting it; a replay that runs in
+ * microseconds would spend much of them there. A builder is a tree of
  * closures made from the shape once (recursive in the nesting of the user's data only).
  */
 import { assertNever, type Shape } from "../structure.js";

@@ -14,7 +14,7 @@
  * numbers) and runs as that from then on. `jit(x => valueAndGrad(f, x))` computes the
  * same numbers from the same trace extended by its derivative (compiled forward only,
  * jit/forward.ts); the reverse sweep compiled as a sweep writes the gradient in place,
- * which measured 1.2–2× faster on W1 and W3 (a copy of every component fewer).
+ * a copy of every component fewer than the extended trace's outputs.
  *
  * With tensors, what is cached is the trace of `f` extended by its derivative, as the
  * outermost rd emits it (Fig. 4: the derivative is itself a trace term), and a replay

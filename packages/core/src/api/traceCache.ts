@@ -110,8 +110,8 @@ export function cachedTraces(recorder: Recorder): ((x: unknown) => unknown) & { 
 /**
  * x's leaves and the key of its structure, or null if x holds anything else (traced
  * values, or a mistake that tracing will name). One walk, writing the key as it goes: a
- * call costs microseconds here (flatten and a key from its Shape took 70 µs for [x, v],
- * two vectors of 1000). Recursive in the nesting of the user's data only.
+ * replay runs in microseconds, so the leaves are not flattened first and a key then built
+ * from their Shape. Recursive in the nesting of the user's data only.
  */
 export function leavesOf(x: unknown): Leaves | null {
   // the common case, an array of numbers, without walking the structure
@@ -131,9 +131,10 @@ type VectorsOf = (x: unknown) => Leaves | null;
 
 /**
  * leavesOf for an array of k arrays of numbers (as [x, v] is), written for k: a loop per
- * array. One loop over all of them (allNumbers) read arrays of doubles and of small integers
- * at one place, a third of W4's jit(hvp) replay at n = 1000 (the copy of the inputs into
- * compiled code is written so too: jit/forward.ts copyIn). Null where code may not be made.
+ * array. One loop over all of them (allNumbers) would read arrays of doubles and of small
+ * integers at one place, whose element kinds V8 then handles generically (the copy of the
+ * inputs into compiled code is written so too: jit/forward.ts copyIn). Null where code may
+ * not be made.
  */
 function vectorsOf(k: number): VectorsOf | null {
   if (!mayMakeCode()) return null;
