@@ -55,7 +55,10 @@ function interleaved(rows: readonly Row[], rounds: number, sample: number): Time
 const probePath = fileURLToPath(new URL("./scan-probe.js", import.meta.url));
 
 function probe<T>(args: readonly string[]): T {
-  const child = spawnSync(process.execPath, ["--expose-gc", "--max-old-space-size=6144", probePath, ...args], { stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 24 });
+  const child = spawnSync(process.execPath, ["--expose-gc", "--max-old-space-size=6144", probePath, ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+    maxBuffer: 1 << 24,
+  });
   if (child.status !== 0) throw new Error(`scan probe ${args.join(" ")} failed (exit ${child.status ?? child.signal})`);
   return JSON.parse(child.stdout.toString("utf8")) as T;
 }
@@ -68,8 +71,10 @@ export function scanSection(quick: boolean, log: (line: string) => void): ScanSe
   const w5 = { hand: chainDerivative(X0, 1e6), scan: grad(chainScan(1e6), X0) as number, loop: grad(chainW(1e6), X0) as number };
   const w6 = { hand: Array.from(odeGrad(theta)), scan: grad(odeScan(), theta) as number[], loop: grad(odeW(), theta) as number[] };
   const checks = [
-    `W5 N=10⁶: scan ${Object.is(w5.scan, w5.loop) ? "equals" : "DIFFERS FROM"} the loop written out, bit for bit; relative error to hand-written ${relativeError([w5.scan], [w5.hand]).toExponential(1)}`,
-    `W6: scan ${w6.scan.every((g, i) => Object.is(g, w6.loop[i])) ? "equals" : "DIFFERS FROM"} the loop written out, bit for bit; relative error to hand-written ${relativeError(w6.scan, w6.hand).toExponential(1)}`,
+    `W5 N=10⁶: scan ${Object.is(w5.scan, w5.loop) ? "equals" : "DIFFERS FROM"} the loop written out, bit for bit; ` +
+      `relative error to hand-written ${relativeError([w5.scan], [w5.hand]).toExponential(1)}`,
+    `W6: scan ${w6.scan.every((g, i) => Object.is(g, w6.loop[i])) ? "equals" : "DIFFERS FROM"} the loop written out, bit for bit; ` +
+      `relative error to hand-written ${relativeError(w6.scan, w6.hand).toExponential(1)}`,
   ];
   log("scan: W5 N=10⁶ and W6, interleaved");
   const rounds = quick ? 3 : 7;
@@ -120,14 +125,24 @@ function markdown(d: { w5Times: Timed[]; w6Times: Timed[]; memory: MemoryProbe[]
   const memoryLines = [
     "| row (a process each) | median | peak RSS above the process before its calls | V8 heap committed, growth | array buffers after |",
     "|---|--:|--:|--:|--:|",
-    ...d.memory.map((m) => `| ${MEMORY_ROWS[m.row].what} | ${formatMs(m.ms)} | ${formatBytes(m.peakRss)} | ${formatBytes(m.heapCommitted)} | ${formatBytes(m.arrayBuffers)} |`),
+    ...d.memory.map(
+      (m) =>
+        `| ${MEMORY_ROWS[m.row].what} | ${formatMs(m.ms)} | ${formatBytes(m.peakRss)} | ` +
+        `${formatBytes(m.heapCommitted)} | ${formatBytes(m.arrayBuffers)} |`,
+    ),
   ];
   const vs = (a: string, b: string, what: string): string | null => {
     const x = byRow.get(a);
     const y = byRow.get(b);
     return x && y ? `- ${what}: ${ratio(x.ms, y.ms)} of the primal's time, peak RSS ${formatBytes(x.peakRss - y.peakRss)} above the primal's.` : null;
   };
-  const summaries = [vs("ode-scan", "ode-primal", "GradBench ode n=10⁵, s=100, gradient with scan"), vs("ode10k-scan", "ode10k-primal", "GradBench ode n=10⁴, gradient with scan"), vs("ode10k-loop", "ode10k-primal", "GradBench ode n=10⁴, gradient of the loop written out"), vs("w5-scan", "w5-primal", "W5 N=10⁶, grad with scan"), vs("w5-loop", "w5-primal", "W5 N=10⁶, grad of the loop written out")].filter((s): s is string => s !== null);
+  const summaries = [
+    vs("ode-scan", "ode-primal", "GradBench ode n=10⁵, s=100, gradient with scan"),
+    vs("ode10k-scan", "ode10k-primal", "GradBench ode n=10⁴, gradient with scan"),
+    vs("ode10k-loop", "ode10k-primal", "GradBench ode n=10⁴, gradient of the loop written out"),
+    vs("w5-scan", "w5-primal", "W5 N=10⁶, grad with scan"),
+    vs("w5-loop", "w5-primal", "W5 N=10⁶, grad of the loop written out"),
+  ].filter((s): s is string => s !== null);
   const lin = d.linearity.flatMap((l) => {
     const rows = l.rows;
     // time(2N)/time(N) for the sizes that double one another
@@ -139,7 +154,8 @@ function markdown(d: { w5Times: Timed[]; w6Times: Timed[]; memory: MemoryProbe[]
         })
         .join(", ");
     return [
-      `| ${l.heap === "fresh" ? "fresh process" : `live heap ${formatBytes(l.liveHeap)}`} | ${rows.map((r) => `${formatMs(r.loopMs)} / ${formatMs(r.scanMs)}`).join(" | ")} | ${step("loopMs")} | ${step("scanMs")} |`,
+      `| ${l.heap === "fresh" ? "fresh process" : `live heap ${formatBytes(l.liveHeap)}`} | ` +
+        `${rows.map((r) => `${formatMs(r.loopMs)} / ${formatMs(r.scanMs)}`).join(" | ")} | ${step("loopMs")} | ${step("scanMs")} |`,
     ];
   });
   const sizes = d.linearity[0]?.rows.map((r) => `N=${r.n}`) ?? [];
@@ -158,7 +174,8 @@ function markdown(d: { w5Times: Timed[]; w6Times: Timed[]; memory: MemoryProbe[]
     "",
     ...summaries,
     "",
-    "Grad of the chain written out / as a scan, median time per call (sizes round-robin) after a 10⁶-step gradient in the same process, and time(2N)/time(N) (should be about 2):",
+    "Grad of the chain written out / as a scan, median time per call (sizes round-robin) " +
+      "after a 10⁶-step gradient in the same process, and time(2N)/time(N) (should be about 2):",
     "",
     `| process | ${sizes.join(" | ")} | 2N/N, written out | 2N/N, scan |`,
     `|---|${sizes.map(() => "--:").join("|")}|---|---|`,

@@ -42,14 +42,20 @@ export interface ScanCall {
 
 export const isLeaf = (v: unknown): v is Operand => isOperand(v);
 export const leafShape = (v: Operand): Shape =>
-  typeof v === "number" || v instanceof Real ? { kind: "real" } : v instanceof Tensor ? { kind: "tensor", dims: v.dims, container: "ndarray" } : { kind: "tensor", dims: toDense(v as never, "a leaf").dims, container: v instanceof Float64Array ? "float64array" : "ndarray" };
+  typeof v === "number" || v instanceof Real
+    ? { kind: "real" }
+    : v instanceof Tensor
+      ? { kind: "tensor", dims: v.dims, container: "ndarray" }
+      : { kind: "tensor", dims: toDense(v as never, "a leaf").dims, container: v instanceof Float64Array ? "float64array" : "ndarray" };
 
 export function checkCall(c: ScanCall): number {
   if (typeof c.fn !== "function") throw new WengertError(`${c.caller}: the body is ${describe(c.fn)}; expected a function (carry, x) => [carry, y].`);
   checkOptionKeys(c.caller, c.options, SCAN_OPTIONS);
   const cp = c.options.checkpoint;
   if (cp !== undefined && cp !== "every" && cp !== "sqrt" && !(typeof cp === "number" && Number.isInteger(cp) && cp >= 1)) {
-    throw new WengertError(`${c.caller}: options.checkpoint is ${JSON.stringify(cp)}; expected "every", "sqrt" or a positive integer (store every k-th carry).`);
+    throw new WengertError(
+      `${c.caller}: options.checkpoint is ${JSON.stringify(cp)}; ` + 'expected "every", "sqrt" or a positive integer (store every k-th carry).',
+    );
   }
   if (typeof c.xs === "number") {
     if (!Number.isInteger(c.xs) || c.xs < 0) throw new WengertError(`${c.caller}: the length is ${c.xs}; expected a non-negative integer (or an array of xs).`);
@@ -90,6 +96,9 @@ export function withLength(ys: unknown[], n: number): unknown[] {
 /** What a body returns: [carry, y], or [carry] (no y: ys holds undefined). */
 export function checkReturned(caller: string, out: unknown, i: number): asserts out is [unknown, unknown] {
   if (!Array.isArray(out) || out.length < 1 || out.length > 2) {
-    throw new WengertError(`${caller}: the body returned ${Array.isArray(out) ? `an array of length ${out.length}` : describe(out)} at iteration ${i}; it must return [carry, y] (or [carry]).`);
+    throw new WengertError(
+      `${caller}: the body returned ${Array.isArray(out) ? `an array of length ${out.length}` : describe(out)} at iteration ${i}; ` +
+        "it must return [carry, y] (or [carry]).",
+    );
   }
 }

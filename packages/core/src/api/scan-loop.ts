@@ -71,7 +71,16 @@ export class Loop {
       const again = this.again(i);
       if (again > i) i = again;
       else {
-        const traced = traceBody({ fn: c.fn, caller: c.caller, iteration: i, carryShape: this.carryShape, carry: this.carry, xShape: x.shape, x: x.leaves, unflatten });
+        const traced = traceBody({
+          fn: c.fn,
+          caller: c.caller,
+          iteration: i,
+          carryShape: this.carryShape,
+          carry: this.carry,
+          xShape: x.shape,
+          x: x.leaves,
+          unflatten,
+        });
         if (traced === null) return this.end(i);
         // a body of reals of a structure met before (the same loop, called again): the body made
         // then, with what was made for it (variants, plans, code); this iteration's values are tb's
@@ -141,7 +150,9 @@ export class Loop {
   private readonly recent: Traced[] = [];
 
   private remember(t: Traced): void {
-    const k = this.recent.findIndex((r) => r.body === t.body && r.target === t.target && r.pAtoms.length === t.pAtoms.length && r.pAtoms.every((a, q) => a === t.pAtoms[q]));
+    const k = this.recent.findIndex(
+      (r) => r.body === t.body && r.target === t.target && r.pAtoms.length === t.pAtoms.length && r.pAtoms.every((a, q) => a === t.pAtoms[q]),
+    );
     if (k >= 0) this.recent.splice(k, 1);
     this.recent.unshift(t);
     if (this.recent.length > RECENT) this.recent.pop();
@@ -190,7 +201,10 @@ export class Loop {
     let x = this.xs[i];
     if (x === undefined) {
       const v = xAt(this.c, i);
-      x = v === undefined ? { shape: { kind: "tuple", items: [] }, leaves: [] } : flatten(v, `xs[${i}]`, isLeaf, "an x", (m) => new ShapeError(`${this.c.caller}: ${m}`), leafShape);
+      x =
+        v === undefined
+          ? { shape: { kind: "tuple", items: [] }, leaves: [] }
+          : flatten(v, `xs[${i}]`, isLeaf, "an x", (m) => new ShapeError(`${this.c.caller}: ${m}`), leafShape);
       this.xs[i] = x;
     }
     return x;
@@ -268,7 +282,8 @@ export class Loop {
     const { body } = tb;
     const x = this.xLeaves(i).leaves;
     const taken = [...tb.pAtoms];
-    const distinct = [...this.carry.filter((v) => typeof v !== "number" && !isConcreteTensor(v)), ...x.filter((v) => typeof v !== "number" && !isConcreteTensor(v))].every((v) => {
+    const isTraced = (v: Leaf): boolean => typeof v !== "number" && !isConcreteTensor(v);
+    const distinct = [...this.carry.filter((v) => isTraced(v)), ...x.filter((v) => isTraced(v))].every((v) => {
       const atom = atomIn(target, v);
       if (taken.includes(atom)) return false;
       taken.push(atom);
@@ -332,7 +347,9 @@ export class Loop {
       buffers.reserve(to - i);
       if (body.reals) buffers.fillX(from, to, (j) => this.xLeaves(j).leaves);
       const base = body.reals ? i : 0;
-      const reals: RealsIO | undefined = body.reals ? { xs: buffers.xs, obsOut: buffers.packed, obsBase: 0, storeOut: buffers.store, storeFrom: 0, storeEvery: every } : undefined;
+      const reals: RealsIO | undefined = body.reals
+        ? { xs: buffers.xs, obsOut: buffers.packed, obsBase: 0, storeOut: buffers.store, storeFrom: 0, storeEvery: every }
+        : undefined;
       stop =
         base +
         runForward(
@@ -361,7 +378,10 @@ export class Loop {
       buffers.release();
       return i;
     }
-    const run = recordRun({ body, from: i, carryIn: this.carry, x: this.xAt }, { target, to: stop, obs, written: buffers.packed, carry, checkpoint, caller: this.c.caller, pAtoms, pValues });
+    const run = recordRun(
+      { body, from: i, carryIn: this.carry, x: this.xAt },
+      { target, to: stop, obs, written: buffers.packed, carry, checkpoint, caller: this.c.caller, pAtoms, pValues },
+    );
     if (run.ys !== null) run.ys.forEach((y, r) => (this.ys[i + r] = y));
     this.carry = run.carry;
     const { scanVar } = run;

@@ -68,7 +68,11 @@ export function recordRun(s: RunStart, r: RanRun): { scanVar: number; carry: Lea
     const row: Leaf[] = [];
     obs.forEach((v, s) => {
       const dims = tape.dims(v);
-      row.push(body.literalOnly[v] ? literalValue(dims.length === 0 ? packed[at(r, s)] : packed.slice(at(r, s), at(r, s) + size(dims)), dims) : wrap(target, target.recordOp(codes.scanOut, [scanVar], { offset: at(r, s), dims, held: false })));
+      row.push(
+        body.literalOnly[v]
+          ? literalValue(dims.length === 0 ? packed[at(r, s)] : packed.slice(at(r, s), at(r, s) + size(dims)), dims)
+          : wrap(target, target.recordOp(codes.scanOut, [scanVar], { offset: at(r, s), dims, held: false })),
+      );
     });
     projections.push(row);
   }
@@ -85,7 +89,11 @@ export function recordRun(s: RunStart, r: RanRun): { scanVar: number; carry: Lea
     if (obs.includes(v)) return value(v, n - 1);
     const dims = body.inputDims[k];
     const off = layout.carryOffset[k];
-    if (kind === "literal") return tape.op[v] === CONST ? literalValue(tape.value(v), dims) : literalValue(dims.length === 0 ? packed[off] : packed.slice(off, off + size(dims)), dims);
+    if (kind === "literal") {
+      return tape.op[v] === CONST
+        ? literalValue(tape.value(v), dims)
+        : literalValue(dims.length === 0 ? packed[off] : packed.slice(off, off + size(dims)), dims);
+    }
     return wrap(target, target.recordOp(codes.scanOut, [scanVar], { offset: off, dims, held: false }));
   });
   if (target.keepsGuards) {
@@ -143,7 +151,11 @@ export function placeIteration(tb: TracedBody, target: Trace, carry: readonly Le
     if (code === INPUT) map[v] = inputs[a[v]];
     else if (code === CONST) map[v] = tape.x[v] === 0 ? target.constant(tape.val[v]) : t.tensorConstant(ownedCopy({ dims: tape.dims(v), data: tape.buf(v) }));
     else if (code >= FIRST_PRIMITIVE) {
-      map[v] = IS_TENSOR_OP[code] ? target.recordOp(code, tape.args(v).map((u) => map[u]), tape.params(v)) : tape.x[v] === 0 ? target.record(code, map[a[v]], map[b[v]]) : target.record(code, map[tape.args(v)[0]], map[tape.args(v)[1] ?? 0]);
+      map[v] = IS_TENSOR_OP[code]
+        ? target.recordOp(code, tape.args(v).map((u) => map[u]), tape.params(v))
+        : tape.x[v] === 0
+          ? target.record(code, map[a[v]], map[b[v]])
+          : target.record(code, map[tape.args(v)[0]], map[tape.args(v)[1] ?? 0]);
     }
     for (const g of byLast.get(v) ?? []) {
       const ga = map[g.a];
@@ -152,7 +164,10 @@ export function placeIteration(tb: TracedBody, target: Trace, carry: readonly Le
       const vb = t.val[gb];
       const distinct = g.distinct && ga !== gb;
       if (va === vb && distinct && !(t.op[ga] === CONST && t.op[gb] === CONST)) {
-        target.tie(`${g.pred}(${va}, ${vb}) was decided at a tie (both sides equal), taking the branch where ${va} ${PREDICATE_SYMBOL[g.pred]} ${vb} is ${g.outcome}`);
+        target.tie(
+          `${g.pred}(${va}, ${vb}) was decided at a tie (both sides equal), ` +
+            `taking the branch where ${va} ${PREDICATE_SYMBOL[g.pred]} ${vb} is ${g.outcome}`,
+        );
       }
       if (target.keepsGuards && !(t.op[ga] === CONST && t.op[gb] === CONST)) target.guards.push({ pred: g.pred, a: ga, b: gb, outcome: g.outcome, distinct });
     }

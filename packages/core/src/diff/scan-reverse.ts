@@ -27,7 +27,7 @@ import type { Trace } from "../trace/tracer.js";
 import { WengertError } from "../errors.js";
 import { activity } from "./place.js";
 import { PARTS, planReverse, type Differentiate, type ReverseInputs } from "./reverse-plan.js";
-import { reverseRun } from "../eval/scan-reverse-run.js";
+import { reverseRun, type ReverseSweep } from "../eval/scan-reverse-run.js";
 
 export type { Differentiate } from "./reverse-plan.js";
 
@@ -70,7 +70,16 @@ export function scanSweep(term: TraceTerm, sink: Trace, at: Int32Array, differen
 }
 
 /** Emit the reverse sweep of the scan instruction (its args, its outputs' instructions) into the sink. */
-function emitReverse(p: ScanParams, args: readonly number[], outputs: readonly number[], tape: TraceTerm["tape"], { sink, at }: { sink: Trace; at: Int32Array }, state: CotangentState, active: Uint8Array, differentiate: Differentiate): void {
+function emitReverse(
+  p: ScanParams,
+  args: readonly number[],
+  outputs: readonly number[],
+  tape: TraceTerm["tape"],
+  { sink, at }: { sink: Trace; at: Int32Array },
+  state: CotangentState,
+  active: Uint8Array,
+  differentiate: Differentiate,
+): void {
   const { body, n, layout } = p;
   const codes = scanCodes();
   const nobs = layout.obs.length;
@@ -83,7 +92,10 @@ function emitReverse(p: ScanParams, args: readonly number[], outputs: readonly n
     if (q.held) continue;
     const parts = [state.ct[j], tape.dims(j).length === 0 ? -1 : state.pending(j)];
     const r = Math.floor(q.offset / layout.width);
-    const flag = q.offset < n * layout.width ? (part: number) => (seedObs[2 * (r * nobs + layout.obsOffset.indexOf(q.offset - r * layout.width)) + part] = 1) : (part: number) => (seedFinal[2 * layout.carryOffset.indexOf(q.offset) + part] = 1);
+    const flag =
+      q.offset < n * layout.width
+        ? (part: number) => (seedObs[2 * (r * nobs + layout.obsOffset.indexOf(q.offset - r * layout.width)) + part] = 1)
+        : (part: number) => (seedFinal[2 * layout.carryOffset.indexOf(q.offset) + part] = 1);
     parts.forEach((c, part) => {
       if (c < 0) return;
       seedAtoms.set(2 * q.offset + part, c);
@@ -104,7 +116,11 @@ function emitReverse(p: ScanParams, args: readonly number[], outputs: readonly n
   });
   const inputs: ReverseInputs = { seedObs, seedFinal, acc, need };
   // the same scan differentiated again (a loop's gradient call after call): the plan made then
-  const key = inputs.seedObs.length + inputs.acc.length < 512 ? `${p.n}|${p.layout.obs.join(",")}|${inputs.seedObs.join("")}|${inputs.seedFinal.join("")}|${inputs.acc.join("")}|${inputs.need.join("")}` : null;
+  const key =
+    inputs.seedObs.length + inputs.acc.length < 512
+      ? `${p.n}|${p.layout.obs.join(",")}|${inputs.seedObs.join("")}|` +
+        `${inputs.seedFinal.join("")}|${inputs.acc.join("")}|${inputs.need.join("")}`
+      : null;
   const known = key === null ? undefined : (p.body.plans.get(key) as ReturnType<typeof planReverse> | undefined);
   const plan = known ?? planReverse(p, inputs, differentiate);
   if (key !== null && known === undefined && p.body.plans.size < 16) p.body.plans.set(key, plan);
@@ -116,11 +132,12 @@ function emitReverse(p: ScanParams, args: readonly number[], outputs: readonly n
     offsets.push(length);
     if (plan.present[e]) length += size(dimsOf(e >> 1));
   }
+  const sweep: ReverseSweep = { p, plan, inputs, seedOrder, offsets, length };
   const params: DerivedParams = {
     scan: p,
     length,
     what: "reverse",
-    run: (values) => reverseRun(p, plan, inputs, seedOrder, values, offsets, length),
+    run: (values) => reverseRun(sweep, values),
   };
   const grad = sink.recordOp(codes.scanGrad, [...args.map((v) => at[v]), ...seedOrder.map((o) => seedAtoms.get(o)!), ...accAtoms], params);
   const read = (e: number): number => (plan.present[e] ? sink.recordOp(codes.scanOut, [grad], { offset: offsets[e], dims: dimsOf(e >> 1), held: false }) : -1);

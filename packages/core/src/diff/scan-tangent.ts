@@ -122,7 +122,12 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
     ins.length = 0;
     for (let k = 0; k < nin; k++) {
       if (body.literal[k]) continue;
-      const present = k < body.nc ? chain[k] : k < body.nc + body.nx ? has[body.nc + r * body.nx + (k - body.nc)] : has[body.nc + n * body.nx + (k - body.nc - body.nx)];
+      const present =
+        k < body.nc
+          ? chain[k]
+          : k < body.nc + body.nx
+            ? has[body.nc + r * body.nx + (k - body.nc)]
+            : has[body.nc + n * body.nx + (k - body.nc - body.nx)];
       if (present) ins.push(k);
     }
     const key = `${obs.join(",")}|${ins.join(",")}`;
@@ -149,7 +154,15 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
   return { patterns, at, obsOffset, carryOffset, length };
 }
 
-function emitTangent(p: ScanParams, args: readonly number[], outputs: readonly number[], tape: TraceTerm["tape"], { sink, at }: { sink: Trace; at: Int32Array }, dt: Int32Array, pushforward: Transform): void {
+function emitTangent(
+  p: ScanParams,
+  args: readonly number[],
+  outputs: readonly number[],
+  tape: TraceTerm["tape"],
+  { sink, at }: { sink: Trace; at: Int32Array },
+  dt: Int32Array,
+  pushforward: Transform,
+): void {
   const { body, n, layout } = p;
   const codes = scanCodes();
   const has = Uint8Array.from(args, (v) => (dt[v] >= 0 ? 1 : 0));
@@ -194,7 +207,14 @@ function tangentRun(p: ScanParams, plan: TangentPlan, has: Uint8Array, values: r
     const t = plan.patterns[plan.at.at(r)];
     for (let k = 0; k < body.nc; k++) inputs[k] = carry[k];
     for (let l = 0; l < body.nx; l++) inputs[body.nc + l] = values[body.nc + r * body.nx + l];
-    const states = t.ins.map((k) => (k < body.nc ? chain[k] : k < body.nc + body.nx ? tangentOf[body.nc + r * body.nx + (k - body.nc)] : tangentOf[body.nc + n * body.nx + (k - body.nc - body.nx)])!);
+    const states = t.ins.map(
+      (k) =>
+        (k < body.nc
+          ? chain[k]
+          : k < body.nc + body.nx
+            ? tangentOf[body.nc + r * body.nx + (k - body.nc)]
+            : tangentOf[body.nc + n * body.nx + (k - body.nc - body.nx)])!,
+    );
     const it = (t.interpreter ??= new Interpreter(t.term.tape, t.term.output.atoms));
     it.run([...inputs, ...states]);
     const atoms = t.term.output.atoms;

@@ -62,7 +62,21 @@ export function runForward(r: ForwardRun, carry: Buf[], owned: boolean): number 
   if (io !== undefined && scanCode.enabled) {
     const run = compiledForward(r.body, r.obs ?? NONE);
     const c = Float64Array.from(carry as number[]);
-    const stop = run(c, io.xs, Float64Array.from(r.p as number[]), r.from, r.to, r.checkFrom, r.reportTies, r.checkFolds ?? true, io.obsOut, io.obsBase, io.storeOut, io.storeFrom, io.storeEvery);
+    const stop = run(
+      c,
+      io.xs,
+      Float64Array.from(r.p as number[]),
+      r.from,
+      r.to,
+      r.checkFrom,
+      r.reportTies,
+      r.checkFolds ?? true,
+      io.obsOut,
+      io.obsBase,
+      io.storeOut,
+      io.storeFrom,
+      io.storeEvery,
+    );
     for (let k = 0; k < c.length; k++) carry[k] = c[k];
     return stop;
   }
@@ -121,7 +135,11 @@ export function holds(body: Body, value: (v: number) => Buf, reportTies: boolean
 function interpretForward(r: ForwardRun, carry: Buf[], owned: boolean): number {
   const { body, p, obs } = r;
   const io = r.reals;
-  const write = r.write ?? (io !== undefined && io.obsOut !== null && obs !== null ? (i: number, s: number, v: Buf) => (io.obsOut![(i - io.obsBase) * obs.length + s] = v as number) : null);
+  const write =
+    r.write ??
+    (io !== undefined && io.obsOut !== null && obs !== null
+      ? (i: number, s: number, v: Buf) => (io.obsOut![(i - io.obsBase) * obs.length + s] = v as number)
+      : null);
   const store = r.store ?? (io !== undefined && io.storeOut !== null ? (i: number, c: readonly Buf[]) => {
     if ((i - io.storeFrom) % io.storeEvery === 0) io.storeOut!.set(c as number[], ((i - io.storeFrom) / io.storeEvery) * body.nc);
   } : undefined);

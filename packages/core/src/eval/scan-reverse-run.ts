@@ -12,7 +12,17 @@ import { giveColumn, takeColumn } from "../trace/columns.js";
 import { runForward } from "./scan-forward.js";
 import { Interpreter } from "./interpreter.js";
 import { compiledBlock, scanCode } from "../jit/scan-code.js";
-import { cacheFor, inState, outState, PARTS, type BlockDerivative, type Outs, type ReverseInputs, type ReversePlan, type Sources } from "../diff/reverse-plan.js";
+import {
+  cacheFor,
+  inState,
+  outState,
+  PARTS,
+  type BlockDerivative,
+  type Outs,
+  type ReverseInputs,
+  type ReversePlan,
+  type Sources,
+} from "../diff/reverse-plan.js";
 
 /**
  * Counters for tests: carries stored by the last reverse run (checkpoints, and at most at
@@ -20,15 +30,28 @@ import { cacheFor, inState, outState, PARTS, type BlockDerivative, type Outs, ty
  */
 export const reverseStats = { stored: 0, maxStored: 0, swept: 0, total: 0 };
 
+/** A scan's reverse sweep as planned when it was differentiated: all but the values, which come when it runs. */
+export interface ReverseSweep {
+  readonly p: ScanParams;
+  readonly plan: ReversePlan;
+  readonly inputs: ReverseInputs;
+  /** The seeded output parts (2 · offset + part), in the order their seeds follow the arguments in the values. */
+  readonly seedOrder: readonly number[];
+  /** Where each argument part's cotangent starts in the result (absent parts take no room), and the result's length. */
+  readonly offsets: readonly number[];
+  readonly length: number;
+}
+
 /** The scanGrad's value: the cotangents of the scan's arguments (present parts, packed). */
-export function reverseRun(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, seedOrder: readonly number[], values: readonly Buf[], offsets: readonly number[], length: number): Float64Array {
-  const out = p.body.reals && scanCode.enabled ? reverseReals(p, plan, inputs, seedOrder, values as readonly number[], offsets, length) : reverseAny(p, plan, inputs, seedOrder, values, offsets, length);
+export function reverseRun(s: ReverseSweep, values: readonly Buf[]): Float64Array {
+  const out = s.p.body.reals && scanCode.enabled ? reverseReals(s, values as readonly number[]) : reverseAny(s, values);
   reverseStats.total += reverseStats.swept;
   return out;
 }
 
 /** reverseRun for any body: each block's term interpreted. */
-function reverseAny(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, seedOrder: readonly number[], values: readonly Buf[], offsets: readonly number[], length: number): Float64Array {
+function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
+  const { p, plan, inputs, seedOrder, offsets, length } = s;
   const { body, n, layout } = p;
   const nargs = body.nc + n * body.nx + body.np;
   const nin = body.nc + body.nx + body.np;
@@ -43,7 +66,9 @@ function reverseAny(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, see
   const { outs: o } = cacheFor(body, layout.obs);
   // running cotangents, by part
   const chain: (Buf | null)[] = new Array<Buf | null>(PARTS * body.nc).fill(null);
-  const identity: (Buf | null)[] = Array.from({ length: PARTS * body.nc }, (_, e) => (body.carryKind[e >> 1] === "identity" && !body.literal[e >> 1] ? held[e] : null));
+  const identity: (Buf | null)[] = Array.from({ length: PARTS * body.nc }, (_, e) =>
+    body.carryKind[e >> 1] === "identity" && !body.literal[e >> 1] ? held[e] : null,
+  );
   const pAcc: (Buf | null)[] = Array.from({ length: PARTS * body.np }, (_, e) => held[PARTS * (nargs - body.np) + e]);
   const xResult: (Buf | null)[] = new Array<Buf | null>(PARTS * n * body.nx).fill(null);
   const src: Sources<Buf | null> = {
@@ -98,7 +123,11 @@ function reverseAny(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, see
         if (kind === "internal") chain[e] = got[e];
         else if (kind === "identity" && !body.literal[e >> 1]) identity[e] = got[e];
       }
-      for (let l = 0; l < body.nx; l++) for (let part = 0; part < PARTS; part++) xResult[PARTS * (r * body.nx + l) + part] = got[PARTS * (body.nc + l) + part] ?? held[PARTS * (body.nc + r * body.nx + l) + part];
+      for (let l = 0; l < body.nx; l++) {
+        for (let part = 0; part < PARTS; part++) {
+          xResult[PARTS * (r * body.nx + l) + part] = got[PARTS * (body.nc + l) + part] ?? held[PARTS * (body.nc + r * body.nx + l) + part];
+        }
+      }
       for (let e = 0; e < PARTS * body.np; e++) pAcc[e] = got[PARTS * (body.nc + body.nx) + e];
       reverseStats.swept++;
     }
@@ -122,7 +151,8 @@ function reverseAny(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, see
  * arrays, the middle iterations (0 < r < n − 1) by each pattern's compiled block, the
  * first and last (whose cotangents come from elsewhere) interpreted.
  */
-function reverseReals(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, seedOrder: readonly number[], values: readonly number[], offsets: readonly number[], length: number): Float64Array {
+function reverseReals(s: ReverseSweep, values: readonly number[]): Float64Array {
+  const { p, plan, inputs, seedOrder, offsets, length } = s;
   const { body, n, layout } = p;
   const { nc, nx, np } = body;
   const nargs = nc + n * nx + np;
@@ -152,7 +182,22 @@ function reverseReals(p: ScanParams, plan: ReversePlan, inputs: ReverseInputs, s
   for (let q = 0; q < np; q++) st[2 * nc + q] = held[nargs - np + q];
   // checkpoints (those the traced run stored, at these values; else a forward run), then each segment's carries
   const forward = (from: number, to: number, carry: number[], storeOut: Float64Array, every: number): void => {
-    runForward({ body, x: () => [], p: Array.from(P), from, to, checkFrom: n, reportTies: false, obs: null, write: null, reals: { xs: X, obsOut: null, obsBase: 0, storeOut, storeFrom: from, storeEvery: every } }, carry, false);
+    runForward(
+      {
+        body,
+        x: () => [],
+        p: Array.from(P),
+        from,
+        to,
+        checkFrom: n,
+        reportTies: false,
+        obs: null,
+        write: null,
+        reals: { xs: X, obsOut: null, obsBase: 0, storeOut, storeFrom: from, storeEvery: every },
+      },
+      carry,
+      false,
+    );
   };
   const stash = takeStash(p, values.slice(0, nargs));
   // every carry stored: one segment whose carries are there
@@ -260,7 +305,11 @@ function wiring(body: Body, o: Outs, nobs: number, d: BlockDerivative): { states
     if (k < nc + nx) return `XR[r * ${nx} + ${k - nc}]`;
     return `pa${k - nc - nx}`;
   });
-  const locals = [...Array.from({ length: nc }, (_, k) => `ch${k}`), ...Array.from({ length: nc }, (_, k) => `id${k}`), ...Array.from({ length: np }, (_, q) => `pa${q}`)];
+  const locals = [
+    ...Array.from({ length: nc }, (_, k) => `ch${k}`),
+    ...Array.from({ length: nc }, (_, k) => `id${k}`),
+    ...Array.from({ length: np }, (_, q) => `pa${q}`),
+  ];
   return { states, results, locals };
 }
 

@@ -136,7 +136,10 @@ function makeForward(body: Body, obs: Int32Array): CompiledForward {
     checks.push(`if (${g.outcome ? `!${test}` : test}) break;`);
     if (g.distinct && !(lit[g.a] && lit[g.b])) checks.push(`if (reportTies && v${g.a} === v${g.b}) break;`);
   }
-  for (const f of body.folds) checks.push(`if (checkFolds && ${f.code === CODE.add ? `Object.is(v${f.v}, -0)` : f.code === CODE.mul ? `v${f.v} === 1` : `v${f.v} === 0`}) break;`);
+  for (const f of body.folds) {
+    const folded = f.code === CODE.add ? `Object.is(v${f.v}, -0)` : f.code === CODE.mul ? `v${f.v} === 1` : `v${f.v} === 0`;
+    checks.push(`if (checkFolds && ${folded}) break;`);
+  }
   for (const i of body.kinked) checks.push(`if (reportTies && KINK[${tape.op[i]}](v${tape.a[i]})) break;`);
   const update: string[] = [];
   for (let k = 0; k < nc; k++) if (body.carryKind[k] !== "identity") update.push(`c${k} = v${out[k]};`);
@@ -151,13 +154,32 @@ function makeForward(body: Body, obs: Int32Array): CompiledForward {
     `  if (i === due) { ${Array.from({ length: nc }, (_, k) => `storeOut[s + ${k}] = c${k};`).join(" ")} s += ${nc}; due += storeEvery; }`,
     ...statements(tape, need, input).map((l) => `  ${l}`),
     `  if (i >= checkFrom) { ${checks.join(" ")} }`,
-    obs.length > 0 ? `  if (obsOut !== null) { const o = (i - obsBase) * ${obs.length}; ${Array.from(obs, (v, s) => `obsOut[o + ${s}] = v${v};`).join(" ")} }` : "",
+    obs.length > 0
+      ? `  if (obsOut !== null) { const o = (i - obsBase) * ${obs.length}; ${Array.from(obs, (v, s) => `obsOut[o + ${s}] = v${v};`).join(" ")} }`
+      : "",
     ...update.map((l) => `  ${l}`),
     "}",
     ...Array.from({ length: nc }, (_, k) => `carry[${k}] = c${k};`),
     "return i;",
   ].join("\n");
-  const f = new Function("K", "KINK", "carry", "xs", "p", "from", "to", "checkFrom", "reportTies", "checkFolds", "obsOut", "obsBase", "storeOut", "storeFrom", "storeEvery", source);
+  const f = new Function(
+    "K",
+    "KINK",
+    "carry",
+    "xs",
+    "p",
+    "from",
+    "to",
+    "checkFrom",
+    "reportTies",
+    "checkFolds",
+    "obsOut",
+    "obsBase",
+    "storeOut",
+    "storeFrom",
+    "storeEvery",
+    source,
+  );
   return (carry, xs, p, from, to, checkFrom, reportTies, checkFolds, obsOut, obsBase, storeOut, storeFrom, storeEvery) =>
     f(KERNELS, KINKS, carry, xs, p, from, to, checkFrom, reportTies, checkFolds, obsOut, obsBase, storeOut, storeFrom, storeEvery) as number;
 }
@@ -177,14 +199,30 @@ export interface BlockWiring {
  * P, S, A, st, XR)`, carries at C[(r − cBase)·nc + k], x at X[r·nx + l], captured values
  * P, seeds S, x's held cotangents A, running cotangents in `st`, x's results XR.
  */
-export type CompiledBlock = (lo: number, hi: number, C: Float64Array, cBase: number, X: Float64Array, P: Float64Array, S: Float64Array, A: Float64Array, st: Float64Array, XR: Float64Array) => void;
+export type CompiledBlock = (
+  lo: number,
+  hi: number,
+  C: Float64Array,
+  cBase: number,
+  X: Float64Array,
+  P: Float64Array,
+  S: Float64Array,
+  A: Float64Array,
+  st: Float64Array,
+  XR: Float64Array,
+) => void;
 
-export function compiledBlock(term: { readonly tape: Tape; readonly output: { readonly atoms: readonly number[] } }, body: Body, w: BlockWiring): CompiledBlock {
+export function compiledBlock(
+  term: { readonly tape: Tape; readonly output: { readonly atoms: readonly number[] } },
+  body: Body,
+  w: BlockWiring,
+): CompiledBlock {
   const { nc, nx, np } = body;
   const nin = nc + nx + np;
   const tape = term.tape;
   const need = needed(tape, term.output.atoms);
-  const input = (k: number): string => (k < nc ? `C[(r - cBase) * ${nc} + ${k}]` : k < nc + nx ? `X[r * ${nx} + ${k - nc}]` : k < nin ? `P[${k - nc - nx}]` : w.states[k - nin]);
+  const input = (k: number): string =>
+    k < nc ? `C[(r - cBase) * ${nc} + ${k}]` : k < nc + nx ? `X[r * ${nx} + ${k - nc}]` : k < nin ? `P[${k - nc - nx}]` : w.states[k - nin];
   const source = [
     ...w.locals.map((name, j) => `let ${name} = st[${j}];`),
     "for (let r = hi - 1; r >= lo; r--) {",

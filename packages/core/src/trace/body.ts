@@ -148,7 +148,9 @@ export class Body {
    */
   get chains(): boolean {
     if (this.opaque) return false;
-    return this.carryKind.every((kind, k) => kind === "identity" || (kind === "literal" && this.literal[k] === 1) || (kind === "internal" && this.literal[k] === 0));
+    return this.carryKind.every(
+      (kind, k) => kind === "identity" || (kind === "literal" && this.literal[k] === 1) || (kind === "internal" && this.literal[k] === 0),
+    );
   }
 
   /** This term with inputs marked literal as `literal` says (the same instructions: literal inputs are inputs too). */
@@ -158,7 +160,10 @@ export class Body {
     if (mask.every((l, k) => l === this.literal[k])) return this;
     const key = mask.join("");
     let b = this.remarked.get(key);
-    if (b === undefined) this.remarked.set(key, (b = new Body(this.term, this.nc, this.nx, this.np, mask, this.carryShape, this.xShape, this.yShape, this.guards, this.opaque)));
+    if (b === undefined) {
+      b = new Body(this.term, this.nc, this.nx, this.np, mask, this.carryShape, this.xShape, this.yShape, this.guards, this.opaque);
+      this.remarked.set(key, b);
+    }
     return b;
   }
 
@@ -200,7 +205,10 @@ export class Body {
       }
     }
     for (let i = 0; i < from.length; i++) if (from.op[i] !== INPUT) map[i] = copyInstruction(from, i, to, map);
-    const guards = this.guards.flatMap((g) => (to.op[map[g.a]] === CONST && to.op[map[g.b]] === CONST ? [] : [{ ...g, a: map[g.a], b: map[g.b], distinct: g.distinct && map[g.a] !== map[g.b] }]));
+    const guards = this.guards.flatMap((g) => {
+      const bothConstant = to.op[map[g.a]] === CONST && to.op[map[g.b]] === CONST;
+      return bothConstant ? [] : [{ ...g, a: map[g.a], b: map[g.b], distinct: g.distinct && map[g.a] !== map[g.b] }];
+    });
     const term = new TraceTerm(to, this.term.params, { shape: this.term.output.shape, atoms: this.term.output.atoms.map((v) => map[v]) });
     return new Body(term, this.nc, this.nx, this.np, this.literal, this.carryShape, this.xShape, this.yShape, guards, this.opaque);
   }
@@ -240,9 +248,11 @@ export class Body {
     if (o === this) return true;
     const t = this.term.tape;
     const u = o.term.tape;
-    if (o.hash !== this.hash || o.nc !== this.nc || o.nx !== this.nx || o.np !== this.np || t.length !== u.length || o.guards.length !== this.guards.length) return false;
+    if (o.hash !== this.hash || o.nc !== this.nc || o.nx !== this.nx || o.np !== this.np) return false;
+    if (t.length !== u.length || o.guards.length !== this.guards.length) return false;
     // the structures of the values around the leaves, and whether a value was read (no guard records that)
-    if (o.opaque || this.opaque || !sameShape(this.carryShape, o.carryShape) || !sameShape(this.xShape, o.xShape) || (this.yShape === null) !== (o.yShape === null) || (this.yShape !== null && !sameShape(this.yShape, o.yShape!))) return false;
+    if (o.opaque || this.opaque || !sameShape(this.carryShape, o.carryShape) || !sameShape(this.xShape, o.xShape)) return false;
+    if ((this.yShape === null) !== (o.yShape === null) || (this.yShape !== null && !sameShape(this.yShape, o.yShape!))) return false;
     if (!this.literal.every((l, k) => l === o.literal[k])) return false;
     const out = this.term.output.atoms;
     if (out.length !== o.term.output.atoms.length || !out.every((v, j) => v === o.term.output.atoms[j])) return false;

@@ -120,7 +120,16 @@ export function scanValue(args: readonly Buf[], p: ScanParams): Float64Array {
       reportTies: p.reportTies,
       obs: layout.obs,
       write: (i, s, v) => writeAt(out, i * layout.width + layout.obsOffset[s], v),
-      reals: body.reals ? { xs: Float64Array.from(args.slice(xBase, xBase + n * body.nx) as number[]), obsOut: out, obsBase: 0, storeOut: null, storeFrom: 0, storeEvery: 1 } : undefined,
+      reals: body.reals
+        ? {
+            xs: Float64Array.from(args.slice(xBase, xBase + n * body.nx) as number[]),
+            obsOut: out,
+            obsBase: 0,
+            storeOut: null,
+            storeFrom: 0,
+            storeEvery: 1,
+          }
+        : undefined,
     },
     carry,
     false,

@@ -33,7 +33,12 @@ export function tiesAt(body: Body, value: (v: number) => number | Float64Array):
     const vb = value(g.b) as number;
     if (va !== vb || !g.distinct || (lit[g.a] && lit[g.b])) continue;
     const outcome = predicates[g.pred].test(va, vb);
-    found.push({ at: Math.max(g.a, g.b), what: `${g.pred}(${va}, ${vb}) was decided at a tie (both sides equal), taking the branch where ${va} ${predicates[g.pred].symbol} ${vb} is ${outcome}` });
+    found.push({
+      at: Math.max(g.a, g.b),
+      what:
+        `${g.pred}(${va}, ${vb}) was decided at a tie (both sides equal), ` +
+        `taking the branch where ${va} ${predicates[g.pred].symbol} ${vb} is ${outcome}`,
+    });
   }
   for (const i of body.kinked) {
     const p = primitiveOf(tape.op[i]);
@@ -44,7 +49,14 @@ export function tiesAt(body: Body, value: (v: number) => number | Float64Array):
       if (kink(arg)) found.push({ at: i, what: `${p.name}(${arg}) was evaluated at its kink; wengert uses ${atKink}` });
     } else {
       const at = arg.findIndex((t) => kink(t));
-      if (at >= 0) found.push({ at: i, what: `${p.name} was evaluated at its kink (element ${at} of a tensor ${showDims(tape.dims(tape.a[i]))} is ${arg[at]}); wengert uses ${atKink}` });
+      if (at >= 0) {
+        found.push({
+          at: i,
+          what:
+            `${p.name} was evaluated at its kink (element ${at} of a tensor ${showDims(tape.dims(tape.a[i]))} is ${arg[at]}); ` +
+            `wengert uses ${atKink}`,
+        });
+      }
     }
   }
   for (const i of body.tensorTies) {
@@ -75,11 +87,18 @@ export interface TracedBody {
 export type Leaf = Operand;
 
 const leafShape = (v: Operand): Shape =>
-  typeof v === "number" || v instanceof Real ? { kind: "real" } : v instanceof Tensor ? { kind: "tensor", dims: v.dims, container: "ndarray" } : { kind: "tensor", dims: toDense(v as never, "a leaf").dims, container: "ndarray" };
+  typeof v === "number" || v instanceof Real
+    ? { kind: "real" }
+    : v instanceof Tensor
+      ? { kind: "tensor", dims: v.dims, container: "ndarray" }
+      : { kind: "tensor", dims: toDense(v as never, "a leaf").dims, container: "ndarray" };
 
 /** The error for a carry whose type changed at iteration i. */
 export function carryChanged(caller: string, i: number, got: Shape, want: Shape): ShapeError {
-  return new ShapeError(`${caller}: the body returned a carry of type ${typeString(got)} at iteration ${i}, but it came in as ${typeString(want)}; a carry keeps its type and shape from one iteration to the next.`);
+  return new ShapeError(
+    `${caller}: the body returned a carry of type ${typeString(got)} at iteration ${i}, but it came in as ${typeString(want)}; ` +
+      "a carry keeps its type and shape from one iteration to the next.",
+  );
 }
 
 /** Whether two shapes are the same type (tensor containers aside). */
@@ -139,13 +158,19 @@ export function traceBody(call: BodyCall): TracedBody | null {
   let yShape: Shape | null;
   try {
     if (!Array.isArray(out) || out.length < 1 || out.length > 2) {
-      throw new WengertError(`${caller}: the body returned ${Array.isArray(out) ? `an array of length ${out.length}` : typeof out} at iteration ${iteration}; it must return [carry, y] (or [carry]).`);
+      throw new WengertError(
+        `${caller}: the body returned ${Array.isArray(out) ? `an array of length ${out.length}` : typeof out} at iteration ${iteration}; ` +
+          "it must return [carry, y] (or [carry]).",
+      );
     }
     const c = flatten(out[0], "carry", isOperand, "the carry", (m) => new ShapeError(`${caller}: at iteration ${iteration}, ${m}`), leafShape);
     if (!sameType(c.shape, carryShape)) {
       throw carryChanged(caller, iteration, c.shape, carryShape);
     }
-    const y = out[1] === undefined ? { shape: null, leaves: [] } : flatten(out[1], "y", isOperand, "y", (m) => new ShapeError(`${caller}: at iteration ${iteration}, ${m}`), leafShape);
+    const y =
+      out[1] === undefined
+        ? { shape: null, leaves: [] }
+        : flatten(out[1], "y", isOperand, "y", (m) => new ShapeError(`${caller}: at iteration ${iteration}, ${m}`), leafShape);
     yShape = y.shape;
     atoms = [...c.leaves, ...y.leaves].map((leaf) => atomOf(t, leaf));
   } catch (e) {
