@@ -27,7 +27,7 @@ export type Parsed = { readonly kind: "run"; readonly flags: Flags } | { readonl
  * shared with other work (2026-11-26); --quick took 45–60 s. README.md and packages/bench/README.md
  * say the same (test/docs-agree.test.ts).
  */
-export const RUN_TIME = { full: "about 7–10 minutes", quick: "about a minute" } as const;
+export const RUN_TIME = { full: "about 8–12 minutes", quick: "about a minute" } as const;
 
 /** The parts a run may be limited to: workload ids, their families, GB and SCAN. */
 export interface Names {
