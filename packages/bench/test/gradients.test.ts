@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { isUnsupported } from "../src/types.js";
 import { relativeError, toVec } from "../src/check.js";
+import { fdAlong, fdGradient, fdJacobianRows, fdPartial } from "./helpers/fd.js";
 import {
   rosenbrock,
   rosenbrockGrad,
@@ -22,19 +23,6 @@ import { rosenbrockHessian, w4Hessian } from "../src/workloads/w4-hessian.js";
 import { perExampleInput, w7 } from "../src/workloads/w7-per-example.js";
 import { chain, chainDerivative, chainWengertDerivative, w5, X0 } from "../src/workloads/w5-chain.js";
 import { odeGrad, odeLoss, odeWengertGrad, THETA, DT, w6 } from "../src/workloads/w6-ode.js";
-
-/** Central difference of f along coordinate i of x. */
-function central(f: (x: Float64Array) => number, x: ArrayLike<number>, i: number, h: number): number {
-  const xp = Float64Array.from(x);
-  const xm = Float64Array.from(x);
-  xp[i] += h;
-  xm[i] -= h;
-  return (f(xp) - f(xm)) / (2 * h);
-}
-
-function fdGradient(f: (x: Float64Array) => number, x: ArrayLike<number>, h: number): Float64Array {
-  return Float64Array.from({ length: x.length }, (_, i) => central(f, x, i, h));
-}
 
 describe("W1 rosenbrock", () => {
   it("hand-written gradient = central differences", () => {
@@ -70,7 +58,7 @@ describe("W2 mlp", () => {
     const take = (n: number) => v.slice(o, (o += n));
     return { W1: take(D * H), b1: take(H), W2: take(H * K), b2: take(K) };
   };
-  const loss = (v: Float64Array) => mlpLoss(unflat(v), data);
+  const loss = (v: ArrayLike<number>) => mlpLoss(unflat(Float64Array.from(v)), data);
 
   it("hand-written gradient = central differences (every 97th component, and the first of b1, W2, b2)", () => {
     const v = flat(p);
@@ -78,7 +66,7 @@ describe("W2 mlp", () => {
     expect(grad.length).toBe(mlpGradLength);
     const idx = [...Array.from({ length: Math.ceil(mlpGradLength / 97) }, (_, k) => k * 97), D * H, D * H + 5, D * H + H, D * H + H + H * K];
     for (const i of idx) {
-      const fd = central(loss, v, i, 1e-5);
+      const fd = fdPartial(loss, v, i, 1e-5);
       expect(Math.abs(grad[i] - fd)).toBeLessThan(1e-8 * Math.max(1, Math.abs(fd)));
     }
   });
@@ -121,11 +109,7 @@ describe("W4 hvp", () => {
     const n = 60;
     const x = rosenbrockInput(n);
     const v = Float64Array.from({ length: n }, (_, i) => Math.sin(3 * i) + 0.5);
-    const h = 1e-6;
-    const gp = rosenbrockGrad(x.map((xi, i) => xi + h * v[i]));
-    const gm = rosenbrockGrad(x.map((xi, i) => xi - h * v[i]));
-    const fd = gp.map((g, i) => (g - gm[i]) / (2 * h));
-    expect(relativeError(rosenbrockHvp(x, v), fd)).toBeLessThan(1e-7);
+    expect(relativeError(rosenbrockHvp(x, v), fdAlong(rosenbrockGrad, x, v, 1e-6))).toBeLessThan(1e-7);
   });
   it("hand-written H·v = wengert's hvp (n = 1000, v = ones)", () => {
     const w = w4(1000);
@@ -148,13 +132,8 @@ describe("W4 dense Hessian", () => {
     const n = 20;
     const x = rosenbrockInput(n);
     const H = rosenbrockHessian(x);
-    const h = 1e-6;
-    for (let j = 0; j < n; j++) {
-      const gp = rosenbrockGrad(x.map((xi, i) => (i === j ? xi + h : xi)));
-      const gm = rosenbrockGrad(x.map((xi, i) => (i === j ? xi - h : xi)));
-      const column = gp.map((g, i) => (g - gm[i]) / (2 * h));
-      expect(relativeError(H.filter((_, k) => k % n === j), column)).toBeLessThan(1e-7);
-    }
+    // the gradient's derivative in x_j: the Hessian's column j
+    fdJacobianRows(rosenbrockGrad, x, 1e-6).forEach((column, j) => expect(relativeError(H.filter((_, k) => k % n === j), column)).toBeLessThan(1e-7));
   });
   it("every wengert candidate = the hand-written Hessian, bit for bit among themselves (n = 40)", () => {
     const runs = [w4Hessian(40), w4Hessian(40, "lanes")].flatMap((w) => (isUnsupported(w.wengert) ? [] : [w.wengert, w.wengertCompiled!]));

@@ -34,12 +34,16 @@ describe("buffer pool", () => {
     expect(poolStats.bytes).toBe(bytes + 2 * 8 * length);
   });
   it("keeps no views", () => {
+    // held out, so the pool would take back a buffer of each view's length: only the view guard refuses them
+    const held = [100, 2].map((n) => alloc(n));
     const bytes = poolStats.bytes;
     const whole = alloc(200);
     release(whole.subarray(0, 100)); // a view off V8's heap, from the start
     release(whole.subarray(100)); // at an offset
     release(alloc(9).subarray(1, 3)); // a short one at an offset
     expect(poolStats.bytes).toBe(bytes);
+    held.forEach(release); // while whole buffers of those lengths are
+    expect(poolStats.bytes).toBe(bytes + 8 * (100 + 2));
   });
 
   it("keeps small buffers too (a small tensor program makes many; a fresh one costs a microsecond)", () => {
@@ -68,12 +72,17 @@ describe("buffer pool", () => {
     expect(again.every((x) => x === 0)).toBe(true);
   });
   it("keeps no views into a slab other than its cells", () => {
-    const bytes = poolStats.bytes;
+    const held = [10, 21].map((n) => alloc(n)); // as above
     const cell = alloc(20);
+    const bytes = poolStats.bytes;
     release(cell.subarray(1, 11)); // inside a cell
     release(cell.subarray(0, 10)); // a cell's start, not its length
     release(new Float64Array(cell.buffer, 0, 21)); // a slab's start, another length
+    // a cell's length, straddling two cells (a slab holds hundreds of cells of 20)
+    release(new Float64Array(cell.buffer, cell.byteOffset > 0 ? cell.byteOffset - 8 : 8, 20));
     expect(poolStats.bytes).toBe(bytes);
+    [...held, cell].forEach(release);
+    expect(poolStats.bytes).toBe(bytes + 8 * (10 + 21 + 20));
     // above the slabs' lengths, buffers are their own as before
     expect(alloc(SLAB_MAX + 1).byteLength).toBe(alloc(SLAB_MAX + 1).buffer.byteLength);
   });

@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import {
-  abs, add, checkpoint, compileGrad, primal, concat, cos, derivativeOf, exp, fd, grad, hessian, hvp, index, jacobian, jvp, lt, mul, scan, ShapeError, sin, slice, sub, sum, taylor,
+  abs, add, checkpoint, compileGrad, primal, concat, cos, defineOp, derivativeOf, exp, fd, grad, hessian, hvp, index, jacobian, jvp, lt, mul, scan, ShapeError, sin, slice, sub, sum, taylor,
   TieError, traceOf, vjp, WengertError, type Operand, type Scalar, type TensorArg,
 } from "../../src/index.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
@@ -385,6 +385,29 @@ describe("what a scan keeps", () => {
     grad(chain(n, { checkpoint: 1000 }), 0.3);
     expect(reverseStats.maxStored).toBe(10 + 1000);
     expect(reverseStats.swept).toBe(n);
+  });
+  it("the reverse sweep recomputes each iteration once: from the stored carry nearest before it, not from the start", () => {
+    // the body's evaluations, counted by a primitive's kernel (interpreted: compiled scan code cannot emit user primitives yet)
+    let calls = 0;
+    const countedSin = defineOp({ name: "countedSin", forward: (y) => (calls++, Math.sin(y)), reverse: ([y], _s, ct) => [mul(ct, cos(y))] });
+    const counted = (n: number, options = {}) => (x: Scalar) => scan((y: Scalar) => [add(mul(0.9, y), mul(0.1, countedSin(y)))], x, n, options)[0];
+    scanCode.enabled = false;
+    const n = 10_000;
+    const callsOf = (options: object): number => {
+      calls = 0;
+      expect(grad(counted(n, options), 0.3)).toBeCloseTo(grad(chain(n, options), 0.3), 14);
+      return calls;
+    };
+    // the primal run (and the traced iteration), then the sweep recomputing the carries from the start
+    const every = callsOf({ checkpoint: "every" });
+    expect(every).toBe(2 * n + 1);
+    // and before the sweep a run storing every k-th carry, each segment then recomputed from its own
+    const checkpointed = [{ checkpoint: "sqrt" }, { checkpoint: 100 }, { checkpoint: 1000 }];
+    for (const options of checkpointed) expect(callsOf(options)).toBe(every + n);
+    // compiled code counts nothing: its carries recomputed from elsewhere would change the numbers
+    scanCode.enabled = true;
+    const want = grad(chain(n, { checkpoint: "every" }), 0.3);
+    for (const options of checkpointed) expect(grad(chain(n, options), 0.3)).toBe(want);
   });
   it("a checkpointed call keeps its arguments and results, and traces f once for calls alike", () => {
     let calls = 0;

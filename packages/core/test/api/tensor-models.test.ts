@@ -10,6 +10,7 @@ import {
   tanh, transpose, valueAndGrad, type NdArray, type Scalar, type Tensor,
 } from "../../src/index.js";
 import { rng, isNd, flat, nd, closeWithin, randArr } from "../helpers/tensors.js";
+import { expectRecordGradient } from "../helpers/check.js";
 
 const expectClose = closeWithin(1e-9, 1e-12);
 
@@ -186,22 +187,6 @@ function mlpByHand1(p: Plain, x: number[], label: number): Plain {
 
 // ---------------------------------------------------------------- models against differences
 
-function fdCheck(f: (p: Record<string, NdArray>) => number, p: Record<string, NdArray>, g: Record<string, NdArray>, h = 1e-3): void {
-  for (const k of Object.keys(p)) {
-    expect(g[k].shape).toEqual(p[k].shape);
-    const xs = flat(p[k]);
-    const want = xs.map((_, e) => {
-      const at = (t: number) => {
-        const d = [...xs];
-        d[e] += t;
-        return f({ ...p, [k]: nd(d, [...p[k].shape]) });
-      };
-      return (-at(2 * h) + 8 * at(h) - 8 * at(-h) + at(-2 * h)) / (12 * h);
-    });
-    expectClose(flat(g[k]), want, 1e-6, 1e-8, k);
-  }
-}
-
 describe("models against central differences", () => {
   it("a small CNN: conv (stride 2, padding 1), tanh, conv, flatten, dense, softmax cross-entropy", () => {
     const r = rng(7);
@@ -218,7 +203,7 @@ describe("models against central differences", () => {
       const z = matmul(reshape(h2, [2, -1]) as Tensor | NdArray, q.W); // [2, 2]
       return neg(sum(mul(labels, logSoftmax(z))));
     };
-    fdCheck(f as (q: Record<string, NdArray>) => number, p, grad(f, p));
+    expectRecordGradient(f as (q: Record<string, NdArray>) => number, p, grad(f, p));
   });
 
   it("a batched attention block: softmax(QKᵀ/√d) V with batch broadcasting", () => {
@@ -233,6 +218,6 @@ describe("models against central differences", () => {
       const out = matmul(A, V); // [2, 3, 2]
       return add(sum(mul(out, out)), max(out));
     };
-    fdCheck(f as (q: Record<string, NdArray>) => number, p, grad(f, p));
+    expectRecordGradient(f as (q: Record<string, NdArray>) => number, p, grad(f, p));
   });
 });

@@ -1,9 +1,11 @@
 /**
  * @file Numerical checking utilities shared by the test suites: central finite
  * differences (scalar, on flat arrays, and a fourth-order stencil) and a tolerant
- * comparison of numbers or nested arrays/records that names the offending leaf; and
- * the error a call throws.
+ * comparison of numbers or nested arrays/records that names the offending leaf; a
+ * gradient of a record of tensors checked against differences; and the error a call throws.
  */
+import type { NdArray } from "../../src/index.js";
+import { flat, nd } from "./tensors.js";
 
 /** The error `fn` throws (a test of what a mistake reports); fails when it throws none. */
 export function thrown(fn: () => unknown): Error {
@@ -47,6 +49,19 @@ export function fdJacobianT(f: (x: number[]) => number[], x: readonly number[], 
     const down = f(bump(x, i, -h));
     return up.map((u, j) => (u - down[j]) / (2 * h));
   });
+}
+
+/**
+ * Assert that `g` is the gradient of `f` at a record of tensors `p`: each entry shaped as
+ * p's, its elements within rtol 1e-6, atol 1e-8 of fourth-order central differences
+ * (h = 1e-3: a model's loss is a long float sum, so a small h would lose to rounding).
+ */
+export function expectRecordGradient(f: (p: Record<string, NdArray>) => number, p: Record<string, NdArray>, g: Record<string, NdArray>, h = 1e-3): void {
+  for (const k of Object.keys(p)) {
+    expectClose(g[k].shape, p[k].shape, 0, 0, `${k}.shape`);
+    const want = fdGradient((xs) => f({ ...p, [k]: nd(xs, [...p[k].shape]) }), flat(p[k]), h, centralDiff4);
+    expectClose(flat(g[k]), want, 1e-6, 1e-8, k);
+  }
 }
 
 function leaves(v: unknown, path: string, out: [string, unknown][]): void {
