@@ -8,7 +8,7 @@
  * the last bit. Code is cached by the term's structure (Body.key), so a body traced
  * again by a later call with the same structure runs the code compiled before.
  */
-import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, KERNELS, KINKS, primitiveOf } from "../trace/opcodes.js";
+import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, KERNELS, KINKS } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
 import { CODE } from "../trace/opcodes.js";
 import type { Body } from "../trace/body.js";
@@ -26,17 +26,14 @@ const CACHE_SIZE = 256;
 /** The statements computing the needed instructions of a tape of reals; inputs are named by `input`. */
 function statements(tape: Tape, need: Uint8Array, input: (k: number) => string): string[] {
   const { op, a, b, val } = tape;
-  const e = javascript as unknown as Record<string, (x: string, y: string) => string>;
   const lines: string[] = [];
   for (let i = 0; i < tape.length; i++) {
     if (!need[i]) continue;
     const code = op[i];
     if (code === INPUT) lines.push(`const v${i} = ${input(a[i])};`);
     else if (code === CONST) lines.push(`const v${i} = ${literal(val[i])};`);
-    else if (code >= FIRST_PRIMITIVE) {
-      const name = primitiveOf(code).name;
-      lines.push(`const v${i} = ${ARITY[code] === 1 ? e[name](`v${a[i]}`, "") : e[name](`v${a[i]}`, `v${b[i]}`)};`);
-    }
+    // by opcode, not by name: a user primitive (defineOp) is called as its kernel, K[code]
+    else if (code >= FIRST_PRIMITIVE) lines.push(`const v${i} = ${javascript.apply(code, `v${a[i]}`, ARITY[code] === 1 ? `v${a[i]}` : `v${b[i]}`)};`);
   }
   return lines;
 }

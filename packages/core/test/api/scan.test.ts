@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import {
-  abs, add, checkpoint, compileGrad, primal, concat, cos, defineOp, derivativeOf, exp, fd, grad, hessian, hvp, index, jacobian, jvp, lt, mul, scan, ShapeError, sin, slice, sub, sum, taylor,
+  abs, add, checkpoint, compileGrad, primal, concat, cos, defineOp, derivativeOf, div, exp, fd, grad, hessian, hvp, index, jacobian, jvp, lt, mul, scan, ShapeError, sin, slice, sub, sum, taylor,
   TieError, traceOf, vjp, WengertError, type Operand, type Scalar, type TensorArg,
 } from "../../src/index.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
@@ -387,7 +387,7 @@ describe("what a scan keeps", () => {
     expect(reverseStats.swept).toBe(n);
   });
   it("the reverse sweep recomputes each iteration once: from the stored carry nearest before it, not from the start", () => {
-    // the body's evaluations, counted by a primitive's kernel (interpreted: compiled scan code cannot emit user primitives yet)
+    // the body's evaluations, counted by a user primitive's kernel (interpreted here; compiled below)
     let calls = 0;
     const countedSin = defineOp({ name: "countedSin", forward: (y) => (calls++, Math.sin(y)), reverse: ([y], _s, ct) => [mul(ct, cos(y))] });
     const counted = (n: number, options = {}) => (x: Scalar) => scan((y: Scalar) => [add(mul(0.9, y), mul(0.1, countedSin(y)))], x, n, options)[0];
@@ -408,6 +408,29 @@ describe("what a scan keeps", () => {
     scanCode.enabled = true;
     const want = grad(chain(n, { checkpoint: "every" }), 0.3);
     for (const options of checkpointed) expect(grad(chain(n, options), 0.3)).toBe(want);
+  });
+  it("a body with a user primitive runs as compiled code: its kernel called, the numbers of the interpreter and of the loop written out", () => {
+    let calls = 0;
+    const softSin = defineOp({ name: "softSin", forward: (y) => (calls++, Math.sin(y) / (1 + y * y)), reverse: ([y], _s, ct) => [mul(ct, softSinPrime(y))] });
+    const softSinPrime = (y: Scalar): Scalar => sub(div(cos(y), add(1, mul(y, y))), div(mul(mul(2, y), sin(y)), mul(add(1, mul(y, y)), add(1, mul(y, y)))));
+    const n = 2000;
+    const body = (y: Scalar, w: Scalar): Scalar => add(mul(0.9, y), mul(w, softSin(y)));
+    const scanned = ([x, w]: Scalar[]) => scan((y: Scalar) => [body(y, w)], x, n, { checkpoint: "sqrt" })[0];
+    const written = ([x, w]: Scalar[]) => {
+      let y = x;
+      for (let i = 0; i < n; i++) y = body(y, w);
+      return y;
+    };
+    const at = [0.3, 0.2];
+    scanCode.enabled = true;
+    calls = 0;
+    const compiled = [scanned(at as never), grad(scanned, at), jvp(scanned, at, [1, -0.5])];
+    expect(calls).toBeGreaterThanOrEqual(3 * n);
+    scanCode.enabled = false;
+    const interpreted = [scanned(at as never), grad(scanned, at), jvp(scanned, at, [1, -0.5])];
+    scanCode.enabled = true;
+    expectSame(compiled, interpreted);
+    expectSame(compiled, [written(at as never), grad(written, at), jvp(written, at, [1, -0.5])]);
   });
   it("a checkpointed call keeps its arguments and results, and traces f once for calls alike", () => {
     let calls = 0;
