@@ -161,7 +161,7 @@ const errorsOf = jit(vmap(([q, fx, fy]: Observation) => reprojError(q, fx, fy)),
  * Each observation's 2 × 15 Jacobian block: reverse mode per observation (`jacrev`, two
  * sweeps over its trace, placed into vmap's trace), vmapped and compiled as errorsOf.
  */
-const blocksOf = jit(vmap(([q, fx, fy]: Observation) => jacrev((v: Scalar[]) => reprojError(v, fx, fy), q)), { ties: "ignore" });
+const blocksOf = jit(vmap(([q, fx, fy]: Observation) => jacrev((v: Scalar[]) => reprojError(v, fx, fy), q, { ties: "ignore" })), { ties: "ignore" });
 
 /** Zach's weight error 1 − w², elementwise. */
 export const weightErrors = (w: T): T => sub(1, square(w)) as T;
