@@ -2,13 +2,38 @@
  * What the browser test computes, in the page (bundled with @wengert/core by esbuild)
  * and in Node (browser.test.ts), whose numbers must agree: with reals, a gradient, a
  * third derivative by nested grad and a compileGrad run long enough to replay compiled
- * code; with tensors, the gradient of an MLP whose matrix products are large enough
+ * code, jit of hvp and of hessian, vmap of grad over lanes that branch and loop apart, and
+ * grad of a scan; with tensors, the gradient of an MLP whose matrix products are large enough
  * for the WebAssembly SIMD gemm, and a ShapeError's call site. Calls of the wasm
  * kernels are counted by wrapping WebAssembly.Instance (the modules are instantiated
  * at first use), so the SIMD path is seen to be taken, not assumed.
  */
 import ndarray from "ndarray";
-import { add, compileGrad, cos, exp, grad, gt, matmul, mean, mul, sin, square, sub, tanh, type NdArray, type Scalar, type Tensor } from "@wengert/core";
+import {
+  add,
+  compileGrad,
+  cos,
+  div,
+  exp,
+  grad,
+  gt,
+  hessian,
+  hvp,
+  jit,
+  lt,
+  matmul,
+  mean,
+  mul,
+  scan,
+  sin,
+  square,
+  sub,
+  tanh,
+  vmap,
+  type NdArray,
+  type Scalar,
+  type Tensor,
+} from "@wengert/core";
 
 /** What needs no tensor: reals and compileGrad. */
 export interface RealResults {
@@ -17,6 +42,8 @@ export interface RealResults {
   /** compileGrad's gradients at five points, and its stats after them. */
   readonly replays: number[][];
   readonly stats: { traces: number; replays: number; compiled: number };
+  /** jit(hvp) at four points, jit(hessian) at three (rows), vmap(grad) over five lanes, grad of a scan. */
+  readonly jitted: { hvps: number[][]; hessians: number[][][]; perExample: number[]; scanned: number; jitStats: { compiled: number } };
 }
 
 /** What needs tensors (ndarrays, which compile their constructors with new Function). */
@@ -40,7 +67,33 @@ export function computeReals(): RealResults {
   // d³/dx³ of sin x · exp(x / 2), by three nested grads
   const d = (f: (x: Scalar) => Scalar) => (x: Scalar) => grad(f, x);
   const third = d(d(d((x: Scalar) => mul(sin(x), exp(mul(x, 0.5))))))(0.4) as number;
-  return { gradient, third, ...replayed() };
+  return { gradient, third, ...replayed(), jitted: jitted() };
+}
+
+/** Rosenbrock's hvp and Hessian under jit, Newton's √a per lane under vmap(grad), a chain as a scan. */
+function jitted(): RealResults["jitted"] {
+  const rosen = (x: Scalar[]): Scalar => {
+    let s: Scalar = 0;
+    for (let i = 0; i + 1 < x.length; i++) s = add(s, add(mul(100, square(sub(x[i + 1], square(x[i])))), square(sub(1, x[i]))));
+    return s;
+  };
+  const h = jit((xv: [number[], number[]]) => hvp(rosen, xv[0], xv[1]) as number[]);
+  const hvps = [0.1, 0.2, 0.3, 0.4].map((t) => h([[t, 1 - t, 2 * t, -t], [1, -1, 0.5, 2]]));
+  const H = jit((x: number[]) => hessian(rosen, x) as number[][]);
+  const hessians = [0.3, 0.6, 0.9].map((t) => H([t, -t, 1 + t]));
+  const newton = (a: Scalar): Scalar => {
+    let y = a;
+    for (let it = 0; it < 50; it++) {
+      const r = sub(mul(y, y), a);
+      if (!(gt(r, 1e-12) || lt(r, -1e-12))) break;
+      y = mul(0.5, add(y, div(a, y)));
+    }
+    return gt(y, 1) ? mul(mul(y, y), y) : sin(y);
+  };
+  const perExample = Array.from(vmap((x: Scalar) => grad(newton, x))(Float64Array.of(0.25, 0.5, 2, 4, 9)) as Float64Array);
+  const chain = (x: Scalar): Scalar => scan((y: Scalar) => [add(mul(0.9, y), mul(0.1, sin(y)))], x, 5000)[0];
+  const scanned = grad(chain, 0.3) as number;
+  return { hvps, hessians, perExample, scanned, jitStats: { compiled: h.stats.compiled } };
 }
 
 export function computeTensors(): TensorResults {

@@ -105,6 +105,7 @@ describe.skipIf(skip)("in headless Chromium", () => {
   it("Node itself takes the SIMD gemm and replays compiled code (what the page is compared with)", () => {
     expect(node.tensors.wasmCalls.gemm).toBe(2);
     expect(node.reals.stats.compiled).toBeGreaterThan(0);
+    expect(node.reals.jitted.jitStats.compiled).toBeGreaterThan(0);
   });
 
   /** The page's results, whose numbers must be Node's. */
@@ -115,6 +116,11 @@ describe.skipIf(skip)("in headless Chromium", () => {
     expectClose(reals.gradient, node.reals.gradient, "gradient");
     expectClose([reals.third], [node.reals.third], "third derivative");
     reals.replays.forEach((g, i) => expectClose(g, node.reals.replays[i], `compileGrad call ${i + 1}`));
+    const [j, nj] = [reals.jitted, node.reals.jitted];
+    j.hvps.forEach((g, i) => expectClose(g, nj.hvps[i], `jit(hvp) call ${i + 1}`));
+    j.hessians.forEach((H, i) => expectClose(H.flat(), nj.hessians[i].flat(), `jit(hessian) call ${i + 1}`));
+    expectClose(j.perExample, nj.perExample, "vmap(grad)");
+    expectClose([j.scanned], [nj.scanned], "grad of a scan");
     for (const k of ["W1", "b1", "W2"] as const) if (tensors) expectClose(tensors.mlp[k], node.tensors.mlp[k], `MLP gradient ${k}`);
     return page.results!;
   }
@@ -134,10 +140,12 @@ describe.skipIf(skip)("in headless Chromium", () => {
     expect(node.tensors.shapeError.message).toContain(`, at ${node.tensors.shapeError.place}`);
   });
 
-  it("under a Content-Security-Policy forbidding code made at run time: compileGrad replays by its interpreter, with the same numbers", async () => {
+  it("under a Content-Security-Policy forbidding code made at run time: compileGrad and jit replay by their interpreters, vmap, hessian and scan run, with the same numbers", async () => {
     // reals only: ndarray, which tensors come in, compiles its constructors with new Function
     const { reals, tensors } = await sameNumbers(`${origin}/csp.html?reals`);
     expect(tensors).toBeUndefined();
     expect(reals.stats).toEqual({ ...node.reals.stats, compiled: 0 });
+    // jit, vmap, hessian and scan take their paths without code made at run time: the same numbers, nothing compiled
+    expect(reals.jitted.jitStats.compiled).toBe(0);
   });
 });
