@@ -40,7 +40,7 @@ import { firstOf, outputsOf } from "../helpers/programs/run.js";
 
 const isUnary = (name: string): name is UnaryName => (UNARY_NAMES as readonly string[]).includes(name);
 
-const same = (a: number, b: number) => expect(Object.is(a, b) || a === b || (Number.isNaN(a) && Number.isNaN(b))).toBe(true);
+const same = (a: number, b: number) => expect(Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b)), `${a} vs ${b}`).toBe(true);
 
 /** Random straight-line programs with branches and two outputs: the last value, and the one before over 2 + x0². */
 const programs = lines({
@@ -62,7 +62,7 @@ describe("numeric sweep = built term, evaluated", () => {
           const f = outputsOf(prog);
           const fast = rd(f, x, seed, { ties: "ignore" }) as number[];
           const built = derivativeOf(f, x, seed, { ties: "ignore" }).evaluate(x, seed) as number[];
-          fast.forEach((g, i) => same(g + 0, built[i] + 0));
+          fast.forEach((g, i) => same(g, built[i]));
         },
       ),
       { numRuns: 300, seed: 42 },
@@ -95,7 +95,7 @@ describe("numeric sweep = built term, evaluated", () => {
           const f = firstOf(prog);
           const fast = rd(f, x, seed) as number[];
           const built = derivativeOf(f, x, seed).evaluate(x, seed) as number[];
-          fast.forEach((g, i) => same(g + 0, built[i] + 0));
+          fast.forEach((g, i) => same(g, built[i]));
         },
       ),
       { numRuns: 300, seed: 11 },

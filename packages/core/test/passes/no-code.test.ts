@@ -36,7 +36,7 @@ function nanSafe<T>(run: () => T): T | null {
 function expectSame(f: F, x: number[], v: number[]): void {
   expect(hvpSweep(traceOf(f, x, IGNORE), v), `hvpSweep at ${x} along ${v}`).toEqual(symbolic(f, x, v));
   const built = derivativeOf(f, x, 1, IGNORE).evaluate(x, 1) as number[];
-  (grad(f, x, IGNORE) as number[]).forEach((g, i) => expect(g + 0, `grad at ${x}`).toBe(built[i] + 0));
+  (grad(f, x, IGNORE) as number[]).forEach((g, i) => expect(g, `grad at ${x}`).toBe(built[i]));
   const [, fast] = jvp(f, x, v, IGNORE) as [number, number];
   // the tangent term built (checkNaN asks for it), where no value on the way is NaN or infinite
   const slow = nanSafe(() => jvp(f, x, v, { ...IGNORE, checkNaN: true }) as [number, number]);
