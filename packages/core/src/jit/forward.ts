@@ -19,7 +19,7 @@ import { MAX_STATEMENTS } from "./gradient.js";
 import { LITERAL_IDS, Program } from "./program.js";
 import { codeSize, reroll, type Node, type Statements } from "./reroll.js";
 import { Accesses, planRegisters, type UsesOf } from "./registers.js";
-import { chunkSources, warmable } from "./source.js";
+import { chunkSources, forwardChunk, warmable, type ForwardChunk } from "./source.js";
 import { mayMakeCode } from "./javascript.js";
 
 /**
@@ -37,12 +37,11 @@ export interface CompiledForward {
   readonly source: readonly string[];
 }
 
-type Chunk = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, live: number) => boolean;
 type Run = (
   v: Float64Array,
   K: typeof KERNELS,
   KINK: typeof KINKS,
-  chunks: Chunk[],
+  chunks: ForwardChunk[],
   at: Int32Array,
   to: Int32Array,
   results: unknown[],
@@ -174,7 +173,7 @@ export function compileForward(
         "return null;",
       )
     : "for (let c = 0; c < chunks.length; c++) if (!chunks[c](v, K, KINK, live)) return null;";
-  const chunks = inline ? [] : source.map((s) => new Function("v", "K", "KINK", "live", `${warmable(s)}\nreturn true;`) as Chunk);
+  const chunks = inline ? [] : source.map(forwardChunk);
   // the inputs copied in (input k is variable k), the code, the outputs copied out
   const run = new Function(
     "v", "K", "KINK", "chunks", "at", "to", "results", "parts", "live",

@@ -21,7 +21,7 @@ import type { Guard } from "../trace/tracer.js";
 import { LITERAL_IDS, Program } from "./program.js";
 import { codeSize, reroll, type Node, type Statements } from "./reroll.js";
 import { Accesses, planRegisters } from "./registers.js";
-import { chunkSources, warmable } from "./source.js";
+import { chunkSources, forwardChunk, warmable } from "./source.js";
 import { mayMakeCode } from "./javascript.js";
 
 /** Value and gradient at new inputs, or null where the trace does not hold there. */
@@ -47,7 +47,6 @@ export interface Compiled {
 /** Traces whose re-rolled code is larger than this are replayed by the interpreter. */
 export const MAX_STATEMENTS = 40000;
 
-type Forward = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, live: number) => boolean;
 type Reverse = (v: Float64Array, ct: Float64Array, g: number[], K: typeof KERNELS, live: number) => void;
 
 /**
@@ -106,7 +105,7 @@ function compile(term: TraceTerm, guards: readonly Guard[], reportTies: boolean)
   const { groups } = plan(second.forward, second.reverse, code, out2, params2);
   const stats = { forward: codeSize(code[0]), reverse: codeSize(code[1]), locals: [...groups.values()].reduce((k, gs) => k + gs.length, 0) };
   const source = { forward: chunkSources(code[0], template, groups), reverse: chunkSources(code[1], template, groups) };
-  const forwards = source.forward.map((s) => new Function("v", "K", "KINK", "live", `${warmable(s)}\nreturn true;`) as Forward);
+  const forwards = source.forward.map(forwardChunk);
   const reverses = source.reverse.map((s) => new Function("v", "ct", "g", "K", "live", `let c = 0;\n${warmable(s)}`) as Reverse);
 
   const v = new Float64Array(n);

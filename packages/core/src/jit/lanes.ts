@@ -13,7 +13,7 @@ import { KERNELS, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { forwardCode } from "./forward.js";
-import { warmable } from "./source.js";
+import { forwardChunk, warmable, type ForwardChunk } from "./source.js";
 
 /**
  * The term's outputs at lanes `from` … `to` − 1 of the batch, written into `outs` at each
@@ -21,12 +21,11 @@ import { warmable } from "./source.js";
  */
 export type LaneRun = (inputs: readonly LaneInput[], from: number, to: number, outs: readonly Float64Array[]) => number;
 
-type Chunk = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, live: number) => boolean;
 type Run = (
   v: Float64Array,
   K: typeof KERNELS,
   KINK: typeof KINKS,
-  chunks: Chunk[],
+  chunks: ForwardChunk[],
   I: readonly Float64Array[],
   from: number,
   to: number,
@@ -66,7 +65,7 @@ export function compileLanes(term: TraceTerm, guards: readonly Guard[], reportTi
   outs.forEach((at, j) => lines.push(`O${j}[l] = ${place(at)};`));
   lines.push("}", "return to;");
   if (locals.size > 0) lines.unshift(`let ${[...locals].map((x) => `t${x} = 0`).join(", ")};`);
-  const chunks = source.length === 1 ? [] : source.map((s) => new Function("v", "K", "KINK", "live", `${warmable(s)}\nreturn true;`) as Chunk);
+  const chunks = source.length === 1 ? [] : source.map(forwardChunk);
   const run = new Function("v", "K", "KINK", "chunks", "I", "from", "to", "O", "live", lines.join("\n")) as Run;
   // once on one lane with no loop run, for type feedback (warmable, source.ts)
   const scratch = (): Float64Array[] => Array.from({ length: Math.max(nIn, outs.length) }, () => new Float64Array(1));

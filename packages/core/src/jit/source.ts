@@ -7,6 +7,7 @@
  * terms. Long code is cut into several functions (chunks): V8 does not optimise a
  * function past a certain size, and a loop-free trace can be long.
  */
+import type { KERNELS, KINKS } from "../trace/opcodes.js";
 import type { Group, Mode, Space } from "./registers.js";
 import type { Loop, Node } from "./reroll.js";
 
@@ -133,4 +134,12 @@ function nodeSource(node: Node, idx: readonly Affine[], cx: Context, depth: numb
  */
 export function warmable(source: string): string {
   return source.replace(/(for \(let r\d+ = 0; r\d+ < )(\d+);/g, "$1$2 * live;").replace(/return false;/g, "if (live) return false;");
+}
+
+/** A compiled forward chunk: false where a guard or kink does not hold. */
+export type ForwardChunk = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, live: number) => boolean;
+
+/** A forward chunk's source as a function (warmable: run once with live = 0 before use). */
+export function forwardChunk(source: string): ForwardChunk {
+  return new Function("v", "K", "KINK", "live", `${warmable(source)}\nreturn true;`) as ForwardChunk;
 }

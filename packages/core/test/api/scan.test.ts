@@ -271,40 +271,31 @@ const CASES: Case[] = [
   },
   {
     name: "checkpointed layers, with two results and a captured value",
-    scanned: ((p: Scalar[]) => {
-      const layer = checkpoint((h: Scalar, w: Scalar) => {
-        let y = h;
-        for (let i = 0; i < 5; i++) y = add(mul(w, sin(y)), mul(exp(p[0]), y));
-        return [y, cos(y)];
-      });
-      let h = p[0];
-      let s: Scalar = 0;
-      for (let l = 0; l < 4; l++) {
-        const [y, c] = layer(h, p[1]);
-        h = y;
-        s = add(s, c);
-      }
-      return add(mul(h, h), s);
-    }) as F,
-    loop: ((p: Scalar[]) => {
-      const layer = (h: Scalar, w: Scalar): [Scalar, Scalar] => {
-        let y = h;
-        for (let i = 0; i < 5; i++) y = add(mul(w, sin(y)), mul(exp(p[0]), y));
-        return [y, cos(y)];
-      };
-      let h = p[0];
-      let s: Scalar = 0;
-      for (let l = 0; l < 4; l++) {
-        const [y, c] = layer(h, p[1]);
-        h = y;
-        s = add(s, c);
-      }
-      return add(mul(h, h), s);
-    }) as F,
+    scanned: layers(checkpoint),
+    loop: layers((layer) => layer),
     x: [0.3, 0.7],
     v: [1, 2],
   },
 ];
+
+/** Four layers of five steps each, p[0] captured, with `wrap` (checkpoint, or nothing) around each layer. */
+function layers(wrap: <A extends Scalar[]>(layer: (...a: A) => [Scalar, Scalar]) => (...a: A) => [Scalar, Scalar]): F {
+  return (p: Scalar[]) => {
+    const layer = wrap((h: Scalar, w: Scalar): [Scalar, Scalar] => {
+      let y = h;
+      for (let i = 0; i < 5; i++) y = add(mul(w, sin(y)), mul(exp(p[0]), y));
+      return [y, cos(y)];
+    });
+    let h = p[0];
+    let s: Scalar = 0;
+    for (let l = 0; l < 4; l++) {
+      const [y, c] = layer(h, p[1]);
+      h = y;
+      s = add(s, c);
+    }
+    return add(mul(h, h), s);
+  };
+}
 
 afterEach(() => {
   scanCode.enabled = true;
