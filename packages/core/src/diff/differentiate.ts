@@ -128,7 +128,8 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
     pieces.delete(i);
     const dims = tape.dims(i);
     const dense = masks[i];
-    if (ct[i] < 0 || dense != null) {
+    if (coversAxis(dims, list.map((p) => ({ start: p.start, dims: sink.tape.dims(p.piece) })))) masks[i] = null;
+    else if (ct[i] < 0 || dense != null) {
       const m = ct[i] < 0 ? new Float64Array(size(dims)) : dense!.slice();
       for (const p of list) kernels.addAt(m, dims, onesLike(sink.tape.dims(p.piece)), sink.tape.dims(p.piece), p.start);
       masks[i] = m.every((t) => t !== 0) ? null : m.map((t) => (t !== 0 ? 1 : 0));
@@ -248,6 +249,22 @@ export interface Split {
 const STRUCTURAL = new Set(
   (["reshape", "broadcastTo", "transpose", "slice", "index", "embed", "pack", "gather", "scatterAdd", "concat", "sum"] as const).map((name) => CODE[name]),
 );
+
+/**
+ * Whether pieces of a vector leave no element out (slices of x that overlap, as
+ * x[0:n-1] and x[1:n]): then the cotangent may be nonzero everywhere, and no mask need
+ * be made element by element. False where unknown (more than one axis).
+ */
+function coversAxis(dims: Dims, boxes: readonly { start: readonly number[]; dims: Dims }[]): boolean {
+  if (dims.length !== 1) return false;
+  const sorted = boxes.map((b) => [b.start[0], b.start[0] + b.dims[0]]).sort((p, q) => p[0] - q[0]);
+  let end = 0;
+  for (const [from, to] of sorted) {
+    if (from > end) return false;
+    end = Math.max(end, to);
+  }
+  return end >= dims[0];
+}
 
 function onesLike(dims: Dims): number | Float64Array {
   return dims.length === 0 ? 1 : new Float64Array(size(dims)).fill(1);
