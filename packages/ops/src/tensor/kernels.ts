@@ -138,7 +138,10 @@ export function slice(x: Float64Array, xd: Dims, starts: readonly number[], ends
   const rows = r.length / Math.max(inner, 1);
   let off = base;
   for (let row = 0; row < rows && inner > 0; row++) {
-    for (let j = 0; j < inner; j++) r[o++] = x[off + j];
+    // a long row is one block copy (TypedArray#set), a short one not worth its subarray
+    if (inner >= 64) r.set(x.subarray(off, off + inner), o);
+    else for (let j = 0; j < inner; j++) r[o + j] = x[off + j];
+    o += inner;
     for (let ax = rank - 2; ax >= 0; ax--) {
       idx[ax]++;
       off += xs[ax];
