@@ -4,7 +4,7 @@
  * broadcasts by copies and fills, maps by name — against plain definitions, to the bit.
  */
 import { describe, expect, it } from "vitest";
-import { ARITH, UNARY_ARITH, broadcastTo, map, reduce, transpose, zip } from "../src/tensor/kernels.js";
+import { ARITH, UNARY_ARITH, broadcastTo, map, reduce, slice, transpose, zip } from "../src/tensor/kernels.js";
 import { broadcastDims, size, strides, type Dims } from "../src/tensor/dims.js";
 import { randomArray, randomInt, rng, sameBits } from "./random.js";
 
@@ -133,6 +133,24 @@ describe("broadcastTo", () => {
       const x = randomArray(next, size(xd));
       const want = Float64Array.from(indices(out), (idx) => broadcastRead(x, xd, out, idx));
       expect(sameBits(broadcastTo(x, xd, out), want), `${xd} → ${out}`).toBe(true);
+    }
+  });
+});
+
+describe("slice", () => {
+  it("boxes of ranks 1–3, rows short (an element loop) and long (a block copy), against reading each index", () => {
+    const next = rng(18);
+    for (let trial = 0; trial < 200; trial++) {
+      const rank = randomInt(next, 1, 3);
+      // the last axis long in half the trials: rows of 64 or more are block copies
+      const xd = Array.from({ length: rank }, (_, i) => (i === rank - 1 && next() < 0.5 ? randomInt(next, 64, 300) : randomInt(next, 1, 5)));
+      const starts = xd.map((d) => randomInt(next, 0, d - 1));
+      const ends = xd.map((d, i) => randomInt(next, starts[i] + 1, d));
+      const x = randomArray(next, size(xd));
+      const out = ends.map((e, i) => e - starts[i]);
+      const xs = strides(xd);
+      const want = Float64Array.from(indices(out), (idx) => x[idx.reduce((s, k, i) => s + (k + starts[i]) * xs[i], 0)]);
+      expect(sameBits(slice(x, xd, starts, ends), want), `${JSON.stringify(xd)} [${starts}, ${ends})`).toBe(true);
     }
   });
 });
