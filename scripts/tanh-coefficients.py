@@ -1,4 +1,4 @@
-# Coefficients of wengert's tanh kernel (packages/ops/src/tanh.ts), printed as TypeScript.
+# Coefficients of wengert's tanh kernel (packages/ops/src/tanh.ts), printed as it writes them.
 # Near-minimax fits by Chebyshev interpolation, computed with 200-bit mpmath arithmetic.
 import mpmath as mp
 mp.mp.prec = 200
@@ -27,8 +27,8 @@ for i in range(4, 32):
     hi0 = float(co[0]); lo0 = float(co[0] - hi0)
     rows.append([hi0, lo0] + [float(x) for x in co[1:]])
 r = lambda x: repr(float(x))
-print("export const SMALL = [" + ", ".join(r(x) for x in P) + "];")
-print("export const TABLE = [")
-for i, row in zip(range(4, 32), rows):
-    print("  " + ", ".join(r(x) for x in row) + ",")
-print("];")
+# P's coefficients (p0 … p7), then TABLE's rows as tanh.ts writes them: hi, lo, c1 … c3 / c4 … c8
+print("P: " + ", ".join(r(x) for x in P))
+for row in rows:
+    print("  " + ", ".join(r(x) for x in row[:5]) + ",")
+    print("  " + ", ".join(r(x) for x in row[5:]) + ",")
