@@ -51,8 +51,12 @@ describe("tanh, the same numbers in every path", () => {
     expect(scalarJit.stats.compiled).toBeGreaterThan(0);
     expect(compiled.stats.compiled).toBeGreaterThan(0);
   });
-  it("over lanes (vmap), and at order 0 of a Taylor series", () => {
+  it("over lanes (vmap, and jit of it compiled), and at order 0 of a Taylor series", () => {
     same(data(vmap((s: Scalar) => tanh(s))(Float64Array.from(POINTS))), "vmap");
+    // jit of vmap: the lanes' compiled code, from its third call
+    const lanes = jit(vmap((s: Scalar) => mul(tanh(s), 1)));
+    for (let call = 0; call < 4; call++) same(data(lanes(Float64Array.from(POINTS))), `jit(vmap) (call ${call + 1})`);
+    expect(lanes.stats.compiled).toBeGreaterThan(0);
     same(POINTS.map((x) => (taylor((s: Scalar) => tanh(s), x, 1, 3) as number[])[0]), "taylor, order 0");
   });
 });
