@@ -13,6 +13,7 @@ import { alloc } from "./pool.js";
 import { isVector, MIN_ROW, rowStart, SIMD_FROM, simdArith, type Arith, type Layout } from "./simd-elementwise.js";
 import { size, type Dims } from "./dims.js";
 import { odometerRows } from "./odometer.js";
+import { tanh as TANH } from "../tanh.js";
 
 const ADD = (a: number, b: number) => a + b;
 const SUB = (a: number, b: number) => a - b;
@@ -26,13 +27,13 @@ const SIGMOID = (x: number): number => (x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.e
 /** The binary kernels `zip` recognizes (scalar.ts's table uses these very functions). */
 export const ARITH = { add: ADD, sub: SUB, mul: MUL, div: DIV };
 /** The unary ones `map` recognizes besides Math's (scalar.ts uses these too). */
-export const UNARY_ARITH = { neg: NEG, square: SQUARE, sigmoid: SIGMOID };
+export const UNARY_ARITH = { neg: NEG, square: SQUARE, sigmoid: SIGMOID, tanh: TANH };
 
 /** out[i] = f(x[i]) for i < n, one loop per recognised f. */
 type MapLoop = (out: Float64Array, x: Float64Array, n: number) => void;
 
 function tanhLoop(out: Float64Array, x: Float64Array, n: number): void {
-  for (let i = 0; i < n; i++) out[i] = Math.tanh(x[i]);
+  for (let i = 0; i < n; i++) out[i] = TANH(x[i]);
 }
 function expLoop(out: Float64Array, x: Float64Array, n: number): void {
   for (let i = 0; i < n; i++) out[i] = Math.exp(x[i]);
@@ -63,7 +64,7 @@ function callLoop(out: Float64Array, x: Float64Array, n: number, f: (x: number) 
 }
 
 const MAP_LOOPS = new Map<(x: number) => number, MapLoop>([
-  [Math.tanh, tanhLoop],
+  [TANH, tanhLoop],
   [Math.exp, expLoop],
   [Math.log, logLoop],
   [SQUARE, squareLoop],
