@@ -231,3 +231,17 @@ export function compiledBlock(
   const f = new Function("K", "lo", "hi", "C", "cBase", "X", "P", "S", "A", "st", "XR", source);
   return (lo, hi, C, cBase, X, P, S, A, st, XR) => f(KERNELS, lo, hi, C, cBase, X, P, S, A, st, XR);
 }
+
+/**
+ * One application of a term of reals: `run(I, O)` with input k at I[k] and output j
+ * written to O[j]. The first and last iterations of a reverse sweep, whose cotangents come
+ * from outside the loop, run their block's term this way instead of interpreted.
+ */
+export type CompiledStep = (I: Float64Array, O: Float64Array) => void;
+
+export function compiledStep(term: { readonly tape: Tape; readonly output: { readonly atoms: readonly number[] } }): CompiledStep {
+  const need = needed(term.tape, term.output.atoms);
+  const source = [...statements(term.tape, need, (k) => `I[${k}]`), ...term.output.atoms.map((v, j) => `O[${j}] = v${v};`)].join("\n");
+  const f = new Function("K", "I", "O", source);
+  return (I, O) => f(KERNELS, I, O);
+}
