@@ -293,9 +293,11 @@ export class Loop {
     if (!runnable) {
       // this iteration's own term, its literals put in (the loop's first iteration from literal carries, say):
       // one instruction of one iteration; else written out (inputs sharing a variable, a value read)
-      // a small body of reals is placed: a scan instruction of one iteration, its reverse sweep and its plan
-      // cost more than its few instructions recorded and differentiated with the rest of the trace
-      const own = distinct && !body.opaque && !(body.reals && body.length <= PLACED_BODY) ? body.atLiterals((k) => primal(k < body.nc ? this.carry[k] : x[k - body.nc])) : null;
+      // a scan's small body of reals is placed: a scan instruction of one iteration, its reverse sweep and its
+      // plan cost more than its few instructions recorded and differentiated with the rest of the trace
+      // (not checkpoint's, whose point is that its instructions are not kept)
+      const placedHere = body.reals && body.length <= PLACED_BODY && this.c.minRun > 1;
+      const own = distinct && !body.opaque && !placedHere ? body.atLiterals((k) => primal(k < body.nc ? this.carry[k] : x[k - body.nc])) : null;
       if (own !== null && own.carryKind.every((kind) => kind !== "other") && this.run1(own, target, i, tb.pAtoms, tb.pValues, i + 1, i + 1) > i) {
         for (const tie of tiesAt(body, tb.value)) target.tie(tie);
         return i + 1;
