@@ -23,7 +23,7 @@ import { binaryKernel, compute } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { isScanCode, scanCodes, type ScanParams } from "../trace/scan-ops.js";
-import { scanLanes } from "../jit/scan-lanes.js";
+import { scanLanes, type LaneArg } from "../jit/scan-lanes.js";
 
 /**
  * An input of the term over the batch: `values` holds one value for all lanes (batched
@@ -171,7 +171,8 @@ export function runLanes(
         // a tensor primitive, or a scalar one on tensors: lane by lane (a scan of reals: its lanes at once)
         const as = tape.args(i);
         const ds = as.map(dims);
-        const scanned = isScanCode(code) && code === scanCodes().scan ? scanLanes(tape.params(i) as ScanParams, as.map((v) => ({ column: batched[v] ? cols[v] : null, value: vals[v] })), w, ok) : null;
+        const scanArgs = (): LaneArg[] => as.map((v) => ({ column: batched[v] ? cols[v] : null, value: vals[v] }));
+        const scanned = isScanCode(code) && code === scanCodes().scan ? scanLanes(tape.params(i) as ScanParams, scanArgs(), w, ok) : null;
         for (let k = 0; k < w; k++) {
           if (!ok[k]) continue;
           if (scanned !== null) {

@@ -42,7 +42,8 @@ export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], repor
   const live = new Uint8Array(n);
   for (const g of guards) live[g.a] = live[g.b] = 1;
   // kinked primitives are checked as the replay checks them (a scalar one on a variable)
-  if (reportTies) for (let i = 0; i < n; i++) if (op[i] >= FIRST_PRIMITIVE && !IS_TENSOR_OP[op[i]] && KINKS[op[i]] !== undefined && op[a[i]] !== CONST) live[i] = 1;
+  const kinked = (i: number): boolean => op[i] >= FIRST_PRIMITIVE && !IS_TENSOR_OP[op[i]] && KINKS[op[i]] !== undefined && op[a[i]] !== CONST;
+  if (reportTies) for (let i = 0; i < n; i++) if (kinked(i)) live[i] = 1;
   liveness(term, live);
   const guardsAt = new Map<number, Guard[]>();
   for (const g of guards) {

@@ -27,7 +27,7 @@ const around =
     const [y, ys] = scanOf(y0, w);
     return add(mul(y, y), ys.reduce((s: Scalar, v) => add(s, mul(v, w)), 0));
   };
-const scanned = around((y0, w) => scan((y: Scalar, k: number): [Scalar, Scalar] => [branchy(y, w), mul(y, k)], y0, Array.from({ length: N }, (_, k) => k + 1)));
+const scanned = around((y0, w) => scan((y: Scalar, k: Scalar): [Scalar, Scalar] => [branchy(y, w), mul(y, k)], y0, Array.from({ length: N }, (_, k) => k + 1)));
 const loop = around((y0, w) => {
   let y = y0;
   const ys: Scalar[] = [];
