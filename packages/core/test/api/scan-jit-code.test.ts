@@ -6,7 +6,7 @@
  * part way through the loop (and where a decision outside the loop does).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { add, cos, grad, gt, jit, jvp, lt, mul, scan, sin, sub, valueAndGrad, type Scalar } from "../../src/index.js";
+import { abs, add, cos, grad, gt, jit, jvp, lt, mul, scan, sin, sub, valueAndGrad, type Scalar } from "../../src/index.js";
 import { scanTermStats } from "../../src/jit/scan-term.js";
 import { scanCode } from "../../src/jit/scan-code.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
@@ -108,4 +108,27 @@ describe("jit of a scan compiles the whole term", () => {
     expect(jt.stats.compiled).toBeGreaterThan(0);
     expectSame(grad(chain, [0.5, 0.3]), grad(chainLoop, [0.5, 0.3]));
   });
+
+  it("a kink met inside the loop or around it: compiled code does as the replay does", () => {
+    // |y − 0.5| inside the loop meets its kink where y is 0.5; |x − 2| around it where x is 2
+    const kinked = (x: Scalar): Scalar => {
+      const [y] = scan((y: Scalar): [Scalar] => [add(mul(0.5, y), mul(0.1, abs(sub(y, 0.5))))], x, 50);
+      return add(y, abs(sub(x, 2)));
+    };
+    for (const enabled of [true, false]) {
+      scanCode.enabled = enabled;
+      const j = jit(kinked);
+      for (const x of [0.3, 0.31, 0.32, 0.33, 0.34]) expectSame(j(x), kinked(x));
+      expect(j.stats.compiled).toBe(enabled ? 2 : 0);
+      expect(j.stats.traces).toBe(1);
+      // inside the loop: jit's trace ignores f's own ties, so its scan does too (a replay as the trace)
+      expectSame(j(0.5), kinked(0.5));
+      expect(j.stats.traces).toBe(1);
+      // around it: a replay meeting a kink traces again (for a tie to be reported as tracing reports it)
+      expectSame(j(2), kinked(2));
+      expect(j.stats.traces).toBe(2);
+      expectSame(j(0.35), kinked(0.35));
+    }
+  });
 });
+
