@@ -6,6 +6,7 @@
  * in a fresh process and in one holding a 1.5 GB live heap.
  */
 import { spawnSync } from "node:child_process";
+import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { grad } from "@wengert/core";
 import { chain, chainDerivative, chainW, X0 } from "./workloads/w5-chain.js";
@@ -33,9 +34,17 @@ const median = (xs: readonly number[]): number => {
   return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
-/** Median time per call, rows interleaved: each round times every row for about `sample` ms, the order rotating. */
-function interleaved(rows: readonly Row[], rounds: number, sample: number): Timed[] {
-  for (const r of rows) for (let i = 0; i < 3; i++) r.run();
+/**
+ * Median time per call, rows interleaved: each round times every row for about `sample` ms,
+ * the order rotating. Each row runs for `warm` ms first (three calls at least): a grad that
+ * traces every call runs much of wengert's code once per call, which V8 optimizes over
+ * hundreds of calls (seconds, on a loaded machine), and the rounds time the calls after.
+ */
+function interleaved(rows: readonly Row[], rounds: number, sample: number, warm: number): Timed[] {
+  for (const r of rows) {
+    const t = performance.now();
+    for (let i = 0; i < 3 || performance.now() - t < warm; i++) r.run();
+  }
   const samples: number[][] = rows.map(() => []);
   for (let round = 0; round < rounds; round++) {
     for (let j = 0; j < rows.length; j++) {
@@ -66,6 +75,8 @@ function probe<T>(args: readonly string[]): T {
 const ratio = (a: number, b: number): string => `×${(a / b).toFixed(a / b < 10 ? 2 : 1)}`;
 
 export function scanSection(quick: boolean, log: (line: string) => void): ScanSection {
+  // the machine's load as the timings start: on a shared machine it moves every row, a grad that traces every call most
+  const load = `load average ${loadavg()[0].toFixed(1)} on ${cpus().length} cores at the start`;
   const theta = Array.from(THETA);
   // the gradients agree: scan with the loop written out, bit for bit; both with the hand-written one
   const w5 = { hand: chainDerivative(X0, 1e6), scan: grad(chainScan(1e6), X0) as number, loop: grad(chainW(1e6), X0) as number };
@@ -87,6 +98,7 @@ export function scanSection(quick: boolean, log: (line: string) => void): ScanSe
     ],
     rounds,
     quick ? 50 : 150,
+    quick ? 200 : 1000,
   );
   const w6Times = interleaved(
     [
@@ -98,6 +110,7 @@ export function scanSection(quick: boolean, log: (line: string) => void): ScanSe
     ],
     rounds,
     quick ? 50 : 150,
+    quick ? 200 : 1000,
   );
   log("scan: memory, one process per row");
   const memoryRows = quick ? ["w5-primal", "w5-scan", "w5-loop", "ode10k-primal", "ode10k-scan"] : Object.keys(MEMORY_ROWS);
@@ -108,10 +121,10 @@ export function scanSection(quick: boolean, log: (line: string) => void): ScanSe
   log("scan: time(2N)/time(N), fresh and with a 1.5 GB live heap");
   const sizes = quick ? "100000,200000" : "100000,200000,500000,1000000";
   const linearity = (quick ? ["fresh"] : ["fresh", "loaded"]).map((heap) => probe<LinearityProbe>(["linearity", heap, sizes, quick ? "3" : "9"]));
-  return { markdown: markdown({ w5Times, w6Times, memory, linearity, checks }), data: { w5Times, w6Times, memory, linearity, checks } };
+  return { markdown: markdown({ w5Times, w6Times, memory, linearity, checks, load }), data: { w5Times, w6Times, memory, linearity, checks, load } };
 }
 
-function markdown(d: { w5Times: Timed[]; w6Times: Timed[]; memory: MemoryProbe[]; linearity: LinearityProbe[]; checks: string[] }): string {
+function markdown(d: { w5Times: Timed[]; w6Times: Timed[]; memory: MemoryProbe[]; linearity: LinearityProbe[]; checks: string[]; load: string }): string {
   const timeTable = (title: string, rows: Timed[]): string[] => {
     const hand = rows.find((r) => r.what === "hand-written")!.ms;
     const primal = rows.find((r) => r.what.startsWith("primal"))!.ms;
@@ -160,7 +173,7 @@ function markdown(d: { w5Times: Timed[]; w6Times: Timed[]; memory: MemoryProbe[]
   });
   const sizes = d.linearity[0]?.rows.map((r) => `N=${r.n}`) ?? [];
   return [
-    "Long computations (`scan`, issue 21): ratios in one run.",
+    `Long computations (\`scan\`, issue 21): ratios in one run (each row warmed up first, then timed in interleaved rounds; ${d.load}).`,
     "",
     ...timeTable("W5 deep chain, N=10⁶", d.w5Times),
     "",

@@ -34,6 +34,8 @@ import { replay as placed } from "../diff/place.js";
 import { runReals } from "../eval/evaluate.js";
 import { guardsHold, termReplay, type TermReplay } from "../eval/replay.js";
 import { compileForward, type ForwardReplay } from "../jit/forward.js";
+import { compileScanTerm, type ScanTermRun } from "../jit/scan-term.js";
+import { hasScans } from "../trace/scan-ops.js";
 import { leafShapes, unflatten, type Shape } from "../structure.js";
 import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
@@ -119,6 +121,10 @@ function record(caller: string, f: Fn, x: unknown, flat: Leaves, options: RdOpti
     const replay = termReplay(term, guards, reportTies);
     // the trace's own buffers go back to the pool; its literals stay with the replay
     term.tape.releaseBuffers(false);
+    // reals around scans: compiled once replayed (each scan a call to its body's compiled loop)
+    if (hasScans(term.tape) && shapes.every((s) => s.kind === "real") && flat.leaves.every((v) => typeof v === "number")) {
+      return [y, scanEntry(flat.key, out, replay, () => compileScanTerm(term, guards, reportTies))];
+    }
     return [y, tensorEntry(flat.key, out, shapes, replay)];
   }
   return [y, realsEntry(flat.key, term, guards, reportTies)];
@@ -149,6 +155,34 @@ function tensorEntry(key: string, out: Shape, shapes: readonly Shape[], replay: 
         const s = shapes[j];
         return typeof v === "number" || s.kind !== "tensor" ? v : fromDense({ dims: s.dims, data: v }, s.container, false);
       }));
+    },
+    drop() {},
+  };
+}
+
+/**
+ * A trace of reals around scans: replayed instruction by instruction, then (after
+ * COMPILE_AFTER replays) as one compiled function (jit/scan-term.ts), unless it cannot be
+ * (a tensor among its inputs, a body of tensors).
+ */
+function scanEntry(key: string, out: Shape, replay: TermReplay, compile: () => ScanTermRun | null): Entry {
+  const build = builder(out);
+  let replays = 0;
+  let compiled: ScanTermRun | null | undefined;
+  let last = false;
+  return {
+    key,
+    get compiled() {
+      return last;
+    },
+    run(flat) {
+      if (compiled === undefined && replays >= COMPILE_AFTER) compiled = compile();
+      const inputs = flat.leaves as readonly number[];
+      last = !!compiled;
+      const r = compiled ? compiled(inputs) : replay.run(inputs);
+      if (r === null) return null;
+      replays++;
+      return build(r);
     },
     drop() {},
   };

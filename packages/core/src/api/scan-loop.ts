@@ -104,7 +104,7 @@ export class Loop {
     return true;
   }
 
-  /** The length of the last run tried (null: none yet), where the next one's buffers start. */
+  /** The length of the last run tried that stopped short of its limit (null: none yet), where the next one's buffers start. */
   private lastRun: number | null = null;
 
   /** Short runs in a row, and the iterations to write out next time that many come. */
@@ -293,7 +293,11 @@ export class Loop {
     if (!runnable) {
       // this iteration's own term, its literals put in (the loop's first iteration from literal carries, say):
       // one instruction of one iteration; else written out (inputs sharing a variable, a value read)
-      const own = distinct && !body.opaque ? body.atLiterals((k) => primal(k < body.nc ? this.carry[k] : x[k - body.nc])) : null;
+      // a scan's small body of reals is placed: a scan instruction of one iteration, its reverse sweep and its
+      // plan cost more than its few instructions recorded and differentiated with the rest of the trace
+      // (not checkpoint's, whose point is that its instructions are not kept)
+      const placedHere = body.reals && body.length <= PLACED_BODY && this.c.minRun > 1;
+      const own = distinct && !body.opaque && !placedHere ? body.atLiterals((k) => primal(k < body.nc ? this.carry[k] : x[k - body.nc])) : null;
       if (own !== null && own.carryKind.every((kind) => kind !== "other") && this.run1(own, target, i, tb.pAtoms, tb.pValues, i + 1, i + 1) > i) {
         for (const tie of tiesAt(body, tb.value)) target.tie(tie);
         return i + 1;
@@ -371,7 +375,8 @@ export class Loop {
       // stopped by a decision, at the end, or where x no longer fits
       if (stop < to || to < want || to >= bound) break;
     }
-    this.lastRun = Math.max(FIRST_SPAN, stop - i);
+    // a run that went as far as it was let (one iteration's own term, say) says nothing of how long the next will be
+    if (stop < limit) this.lastRun = Math.max(FIRST_SPAN, stop - i);
     // once runs have come short (see paced), a run is recorded only if it is long: a short one is written out
     const minRun = this.shortRuns >= SHORT_RUNS - 1 ? Math.max(this.c.minRun, SHORT) : this.c.minRun;
     if (stop - i < Math.min(minRun, limit - i)) {
@@ -418,6 +423,9 @@ const RECENT = 4;
 /** x when the loop is given a length: no leaves. */
 const NO_X: { shape: Shape; leaves: Leaf[] } = { shape: { kind: "tuple", items: [] }, leaves: [] };
 
+
+/** A body of reals with at most this many instructions is placed where a run would be one iteration of its own. */
+const PLACED_BODY = 512;
 
 /** A run shorter than this is short (see Loop.paced); SHORT_RUNS of them in a row, and iterations are written out. */
 const SHORT = 64;

@@ -10,7 +10,7 @@ import type { ScanParams } from "../trace/scan-ops.js";
 import { TraceTerm } from "../trace/term.js";
 import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
 import type { Interpreter } from "../eval/interpreter.js";
-import { byStructure, type CompiledBlock } from "../jit/scan-code.js";
+import { byStructure, type CompiledBlock, type CompiledStep } from "../jit/scan-code.js";
 import { Runs } from "./runs.js";
 import type { Emitted } from "./place.js";
 
@@ -77,6 +77,8 @@ export interface BlockDerivative {
   interpreter: Interpreter | null;
   /** Its middle iterations as JavaScript (bodies of reals), once compiled. */
   compiled?: CompiledBlock;
+  /** One iteration as JavaScript (the first and last of a sweep), once compiled. */
+  step?: CompiledStep;
 }
 
 /**

@@ -22,6 +22,8 @@ import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS
 import { binaryKernel, compute } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
+import { isScanCode, scanCodes, type ScanParams } from "../trace/scan-ops.js";
+import { scanLanes, type LaneArg } from "../jit/scan-lanes.js";
 
 /**
  * An input of the term over the batch: `values` holds one value for all lanes (batched
@@ -166,11 +168,17 @@ export function runLanes(
         continue;
       }
       if (isTensor(i) || (x[i] !== 0 && !onReals[i])) {
-        // a tensor primitive, or a scalar one on tensors: lane by lane
+        // a tensor primitive, or a scalar one on tensors: lane by lane (a scan of reals: its lanes at once)
         const as = tape.args(i);
         const ds = as.map(dims);
+        const scanArgs = (): LaneArg[] => as.map((v) => ({ column: batched[v] ? cols[v] : null, value: vals[v] }));
+        const scanned = isScanCode(code) && code === scanCodes().scan ? scanLanes(tape.params(i) as ScanParams, scanArgs(), w, ok) : null;
         for (let k = 0; k < w; k++) {
           if (!ok[k]) continue;
+          if (scanned !== null) {
+            laneBufs[i]![k] = scanned[k]!;
+            continue;
+          }
           const args = as.map((v) => valueAt(v, k));
           const y = compute(code, args, ds, tape.params(i), dims(i));
           if (typeof y === "number") cols[i]![k] = y;

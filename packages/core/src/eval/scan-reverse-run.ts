@@ -11,7 +11,7 @@ import { segmentLength, writeAt, type ScanParams } from "../trace/scan-ops.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
 import { runForward } from "./scan-forward.js";
 import { Interpreter } from "./interpreter.js";
-import { compiledBlock, scanCode } from "../jit/scan-code.js";
+import { compiledBlock, compiledStep, scanCode } from "../jit/scan-code.js";
 import {
   cacheFor,
   inState,
@@ -149,7 +149,7 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
 /**
  * reverseRun for a body of reals: the carries recomputed by compiled code into flat
  * arrays, the middle iterations (0 < r < n − 1) by each pattern's compiled block, the
- * first and last (whose cotangents come from elsewhere) interpreted.
+ * first and last (whose cotangents come from elsewhere) by its term compiled as one step.
  */
 function reverseReals(s: ReverseSweep, values: readonly number[]): Float64Array {
   const { p, plan, inputs, seedOrder, offsets, length } = s;
@@ -216,7 +216,7 @@ function reverseReals(s: ReverseSweep, values: readonly number[]): Float64Array 
   reverseStats.maxStored = all ? n : count;
   reverseStats.swept = 0;
   const C = all ? stash.carries : takeColumn(Float64Array, Math.min(K, n) * nc);
-  const interpretedStep = (r: number, cBase: number): void => {
+  const edgeStep = (r: number, cBase: number): void => {
     const d = plan.patterns[plan.at.at(r)];
     const src: Sources<number | null> = {
       chain: (k) => st[k],
@@ -230,15 +230,17 @@ function reverseReals(s: ReverseSweep, values: readonly number[]): Float64Array 
     const states: number[] = [];
     for (const e of d.outs) states.push(outState(o, e >> 1, 0, r, n, src)!);
     for (const e of d.ins) states.push(inState(body, o, e >> 1, 0, r, n, src)!);
-    const ins: number[] = [];
-    for (let k = 0; k < nc; k++) ins.push(C[(r - cBase) * nc + k]);
-    for (let l = 0; l < nx; l++) ins.push(X[r * nx + l]);
-    for (let q = 0; q < np; q++) ins.push(P[q]);
-    const it = (d.interpreter ??= new Interpreter(d.term.tape, d.term.output.atoms));
-    it.run([...ins, ...states]);
+    const I = new Float64Array(nc + nx + np + states.length);
+    for (let k = 0; k < nc; k++) I[k] = C[(r - cBase) * nc + k];
+    for (let l = 0; l < nx; l++) I[nc + l] = X[r * nx + l];
+    I.set(P, nc + nx);
+    I.set(states, nc + nx + np);
+    const O = new Float64Array(d.results.length);
+    // compiled once per block derivative, as the middle iterations' block is
+    (d.step ??= compiledStep(d.term))(I, O);
     d.results.forEach((e, j) => {
       const k = e >> 1;
-      const v = it.value(d.term.output.atoms[j]) as number;
+      const v = O[j];
       if (k < nc) st[body.carryKind[k] === "internal" ? k : nc + k] = v;
       else if (k < nc + nx) XR[r * nx + (k - nc)] = v;
       else st[2 * nc + (k - nc - nx)] = v;
@@ -253,7 +255,7 @@ function reverseReals(s: ReverseSweep, values: readonly number[]): Float64Array 
     let r = hi - 1;
     while (r >= lo) {
       if (r === n - 1 || r === 0) {
-        interpretedStep(r, lo);
+        edgeStep(r, lo);
         r--;
         continue;
       }

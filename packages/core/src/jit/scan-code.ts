@@ -24,7 +24,7 @@ export const scanCode = { enabled: mayMakeCode() };
 const CACHE_SIZE = 256;
 
 /** The statements computing the needed instructions of a tape of reals; inputs are named by `input`. */
-function statements(tape: Tape, need: Uint8Array, input: (k: number) => string): string[] {
+export function statements(tape: Tape, need: Uint8Array, input: (k: number) => string): string[] {
   const { op, a, b, val } = tape;
   const lines: string[] = [];
   for (let i = 0; i < tape.length; i++) {
@@ -116,28 +116,45 @@ export function byStructure<F>(body: Body, tag: string, make: () => F): F {
   return f;
 }
 
+/** What a forward run of the body computes per iteration: the carries, the written values, what its checks read. */
+export function forwardNeed(body: Body, obs: Int32Array): Uint8Array {
+  const tape = body.term.tape;
+  const roots = new Set<number>([...body.carryOut, ...obs]);
+  for (const g of body.guards) roots.add(g.a).add(g.b);
+  for (const f of body.folds) roots.add(f.v);
+  for (const i of body.kinked) roots.add(tape.a[i]);
+  return needed(tape, roots);
+}
+
+/**
+ * The checks that the iteration is the trace's (eval/scan-forward.ts): its guards, the
+ * folds of values marked literal (with `checkFolds`), its kinks (with `reportTies`); each
+ * statement runs `fail` where one does not hold.
+ */
+export function forwardChecks(body: Body, fail: string): string[] {
+  const tape = body.term.tape;
+  const lit = body.literalOnly;
+  const checks: string[] = [];
+  for (const g of body.guards) {
+    const test = `(v${g.a} ${COMPARISON[g.pred]} v${g.b})`;
+    checks.push(`if (${g.outcome ? `!${test}` : test}) ${fail}`);
+    if (g.distinct && !(lit[g.a] && lit[g.b])) checks.push(`if (reportTies && v${g.a} === v${g.b}) ${fail}`);
+  }
+  for (const f of body.folds) {
+    const folded = f.code === CODE.add ? `Object.is(v${f.v}, -0)` : f.code === CODE.mul ? `v${f.v} === 1` : `v${f.v} === 0`;
+    checks.push(`if (checkFolds && ${folded}) ${fail}`);
+  }
+  for (const i of body.kinked) checks.push(`if (reportTies && KINK[${tape.op[i]}](v${tape.a[i]})) ${fail}`);
+  return checks;
+}
+
 function makeForward(body: Body, obs: Int32Array): CompiledForward {
   const tape = body.term.tape;
   const { nc, nx, np } = body;
   const out = body.carryOut;
-  const lit = body.literalOnly;
-  const roots = new Set<number>([...out, ...obs]);
-  for (const g of body.guards) roots.add(g.a).add(g.b);
-  for (const f of body.folds) roots.add(f.v);
-  for (const i of body.kinked) roots.add(tape.a[i]);
-  const need = needed(tape, roots);
+  const need = forwardNeed(body, obs);
   const input = (k: number): string => (k < nc ? `c${k}` : k < nc + nx ? `xs[i * ${nx} + ${k - nc}]` : `p${k - nc - nx}`);
-  const checks: string[] = [];
-  for (const g of body.guards) {
-    const test = `(v${g.a} ${COMPARISON[g.pred]} v${g.b})`;
-    checks.push(`if (${g.outcome ? `!${test}` : test}) break;`);
-    if (g.distinct && !(lit[g.a] && lit[g.b])) checks.push(`if (reportTies && v${g.a} === v${g.b}) break;`);
-  }
-  for (const f of body.folds) {
-    const folded = f.code === CODE.add ? `Object.is(v${f.v}, -0)` : f.code === CODE.mul ? `v${f.v} === 1` : `v${f.v} === 0`;
-    checks.push(`if (checkFolds && ${folded}) break;`);
-  }
-  for (const i of body.kinked) checks.push(`if (reportTies && KINK[${tape.op[i]}](v${tape.a[i]})) break;`);
+  const checks = forwardChecks(body, "break;");
   const update: string[] = [];
   for (let k = 0; k < nc; k++) if (body.carryKind[k] !== "identity") update.push(`c${k} = v${out[k]};`);
   const source = [
@@ -230,4 +247,18 @@ export function compiledBlock(
   ].join("\n");
   const f = new Function("K", "lo", "hi", "C", "cBase", "X", "P", "S", "A", "st", "XR", source);
   return (lo, hi, C, cBase, X, P, S, A, st, XR) => f(KERNELS, lo, hi, C, cBase, X, P, S, A, st, XR);
+}
+
+/**
+ * One application of a term of reals: `run(I, O)` with input k at I[k] and output j
+ * written to O[j]. The first and last iterations of a reverse sweep, whose cotangents come
+ * from outside the loop, run their block's term this way instead of interpreted.
+ */
+export type CompiledStep = (I: Float64Array, O: Float64Array) => void;
+
+export function compiledStep(term: { readonly tape: Tape; readonly output: { readonly atoms: readonly number[] } }): CompiledStep {
+  const need = needed(term.tape, term.output.atoms);
+  const source = [...statements(term.tape, need, (k) => `I[${k}]`), ...term.output.atoms.map((v, j) => `O[${j}] = v${v};`)].join("\n");
+  const f = new Function("K", "I", "O", source);
+  return (I, O) => f(KERNELS, I, O);
 }

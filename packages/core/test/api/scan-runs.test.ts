@@ -67,4 +67,20 @@ describe("scan whose decisions change every few iterations", () => {
     grad(((c: Scalar) => scan((y: Scalar): [Scalar] => [add(mul(0.9, y), mul(0.1, sin(y)))], c, 100_000)[0]) as never, 0.5 as never);
     expect(runBufferStats.reserved - before).toBeLessThan(100_000 + 10);
   });
+
+  it("a loop from a literal carry: its first iteration's own run, then the rest in one span (the first run says nothing of the next)", () => {
+    // c0 = 1 is a literal: the first iteration folds th · 1 as the loop written out does (a run of its own)
+    const f = (th: Scalar): Scalar => scan((c: Scalar): [Scalar] => [add(mul(th, c), mul(0.1, sin(c)))], 1 as Scalar, 100_000)[0];
+    const before = runBufferStats.reserved;
+    const g1 = grad(f as never, 0.5 as never);
+    // one iteration, then 99 999 carries reserved once (not spans 8, 16, … doubling to 131 072: twice as many)
+    expect(runBufferStats.reserved - before).toBeLessThan(100_000 + 20);
+    const written = (th: Scalar): Scalar => {
+      let c: Scalar = 1;
+      for (let i = 0; i < 100_000; i++) c = add(mul(th, c), mul(0.1, sin(c)));
+      return c;
+    };
+    expectSame(g1, grad(written as never, 0.5 as never));
+  });
 });
+

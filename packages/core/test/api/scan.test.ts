@@ -441,6 +441,17 @@ describe("what a scan keeps", () => {
     grad(net as never, [0.3, 0.7]);
     expect(calls).toBe(1);
   });
+  it("a checkpointed call with a literal the tape folds (w = 1) is one instruction still, not its body placed", () => {
+    const body = (h: Scalar, w: Scalar): Scalar => {
+      let y = h;
+      for (let i = 0; i < 100; i++) y = add(mul(w, sin(y)), mul(0.5, y));
+      return y;
+    };
+    const f = checkpoint(body);
+    const g = (h: Scalar) => f(h, 1);
+    expect(traceOf(g, 0.3).length).toBeLessThan(10);
+    expectSame(grad(g, 0.3), grad((h: Scalar) => body(h, 1), 0.3));
+  });
 });
 
 describe("bodies met again", () => {

@@ -1,0 +1,134 @@
+/**
+ * jit around a scan compiles the whole term (issue 21): the instructions around the scan
+ * as JavaScript, the scan a call to its body's compiled loop, its sweeps calls to their
+ * kernels; no replay instruction by instruction once compiled. The numbers are the
+ * replay's and the loop written out's, bit for bit, at points whose decisions change
+ * part way through the loop (and where a decision outside the loop does).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { abs, add, cos, grad, gt, jit, jvp, lt, mul, scan, sin, sub, valueAndGrad, type Scalar } from "../../src/index.js";
+import { scanTermStats } from "../../src/jit/scan-term.js";
+import { scanCode } from "../../src/jit/scan-code.js";
+import { reverseStats } from "../../src/eval/scan-reverse-run.js";
+import { expectSame } from "../helpers/same-bits.js";
+
+afterEach(() => {
+  scanCode.enabled = true;
+});
+
+const N = 40;
+const LONG = 10_000;
+const branchy = (y: Scalar, w: Scalar): Scalar => (lt(y, 1) ? add(mul(1.2, y), mul(0.05, w)) : mul(0.5, sin(mul(w, y))));
+/** Around the scan: a decision on x, work before and after, a y per iteration summed. */
+const around =
+  (scanOf: (y0: Scalar, w: Scalar) => [Scalar, Scalar[]]) =>
+  ([x, w]: Scalar[]): Scalar => {
+    const y0 = gt(x, 0) ? mul(x, cos(w)) : sub(0.1, x);
+    const [y, ys] = scanOf(y0, w);
+    return add(mul(y, y), ys.reduce((s: Scalar, v) => add(s, mul(v, w)), 0));
+  };
+const scanned = around((y0, w) => scan((y: Scalar, k: Scalar): [Scalar, Scalar] => [branchy(y, w), mul(y, k)], y0, Array.from({ length: N }, (_, k) => k + 1)));
+const loop = around((y0, w) => {
+  let y = y0;
+  const ys: Scalar[] = [];
+  for (let k = 1; k <= N; k++) {
+    ys.push(mul(y, k));
+    y = branchy(y, w);
+  }
+  return [y, ys];
+});
+/** Points whose iterations change their decisions at different places; one below 0 (the other branch before the loop). */
+const POINTS = [
+  [0.3, 0.7],
+  [0.31, 0.7],
+  [2, 0.4],
+  [0.5, 0.9],
+  [0.3, 0.71],
+  [-0.4, 0.5],
+  [0.32, 0.69],
+  [3, 1.1],
+];
+
+describe("jit of a scan compiles the whole term", () => {
+  it("after two replays, every replay runs compiled code: the replay's numbers and the loop's, bit for bit", () => {
+    const made = scanTermStats.compiled;
+    const j = jit(scanned);
+    const outs = [0, 1, 2].flatMap(() => POINTS.map((x) => j(x)));
+    for (const [k, x] of POINTS.entries()) expectSame(outs[k], loop(x));
+    expectSame(outs.slice(0, POINTS.length), outs.slice(POINTS.length, 2 * POINTS.length));
+    expect(scanTermStats.compiled).toBeGreaterThan(made);
+    // compiled code ran: every replay of a trace after its second (no instruction-by-instruction replay)
+    expect(j.stats.compiled).toBeGreaterThanOrEqual(POINTS.length);
+    // interpreted (the replay of eval/replay.ts and the body's interpreter): the same numbers
+    scanCode.enabled = false;
+    const ji = jit(scanned);
+    const interpreted = [0, 1, 2].flatMap(() => POINTS.map((x) => ji(x)));
+    expect(ji.stats.compiled).toBe(0);
+    expectSame(outs, interpreted);
+  });
+
+  it("a point where the body decides otherwise traces again (compiled code gives up as the replay does)", () => {
+    const j = jit(scanned);
+    for (let r = 0; r < 4; r++) expectSame(j([0.3, 0.7]), loop([0.3, 0.7]));
+    const traces = j.stats.traces;
+    expect(j.stats.compiled).toBeGreaterThan(0);
+    // from 0.3 the loop crosses 1 at some iteration; from 0.9 at another: the scan's flag fails
+    expectSame(j([0.9, 0.7]), loop([0.9, 0.7]));
+    expect(j.stats.traces).toBe(traces + 1);
+  });
+
+  it("jit of grad and of jvp of a long loop: compiled around the scan's sweeps, the loop's numbers", () => {
+    const chain = ([x, w]: Scalar[]): Scalar => {
+      const [y] = scan((c: Scalar): [Scalar] => [add(mul(0.9, c), mul(mul(0.1, w), sin(c)))], mul(x, x), LONG);
+      return mul(y, cos(w));
+    };
+    const chainLoop = ([x, w]: Scalar[]): Scalar => {
+      let c = mul(x, x);
+      for (let i = 0; i < LONG; i++) c = add(mul(0.9, c), mul(mul(0.1, w), sin(c)));
+      return mul(c, cos(w));
+    };
+    const made = scanTermStats.compiled;
+    const jg = jit((x: Scalar[]) => valueAndGrad(chain, x));
+    const jt = jit((x: Scalar[]) => jvp(chain, x, [1, -0.5]));
+    for (let r = 0; r < 3; r++) {
+      for (const x of [
+        [0.5, 0.3],
+        [0.7, 0.2],
+        [1.5, -0.4],
+      ]) {
+        reverseStats.total = 0;
+        expectSame(jg(x), valueAndGrad(chainLoop, x));
+        // the reverse sweep ran as one instruction (the scan kept in jit's trace), not written out
+        expect(reverseStats.total).toBe(LONG);
+        expectSame(jt(x), jvp(chainLoop, x, [1, -0.5]));
+      }
+    }
+    expect(scanTermStats.compiled).toBeGreaterThanOrEqual(made + 2);
+    expect(jg.stats.compiled).toBeGreaterThan(0);
+    expect(jt.stats.compiled).toBeGreaterThan(0);
+    expectSame(grad(chain, [0.5, 0.3]), grad(chainLoop, [0.5, 0.3]));
+  });
+
+  it("a kink met inside the loop or around it: compiled code does as the replay does", () => {
+    // |y − 0.5| inside the loop meets its kink where y is 0.5; |x − 2| around it where x is 2
+    const kinked = (x: Scalar): Scalar => {
+      const [y] = scan((y: Scalar): [Scalar] => [add(mul(0.5, y), mul(0.1, abs(sub(y, 0.5))))], x, 50);
+      return add(y, abs(sub(x, 2)));
+    };
+    for (const enabled of [true, false]) {
+      scanCode.enabled = enabled;
+      const j = jit(kinked);
+      for (const x of [0.3, 0.31, 0.32, 0.33, 0.34]) expectSame(j(x), kinked(x));
+      expect(j.stats.compiled).toBe(enabled ? 2 : 0);
+      expect(j.stats.traces).toBe(1);
+      // inside the loop: jit's trace ignores f's own ties, so its scan does too (a replay as the trace)
+      expectSame(j(0.5), kinked(0.5));
+      expect(j.stats.traces).toBe(1);
+      // around it: a replay meeting a kink traces again (for a tie to be reported as tracing reports it)
+      expectSame(j(2), kinked(2));
+      expect(j.stats.traces).toBe(2);
+      expectSame(j(0.35), kinked(0.35));
+    }
+  });
+});
+
