@@ -69,7 +69,7 @@ type Mask = Float64Array;
  */
 export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly number[], placement: Placement | null, split?: Split): Emitted {
   // emitted where it will be differentiated again: the loops written out (unroll.ts)
-  ({ term, placement } = unrolled(term, placement, sink));
+  ({ term, placement } = unrolled(term, placement, sink, differentiate));
   const tape = term.tape;
   const { op, a, b, x, length: n } = tape;
   const e = emitterFor(sink);
@@ -139,7 +139,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
   term.output.atoms.forEach((v, j) => accumulate(v, seeds[j]));
   for (const s of split?.pieces ?? []) accumulate(s.v, { piece: s.atom, start: tape.dims(s.v).map(() => 0) });
   // at the outermost level (or into a trace only evaluated), a scan's reverse sweep is a scan (scan-reverse.ts)
-  const scans = keepsScans(term, sink, placement) ? scanSweep(term, sink, at, differentiate) : null;
+  const scans = scanSweep(term, sink, at, differentiate, keepsScans(term, sink, placement));
   const state = {
     ct,
     pending(v: number): number {

@@ -12,6 +12,7 @@ import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
 import type { Interpreter } from "../eval/interpreter.js";
 import { byStructure, type CompiledBlock } from "../jit/scan-code.js";
 import { Runs } from "./runs.js";
+import { ARITY, CONST, FIRST_PRIMITIVE } from "../trace/opcodes.js";
 import type { Emitted } from "./place.js";
 
 /** differentiate.ts's signature, with the blocks' option (scan-reverse runs it on a body's term). */
@@ -125,6 +126,44 @@ function blockDerivative(body: Body, o: Outs, outs: number[], ins: number[], dif
   }
   const term = new TraceTerm(sink.tape, [{ name: "in", shape: UNIT, atoms: [] }], { shape: UNIT, atoms: out });
   return { term, outs, ins, results, present, interpreter: null };
+}
+
+/**
+ * What the rules of a block derivative read of the body's variables: `forward` lists the
+ * body's computed variables and inputs that its instructions past the body's (the rules)
+ * and its outputs read (constants aside). Made for a pattern with every cotangent present,
+ * whose rules are those of any pattern and more.
+ */
+export function readByRules(d: Pick<BlockDerivative, "term">, body: Body): number[] {
+  const tape = d.term.tape;
+  const seen = new Uint8Array(body.length);
+  const read = (v: number): void => {
+    if (v < body.length && tape.op[v] !== CONST) seen[v] = 1;
+  };
+  for (let i = body.length; i < tape.length; i++) {
+    if (tape.op[i] < FIRST_PRIMITIVE) continue;
+    if (tape.x[i] !== 0) tape.args(i).forEach(read);
+    else {
+      read(tape.a[i]);
+      if (ARITY[tape.op[i]] === 2) read(tape.b[i]);
+    }
+  }
+  d.term.output.atoms.forEach(read);
+  const out: number[] = [];
+  seen.forEach((s, v) => s && out.push(v));
+  return out;
+}
+
+/** The block derivative with every cotangent a body of reals can start from present (see readByRules). */
+export function fullDerivative(body: Body, obs: Int32Array, differentiate: Differentiate): BlockDerivative {
+  const { outs: o, derivatives } = cacheFor(body, obs);
+  const outs = Array.from(o.w, (_v, j) => 2 * j);
+  const ins: number[] = [];
+  for (let k = 0; k < body.nc + body.nx + body.np; k++) if (!body.literal[k]) ins.push(2 * k);
+  const name = `${outs.join(",")}|${ins.join(",")}`;
+  let d = derivatives.get(name);
+  if (d === undefined) derivatives.set(name, (d = blockDerivative(body, o, outs, ins, differentiate)));
+  return d;
 }
 
 /** The reverse sweep of one scan decided ahead: each iteration's pattern, each pattern's term. */

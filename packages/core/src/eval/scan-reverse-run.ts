@@ -40,6 +40,8 @@ export interface ReverseSweep {
   /** Where each argument part's cotangent starts in the result (absent parts take no room), and the result's length. */
   readonly offsets: readonly number[];
   readonly length: number;
+  /** Outputs seeded from the packed value's cotangent (the last value; stacked scans' sweeps gave it), by offset. */
+  readonly packedSeeds?: Int32Array;
 }
 
 /** The scanGrad's value: the cotangents of the scan's arguments (present parts, packed). */
@@ -63,6 +65,7 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
   const held: (Buf | null)[] = new Array<Buf | null>(PARTS * nargs).fill(null);
   let next = nargs + seedOrder.length;
   for (let e = 0; e < PARTS * nargs; e++) if (inputs.acc[e]) held[e] = values[next++];
+  if (s.packedSeeds !== undefined && s.packedSeeds.length > 0) for (const o of s.packedSeeds) seed.set(2 * o, (values[next] as Float64Array)[o]);
   const { outs: o } = cacheFor(body, layout.obs);
   // running cotangents, by part
   const chain: (Buf | null)[] = new Array<Buf | null>(PARTS * body.nc).fill(null);
@@ -172,6 +175,13 @@ function reverseReals(s: ReverseSweep, values: readonly number[]): Float64Array 
   const held = new Float64Array(nargs);
   let next = nargs + seedOrder.length;
   for (let a = 0; a < nargs; a++) if (inputs.acc[2 * a]) held[a] = values[next++];
+  if (s.packedSeeds !== undefined && s.packedSeeds.length > 0) {
+    const ct = values[next] as unknown as Float64Array;
+    for (const o of s.packedSeeds) {
+      const r = Math.floor(o / layout.width);
+      S[r * nobs + layout.obsOffset.indexOf(o - r * layout.width)] = ct[o];
+    }
+  }
   const A = held.subarray(nc, nc + n * nx);
   // x's cotangents start as held: a block that returns one started from it
   const XR = A.slice();
