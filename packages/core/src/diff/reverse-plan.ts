@@ -237,6 +237,20 @@ export function inState<T>(body: Body, o: Outs, k: number, part: number, r: numb
   return src.p(k - body.nc - body.nx, part);
 }
 
+/**
+ * For a stacked scan's x leaf (argument a, as one argument per leaf and iteration): the
+ * argument whose cotangent it starts from, the same element read at the iteration before
+ * (Stacked.alias), or -1.
+ */
+export function aliasOf(p: ScanParams, a: number): number {
+  const alias = p.stacked?.alias;
+  const { nc, nx } = p.body;
+  if (alias === undefined || a < nc || a >= nc + p.n * nx) return -1;
+  const r = Math.floor((a - nc) / nx);
+  const l = (a - nc) % nx;
+  return alias[l] >= 0 && r < p.n - 1 ? nc + (r + 1) * nx + alias[l] : -1;
+}
+
 /** The plan: which cotangents each block starts from, iteration by iteration from the last (structure only). */
 export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate): ReversePlan {
   const { body, n } = p;
@@ -258,9 +272,14 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
     p: (q, part) => pAcc[2 * q + part],
     seedObs: (r, s, part) => inputs.seedObs[2 * (r * nobs + s) + part],
     seedFinal: (k, part) => inputs.seedFinal[2 * k + part],
-    acc: (a, part) => inputs.acc[2 * a + part],
+    acc: (a, part) => {
+      const b = aliasOf(p, a);
+      return b >= 0 ? argPresent[2 * b + part] : inputs.acc[2 * a + part];
+    },
     none: 0,
   };
+  // a leaf starting from another's cotangent: its presence is decided as the sweep goes (no shortcut)
+  const aliased = p.stacked?.alias.some((l) => l >= 0) ?? false;
   const patterns: BlockDerivative[] = [];
   const index = new Map<BlockDerivative, number>();
   const at = new Runs(-1);
@@ -353,7 +372,7 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
     }
     const after = new Uint8Array(before.length);
     snapshot(after);
-    steady = after.every((b, e) => b === before[e]);
+    steady = !aliased && after.every((b, e) => b === before[e]);
   }
   for (let part = 0; part < PARTS; part++) {
     for (let k = 0; k < body.nc; k++) {

@@ -81,6 +81,8 @@ interface Rules {
   readonly xs: readonly { readonly v: number; readonly carry: number }[];
   /** Per captured leaf: the body input it is (an identity carry's value or a captured value). */
   readonly ps: readonly number[];
+  /** Per carry leaf of the loop: its carry′ variable. */
+  readonly outOf: readonly number[];
 }
 
 /** A cotangent passed between blocks: carry leaf k's (chained or running), or captured value q's running sum. */
@@ -152,7 +154,12 @@ function makeRules(d: BlockDerivative, p: ScanParams): Rules | null {
   const term = new TraceTerm(tape, [{ name: "in", shape: { kind: "tuple", items: [] }, atoms: [] }], { shape: tuple(results.length), atoms: results });
   const rb = new Body(term, states.length, xs.length, ps.length, new Uint8Array(states.length + xs.length + ps.length), tuple(states.length), tuple(xs.length), null, [], false);
   if (!rb.carryKind.every((k) => k === "internal" || k === "identity")) return null;
-  return { body: rb, states, xs, ps };
+  return { body: rb, states, xs, ps, outOf: body.carryOut };
+}
+
+/** Per x leaf: the leaf that reads its element one iteration of the sweep before (carry-in k at r is carry′ k at r − 1), or -1. */
+function aliasOf(rl: Rules): Int32Array {
+  return Int32Array.from(rl.xs, ({ carry }) => (carry < 0 ? -1 : rl.xs.findIndex((x) => x.carry < 0 && x.v === rl.outOf[carry])));
 }
 
 const copyConst = (from: Tape, v: number, to: Tape): number => to.constant(from.val[v]);
@@ -260,7 +267,7 @@ export function emitNested(
       checkpoint: p.checkpoint,
       caller: p.caller,
       stash: null,
-      stacked: { at: xsAt, step: -width },
+      stacked: { at: xsAt, step: -width, alias: aliasOf(rl) },
     };
     const ps = rl.ps.map((k) => input(hi, k));
     const scanVar = sink.recordOp(codes.scan, [...states, at[self], ...ps], rp);

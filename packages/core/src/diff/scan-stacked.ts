@@ -16,7 +16,7 @@ import { size, type Buf } from "@wengert/ops";
 import { flatXs, scanCodes, xArgCount, type DerivedParams, type ScanOutParams, type ScanParams } from "../trace/scan-ops.js";
 import type { TraceTerm } from "../trace/term.js";
 import { reverseRun, type ReverseSweep } from "../eval/scan-reverse-run.js";
-import { PARTS, type Differentiate } from "./reverse-plan.js";
+import { aliasOf, PARTS, type Differentiate } from "./reverse-plan.js";
 import { planFor, type CotangentState, type Where } from "./scan-reverse.js";
 
 /** Where one held cotangent of the sweep comes from: a variable of the sink (the k-th passed), or an element of the packed value's cotangent. */
@@ -61,9 +61,10 @@ export function emitStacked(
   const atoms: number[] = [];
   const packedCt = state.ct[source];
   const mask = packedCt >= 0 ? packed.get(source) : undefined;
+  // a leaf that starts from another's cotangent (the same element, read one iteration before) holds none of its own
   for (let a = 0; a < nargs; a++) {
     need[a] = active[argOf(a)];
-    if (!need[a]) continue;
+    if (!need[a] || aliasOf(p, a) >= 0) continue;
     const reader = isX(a) ? readers.get(offsetOf(a)) : undefined;
     const v = isX(a) ? reader : argOf(a);
     if (v !== undefined) {
@@ -113,8 +114,11 @@ export function emitStacked(
   const read = (a: number): number => sink.recordOp(codes.scanOut, [grad], { offset: offsets[2 * a], dims: [], held: false });
   // the carry's and the captured values' cotangents, and the elements' read by scanOut
   const intoPacked: number[] = [];
+  const passed = new Set<number>();
+  for (let a = 0; a < nargs; a++) if (need[a] && aliasOf(p, a) >= 0) passed.add(aliasOf(p, a));
   for (let a = 0; a < nargs; a++) {
-    if (!need[a] || !plan.present[2 * a]) continue;
+    // a cotangent passed on to another leaf is not the element's yet
+    if (!need[a] || !plan.present[2 * a] || passed.has(a)) continue;
     if (!isX(a)) state.replace(argOf(a), read(a), -1);
     else if (readers.has(offsetOf(a))) state.replace(readers.get(offsetOf(a))!, read(a), -1);
     else intoPacked.push(a);

@@ -64,6 +64,13 @@ export interface ScanParams {
 export interface Stacked {
   readonly at: Int32Array;
   readonly step: number;
+  /**
+   * Per leaf: the leaf that read the same element at the iteration before (-1: none). The
+   * sweep reads a carry at iteration r as the value carry′ had at r + 1 of the sweep's
+   * iterations before; its cotangent is one sum, so the reverse sweep starts that leaf's from
+   * the other's (diff/reverse-plan.ts `aliasOf`).
+   */
+  readonly alias: Int32Array;
 }
 
 /** How many of a scan's arguments hold its xs: one per leaf and iteration, or the one packed value a stacked scan reads. */
