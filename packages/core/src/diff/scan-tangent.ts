@@ -132,7 +132,12 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
   const obsOffset = new Int32Array(n * obs.length).fill(-1);
   const carryOffset = new Int32Array(body.nc).fill(-1);
   let length = 0;
+  const sizes = Array.from(obs, (v) => size(body.term.tape.dims(v)));
   const ins: number[] = [];
+  // the pattern of the iteration before, while the same tangents are present (a steady loop: no key per iteration)
+  let t: BlockTangent | undefined;
+  let i = -1;
+  const before: number[] = [];
   for (let r = 0; r < n; r++) {
     ins.length = 0;
     for (let k = 0; k < nin; k++) {
@@ -145,20 +150,24 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
             : has[body.nc + n * body.nx + (k - body.nc - body.nx)];
       if (present) ins.push(k);
     }
-    const key = `${obs.join(",")}|${ins.join(",")}`;
-    let t = terms.get(key);
-    if (t === undefined) terms.set(key, (t = blockTangent(body, obs, [...ins], pushforward)));
-    let i = index.get(t);
-    if (i === undefined) {
-      index.set(t, (i = patterns.length));
-      patterns.push(t);
+    if (t === undefined || ins.length !== before.length || ins.some((k, j) => k !== before[j])) {
+      const key = `${obs.join(",")}|${ins.join(",")}`;
+      t = terms.get(key);
+      if (t === undefined) terms.set(key, (t = blockTangent(body, obs, [...ins], pushforward)));
+      const known = index.get(t);
+      if (known === undefined) {
+        index.set(t, (i = patterns.length));
+        patterns.push(t);
+      } else i = known;
+      before.length = 0;
+      before.push(...ins);
     }
     at.set(r, i);
-    obs.forEach((v, s) => {
-      if (!t!.obsPresent[s]) return;
+    for (let s = 0; s < obs.length; s++) {
+      if (!t.obsPresent[s]) continue;
       obsOffset[r * obs.length + s] = length;
-      length += size(body.term.tape.dims(v));
-    });
+      length += sizes[s];
+    }
     for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "internal") chain[k] = t.carryPresent[k];
   }
   for (let k = 0; k < body.nc; k++) {
@@ -260,40 +269,44 @@ function tangentRun(p: ScanParams, plan: TangentPlan, { has, hasArg }: { has: Ui
   for (let k = 0; k < body.nc; k++) tangentOf[k] = ofArg[k];
   for (let q = 0; q < body.np; q++) tangentOf[nargs - body.np + q] = ofArg[body.nc + xArgs + q];
   const xs = stacked === undefined ? null : flatXs(p, values);
-  for (let e = 0; e < n * body.nx; e++) {
-    if (stacked === undefined) tangentOf[body.nc + e] = ofArg[body.nc + e];
-    else if (has[body.nc + e]) tangentOf[body.nc + e] = (ofArg[body.nc] as Float64Array)[stacked.at[e % body.nx] + Math.floor(e / body.nx) * stacked.step];
-  }
+  if (stacked === undefined) for (let e = 0; e < n * body.nx; e++) tangentOf[body.nc + e] = ofArg[body.nc + e];
+  // a stacked scan's x tangents, read where they are (a million iterations are not a million boxed numbers)
+  const packedTangent = stacked === undefined ? null : (ofArg[body.nc] as Float64Array | null);
+  const xTangent = (r: number, l: number): Buf | null =>
+    packedTangent === null ? tangentOf[body.nc + r * body.nx + l] : has[body.nc + r * body.nx + l] ? packedTangent[stacked!.at[l] + r * stacked!.step] : null;
   const xValue = (e: number): Buf => (xs !== null ? xs[e] : values[body.nc + e]);
   const carry = values.slice(0, body.nc) as Buf[];
   const chain: (Buf | null)[] = Array.from({ length: body.nc }, (_, k) => tangentOf[k]);
   const pv = values.slice(body.nc + xArgs, body.nc + xArgs + body.np) as Buf[];
   const out = new Float64Array(plan.length);
-  const inputs = new Array<Buf>(body.nc + body.nx + body.np);
-  for (let q = 0; q < body.np; q++) inputs[body.nc + body.nx + q] = pv[q];
+  const nin = body.nc + body.nx + body.np;
+  // each pattern's inputs (the body's, then the tangents it takes), one array reused iteration after iteration
+  const argvs = plan.patterns.map((t) => new Array<Buf>(nin + t.ins.length));
+  for (const argv of argvs) for (let q = 0; q < body.np; q++) argv[body.nc + body.nx + q] = pv[q];
+  const nextCarry = carry.slice();
   for (let r = 0; r < n; r++) {
-    const t = plan.patterns[plan.at.at(r)];
-    for (let k = 0; k < body.nc; k++) inputs[k] = carry[k];
-    for (let l = 0; l < body.nx; l++) inputs[body.nc + l] = xValue(r * body.nx + l);
-    const states = t.ins.map(
-      (k) =>
-        (k < body.nc
+    const which = plan.at.at(r);
+    const t = plan.patterns[which];
+    const argv = argvs[which];
+    for (let k = 0; k < body.nc; k++) argv[k] = carry[k];
+    for (let l = 0; l < body.nx; l++) argv[body.nc + l] = xValue(r * body.nx + l);
+    t.ins.forEach((k, j) => {
+      argv[nin + j] = (
+        k < body.nc
           ? chain[k]
           : k < body.nc + body.nx
-            ? tangentOf[body.nc + r * body.nx + (k - body.nc)]
-            : tangentOf[body.nc + n * body.nx + (k - body.nc - body.nx)])!,
-    );
+            ? xTangent(r, k - body.nc)
+            : tangentOf[body.nc + n * body.nx + (k - body.nc - body.nx)]
+      )!;
+    });
     const it = (t.interpreter ??= new Interpreter(t.term.tape, t.term.output.atoms));
-    it.run([...inputs, ...states]);
+    it.run(argv);
     const atoms = t.term.output.atoms;
     let j = 0;
-    const nextCarry = carry.slice();
+    for (let k = 0; k < body.nc; k++) nextCarry[k] = carry[k];
     for (let k = 0; k < body.nc; k++) if (body.carryKind[k] !== "identity") nextCarry[k] = it.take(atoms[j++]);
     for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "internal") chain[k] = t.carryPresent[k] ? it.take(atoms[j++]) : null;
-    obs.forEach((_v, s) => {
-      if (!t.obsPresent[s]) return;
-      writeAt(out, plan.obsOffset[r * obs.length + s], it.value(atoms[j++]));
-    });
+    for (let s = 0; s < obs.length; s++) if (t.obsPresent[s]) writeAt(out, plan.obsOffset[r * obs.length + s], it.value(atoms[j++]));
     it.clear();
     for (let k = 0; k < body.nc; k++) carry[k] = nextCarry[k];
   }
