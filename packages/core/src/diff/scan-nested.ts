@@ -31,9 +31,9 @@ import { Body } from "../trace/body.js";
 import { layoutOf, scanCodes, type ScanParams } from "../trace/scan-ops.js";
 import { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
-import type { Shape } from "../structure.js";
+import { REAL, type Shape } from "../structure.js";
 import { cacheFor, fullDerivative, inState, outState, readByRules, type BlockDerivative, type Differentiate, type Sources } from "./reverse-plan.js";
-import { gather, planFor, type CotangentState, type Where } from "./scan-reverse.js";
+import { gather, planFor, type CotangentState, type Where } from "./scan-cotangents.js";
 
 /** Iterations of one pattern from which the reverse sweep is a scan rather than placed block by block. */
 const STACK_FROM = 4;
@@ -89,7 +89,6 @@ interface Rules {
 type State = { readonly kind: "chain" | "identity"; readonly k: number } | { readonly kind: "p"; readonly q: number };
 
 const rulesOf = new WeakMap<BlockDerivative, Rules | null>();
-const REAL: Shape = { kind: "real" };
 const tuple = (n: number): Shape => ({ kind: "tuple", items: Array.from({ length: n }, () => REAL) });
 
 /** Pattern d's rules as a scan's body, or null where its cotangents are not passed on as they come in (not a steady run). */
@@ -142,17 +141,18 @@ function makeRules(d: BlockDerivative, p: ScanParams): Rules | null {
     map[v] = tape.input(states.length + xs.length + ps.length, from.val[v]);
     ps.push(k);
   }
-  for (let v = 0; v < B; v++) if (from.op[v] === CONST && map[v] < 0) map[v] = copyConst(from, v, tape);
+  for (let v = 0; v < B; v++) if (from.op[v] === CONST && map[v] < 0) map[v] = tape.constant(from.val[v]);
   // the rules, in order; the states are D's inputs past the body's (its seeds, then its inputs' starting cotangents)
   for (let i = B; i < from.length; i++) {
     const code = from.op[i];
     if (code === INPUT) map[i] = stateVar[from.a[i] - nin];
-    else if (code === CONST) map[i] = copyConst(from, i, tape);
+    else if (code === CONST) map[i] = tape.constant(from.val[i]);
     else if (code >= FIRST_PRIMITIVE) map[i] = tape.append(code, map[from.a[i]], ARITY[code] === 2 ? map[from.b[i]] : 0);
   }
   const results = states.map((s) => map[d.term.output.atoms[d.results.indexOf(resultOf(s))]]);
   const term = new TraceTerm(tape, [{ name: "in", shape: { kind: "tuple", items: [] }, atoms: [] }], { shape: tuple(results.length), atoms: results });
-  const rb = new Body(term, states.length, xs.length, ps.length, new Uint8Array(states.length + xs.length + ps.length), tuple(states.length), tuple(xs.length), null, [], false);
+  const none = new Uint8Array(states.length + xs.length + ps.length);
+  const rb = new Body(term, states.length, xs.length, ps.length, none, tuple(states.length), tuple(xs.length), null, [], false);
   if (!rb.carryKind.every((k) => k === "internal" || k === "identity")) return null;
   return { body: rb, states, xs, ps, outOf: body.carryOut };
 }
@@ -162,7 +162,6 @@ function aliasOf(rl: Rules): Int32Array {
   return Int32Array.from(rl.xs, ({ carry }) => (carry < 0 ? -1 : rl.xs.findIndex((x) => x.carry < 0 && x.v === rl.outOf[carry])));
 }
 
-const copyConst = (from: Tape, v: number, to: Tape): number => to.constant(from.val[v]);
 
 /**
  * Emit the reverse sweep of scan instruction `self` (params p, its args and outputs'

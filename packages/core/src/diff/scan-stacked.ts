@@ -17,7 +17,7 @@ import { flatXs, scanCodes, xArgCount, type DerivedParams, type ScanOutParams, t
 import type { TraceTerm } from "../trace/term.js";
 import { reverseRun, type ReverseSweep } from "../eval/scan-reverse-run.js";
 import { aliasOf, PARTS, type Differentiate } from "./reverse-plan.js";
-import { planFor, type CotangentState, type Where } from "./scan-reverse.js";
+import { planFor, type CotangentState, type Where } from "./scan-cotangents.js";
 
 /** Where one held cotangent of the sweep comes from: a variable of the sink (the k-th passed), or an element of the packed value's cotangent. */
 type Held = { readonly atom: number } | { readonly element: number };

@@ -47,7 +47,10 @@ export function scanTangents(term: TraceTerm, sink: Trace, at: Int32Array, pushf
   const outputsOf = scanOutputs(tape);
   // scans whose packed values stacked scans read (a reverse sweep emitted as scans: scan-nested.ts)
   const read = new Set<number>();
-  for (let i = 0; i < tape.length; i++) if (tape.op[i] === codes.scan && (tape.params(i) as ScanParams).stacked !== undefined) read.add(tape.args(i)[(tape.params(i) as ScanParams).body.nc]);
+  for (let i = 0; i < tape.length; i++) {
+    const p = tape.op[i] === codes.scan ? (tape.params(i) as ScanParams) : null;
+    if (p !== null && p.stacked !== undefined) read.add(tape.args(i)[p.body.nc]);
+  }
   const masks = new Map<number, Uint8Array>();
   return {
     at(i, dt) {

@@ -18,8 +18,6 @@ import { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
 import type { Guard, Trace } from "../trace/tracer.js";
 import { ownedCopy } from "../trace/host-tensor.js";
-import type { Differentiate } from "./reverse-plan.js";
-import { nestable, withResiduals } from "./scan-nested.js";
 
 /**
  * Whether a transformation of `term` emitting into `sink` keeps its scans as single
@@ -73,19 +71,18 @@ function writtenOut(term: TraceTerm): { instructions: number; iterations: number
  * when `sink` is null: a transformation that has no rule for a scan instruction), and its
  * placement (place.ts's, generic here: place.ts calls this) with the guards moved along
  * (unchanged when there is no scan). A reverse sweep emitted where it will be differentiated
- * again (`nest`: differentiate.ts's) keeps the scans it can emit as scans (scan-nested.ts),
- * each made to write the values its derivative's rules read (`withResiduals`).
+ * again keeps the scans it can emit as scans (`nest`, differentiate.ts's: scan-nested.ts), each
+ * with the params `nest` gives it (writing the values its derivative's rules read).
  */
 export function unrolled<P extends { readonly guards: readonly Guard[] }>(
   term: TraceTerm,
   placement: P | null,
   sink: Trace | null,
-  nest?: Differentiate,
+  nest?: (p: ScanParams) => ScanParams | null,
 ): { term: TraceTerm; placement: P | null } {
   const kept = placement === null || (sink !== null && keepsScans(term, sink, placement));
   if (kept || !hasScans(term.tape)) return { term, placement };
-  const keep = nest === undefined || sink === null || sink.evaluatedOnly ? null : (p: ScanParams) => nestable(p) ? withResiduals(p, nest) : null;
-  const { term: out, map, guards } = writeOut(term, keep);
+  const { term: out, map, guards } = writeOut(term, nest === undefined || sink === null || sink.evaluatedOnly ? null : nest);
   const moved: Guard[] = [];
   for (const g of placement.guards) if (map[g.a] >= 0 && map[g.b] >= 0) moved.push({ ...g, a: map[g.a], b: map[g.b] });
   return { term: out, placement: { ...placement, guards: [...moved, ...guards] } };
