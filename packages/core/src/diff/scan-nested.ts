@@ -162,7 +162,6 @@ function aliasOf(rl: Rules): Int32Array {
   return Int32Array.from(rl.xs, ({ carry }) => (carry < 0 ? -1 : rl.xs.findIndex((x) => x.carry < 0 && x.v === rl.outOf[carry])));
 }
 
-
 /**
  * Emit the reverse sweep of scan instruction `self` (params p, its args and outputs'
  * instructions in the term's tape) into a sink that will be differentiated again: see

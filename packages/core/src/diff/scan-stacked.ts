@@ -19,9 +19,6 @@ import { reverseRun, type ReverseSweep } from "../eval/scan-reverse-run.js";
 import { aliasOf, PARTS, type Differentiate } from "./reverse-plan.js";
 import { planFor, type CotangentState, type Where } from "./scan-cotangents.js";
 
-/** Where one held cotangent of the sweep comes from: a variable of the sink (the k-th passed), or an element of the packed value's cotangent. */
-type Held = { readonly atom: number } | { readonly element: number };
-
 /** Emit the reverse sweep of stacked scan `self` into the sink (see the file's comment). */
 export function emitStacked(
   p: ScanParams,
@@ -57,7 +54,8 @@ export function emitStacked(
   }
   const need = new Uint8Array(nargs);
   const acc = new Uint8Array(PARTS * nargs);
-  const heldFrom: Held[] = [];
+  // where each held cotangent of the sweep comes from: a variable of the sink (≥ 0: the k-th passed), or element e of the packed value's cotangent (−1 − e)
+  const heldFrom: number[] = [];
   const atoms: number[] = [];
   const packedCt = state.ct[source];
   const mask = packedCt >= 0 ? packed.get(source) : undefined;
@@ -70,11 +68,11 @@ export function emitStacked(
     if (v !== undefined) {
       if (state.ct[v] < 0) continue;
       acc[2 * a] = 1;
-      heldFrom.push({ atom: atoms.length });
+      heldFrom.push(atoms.length);
       atoms.push(state.ct[v]);
     } else if (mask !== undefined && mask[offsetOf(a)]) {
       acc[2 * a] = 1;
-      heldFrom.push({ element: offsetOf(a) });
+      heldFrom.push(-1 - offsetOf(a));
     }
   }
   const inputs = { seedObs, seedFinal, acc, need };
@@ -88,22 +86,24 @@ export function emitStacked(
   }
   const sweep: ReverseSweep = { p, plan, inputs, seedOrder, offsets, length };
   const nA = nc + xArgCount(p) + np;
-  const usesPacked = heldFrom.some((h) => "element" in h);
+  const usesPacked = heldFrom.some((h) => h < 0);
   const params: DerivedParams = {
     scan: p,
     length,
     what: "reverse of a stacked scan",
     run: (values) => {
       // the values as a scan with one argument per x leaf and iteration would take them
-      const held = values.slice(nA + seedOrder.length, nA + seedOrder.length + atoms.length);
+      const base = nA + seedOrder.length;
       const ct = usesPacked ? (values[values.length - 1] as Float64Array) : null;
-      return reverseRun(sweep, [
-        ...values.slice(0, nc),
-        ...flatXs(p, values),
-        ...values.slice(nc + 1, nA),
-        ...values.slice(nA, nA + seedOrder.length),
-        ...heldFrom.map((h): Buf => ("atom" in h ? held[h.atom] : ct![h.element])),
-      ]);
+      const xs = flatXs(p, values);
+      const all = new Array<Buf>(nargs + seedOrder.length + heldFrom.length);
+      let w = 0;
+      for (let k = 0; k < nc; k++) all[w++] = values[k];
+      for (let e = 0; e < xs.length; e++) all[w++] = xs[e];
+      for (let q = 0; q < np; q++) all[w++] = values[nc + 1 + q];
+      for (let j = 0; j < seedOrder.length; j++) all[w++] = values[nA + j];
+      for (const h of heldFrom) all[w++] = h >= 0 ? values[base + h] : ct![-1 - h];
+      return reverseRun(sweep, all);
     },
   };
   const grad = sink.recordOp(
