@@ -285,7 +285,10 @@ export function emitNested(
     while (nextSeeded < seeded.length && seeded[nextSeeded] > top) nextSeeded++;
     if (nextSeeded < seeded.length) bottom = Math.max(bottom, seeded[nextSeeded] + 1);
     const rl = r === top && top - bottom + 1 >= STACK_FROM ? rules(d, p) : null;
-    if (rl !== null) {
+    // a scan's arguments are distinct variables (a cotangent held by one is its own): where the
+    // cotangents come in as the same variable (a rule passing one on twice), one more block placed
+    const args = rl === null ? [] : [...statesAt(d, top), ...rl.ps.map((k) => input(top, k))];
+    if (rl !== null && new Set(args).size === args.length) {
       run(d, rl, bottom, top);
       r = bottom - 1;
     } else place(d, r--);

@@ -16,6 +16,7 @@ import {
   grad,
   hessian,
   hvp,
+  jacobian,
   jit,
   jvp,
   lt,
@@ -98,6 +99,8 @@ describe("nested derivatives of a scan: the loop's numbers, bit for bit", () => 
         expectSame(hessian(S, th), hessian(L, th));
         expectSame(hvp(S, th, v), hvp(L, th, v));
         expectSame(jvp((x: Scalar[]) => grad(S, x), th, v), jvp((x: Scalar[]) => grad(L, x), th, v));
+        // every output of the gradient seeded, one row at a time (one-hot seeds: constants)
+        expectSame(jacobian((x: Scalar[]) => grad(S, x), th), jacobian((x: Scalar[]) => grad(L, x), th));
         // third order: grad of a function of the gradient's gradient, and jvp of the hessian
         expectSame(grad(gradNorm(gradNorm(S)), th), grad(gradNorm(gradNorm(L)), th));
         expectSame(jvp((x: Scalar[]) => hessian(S, x), th, v), jvp((x: Scalar[]) => hessian(L, x), th, v));
@@ -105,7 +108,7 @@ describe("nested derivatives of a scan: the loop's numbers, bit for bit", () => 
     }
   }
   it("each checkpoint policy, and under jit and vmap", () => {
-    const body = BODIES[2].body;
+    const body = BODIES[3].body;
     for (const checkpoint of ["every", "sqrt", 7] as const) {
       const { scanned: S, loop: L } = model(body, 1, 50, false, { checkpoint });
       expectSame(hvp(S, [0.3, 0.8], [1, 0.5]), hvp(L, [0.3, 0.8], [1, 0.5]));
@@ -117,6 +120,17 @@ describe("nested derivatives of a scan: the loop's numbers, bit for bit", () => 
     const f = (y: Scalar): Scalar => grad((z: Scalar) => grad((w: Scalar) => S([w, 0.8]), z), y);
     const g = (y: Scalar): Scalar => grad((z: Scalar) => grad((w: Scalar) => L([w, 0.8]), z), y);
     expectSame(vmap(f)(new Float64Array([0.3, 0.5, 1.5])), vmap(g)(new Float64Array([0.3, 0.5, 1.5])));
+  });
+  it("a carry's cotangent that comes in as a captured value itself (seed 1: 1·a is a) is passed on apart from the value's own", () => {
+    const n = 12;
+    const S: F = ([y0, a, b]) => scan((y: Scalar) => [add(mul(a, y), b)], y0, n)[0];
+    const L: F = ([y0, a, b]) => {
+      let y = y0;
+      for (let i = 0; i < n; i++) y = add(mul(a, y), b);
+      return y;
+    };
+    const th = [0.3, 0.5, 0.7];
+    expectSame(jacobian((x: Scalar[]) => grad(S, x), th), jacobian((x: Scalar[]) => grad(L, x), th));
   });
   it("closed form: y ← a·y, whose n-th carry is aⁿ y₀", () => {
     const n = 30;
