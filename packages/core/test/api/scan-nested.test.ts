@@ -107,6 +107,31 @@ describe("nested derivatives of a scan: the loop's numbers, bit for bit", () => 
       });
     }
   }
+  // carries passed on unchanged, swapped, or given one cotangent twice: states of the sweep that are one variable, or none
+  const PAIRS: Record<string, (c: Scalar[], a: Scalar) => Scalar[]> = {
+    swapped: ([u, v], a) => [v, mul(a, u)],
+    "one passed on unchanged": ([u, v], a) => [tanh(add(mul(a, u), v)), v],
+    "one value twice": ([u, v], a) => {
+      const w = mul(a, sin(add(u, v)));
+      return [w, add(w, 0.1)];
+    },
+    "sums passed through": ([u, v], a) => [add(u, v), add(v, a)],
+  };
+  for (const [name, body] of Object.entries(PAIRS)) {
+    it(`two carries, ${name}: jacobian of grad, hessian, grad∘grad∘grad`, () => {
+      const out = (c: Scalar[]): Scalar => add(c[0], mul(c[1], 0.5));
+      const S: F = (th) => out(scan((c: Scalar[]) => [body(c, th[2])], [th[0], th[1]], 30)[0] as Scalar[]);
+      const L: F = (th) => {
+        let c = [th[0], th[1]];
+        for (let i = 0; i < 30; i++) c = body(c, th[2]);
+        return out(c);
+      };
+      const th = [0.3, 0.4, 0.9];
+      expectSame(jacobian((x: Scalar[]) => grad(S, x), th), jacobian((x: Scalar[]) => grad(L, x), th));
+      expectSame(hessian(S, th), hessian(L, th));
+      expectSame(grad(gradNorm(gradNorm(S)), th), grad(gradNorm(gradNorm(L)), th));
+    });
+  }
   it("each checkpoint policy, and under jit and vmap", () => {
     const body = BODIES[3].body;
     for (const checkpoint of ["every", "sqrt", 7] as const) {
