@@ -155,6 +155,8 @@ function markdown(d: { w5Times: Timed[]; w6Times: Timed[]; memory: MemoryProbe[]
     vs("ode10k-loop", "ode10k-primal", "GradBench ode n=10⁴, gradient of the loop written out"),
     vs("w5-scan", "w5-primal", "W5 N=10⁶, grad with scan"),
     vs("w5-loop", "w5-primal", "W5 N=10⁶, grad of the loop written out"),
+    vs("w5-hvp-scan", "w5-primal", "W5 N=10⁶, hvp with scan"),
+    vs("w5-hvp-loop", "w5-primal", "W5 N=10⁶, hvp of the loop written out"),
   ].filter((s): s is string => s !== null);
   const lin = d.linearity.flatMap((l) => {
     const rows = l.rows;

@@ -3,7 +3,7 @@
  * and what a probe reports. The loop written out for GradBench's ode is here too, beside
  * the module's scan (gradbench/modules/ode.ts), to compare them.
  */
-import { grad, index, shapeOf, type Operand, type Scalar, type TensorArg } from "@wengert/core";
+import { grad, hvp, index, shapeOf, type Operand, type Scalar, type TensorArg } from "@wengert/core";
 import { chain, chainDerivative, chainW, X0 } from "./workloads/w5-chain.js";
 import { chainScan } from "./workloads/w5-scan.js";
 import { odeGrad, odeLoss, odeW, THETA } from "./workloads/w6-ode.js";
@@ -49,6 +49,9 @@ export const MEMORY_ROWS: Readonly<Record<string, { readonly what: string; reado
   "w5-hand": { what: "W5 N=10⁶ hand-written", call: () => () => chainDerivative(X0, 1e6), calls: 5 },
   "w5-scan": { what: "W5 N=10⁶ grad, scan", call: () => () => grad(chainScan(1e6), X0), calls: 5 },
   "w5-loop": { what: "W5 N=10⁶ grad, loop written out", call: () => () => grad(chainW(1e6), X0), calls: 3 },
+  // a nested derivative: the sweep emitted as a scan of its rules (docs/scan.md), against the loop's hvp sweep
+  "w5-hvp-scan": { what: "W5 N=10⁶ hvp, scan", call: () => () => hvp(chainScan(1e6), X0, 1), calls: 3 },
+  "w5-hvp-loop": { what: "W5 N=10⁶ hvp, loop written out", call: () => () => hvp(chainW(1e6), X0, 1), calls: 3 },
   "w6-primal": { what: "W6 primal (JS)", call: () => () => odeLoss(Array.from(THETA)), calls: 200 },
   "w6-hand": { what: "W6 hand-written", call: () => () => odeGrad(Array.from(THETA)), calls: 200 },
   "w6-scan": { what: "W6 grad, scan", call: () => () => grad(odeScan(), Array.from(THETA)), calls: 100 },

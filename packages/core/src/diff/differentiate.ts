@@ -32,6 +32,8 @@ import type { TraceTerm } from "../trace/term.js";
 import { activity, place, type Emitted, type Placement } from "./place.js";
 import { scanSweep } from "./scan-reverse.js";
 import { keepsScans, unrolled } from "./unroll.js";
+import { nestable, withResiduals } from "./scan-nested.js";
+import type { ScanParams } from "../trace/scan-ops.js";
 
 const ADD = CODE.add;
 const WHERE = CODE.where;
@@ -69,7 +71,7 @@ type Mask = Float64Array;
  */
 export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly number[], placement: Placement | null, split?: Split): Emitted {
   // emitted where it will be differentiated again: the loops written out (unroll.ts)
-  ({ term, placement } = unrolled(term, placement, sink));
+  ({ term, placement } = unrolled(term, placement, sink, nested));
   const tape = term.tape;
   const { op, a, b, x, length: n } = tape;
   const e = emitterFor(sink);
@@ -140,7 +142,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
   term.output.atoms.forEach((v, j) => accumulate(v, seeds[j]));
   for (const s of split?.pieces ?? []) accumulate(s.v, { piece: s.atom, start: tape.dims(s.v).map(() => 0) });
   // at the outermost level (or into a trace only evaluated), a scan's reverse sweep is a scan (scan-reverse.ts)
-  const scans = keepsScans(term, sink, placement) ? scanSweep(term, sink, at, differentiate) : null;
+  const scans = scanSweep(term, sink, at, differentiate, keepsScans(term, sink, placement));
   const state = {
     ct,
     pending(v: number): number {
@@ -235,6 +237,9 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
   }
   return { outputs: term.output.atoms.map((v) => at[v]), results, present, pieceResults };
 }
+
+/** A scan kept where its sweep will be differentiated again (scan-nested.ts), writing what its rules read; null: written out. */
+const nested = (p: ScanParams): ScanParams | null => (nestable(p) ? withResiduals(p, differentiate) : null);
 
 /**
  * A derivative computed as one block of a longer sweep (a scan's, scan-reverse.ts): tensor

@@ -12,6 +12,7 @@ import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
 import type { Interpreter } from "../eval/interpreter.js";
 import { byStructure, type CompiledBlock, type CompiledStep } from "../jit/scan-code.js";
 import { Runs } from "./runs.js";
+import { ARITY, CONST, FIRST_PRIMITIVE } from "../trace/opcodes.js";
 import type { Emitted } from "./place.js";
 
 /** differentiate.ts's signature, with the blocks' option (scan-reverse runs it on a body's term). */
@@ -129,6 +130,44 @@ function blockDerivative(body: Body, o: Outs, outs: number[], ins: number[], dif
   return { term, outs, ins, results, present, interpreter: null };
 }
 
+/**
+ * What the rules of a block derivative read of the body's variables: `forward` lists the
+ * body's computed variables and inputs that its instructions past the body's (the rules)
+ * and its outputs read (constants aside). Made for a pattern with every cotangent present,
+ * whose rules are those of any pattern and more.
+ */
+export function readByRules(d: Pick<BlockDerivative, "term">, body: Body): number[] {
+  const tape = d.term.tape;
+  const seen = new Uint8Array(body.length);
+  const read = (v: number): void => {
+    if (v < body.length && tape.op[v] !== CONST) seen[v] = 1;
+  };
+  for (let i = body.length; i < tape.length; i++) {
+    if (tape.op[i] < FIRST_PRIMITIVE) continue;
+    if (tape.x[i] !== 0) tape.args(i).forEach(read);
+    else {
+      read(tape.a[i]);
+      if (ARITY[tape.op[i]] === 2) read(tape.b[i]);
+    }
+  }
+  d.term.output.atoms.forEach(read);
+  const out: number[] = [];
+  seen.forEach((s, v) => s && out.push(v));
+  return out;
+}
+
+/** The block derivative with every cotangent a body of reals can start from present (see readByRules). */
+export function fullDerivative(body: Body, obs: Int32Array, differentiate: Differentiate): BlockDerivative {
+  const { outs: o, derivatives } = cacheFor(body, obs);
+  const outs = Array.from(o.w, (_v, j) => 2 * j);
+  const ins: number[] = [];
+  for (let k = 0; k < body.nc + body.nx + body.np; k++) if (!body.literal[k]) ins.push(2 * k);
+  const name = `${outs.join(",")}|${ins.join(",")}`;
+  let d = derivatives.get(name);
+  if (d === undefined) derivatives.set(name, (d = blockDerivative(body, o, outs, ins, differentiate)));
+  return d;
+}
+
 /** The reverse sweep of one scan decided ahead: each iteration's pattern, each pattern's term. */
 export interface ReversePlan {
   readonly patterns: BlockDerivative[];
@@ -200,6 +239,20 @@ export function inState<T>(body: Body, o: Outs, k: number, part: number, r: numb
   return src.p(k - body.nc - body.nx, part);
 }
 
+/**
+ * For a stacked scan's x leaf (argument a, as one argument per leaf and iteration): the
+ * argument whose cotangent it starts from, the same element read at the iteration before
+ * (Stacked.alias), or -1.
+ */
+export function aliasOf(p: ScanParams, a: number): number {
+  const alias = p.stacked?.alias;
+  const { nc, nx } = p.body;
+  if (alias === undefined || a < nc || a >= nc + p.n * nx) return -1;
+  const r = Math.floor((a - nc) / nx);
+  const l = (a - nc) % nx;
+  return alias[l] >= 0 && r < p.n - 1 ? nc + (r + 1) * nx + alias[l] : -1;
+}
+
 /** The plan: which cotangents each block starts from, iteration by iteration from the last (structure only). */
 export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate): ReversePlan {
   const { body, n } = p;
@@ -221,9 +274,14 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
     p: (q, part) => pAcc[2 * q + part],
     seedObs: (r, s, part) => inputs.seedObs[2 * (r * nobs + s) + part],
     seedFinal: (k, part) => inputs.seedFinal[2 * k + part],
-    acc: (a, part) => inputs.acc[2 * a + part],
+    acc: (a, part) => {
+      const b = aliasOf(p, a);
+      return b >= 0 ? argPresent[2 * b + part] : inputs.acc[2 * a + part];
+    },
     none: 0,
   };
+  // a leaf starting from another's cotangent: its presence is decided as the sweep goes (no shortcut)
+  const aliased = p.stacked?.alias.some((l) => l >= 0) ?? false;
   const patterns: BlockDerivative[] = [];
   const index = new Map<BlockDerivative, number>();
   const at = new Runs(-1);
@@ -316,7 +374,7 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
     }
     const after = new Uint8Array(before.length);
     snapshot(after);
-    steady = after.every((b, e) => b === before[e]);
+    steady = !aliased && after.every((b, e) => b === before[e]);
   }
   for (let part = 0; part < PARTS; part++) {
     for (let k = 0; k < body.nc; k++) {

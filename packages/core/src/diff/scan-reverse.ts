@@ -26,20 +26,15 @@ import type { TraceTerm } from "../trace/term.js";
 import type { Trace } from "../trace/tracer.js";
 import { WengertError } from "../errors.js";
 import { activity } from "./place.js";
-import { PARTS, planReverse, type Differentiate, type ReverseInputs } from "./reverse-plan.js";
+import { PARTS, type Differentiate } from "./reverse-plan.js";
+import { gather, planFor, type CotangentState, type Where } from "./scan-cotangents.js";
+import { emitNested } from "./scan-nested.js";
+import { emitStacked } from "./scan-stacked.js";
 import { reverseRun, type ReverseSweep } from "../eval/scan-reverse-run.js";
 
 export type { Differentiate } from "./reverse-plan.js";
 
-/** What differentiate.ts lends a scan's reverse sweep. */
-export interface CotangentState {
-  /** Each variable's dense cotangent so far (-1: the symbolic zero). */
-  readonly ct: Int32Array;
-  /** A tensor variable's pending pieces placed by one embed and taken away (-1: none). */
-  pending(v: number): number;
-  /** Set a variable's dense cotangent and its pieces (one whole piece, or -1): the scan's sums include what it held. */
-  replace(v: number, c: number, whole: number): void;
-}
+
 
 export interface ScanSweep {
   /** Whether instruction i is a scan's (handled here: a scan's reverse emitted, an output's cotangent left for its scan). */
@@ -50,11 +45,12 @@ export interface ScanSweep {
  * The scans of a term being differentiated where its scans are kept (unroll.ts
  * `keepsScans`; null if it has none); `at[v]` is the sink's variable for the term's v.
  */
-export function scanSweep(term: TraceTerm, sink: Trace, at: Int32Array, differentiate: Differentiate): ScanSweep | null {
+export function scanSweep(term: TraceTerm, sink: Trace, at: Int32Array, differentiate: Differentiate, kept: boolean): ScanSweep | null {
   if (!hasScans(term.tape)) return null;
   const tape = term.tape;
   const codes = scanCodes();
   const outputsOf = scanOutputs(tape);
+  const packed = new Map<number, Uint8Array>();
   let active: Uint8Array | null = null;
   return {
     at(i, state) {
@@ -63,7 +59,10 @@ export function scanSweep(term: TraceTerm, sink: Trace, at: Int32Array, differen
       if (code === codes.scanOut) return true;
       if (code !== codes.scan) throw new WengertError("internal: a scan's derivative instruction in a term differentiated again.");
       active ??= activity(term);
-      emitReverse(tape.params(i) as ScanParams, tape.args(i), outputsOf.get(i) ?? [], tape, { sink, at }, state, active, differentiate);
+      // where the sweep will be differentiated again, it is emitted as scans (scan-nested.ts)
+      const p = tape.params(i) as ScanParams;
+      const emit = !kept ? emitNested : p.stacked !== undefined ? emitStacked : emitReverse;
+      emit(p, tape.args(i), outputsOf.get(i) ?? [], tape, { sink, at, self: i, packed, outputsOf }, state, active, differentiate);
       return true;
     },
   };
@@ -75,55 +74,30 @@ function emitReverse(
   args: readonly number[],
   outputs: readonly number[],
   tape: TraceTerm["tape"],
-  { sink, at }: { sink: Trace; at: Int32Array },
+  { sink, at, self, packed }: Where,
   state: CotangentState,
   active: Uint8Array,
   differentiate: Differentiate,
 ): void {
-  const { body, n, layout } = p;
   const codes = scanCodes();
-  const nobs = layout.obs.length;
-  const seedObs = new Uint8Array(PARTS * n * nobs);
-  const seedFinal = new Uint8Array(PARTS * body.nc);
-  // the seeds (outputs' cotangents) by offset and part, then the arguments' cotangents held
-  const seedAtoms = new Map<number, number>();
-  for (const j of outputs) {
-    const q = tape.params(j) as ScanOutParams;
-    if (q.held) continue;
-    const parts = [state.ct[j], tape.dims(j).length === 0 ? -1 : state.pending(j)];
-    const r = Math.floor(q.offset / layout.width);
-    const flag =
-      q.offset < n * layout.width
-        ? (part: number) => (seedObs[2 * (r * nobs + layout.obsOffset.indexOf(q.offset - r * layout.width)) + part] = 1)
-        : (part: number) => (seedFinal[2 * layout.carryOffset.indexOf(q.offset) + part] = 1);
-    parts.forEach((c, part) => {
-      if (c < 0) return;
-      seedAtoms.set(2 * q.offset + part, c);
-      flag(part);
-    });
+  const { inputs, seedAtoms, accAtoms } = gather(p, args, outputs, tape, state, active);
+  const { need } = inputs;
+  // the outputs stacked scans' sweeps seeded, in the packed value's cotangent (the others' seeds come by their scanOut)
+  const mask = state.ct[self] >= 0 ? packed.get(self) : undefined;
+  const packedSeeds: number[] = [];
+  if (mask !== undefined) {
+    const { layout } = p;
+    const nobs = layout.obs.length;
+    for (let r = 0; r < p.n; r++) {
+      for (let s = 0; s < nobs; s++) {
+        const offset = r * layout.width + layout.obsOffset[s];
+        if (!mask[offset] || inputs.seedObs[2 * (r * nobs + s)]) continue;
+        inputs.seedObs[2 * (r * nobs + s)] = 1;
+        packedSeeds.push(offset);
+      }
+    }
   }
-  const need = Uint8Array.from(args, (v) => active[v]);
-  const acc = new Uint8Array(PARTS * args.length);
-  const accAtoms: number[] = [];
-  args.forEach((v, a) => {
-    if (!need[a]) return;
-    const parts = [state.ct[v], tape.dims(v).length === 0 ? -1 : state.pending(v)];
-    parts.forEach((c, part) => {
-      if (c < 0) return;
-      acc[2 * a + part] = 1;
-      accAtoms.push(c);
-    });
-  });
-  const inputs: ReverseInputs = { seedObs, seedFinal, acc, need };
-  // the same scan differentiated again (a loop's gradient call after call): the plan made then
-  const key =
-    inputs.seedObs.length + inputs.acc.length < 512
-      ? `${p.n}|${p.layout.obs.join(",")}|${inputs.seedObs.join("")}|` +
-        `${inputs.seedFinal.join("")}|${inputs.acc.join("")}|${inputs.need.join("")}`
-      : null;
-  const known = key === null ? undefined : (p.body.plans.get(key) as ReturnType<typeof planReverse> | undefined);
-  const plan = known ?? planReverse(p, inputs, differentiate);
-  if (key !== null && known === undefined && p.body.plans.size < 16) p.body.plans.set(key, plan);
+  const plan = planFor(p, inputs, differentiate);
   const seedOrder = [...seedAtoms.keys()].sort((x, y) => x - y);
   const dimsOf = (a: number): Dims => tape.dims(args[a]);
   const offsets: number[] = [];
@@ -132,18 +106,18 @@ function emitReverse(
     offsets.push(length);
     if (plan.present[e]) length += size(dimsOf(e >> 1));
   }
-  const sweep: ReverseSweep = { p, plan, inputs, seedOrder, offsets, length };
+  const sweep: ReverseSweep = { p, plan, inputs, seedOrder, offsets, length, packedSeeds: Int32Array.from(packedSeeds) };
   const params: DerivedParams = {
     scan: p,
     length,
     what: "reverse",
     run: (values) => reverseRun(sweep, values),
   };
-  const grad = sink.recordOp(codes.scanGrad, [...args.map((v) => at[v]), ...seedOrder.map((o) => seedAtoms.get(o)!), ...accAtoms], params);
+  const packedAtoms = packedSeeds.length > 0 ? [state.ct[self]] : [];
+  const grad = sink.recordOp(codes.scanGrad, [...args.map((v) => at[v]), ...seedOrder.map((o) => seedAtoms.get(o)!), ...accAtoms, ...packedAtoms], params);
   const read = (e: number): number => (plan.present[e] ? sink.recordOp(codes.scanOut, [grad], { offset: offsets[e], dims: dimsOf(e >> 1), held: false }) : -1);
   for (let a = 0; a < args.length; a++) {
     if (!need[a] || (!plan.present[2 * a] && !plan.present[2 * a + 1])) continue;
     state.replace(args[a], read(2 * a), read(2 * a + 1));
   }
 }
-

@@ -13,7 +13,18 @@
 import type { Buf, Dims } from "@wengert/ops";
 import { size } from "@wengert/ops";
 import type { Body } from "../trace/body.js";
-import { scanCodes, scanOutputs, isScanCode, hasScans, writeAt, type DerivedParams, type ScanParams, type ScanOutParams } from "../trace/scan-ops.js";
+import {
+  flatXs,
+  hasScans,
+  isScanCode,
+  scanCodes,
+  scanOutputs,
+  writeAt,
+  xArgCount,
+  type DerivedParams,
+  type ScanOutParams,
+  type ScanParams,
+} from "../trace/scan-ops.js";
 import { TraceTerm } from "../trace/term.js";
 import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
 import { Interpreter } from "../eval/interpreter.js";
@@ -34,13 +45,20 @@ export function scanTangents(term: TraceTerm, sink: Trace, at: Int32Array, pushf
   const tape = term.tape;
   const codes = scanCodes();
   const outputsOf = scanOutputs(tape);
+  // scans whose packed values stacked scans read (a reverse sweep emitted as scans: scan-nested.ts)
+  const read = new Set<number>();
+  for (let i = 0; i < tape.length; i++) {
+    const p = tape.op[i] === codes.scan ? (tape.params(i) as ScanParams) : null;
+    if (p !== null && p.stacked !== undefined) read.add(tape.args(i)[p.body.nc]);
+  }
+  const masks = new Map<number, Uint8Array>();
   return {
     at(i, dt) {
       const code = tape.op[i];
       if (!isScanCode(code)) return false;
       if (code === codes.scanOut) return true;
       if (code !== codes.scan) throw new WengertError("internal: a scan's derivative instruction in a term pushed forward again.");
-      emitTangent(tape.params(i) as ScanParams, tape.args(i), outputsOf.get(i) ?? [], tape, { sink, at }, dt, pushforward);
+      emitTangent(tape.params(i) as ScanParams, tape.args(i), outputsOf.get(i) ?? [], tape, { sink, at, self: i, read: read.has(i), masks }, dt, pushforward);
       return true;
     },
   };
@@ -117,7 +135,12 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
   const obsOffset = new Int32Array(n * obs.length).fill(-1);
   const carryOffset = new Int32Array(body.nc).fill(-1);
   let length = 0;
+  const sizes = Array.from(obs, (v) => size(body.term.tape.dims(v)));
   const ins: number[] = [];
+  // the pattern of the iteration before, while the same tangents are present (a steady loop: no key per iteration)
+  let t: BlockTangent | undefined;
+  let i = -1;
+  const before: number[] = [];
   for (let r = 0; r < n; r++) {
     ins.length = 0;
     for (let k = 0; k < nin; k++) {
@@ -130,20 +153,24 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
             : has[body.nc + n * body.nx + (k - body.nc - body.nx)];
       if (present) ins.push(k);
     }
-    const key = `${obs.join(",")}|${ins.join(",")}`;
-    let t = terms.get(key);
-    if (t === undefined) terms.set(key, (t = blockTangent(body, obs, [...ins], pushforward)));
-    let i = index.get(t);
-    if (i === undefined) {
-      index.set(t, (i = patterns.length));
-      patterns.push(t);
+    if (t === undefined || ins.length !== before.length || ins.some((k, j) => k !== before[j])) {
+      const key = `${obs.join(",")}|${ins.join(",")}`;
+      t = terms.get(key);
+      if (t === undefined) terms.set(key, (t = blockTangent(body, obs, [...ins], pushforward)));
+      const known = index.get(t);
+      if (known === undefined) {
+        index.set(t, (i = patterns.length));
+        patterns.push(t);
+      } else i = known;
+      before.length = 0;
+      before.push(...ins);
     }
     at.set(r, i);
-    obs.forEach((v, s) => {
-      if (!t!.obsPresent[s]) return;
+    for (let s = 0; s < obs.length; s++) {
+      if (!t.obsPresent[s]) continue;
       obsOffset[r * obs.length + s] = length;
-      length += size(body.term.tape.dims(v));
-    });
+      length += sizes[s];
+    }
     for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "internal") chain[k] = t.carryPresent[k];
   }
   for (let k = 0; k < body.nc; k++) {
@@ -154,21 +181,44 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
   return { patterns, at, obsOffset, carryOffset, length };
 }
 
+/**
+ * Where a scan's forward sweep is emitted: the sink and its variables for the term's, the
+ * scan instruction, whether stacked scans read its packed value (its tangent is then laid
+ * out as that value is, too), and which elements of such tangents are present, by the
+ * sink's variable.
+ */
+interface Where {
+  readonly sink: Trace;
+  readonly at: Int32Array;
+  readonly self: number;
+  readonly read: boolean;
+  readonly masks: Map<number, Uint8Array>;
+}
+
 function emitTangent(
   p: ScanParams,
   args: readonly number[],
   outputs: readonly number[],
   tape: TraceTerm["tape"],
-  { sink, at }: { sink: Trace; at: Int32Array },
+  { sink, at, self, read, masks }: Where,
   dt: Int32Array,
   pushforward: Transform,
 ): void {
   const { body, n, layout } = p;
   const codes = scanCodes();
-  const has = Uint8Array.from(args, (v) => (dt[v] >= 0 ? 1 : 0));
+  const hasArg = Uint8Array.from(args, (v) => (dt[v] >= 0 ? 1 : 0));
+  // per iteration's x leaf: read from the packed value's tangent where it is present (a stacked scan)
+  const stacked = p.stacked;
+  const has = stacked === undefined ? hasArg : new Uint8Array(body.nc + n * body.nx + body.np);
+  if (stacked !== undefined) {
+    has.set(hasArg.subarray(0, body.nc));
+    has.set(hasArg.subarray(body.nc + 1), body.nc + n * body.nx);
+    const mask = hasArg[body.nc] ? masks.get(dt[args[body.nc]])! : null;
+    if (mask !== null) for (let i = 0; i < n; i++) for (let l = 0; l < body.nx; l++) has[body.nc + i * body.nx + l] = mask[stacked.at[l] + i * stacked.step];
+  }
   const plan = planTangent(p, has, pushforward);
   const tangentArgs = args.filter((v) => dt[v] >= 0).map((v) => dt[v]);
-  const params: DerivedParams = { scan: p, length: plan.length, what: "tangent", run: (values) => tangentRun(p, plan, has, values) };
+  const params: DerivedParams = { scan: p, length: plan.length, what: "tangent", run: (values) => tangentRun(p, plan, { has, hasArg }, values) };
   const tan = sink.recordOp(codes.scanTangent, [...args.map((v) => at[v]), ...tangentArgs], params);
   const nobs = layout.obs.length;
   for (const j of outputs) {
@@ -188,44 +238,78 @@ function emitTangent(
     }
     dt[j] = offset < 0 ? -1 : sink.recordOp(codes.scanOut, [tan], { offset, dims, held: false });
   }
+  if (read) {
+    // the tangent as the packed value is laid out (zero where absent), for the stacked scans that read it
+    const mask = new Uint8Array(layout.length);
+    const from = new Int32Array(layout.length).fill(-1);
+    layout.obs.forEach((_v, s) => {
+      for (let r = 0; r < n; r++) if (plan.obsOffset[r * nobs + s] >= 0) from[r * layout.width + layout.obsOffset[s]] = plan.obsOffset[r * nobs + s];
+    });
+    for (let k = 0; k < body.nc; k++) if (plan.carryOffset[k] >= 0) from[layout.carryOffset[k]] = plan.carryOffset[k];
+    from.forEach((f, e) => (mask[e] = f >= 0 ? 1 : 0));
+    const relaid: DerivedParams = {
+      scan: p,
+      length: layout.length,
+      what: "tangent laid out as the run's value",
+      run: ([t]) => Float64Array.from(from, (f) => (f >= 0 ? (t as Float64Array)[f] : 0)),
+    };
+    dt[self] = sink.recordOp(codes.scanTangent, [tan], relaid);
+    masks.set(dt[self], mask);
+  }
 }
 
-function tangentRun(p: ScanParams, plan: TangentPlan, has: Uint8Array, values: readonly Buf[]): Float64Array {
+function tangentRun(p: ScanParams, plan: TangentPlan, { has, hasArg }: { has: Uint8Array; hasArg: Uint8Array }, values: readonly Buf[]): Float64Array {
   const { body, n, layout } = p;
   const nargs = body.nc + n * body.nx + body.np;
+  const xArgs = xArgCount(p);
   const obs = layout.obs;
+  // the tangents of the arguments, then as one per leaf and iteration (a stacked scan's read from its packed value's)
+  const ofArg: (Buf | null)[] = new Array<Buf | null>(hasArg.length).fill(null);
+  let next = hasArg.length;
+  for (let a = 0; a < hasArg.length; a++) if (hasArg[a]) ofArg[a] = values[next++];
+  const stacked = p.stacked;
   const tangentOf: (Buf | null)[] = new Array<Buf | null>(nargs).fill(null);
-  let next = nargs;
-  for (let a = 0; a < nargs; a++) if (has[a]) tangentOf[a] = values[next++];
+  for (let k = 0; k < body.nc; k++) tangentOf[k] = ofArg[k];
+  for (let q = 0; q < body.np; q++) tangentOf[nargs - body.np + q] = ofArg[body.nc + xArgs + q];
+  const xs = stacked === undefined ? null : flatXs(p, values);
+  if (stacked === undefined) for (let e = 0; e < n * body.nx; e++) tangentOf[body.nc + e] = ofArg[body.nc + e];
+  // a stacked scan's x tangents, read where they are (a million iterations are not a million boxed numbers)
+  const packedTangent = stacked === undefined ? null : (ofArg[body.nc] as Float64Array | null);
+  const xTangent = (r: number, l: number): Buf | null =>
+    packedTangent === null ? tangentOf[body.nc + r * body.nx + l] : has[body.nc + r * body.nx + l] ? packedTangent[stacked!.at[l] + r * stacked!.step] : null;
+  const xValue = (e: number): Buf => (xs !== null ? xs[e] : values[body.nc + e]);
   const carry = values.slice(0, body.nc) as Buf[];
   const chain: (Buf | null)[] = Array.from({ length: body.nc }, (_, k) => tangentOf[k]);
-  const pv = values.slice(body.nc + n * body.nx, nargs) as Buf[];
+  const pv = values.slice(body.nc + xArgs, body.nc + xArgs + body.np) as Buf[];
   const out = new Float64Array(plan.length);
-  const inputs = new Array<Buf>(body.nc + body.nx + body.np);
-  for (let q = 0; q < body.np; q++) inputs[body.nc + body.nx + q] = pv[q];
+  const nin = body.nc + body.nx + body.np;
+  // each pattern's inputs (the body's, then the tangents it takes), one array reused iteration after iteration
+  const argvs = plan.patterns.map((t) => new Array<Buf>(nin + t.ins.length));
+  for (const argv of argvs) for (let q = 0; q < body.np; q++) argv[body.nc + body.nx + q] = pv[q];
+  const nextCarry = carry.slice();
   for (let r = 0; r < n; r++) {
-    const t = plan.patterns[plan.at.at(r)];
-    for (let k = 0; k < body.nc; k++) inputs[k] = carry[k];
-    for (let l = 0; l < body.nx; l++) inputs[body.nc + l] = values[body.nc + r * body.nx + l];
-    const states = t.ins.map(
-      (k) =>
-        (k < body.nc
+    const which = plan.at.at(r);
+    const t = plan.patterns[which];
+    const argv = argvs[which];
+    for (let k = 0; k < body.nc; k++) argv[k] = carry[k];
+    for (let l = 0; l < body.nx; l++) argv[body.nc + l] = xValue(r * body.nx + l);
+    t.ins.forEach((k, j) => {
+      argv[nin + j] = (
+        k < body.nc
           ? chain[k]
           : k < body.nc + body.nx
-            ? tangentOf[body.nc + r * body.nx + (k - body.nc)]
-            : tangentOf[body.nc + n * body.nx + (k - body.nc - body.nx)])!,
-    );
+            ? xTangent(r, k - body.nc)
+            : tangentOf[body.nc + n * body.nx + (k - body.nc - body.nx)]
+      )!;
+    });
     const it = (t.interpreter ??= new Interpreter(t.term.tape, t.term.output.atoms));
-    it.run([...inputs, ...states]);
+    it.run(argv);
     const atoms = t.term.output.atoms;
     let j = 0;
-    const nextCarry = carry.slice();
+    for (let k = 0; k < body.nc; k++) nextCarry[k] = carry[k];
     for (let k = 0; k < body.nc; k++) if (body.carryKind[k] !== "identity") nextCarry[k] = it.take(atoms[j++]);
     for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "internal") chain[k] = t.carryPresent[k] ? it.take(atoms[j++]) : null;
-    obs.forEach((_v, s) => {
-      if (!t.obsPresent[s]) return;
-      writeAt(out, plan.obsOffset[r * obs.length + s], it.value(atoms[j++]));
-    });
+    for (let s = 0; s < obs.length; s++) if (t.obsPresent[s]) writeAt(out, plan.obsOffset[r * obs.length + s], it.value(atoms[j++]));
     it.clear();
     for (let k = 0; k < body.nc; k++) carry[k] = nextCarry[k];
   }

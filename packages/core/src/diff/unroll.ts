@@ -13,7 +13,7 @@ import { WengertError } from "../errors.js";
 import type { Body } from "../trace/body.js";
 import { copyInstruction } from "../trace/copy-instruction.js";
 import { CONST, FREE, INPUT } from "../trace/opcodes.js";
-import { hasScans, isScanCode, scanCodes, type ScanOutParams, type ScanParams } from "../trace/scan-ops.js";
+import { hasScans, isScanCode, scanCodes, xArgCount, type ScanOutParams, type ScanParams } from "../trace/scan-ops.js";
 import { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
 import type { Guard, Trace } from "../trace/tracer.js";
@@ -70,27 +70,33 @@ function writtenOut(term: TraceTerm): { instructions: number; iterations: number
  * The term with its scans written out where the sink does not keep them (always, placed,
  * when `sink` is null: a transformation that has no rule for a scan instruction), and its
  * placement (place.ts's, generic here: place.ts calls this) with the guards moved along
- * (unchanged when there is no scan).
+ * (unchanged when there is no scan). A reverse sweep emitted where it will be differentiated
+ * again keeps the scans it can emit as scans (`nest`, differentiate.ts's: scan-nested.ts), each
+ * with the params `nest` gives it (writing the values its derivative's rules read).
  */
 export function unrolled<P extends { readonly guards: readonly Guard[] }>(
   term: TraceTerm,
   placement: P | null,
   sink: Trace | null,
+  nest?: (p: ScanParams) => ScanParams | null,
 ): { term: TraceTerm; placement: P | null } {
   const kept = placement === null || (sink !== null && keepsScans(term, sink, placement));
   if (kept || !hasScans(term.tape)) return { term, placement };
-  const { term: out, map, guards } = writeOut(term);
+  const { term: out, map, guards } = writeOut(term, nest === undefined || sink === null || sink.evaluatedOnly ? null : nest);
   const moved: Guard[] = [];
   for (const g of placement.guards) if (map[g.a] >= 0 && map[g.b] >= 0) moved.push({ ...g, a: map[g.a], b: map[g.b] });
   return { term: out, placement: { ...placement, guards: [...moved, ...guards] } };
 }
 
-/** The term written out; `map[v]` is v's variable there (-1 for a scan's packed value and its flag). */
-export function writeOut(term: TraceTerm): { term: TraceTerm; map: Int32Array; guards: Guard[] } {
+/**
+ * The term written out; `map[v]` is v's variable there (-1 for a scan's packed value and its
+ * flag). `keep` gives the params of a scan kept as one instruction (null: written out).
+ */
+export function writeOut(term: TraceTerm, keep: ((p: ScanParams) => ScanParams | null) | null = null): { term: TraceTerm; map: Int32Array; guards: Guard[] } {
   const from = term.tape;
   const to = new Tape();
   const map = new Int32Array(from.length);
-  const w = new Writer(to);
+  const w = new Writer(to, keep);
   for (let i = 0; i < from.length; i++) map[i] = w.copy(from, i, map);
   const written = new TraceTerm(
     to,
@@ -106,8 +112,13 @@ class Writer {
   private readonly codes = scanCodes();
   /** Per tape and scan instruction: the variables of its outputs, by offset in its packed value. */
   private readonly outputs = new Map<Tape, Map<number, Map<number, number>>>();
+  /** A kept scan's variable (in `to`): its params before and after, and the outputs read so far by offset (one variable each). */
+  private readonly kept = new Map<number, { readonly was: ScanParams; readonly now: ScanParams; readonly reads: Map<number, number> }>();
 
-  constructor(private readonly to: Tape) {}
+  constructor(
+    private readonly to: Tape,
+    private readonly keep: ((p: ScanParams) => ScanParams | null) | null,
+  ) {}
 
   /** Instruction i of `from` copied (its arguments through `map`); its variable, or -1 for a scan's own. */
   copy(from: Tape, i: number, map: Int32Array): number {
@@ -118,14 +129,26 @@ class Writer {
       return from.x[i] === 0 ? to.free(outer, from.val[i]) : to.freeTensor(outer, { dims: from.dims(i), data: from.buf(i) });
     }
     if (code === this.codes.scan) {
+      const p = from.params(i) as ScanParams;
+      const args = from.args(i).map((v) => map[v]);
+      const now = p.stacked === undefined ? (this.keep?.(p) ?? null) : null;
+      if (now !== null) {
+        const v = to.appendOp(code, args, now, [now.layout.length]);
+        this.kept.set(v, { was: p, now, reads: new Map() });
+        return v;
+      }
       let byTape = this.outputs.get(from);
       if (byTape === undefined) this.outputs.set(from, (byTape = new Map()));
-      byTape.set(i, this.unrollScan(from.params(i) as ScanParams, from.args(i).map((v) => map[v])));
+      const source = p.stacked === undefined ? null : this.source(from, from.args(i)[p.body.nc], args[p.body.nc]);
+      byTape.set(i, this.unrollScan(p, args, source));
       return -1;
     }
     if (code === this.codes.scanOut) {
       const p = from.params(i) as ScanOutParams;
-      return p.held ? -1 : this.outputs.get(from)!.get(from.args(i)[0])!.get(p.offset)!;
+      const s = from.args(i)[0];
+      const k = this.kept.get(map[s]);
+      if (k !== undefined) return this.read(map[s], moved(k.was, k.now, p.offset), p);
+      return p.held ? -1 : this.outputs.get(from)!.get(s)!.get(p.offset)!;
     }
     if (isScanCode(code)) {
       throw new WengertError(
@@ -135,23 +158,43 @@ class Writer {
     return copyInstruction(from, i, to, map);
   }
 
+  /** A kept scan's output at `offset` (of its layout now), one variable per offset. */
+  private read(scanVar: number, offset: number, p: ScanOutParams): number {
+    const reads = this.kept.get(scanVar)!.reads;
+    let v = reads.get(offset);
+    if (v === undefined) reads.set(offset, (v = this.to.appendOp(this.codes.scanOut, [scanVar], { ...p, offset }, p.dims)));
+    return v;
+  }
+
+  /** Where a stacked scan reads its xs: the outputs of the scan written out before it, or reads of one kept. */
+  private source(from: Tape, fromVar: number, toVar: number): (offset: number) => number {
+    const written = this.outputs.get(from)?.get(fromVar);
+    if (written !== undefined) return (offset) => written.get(offset)!;
+    if (!this.kept.has(toVar)) throw new WengertError("internal: a stacked scan reads a value that is no scan's.");
+    return (offset) => this.read(toVar, offset, { offset, dims: [], held: false });
+  }
+
   /**
    * The iterations of one scan instruction, each the body's term placed at that
    * iteration's variables (the tape folds literals as tracing would). Returns its outputs'
    * variables by offset; its decisions go to `guards`.
    */
-  private unrollScan(p: ScanParams, args: readonly number[]): Map<number, number> {
+  private unrollScan(p: ScanParams, args: readonly number[], source: ((offset: number) => number) | null): Map<number, number> {
     const { body, n, layout } = p;
     const tape = body.term.tape;
     const out = body.term.output.atoms;
     const to = this.to;
     const carry = args.slice(0, body.nc);
-    const pAtoms = args.slice(body.nc + n * body.nx);
+    const pAtoms = args.slice(body.nc + xArgCount(p));
+    const stacked = p.stacked;
     const at = new Int32Array(tape.length);
     const literals = new Map<number, number>();
     const result = new Map<number, number>();
     for (let r = 0; r < n; r++) {
-      const xs = args.slice(body.nc + r * body.nx, body.nc + (r + 1) * body.nx);
+      const xs =
+        stacked === undefined || source === null
+          ? args.slice(body.nc + r * body.nx, body.nc + (r + 1) * body.nx)
+          : Array.from(stacked.at, (o) => source(o + r * stacked.step));
       const inputs = [...carry, ...xs, ...pAtoms];
       for (let v = 0; v < tape.length; v++) {
         const code = tape.op[v];
@@ -176,6 +219,24 @@ class Writer {
     for (let k = 0; k < body.nc; k++) result.set(layout.carryOffset[k], carry[k]);
     return result;
   }
+}
+
+/**
+ * An offset of a scan's packed value as laid out by `was`, as laid out by `now` (the same
+ * body and run, more variables written per iteration). The final carry of a leaf now written
+ * per iteration is read where the last iteration wrote it, as a run records it
+ * (api/scan-record.ts): one variable, whose cotangent the sweep seeds once.
+ */
+function moved(was: ScanParams, now: ScanParams, offset: number): number {
+  const [a, b] = [was.layout, now.layout];
+  if (offset === a.held) return b.held;
+  const k = a.carryOffset.indexOf(offset);
+  if (k < 0) {
+    const r = Math.floor(offset / a.width);
+    return r * b.width + (offset - r * a.width);
+  }
+  const s = b.obs.indexOf(now.body.carryOut[k]);
+  return s < 0 ? b.carryOffset[k] : (now.n - 1) * b.width + b.obsOffset[s];
 }
 
 export type { Body };

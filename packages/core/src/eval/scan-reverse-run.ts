@@ -13,6 +13,7 @@ import { runForward } from "./scan-forward.js";
 import { Interpreter } from "./interpreter.js";
 import { compiledBlock, compiledStep, scanCode } from "../jit/scan-code.js";
 import {
+  aliasOf,
   cacheFor,
   inState,
   outState,
@@ -40,6 +41,8 @@ export interface ReverseSweep {
   /** Where each argument part's cotangent starts in the result (absent parts take no room), and the result's length. */
   readonly offsets: readonly number[];
   readonly length: number;
+  /** Outputs seeded from the packed value's cotangent (the last value; stacked scans' sweeps gave it), by offset. */
+  readonly packedSeeds?: Int32Array;
 }
 
 /** The scanGrad's value: the cotangents of the scan's arguments (present parts, packed). */
@@ -63,6 +66,7 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
   const held: (Buf | null)[] = new Array<Buf | null>(PARTS * nargs).fill(null);
   let next = nargs + seedOrder.length;
   for (let e = 0; e < PARTS * nargs; e++) if (inputs.acc[e]) held[e] = values[next++];
+  if (s.packedSeeds !== undefined && s.packedSeeds.length > 0) for (const o of s.packedSeeds) seed.set(2 * o, (values[next] as Float64Array)[o]);
   const { outs: o } = cacheFor(body, layout.obs);
   // running cotangents, by part
   const chain: (Buf | null)[] = new Array<Buf | null>(PARTS * body.nc).fill(null);
@@ -77,7 +81,10 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
     p: (q, part) => pAcc[2 * q + part],
     seedObs: (r, s, part) => (s < 0 ? null : (seed.get(2 * (r * layout.width + layout.obsOffset[s]) + part) ?? null)),
     seedFinal: (k, part) => seed.get(2 * layout.carryOffset[k] + part) ?? null,
-    acc: (a, part) => held[2 * a + part],
+    acc: (a, part) => {
+      const b = aliasOf(p, a);
+      return b >= 0 ? xResult[PARTS * (b - body.nc) + part] : held[2 * a + part];
+    },
     none: null,
   };
 
@@ -172,6 +179,13 @@ function reverseReals(s: ReverseSweep, values: readonly number[]): Float64Array 
   const held = new Float64Array(nargs);
   let next = nargs + seedOrder.length;
   for (let a = 0; a < nargs; a++) if (inputs.acc[2 * a]) held[a] = values[next++];
+  if (s.packedSeeds !== undefined && s.packedSeeds.length > 0) {
+    const ct = values[next] as unknown as Float64Array;
+    for (const o of s.packedSeeds) {
+      const r = Math.floor(o / layout.width);
+      S[r * nobs + layout.obsOffset.indexOf(o - r * layout.width)] = ct[o];
+    }
+  }
   const A = held.subarray(nc, nc + n * nx);
   // x's cotangents start as held: a block that returns one started from it
   const XR = A.slice();
@@ -224,7 +238,10 @@ function reverseReals(s: ReverseSweep, values: readonly number[]): Float64Array 
       p: (q) => st[2 * nc + q],
       seedObs: (rr, s) => (s < 0 ? null : S[rr * nobs + s]),
       seedFinal: (k) => seedFinal[k],
-      acc: (a) => held[a],
+      acc: (a) => {
+        const b = aliasOf(p, a);
+        return b >= 0 ? XR[b - nc] : held[a];
+      },
       none: null,
     };
     const states: number[] = [];
@@ -264,8 +281,18 @@ function reverseReals(s: ReverseSweep, values: readonly number[]): Float64Array 
       const end = Math.max(lo, 1, plan.at.end(r));
       const d = plan.patterns[pattern];
       // compiled once per block derivative (itself made once per body structure and pattern)
-      d.compiled ??= compiledBlock(d.term, body, wiring(body, o, nobs, d));
-      d.compiled(end, r + 1, C, lo, X, P, S, A, st, XR);
+      const alias = p.stacked?.alias.join(",");
+      let compiled = alias === undefined ? d.compiled : aliasedBlocks.get(d)?.get(alias);
+      if (compiled === undefined) {
+        compiled = compiledBlock(d.term, body, wiring(p, o, nobs, d));
+        if (alias === undefined) d.compiled = compiled;
+        else {
+          let byAlias = aliasedBlocks.get(d);
+          if (byAlias === undefined) aliasedBlocks.set(d, (byAlias = new Map()));
+          byAlias.set(alias, compiled);
+        }
+      }
+      compiled(end, r + 1, C, lo, X, P, S, A, st, XR);
       reverseStats.swept += r + 1 - end;
       r = end - 1;
     }
@@ -287,9 +314,14 @@ function reverseReals(s: ReverseSweep, values: readonly number[]): Float64Array 
   return out;
 }
 
+/** Blocks compiled for stacked scans whose leaves start from others' cotangents (the wiring differs), by the leaves' aliases. */
+const aliasedBlocks = new WeakMap<BlockDerivative, Map<string, NonNullable<BlockDerivative["compiled"]>>>();
+
 /** Where a block's states come from in a middle iteration, and where its results go (jit/scan-code.ts's BlockWiring). */
-function wiring(body: Body, o: Outs, nobs: number, d: BlockDerivative): { states: string[]; results: string[]; locals: string[] } {
+function wiring(p: ScanParams, o: Outs, nobs: number, d: BlockDerivative): { states: string[]; results: string[]; locals: string[] } {
+  const { body } = p;
   const { nc, nx, np } = body;
+  const alias = p.stacked?.alias;
   const states: string[] = [];
   for (const e of d.outs) {
     const j = e >> 1;
@@ -298,7 +330,7 @@ function wiring(body: Body, o: Outs, nobs: number, d: BlockDerivative): { states
   for (const e of d.ins) {
     const k = e >> 1;
     if (k < nc) states.push(body.carryKind[k] === "identity" ? `id${k}` : `S[(r - 1) * ${nobs} + ${o.carrySlot[k]}]`);
-    else if (k < nc + nx) states.push(`A[r * ${nx} + ${k - nc}]`);
+    else if (k < nc + nx) states.push(alias !== undefined && alias[k - nc] >= 0 ? `XR[(r + 1) * ${nx} + ${alias[k - nc]}]` : `A[r * ${nx} + ${k - nc}]`);
     else states.push(`pa${k - nc - nx}`);
   }
   const results = d.results.map((e) => {

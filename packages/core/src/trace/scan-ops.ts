@@ -50,6 +50,43 @@ export interface ScanParams {
    * other values recomputes its own): every `every`-th carry, with the argument values.
    */
   stash: { readonly values: Float64Array; readonly carries: Float64Array; readonly column: Float64Array; readonly every: number } | null;
+  /** Where x comes from when it is not one argument per leaf and iteration (a nested reverse sweep's residuals). */
+  readonly stacked?: Stacked;
+}
+
+/**
+ * The xs of a scan that reads them from another scan's packed value (one argument after
+ * the carry): leaf l of iteration i at `at[l] + i · step`. A scan's reverse sweep emitted
+ * where it will be differentiated again reads the forward run's values so
+ * (diff/scan-nested.ts): iteration i of the sweep is iteration n − 1 − i of the loop.
+ * A body of reals only.
+ */
+export interface Stacked {
+  readonly at: Int32Array;
+  readonly step: number;
+  /**
+   * Per leaf: the leaf that read the same element at the iteration before (-1: none). The
+   * sweep reads a carry at iteration r as the value carry′ had at r + 1 of the sweep's
+   * iterations before; its cotangent is one sum, so the reverse sweep starts that leaf's from
+   * the other's (diff/reverse-plan.ts `aliasOf`).
+   */
+  readonly alias: Int32Array;
+}
+
+/** How many of a scan's arguments hold its xs: one per leaf and iteration, or the one packed value a stacked scan reads. */
+export function xArgCount(p: ScanParams): number {
+  return p.stacked === undefined ? p.n * p.body.nx : 1;
+}
+
+/** Every iteration's x leaves of a scan, flat (iteration i's leaf l at i·nx + l), from its arguments' values (reals). */
+export function flatXs(p: ScanParams, args: readonly Buf[]): Float64Array {
+  const { body, n } = p;
+  const s = p.stacked;
+  if (s === undefined) return Float64Array.from(args.slice(body.nc, body.nc + n * body.nx) as number[]);
+  const packed = args[body.nc] as Float64Array;
+  const xs = new Float64Array(n * body.nx);
+  for (let i = 0; i < n; i++) for (let l = 0; l < body.nx; l++) xs[i * body.nx + l] = packed[s.at[l] + i * s.step];
+  return xs;
 }
 
 export interface ScanOutParams {
@@ -108,11 +145,12 @@ export function scanValue(args: readonly Buf[], p: ScanParams): Float64Array {
   const out = new Float64Array(layout.length);
   const carry = args.slice(0, body.nc) as Buf[];
   const xBase = body.nc;
-  const pArgs = args.slice(xBase + n * body.nx);
+  const pArgs = args.slice(xBase + xArgCount(p));
+  const xs = body.reals ? flatXs(p, args) : null;
   const stop = runForward(
     {
       body,
-      x: (i) => args.slice(xBase + i * body.nx, xBase + (i + 1) * body.nx),
+      x: (i) => (xs !== null ? Array.from(xs.subarray(i * body.nx, (i + 1) * body.nx)) : args.slice(xBase + i * body.nx, xBase + (i + 1) * body.nx)),
       p: pArgs,
       from: 0,
       to: n,
@@ -122,7 +160,7 @@ export function scanValue(args: readonly Buf[], p: ScanParams): Float64Array {
       write: (i, s, v) => writeAt(out, i * layout.width + layout.obsOffset[s], v),
       reals: body.reals
         ? {
-            xs: Float64Array.from(args.slice(xBase, xBase + n * body.nx) as number[]),
+            xs: xs!,
             obsOut: out,
             obsBase: 0,
             storeOut: null,

@@ -1,0 +1,102 @@
+/**
+ * @file What a scan's reverse sweep starts from, whichever way it is emitted (one
+ * scanGrad instruction, scan-reverse.ts and scan-stacked.ts; scans of its rules,
+ * scan-nested.ts): the cotangents differentiate.ts lends it, the seeds of the scan's outputs
+ * and the cotangents its arguments hold, and the plan made from them.
+ */
+import type { ScanParams, ScanOutParams } from "../trace/scan-ops.js";
+import type { TraceTerm } from "../trace/term.js";
+import type { Trace } from "../trace/tracer.js";
+import { PARTS, planReverse, type Differentiate, type ReverseInputs, type ReversePlan } from "./reverse-plan.js";
+
+/** What differentiate.ts lends a scan's reverse sweep. */
+export interface CotangentState {
+  /** Each variable's dense cotangent so far (-1: the symbolic zero). */
+  readonly ct: Int32Array;
+  /** A tensor variable's pending pieces placed by one embed and taken away (-1: none). */
+  pending(v: number): number;
+  /** Set a variable's dense cotangent and its pieces (one whole piece, or -1): the scan's sums include what it held. */
+  replace(v: number, c: number, whole: number): void;
+}
+
+/** Where a scan's sweep is emitted: the sink, the sink's variable for each of the term's, and the scan instruction's own. */
+export interface Where {
+  readonly sink: Trace;
+  readonly at: Int32Array;
+  readonly self: number;
+  /** Per scan read by stacked scans (a reverse sweep emitted as scans): which elements of its packed value's cotangent are present. */
+  readonly packed: Map<number, Uint8Array>;
+  /** The scanOut instructions of each scan, by the scan's variable. */
+  readonly outputsOf: Map<number, number[]>;
+}
+
+/** What a scan's reverse sweep starts from: which outputs were seeded and which arguments hold cotangents, and their variables in the sink. */
+export interface Gathered {
+  readonly inputs: ReverseInputs;
+  /** The seeds' variables by output part (2 · offset + part). */
+  readonly seedAtoms: Map<number, number>;
+  /** The held cotangents' variables, in argument and part order. */
+  readonly accAtoms: number[];
+  /** The same by argument part (2a + part; -1: none). */
+  readonly held: Int32Array;
+}
+
+/** The seeds of a scan instruction's outputs and the cotangents its arguments hold (state's), by part. */
+export function gather(
+  p: ScanParams,
+  args: readonly number[],
+  outputs: readonly number[],
+  tape: TraceTerm["tape"],
+  state: CotangentState,
+  active: Uint8Array,
+): Gathered {
+  const { body, n, layout } = p;
+  const nobs = layout.obs.length;
+  const seedObs = new Uint8Array(PARTS * n * nobs);
+  const seedFinal = new Uint8Array(PARTS * body.nc);
+  // the seeds (outputs' cotangents) by offset and part, then the arguments' cotangents held
+  const seedAtoms = new Map<number, number>();
+  for (const j of outputs) {
+    const q = tape.params(j) as ScanOutParams;
+    if (q.held) continue;
+    const parts = [state.ct[j], tape.dims(j).length === 0 ? -1 : state.pending(j)];
+    const r = Math.floor(q.offset / layout.width);
+    const flag =
+      q.offset < n * layout.width
+        ? (part: number) => (seedObs[2 * (r * nobs + layout.obsOffset.indexOf(q.offset - r * layout.width)) + part] = 1)
+        : (part: number) => (seedFinal[2 * layout.carryOffset.indexOf(q.offset) + part] = 1);
+    parts.forEach((c, part) => {
+      if (c < 0) return;
+      seedAtoms.set(2 * q.offset + part, c);
+      flag(part);
+    });
+  }
+  const need = Uint8Array.from(args, (v) => active[v]);
+  const acc = new Uint8Array(PARTS * args.length);
+  const accAtoms: number[] = [];
+  const held = new Int32Array(PARTS * args.length).fill(-1);
+  args.forEach((v, a) => {
+    if (!need[a]) return;
+    const parts = [state.ct[v], tape.dims(v).length === 0 ? -1 : state.pending(v)];
+    parts.forEach((c, part) => {
+      if (c < 0) return;
+      acc[2 * a + part] = 1;
+      accAtoms.push(c);
+      held[2 * a + part] = c;
+    });
+  });
+  return { inputs: { seedObs, seedFinal, acc, need }, seedAtoms, accAtoms, held };
+}
+
+/** The plan of a scan's reverse sweep; the same scan differentiated again (a loop's gradient call after call) takes the plan made then. */
+export function planFor(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate): ReversePlan {
+  const key =
+    inputs.seedObs.length + inputs.acc.length < 512
+      ? `${p.n}|${p.layout.obs.join(",")}|${inputs.seedObs.join("")}|` +
+        `${inputs.seedFinal.join("")}|${inputs.acc.join("")}|${inputs.need.join("")}`
+      : null;
+  const known = key === null ? undefined : (p.body.plans.get(key) as ReversePlan | undefined);
+  const plan = known ?? planReverse(p, inputs, differentiate);
+  if (key !== null && known === undefined && p.body.plans.size < 16) p.body.plans.set(key, plan);
+  return plan;
+}

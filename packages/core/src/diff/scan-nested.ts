@@ -1,0 +1,301 @@
+/**
+ * @file A scan's reverse sweep emitted where it will be differentiated again (`grad` of
+ * `grad`, `hessian`, `hvp`, a scan inside an inner `grad`): scans again, so that the
+ * derivative of a scan is a scan and the enclosing trace keeps a few instructions for it.
+ *
+ * Written out, the sweep is the forward blocks (one per iteration) followed by the reverse
+ * blocks from the last iteration to the first, whose rules read the forward blocks'
+ * variables. A derivative that is to be differentiated again must keep that structure to
+ * give the loop's numbers: each forward variable the rules read is one variable, whose
+ * cotangent gathers the rules' contributions and then the forward block's, in that order
+ * (recomputing it inside the reverse blocks would split that sum in two). So:
+ *
+ * - the forward scan writes, per iteration, the body's variables that the rules read
+ *   (`withResiduals`: the values of the paper's evaluation trace the derivative term
+ *   mentions), as it writes its ys;
+ * - the reverse sweep is a scan over the iterations from the last to the first whose body
+ *   is the rules alone (the block derivative `D` of reverse-plan.ts without the body's own
+ *   instructions in front); its carry is the cotangents passed from block to block (the
+ *   carry's, and the running sums of captured values), and it reads each iteration's
+ *   forward values from the forward scan's packed value (a stacked scan, scan-ops.ts);
+ * - the first and last iterations of the sweep (whose cotangents come from outside the
+ *   loop), iterations seeded from outside (a y used), and short runs are placed as the loop
+ *   written out places them: their rules, reading the forward values by `scanOut`.
+ *
+ * The instructions are those of the loop written out, in its order, applied per
+ * iteration: the numbers are the same to the last bit, and the next differentiation of
+ * this term (scan-reverse.ts, or this file again) sees a scan whose body is the rules.
+ */
+import { ARITY, CONST, FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
+import { Body } from "../trace/body.js";
+import { layoutOf, scanCodes, type ScanParams } from "../trace/scan-ops.js";
+import { Tape } from "../trace/tape.js";
+import { TraceTerm } from "../trace/term.js";
+import { REAL, type Shape } from "../structure.js";
+import { cacheFor, fullDerivative, inState, outState, readByRules, type BlockDerivative, type Differentiate, type Sources } from "./reverse-plan.js";
+import { gather, planFor, type CotangentState, type Where } from "./scan-cotangents.js";
+
+/** Iterations of one pattern from which the reverse sweep is a scan rather than placed block by block. */
+const STACK_FROM = 4;
+
+/**
+ * Whether the reverse sweep of a scan can be emitted as scans: a body of reals, no x, no
+ * literal inputs (their values differ per iteration and are no variables), every carry leaf
+ * computed or passed on, and enough iterations. Other scans are written out (unroll.ts).
+ */
+export function nestable(p: ScanParams): boolean {
+  const { body } = p;
+  return (
+    p.stacked === undefined &&
+    body.reals &&
+    !body.opaque &&
+    body.nx === 0 &&
+    p.n >= STACK_FROM + 2 &&
+    body.literal.every((l) => l === 0) &&
+    body.carryKind.every((k) => k === "internal" || k === "identity")
+  );
+}
+
+/** The scan's params writing, besides its own, the body variables the rules of its derivative read (carries as their carry′ one iteration before). */
+export function withResiduals(p: ScanParams, differentiate: Differentiate): ScanParams {
+  const { body } = p;
+  const tape = body.term.tape;
+  const obs = [...p.layout.obs];
+  const add = (v: number): void => {
+    if (!obs.includes(v)) obs.push(v);
+  };
+  for (const v of readByRules(fullDerivative(body, p.layout.obs, differentiate), body)) {
+    if (tape.op[v] !== INPUT) add(v);
+    else if (tape.a[v] < body.nc && body.carryKind[tape.a[v]] === "internal") add(body.carryOut[tape.a[v]]);
+  }
+  if (obs.length === p.layout.obs.length) return p;
+  return { ...p, layout: layoutOf(body, Int32Array.from(obs), p.n), stash: null };
+}
+
+/** A pattern's rules as a body of its own: which cotangents it carries, which forward values it reads per iteration. */
+interface Rules {
+  readonly body: Body;
+  /** Per carry leaf: the state it is (see State). */
+  readonly states: readonly State[];
+  /** Per x leaf: the forward variable it reads, and whether it is carry-in k's (read as carry′ k one iteration before). */
+  readonly xs: readonly { readonly v: number; readonly carry: number }[];
+  /** Per captured leaf: the body input it is (an identity carry's value or a captured value). */
+  readonly ps: readonly number[];
+  /** Per carry leaf of the loop: its carry′ variable. */
+  readonly outOf: readonly number[];
+}
+
+/** A cotangent passed between blocks: carry leaf k's (chained or running), or captured value q's running sum. */
+type State = { readonly kind: "chain" | "identity"; readonly k: number } | { readonly kind: "p"; readonly q: number };
+
+const rulesOf = new WeakMap<BlockDerivative, Rules | null>();
+const tuple = (n: number): Shape => ({ kind: "tuple", items: Array.from({ length: n }, () => REAL) });
+
+/** Pattern d's rules as a scan's body, or null where its cotangents are not passed on as they come in (not a steady run). */
+function rules(d: BlockDerivative, p: ScanParams): Rules | null {
+  if (rulesOf.has(d)) return rulesOf.get(d)!;
+  const made = makeRules(d, p);
+  rulesOf.set(d, made);
+  return made;
+}
+
+function makeRules(d: BlockDerivative, p: ScanParams): Rules | null {
+  const { body } = p;
+  const o = cacheFor(body, p.layout.obs).outs;
+  const nin = body.nc + body.nx + body.np;
+  const states: State[] = [];
+  for (const e of d.outs) {
+    const k = o.carry[e >> 1];
+    if (k < 0) return null;
+    states.push({ kind: "chain", k });
+  }
+  for (const e of d.ins) {
+    const k = e >> 1;
+    if (k < body.nc && body.carryKind[k] === "identity") states.push({ kind: "identity", k });
+    else if (k >= body.nc + body.nx) states.push({ kind: "p", q: k - body.nc - body.nx });
+    else return null;
+  }
+  // what each state becomes: the result for its input; nothing else may come out
+  const resultOf = (s: State): number => 2 * (s.kind === "p" ? body.nc + body.nx + s.q : s.k);
+  const wanted = states.map(resultOf);
+  if (d.results.length !== wanted.length || !wanted.every((e) => d.results.includes(e))) return null;
+  const from = d.term.tape;
+  const B = body.length;
+  const tape = new Tape();
+  const map = new Int32Array(from.length).fill(-1);
+  const xs: { v: number; carry: number }[] = [];
+  const ps: number[] = [];
+  const read = readByRules(d, body);
+  // inputs: the states, then the forward values read per iteration, then those read alike at every iteration
+  const stateVar = new Int32Array(states.length);
+  states.forEach((_s, j) => (stateVar[j] = tape.input(j, 0)));
+  for (const v of read) {
+    const k = from.op[v] === INPUT ? from.a[v] : -1;
+    if (k >= 0 && (k >= body.nc || body.carryKind[k] === "identity")) continue;
+    map[v] = tape.input(states.length + xs.length, from.val[v]);
+    xs.push({ v, carry: k });
+  }
+  for (const v of read) {
+    const k = from.op[v] === INPUT ? from.a[v] : -1;
+    if (k < 0 || (k < body.nc && body.carryKind[k] !== "identity")) continue;
+    map[v] = tape.input(states.length + xs.length + ps.length, from.val[v]);
+    ps.push(k);
+  }
+  for (let v = 0; v < B; v++) if (from.op[v] === CONST && map[v] < 0) map[v] = tape.constant(from.val[v]);
+  // the rules, in order; the states are D's inputs past the body's (its seeds, then its inputs' starting cotangents)
+  for (let i = B; i < from.length; i++) {
+    const code = from.op[i];
+    if (code === INPUT) map[i] = stateVar[from.a[i] - nin];
+    else if (code === CONST) map[i] = tape.constant(from.val[i]);
+    else if (code >= FIRST_PRIMITIVE) map[i] = tape.append(code, map[from.a[i]], ARITY[code] === 2 ? map[from.b[i]] : 0);
+  }
+  const results = states.map((s) => map[d.term.output.atoms[d.results.indexOf(resultOf(s))]]);
+  const term = new TraceTerm(tape, [{ name: "in", shape: { kind: "tuple", items: [] }, atoms: [] }], { shape: tuple(results.length), atoms: results });
+  const none = new Uint8Array(states.length + xs.length + ps.length);
+  const rb = new Body(term, states.length, xs.length, ps.length, none, tuple(states.length), tuple(xs.length), null, [], false);
+  if (!rb.carryKind.every((k) => k === "internal" || k === "identity")) return null;
+  return { body: rb, states, xs, ps, outOf: body.carryOut };
+}
+
+/** Per x leaf: the leaf that reads its element one iteration of the sweep before (carry-in k at r is carry′ k at r − 1), or -1. */
+function aliasOf(rl: Rules): Int32Array {
+  return Int32Array.from(rl.xs, ({ carry }) => (carry < 0 ? -1 : rl.xs.findIndex((x) => x.carry < 0 && x.v === rl.outOf[carry])));
+}
+
+/**
+ * Emit the reverse sweep of scan instruction `self` (params p, its args and outputs'
+ * instructions in the term's tape) into a sink that will be differentiated again: see
+ * the file's comment.
+ */
+export function emitNested(
+  p: ScanParams,
+  args: readonly number[],
+  outputs: readonly number[],
+  tape: TraceTerm["tape"],
+  { sink, at, self }: Where,
+  state: CotangentState,
+  active: Uint8Array,
+  differentiate: Differentiate,
+): void {
+  const { body, n, layout } = p;
+  const { nc, np } = body;
+  const codes = scanCodes();
+  const { inputs, seedAtoms, held } = gather(p, args, outputs, tape, state, active);
+  const plan = planFor(p, inputs, differentiate);
+  const o = cacheFor(body, layout.obs).outs;
+  const nargs = nc + np;
+  const width = layout.width;
+  // the forward values: one variable per output of the scan (the term's own reads of it first)
+  const reads = new Map<number, number>();
+  for (const j of outputs) {
+    const q = tape.params(j) as { offset: number; held: boolean };
+    if (!q.held) reads.set(q.offset, at[j]);
+  }
+  const readAt = (offset: number): number => {
+    let v = reads.get(offset);
+    if (v === undefined) reads.set(offset, (v = sink.recordOp(codes.scanOut, [at[self]], { offset, dims: [], held: false })));
+    return v;
+  };
+  const slotOffset = (r: number, v: number): number => r * width + layout.obsOffset[layout.obs.indexOf(v)];
+  /** Body variable v's value at iteration r (the term's final carry is read at the last iteration's slot: unroll.ts). */
+  const forward = (r: number, v: number): number => readAt(slotOffset(r, v));
+  const input = (r: number, k: number): number => {
+    if (k >= nc) return at[args[nc + (k - nc)]];
+    return body.carryKind[k] === "identity" || r === 0 ? at[args[k]] : forward(r - 1, body.carryOut[k]);
+  };
+  // the cotangents passed from block to block (-1: the symbolic zero), as scan-reverse-run.ts keeps them
+  const chain = new Int32Array(nc).fill(-1);
+  const identity = Int32Array.from({ length: nc }, (_, k) => (body.carryKind[k] === "identity" ? held[2 * k] : -1));
+  const pAcc = Int32Array.from({ length: np }, (_, q) => held[2 * (nargs - np + q)]);
+  const src: Sources<number> = {
+    chain: (k) => chain[k],
+    identity: (k) => identity[k],
+    p: (q) => pAcc[q],
+    seedObs: (r, s) => (s < 0 ? -1 : (seedAtoms.get(2 * (r * width + layout.obsOffset[s])) ?? -1)),
+    seedFinal: (k) => seedAtoms.get(2 * layout.carryOffset[k]) ?? -1,
+    acc: (a) => held[2 * a],
+    none: -1,
+  };
+  const statesAt = (d: BlockDerivative, r: number): number[] => [
+    ...d.outs.map((e) => outState(o, e >> 1, 0, r, n, src)),
+    ...d.ins.map((e) => inState(body, o, e >> 1, 0, r, n, src)),
+  ];
+  const settle = (d: BlockDerivative, got: (e: number) => number): void => {
+    for (let k = 0; k < nc; k++) {
+      const c = d.present[2 * k] ? got(2 * k) : -1;
+      if (body.carryKind[k] === "internal") chain[k] = c;
+      else identity[k] = c;
+    }
+    for (let q = 0; q < np; q++) pAcc[q] = d.present[2 * (nc + q)] ? got(2 * (nc + q)) : -1;
+  };
+  // iterations seeded from outside (a y used), which a run does not cover: from the last down
+  const seeded = [...new Set([...seedAtoms.keys()].filter((e) => e >> 1 < n * width).map((e) => Math.floor((e >> 1) / width)))].sort((x, y) => y - x);
+  let nextSeeded = 0;
+
+  /** Block r placed: its rules, reading the forward values by scanOut. */
+  const place = (d: BlockDerivative, r: number): void => {
+    const from = d.term.tape;
+    const B = body.length;
+    const states = statesAt(d, r);
+    const map = new Int32Array(from.length).fill(-1);
+    for (const v of readByRules(d, body)) map[v] = from.op[v] === INPUT ? input(r, from.a[v]) : forward(r, v);
+    const nin = nc + body.nx + np;
+    for (let i = 0; i < from.length; i++) {
+      const code = from.op[i];
+      if (code === CONST) map[i] = sink.constant(from.val[i]);
+      else if (i < B) continue;
+      else if (code === INPUT) map[i] = states[from.a[i] - nin];
+      else if (code >= FIRST_PRIMITIVE) map[i] = sink.record(code, map[from.a[i]], ARITY[code] === 2 ? map[from.b[i]] : 0);
+    }
+    const out = d.term.output.atoms;
+    settle(d, (e) => map[out[d.results.indexOf(e)]]);
+  };
+
+  /** Iterations hi down to lo of pattern d as one scan of its rules, reading the forward values from the forward scan's packed value. */
+  const run = (d: BlockDerivative, rl: Rules, lo: number, hi: number): void => {
+    const m = hi - lo + 1;
+    const states = statesAt(d, hi);
+    const xsAt = Int32Array.from(rl.xs, ({ v, carry }) => (carry >= 0 ? slotOffset(hi - 1, body.carryOut[carry]) : slotOffset(hi, v)));
+    const rp: ScanParams = {
+      body: rl.body,
+      n: m,
+      start: 0,
+      layout: layoutOf(rl.body, new Int32Array(0), m),
+      reportTies: false,
+      checkpoint: p.checkpoint,
+      caller: p.caller,
+      stash: null,
+      stacked: { at: xsAt, step: -width, alias: aliasOf(rl) },
+    };
+    const ps = rl.ps.map((k) => input(hi, k));
+    const scanVar = sink.recordOp(codes.scan, [...states, at[self], ...ps], rp);
+    const after = rl.states.map((_s, j) =>
+      rl.body.carryKind[j] === "identity" ? states[j] : sink.recordOp(codes.scanOut, [scanVar], { offset: rp.layout.carryOffset[j], dims: [], held: false }),
+    );
+    const byResult = new Map<number, number>();
+    rl.states.forEach((s, j) => byResult.set(2 * (s.kind === "p" ? nc + s.q : s.k), after[j]));
+    settle(d, (e) => byResult.get(e)!);
+  };
+
+  let r = n - 1;
+  while (r >= 0) {
+    const d = plan.patterns[plan.at.at(r)];
+    const top = Math.min(r, n - 2);
+    let bottom = Math.max(plan.at.end(r), 1);
+    while (nextSeeded < seeded.length && seeded[nextSeeded] > top) nextSeeded++;
+    if (nextSeeded < seeded.length) bottom = Math.max(bottom, seeded[nextSeeded] + 1);
+    const rl = r === top && top - bottom + 1 >= STACK_FROM ? rules(d, p) : null;
+    // a scan's arguments are distinct variables (a cotangent held by one is its own): where the
+    // cotangents come in as the same variable (a rule passing one on twice), one more block placed
+    const args = rl === null ? [] : [...statesAt(d, top), ...rl.ps.map((k) => input(top, k))];
+    if (rl !== null && new Set(args).size === args.length) {
+      run(d, rl, bottom, top);
+      r = bottom - 1;
+    } else place(d, r--);
+  }
+  for (let a = 0; a < nargs; a++) {
+    if (!inputs.need[a] || !plan.present[2 * a]) continue;
+    const c = a < nc ? (body.carryKind[a] === "internal" ? chain[a] : identity[a]) : pAcc[a - nc];
+    state.replace(args[a], c, -1);
+  }
+}

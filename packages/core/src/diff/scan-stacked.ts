@@ -1,0 +1,146 @@
+/**
+ * @file The reverse sweep of a stacked scan (one that reads its xs from another scan's
+ * packed value: a reverse sweep emitted as scans, scan-nested.ts) where its scans are kept:
+ * one `scanGrad` instruction, as for any scan (scan-reverse.ts), whose x cotangents go back
+ * into the packed value's cotangent.
+ *
+ * Each element the stacked scan reads is one variable of the loop written out (a forward
+ * value of one iteration). Its cotangent starts from what it holds already, and what the
+ * sweep adds to it is added in the written-out order: an element also read by a `scanOut`
+ * instruction is that instruction's variable (its cotangent so far is where the sweep
+ * starts, the sum goes back to it), any other is an element of the packed value's
+ * cotangent, a dense tensor whose present elements are listed beside it (Where.packed). The
+ * forward scan's own sweep then starts from those as its outputs' seeds.
+ */
+import { size, type Buf } from "@wengert/ops";
+import { flatXs, scanCodes, xArgCount, type DerivedParams, type ScanOutParams, type ScanParams } from "../trace/scan-ops.js";
+import type { TraceTerm } from "../trace/term.js";
+import { reverseRun, type ReverseSweep } from "../eval/scan-reverse-run.js";
+import { aliasOf, PARTS, type Differentiate } from "./reverse-plan.js";
+import { planFor, type CotangentState, type Where } from "./scan-cotangents.js";
+
+/** Emit the reverse sweep of stacked scan `self` into the sink (see the file's comment). */
+export function emitStacked(
+  p: ScanParams,
+  args: readonly number[],
+  outputs: readonly number[],
+  tape: TraceTerm["tape"],
+  { sink, at, packed, outputsOf }: Where,
+  state: CotangentState,
+  active: Uint8Array,
+  differentiate: Differentiate,
+): void {
+  const { body, n, layout } = p;
+  const { nc, nx, np } = body;
+  const stacked = p.stacked!;
+  const codes = scanCodes();
+  const source = args[nc];
+  const nargs = nc + n * nx + np;
+  const argOf = (a: number): number => (a < nc ? args[a] : a < nc + n * nx ? source : args[a - n * nx + 1]);
+  const offsetOf = (a: number): number => stacked.at[(a - nc) % nx] + Math.floor((a - nc) / nx) * stacked.step;
+  // the elements also read by scanOut: their variables
+  const readers = new Map<number, number>();
+  for (const j of outputsOf.get(source) ?? []) readers.set((tape.params(j) as ScanOutParams).offset, j);
+  const isX = (a: number): boolean => a >= nc && a < nc + n * nx;
+  // seeds: the final carry's leaves read after the run
+  const seedObs = new Uint8Array(0);
+  const seedFinal = new Uint8Array(PARTS * nc);
+  const seedAtoms = new Map<number, number>();
+  for (const j of outputs) {
+    const q = tape.params(j) as ScanOutParams;
+    if (q.held || state.ct[j] < 0) continue;
+    seedAtoms.set(2 * q.offset, state.ct[j]);
+    seedFinal[2 * layout.carryOffset.indexOf(q.offset)] = 1;
+  }
+  const need = new Uint8Array(nargs);
+  const acc = new Uint8Array(PARTS * nargs);
+  // where each held cotangent of the sweep comes from: a variable of the sink (≥ 0: the k-th passed), or element e of the packed value's cotangent (−1 − e)
+  const heldFrom: number[] = [];
+  const atoms: number[] = [];
+  const packedCt = state.ct[source];
+  const mask = packedCt >= 0 ? packed.get(source) : undefined;
+  // a leaf that starts from another's cotangent (the same element, read one iteration before) holds none of its own
+  for (let a = 0; a < nargs; a++) {
+    need[a] = active[argOf(a)];
+    if (!need[a] || aliasOf(p, a) >= 0) continue;
+    const reader = isX(a) ? readers.get(offsetOf(a)) : undefined;
+    const v = isX(a) ? reader : argOf(a);
+    if (v !== undefined) {
+      if (state.ct[v] < 0) continue;
+      acc[2 * a] = 1;
+      heldFrom.push(atoms.length);
+      atoms.push(state.ct[v]);
+    } else if (mask !== undefined && mask[offsetOf(a)]) {
+      acc[2 * a] = 1;
+      heldFrom.push(-1 - offsetOf(a));
+    }
+  }
+  const inputs = { seedObs, seedFinal, acc, need };
+  const plan = planFor(p, inputs, differentiate);
+  const seedOrder = [...seedAtoms.keys()].sort((x, y) => x - y);
+  const offsets: number[] = [];
+  let length = 0;
+  for (let e = 0; e < PARTS * nargs; e++) {
+    offsets.push(length);
+    if (plan.present[e]) length++;
+  }
+  const sweep: ReverseSweep = { p, plan, inputs, seedOrder, offsets, length };
+  const nA = nc + xArgCount(p) + np;
+  const usesPacked = heldFrom.some((h) => h < 0);
+  const params: DerivedParams = {
+    scan: p,
+    length,
+    what: "reverse of a stacked scan",
+    run: (values) => {
+      // the values as a scan with one argument per x leaf and iteration would take them
+      const base = nA + seedOrder.length;
+      const ct = usesPacked ? (values[values.length - 1] as Float64Array) : null;
+      const xs = flatXs(p, values);
+      const all = new Array<Buf>(nargs + seedOrder.length + heldFrom.length);
+      let w = 0;
+      for (let k = 0; k < nc; k++) all[w++] = values[k];
+      for (let e = 0; e < xs.length; e++) all[w++] = xs[e];
+      for (let q = 0; q < np; q++) all[w++] = values[nc + 1 + q];
+      for (let j = 0; j < seedOrder.length; j++) all[w++] = values[nA + j];
+      for (const h of heldFrom) all[w++] = h >= 0 ? values[base + h] : ct![-1 - h];
+      return reverseRun(sweep, all);
+    },
+  };
+  const grad = sink.recordOp(
+    codes.scanGrad,
+    [...args.map((v) => at[v]), ...seedOrder.map((o) => seedAtoms.get(o)!), ...atoms, ...(usesPacked ? [packedCt] : [])],
+    params,
+  );
+  const read = (a: number): number => sink.recordOp(codes.scanOut, [grad], { offset: offsets[2 * a], dims: [], held: false });
+  // the carry's and the captured values' cotangents, and the elements' read by scanOut
+  const intoPacked: number[] = [];
+  const passed = new Set<number>();
+  for (let a = 0; a < nargs; a++) if (need[a] && aliasOf(p, a) >= 0) passed.add(aliasOf(p, a));
+  for (let a = 0; a < nargs; a++) {
+    // a cotangent passed on to another leaf is not the element's yet
+    if (!need[a] || !plan.present[2 * a] || passed.has(a)) continue;
+    if (!isX(a)) state.replace(argOf(a), read(a), -1);
+    else if (readers.has(offsetOf(a))) state.replace(readers.get(offsetOf(a))!, read(a), -1);
+    else intoPacked.push(a);
+  }
+  if (intoPacked.length === 0) return;
+  // the other elements into the packed value's cotangent (a copy of what it held, those elements replaced)
+  const total = size(tape.dims(source));
+  const into = Int32Array.from(intoPacked, offsetOf);
+  const from = Int32Array.from(intoPacked, (a) => offsets[2 * a]);
+  const merged: DerivedParams = {
+    scan: p,
+    length: total,
+    what: "packed cotangent",
+    run: ([g, before]) => {
+      const out = before === undefined ? new Float64Array(total) : (before as Float64Array).slice();
+      for (let e = 0; e < into.length; e++) out[into[e]] = (g as Float64Array)[from[e]];
+      return out;
+    },
+  };
+  const c = sink.recordOp(codes.scanGrad, packedCt >= 0 ? [grad, packedCt] : [grad], merged);
+  const m = mask === undefined ? new Uint8Array(total) : mask.slice();
+  for (const e of into) m[e] = 1;
+  state.replace(source, c, -1);
+  packed.set(source, m);
+}
