@@ -50,7 +50,8 @@ export const scanLaneStats = { lanes: 0, runs: 0 };
  */
 export function scanLanes(p: ScanParams, args: readonly LaneArg[], w: number, ok: Uint8Array): (Float64Array | undefined)[] | null {
   const { body, n, layout } = p;
-  if (!body.reals || !scanCode.enabled) return null;
+  // a stacked scan (a nested sweep's, diff/scan-nested.ts) reads its xs packed: lane by lane
+  if (!body.reals || p.stacked !== undefined || !scanCode.enabled) return null;
   const { nc, nx, np } = body;
   const run = byStructure(body, `L${layout.obs.join(",")}`, () => makeLanes(p));
   const carry = new Float64Array(w * nc);

@@ -117,7 +117,8 @@ export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], repor
  */
 function scanRun(p: ScanParams): ((args: readonly number[]) => Float64Array) | null {
   const { body, n, layout } = p;
-  if (!body.reals) return null;
+  // a stacked scan (a nested sweep's, diff/scan-nested.ts) reads its xs packed: replayed
+  if (!body.reals || p.stacked !== undefined) return null;
   const { nc, nx } = body;
   const loop = compiledForward(body, layout.obs);
   return (args) => {
