@@ -71,7 +71,7 @@ export interface Workload {
   /** The primal, plain JS on numbers (its result is the loss). */
   readonly primal: () => number;
   /** The hand-written gradient: the reference. */
-  readonly hand: () => Vec;
+  readonly hand: () => Vec | Rows;
   /** wengert's gradient, or why wengert cannot do this workload yet. */
   readonly wengert: (() => Vec | Rows) | Unsupported;
   /** wengert compiled, on repeated calls (replaying the guarded trace): compileGrad, or jit of the workload's transformation. */

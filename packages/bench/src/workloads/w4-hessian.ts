@@ -10,7 +10,7 @@
  */
 import type { Array as JaxArray } from "@jax-js/jax";
 import { grad, hessian, jit, jvp, vmap, type Scalar } from "@wengert/core";
-import type { Builder, Jax, Rows, Workload } from "../types.js";
+import type { Builder, Jax, PeerVariant, Rows, Workload } from "../types.js";
 import { jaxRosenbrockLoss, rosenbrock, rosenbrockInput, rosenbrockW } from "./w1-rosenbrock.js";
 
 export const HESSIAN_SIZE = 100;
@@ -33,6 +33,25 @@ export function rosenbrockHessian(x: ArrayLike<number>, out: Float64Array = new 
   return out;
 }
 
+/** The hand-written Hessian at x returned as wengert returns it: a function making n fresh rows of numbers per call. */
+export function rosenbrockHessianRows(x: ArrayLike<number>): () => number[][] {
+  const n = x.length;
+  const zeros: number[] = Array.from({ length: n }, () => 0.5).fill(0);
+  return (): number[][] => {
+    const H: number[][] = [];
+    for (let i = 0; i < n; i++) H.push(zeros.slice());
+    for (let i = 0; i < n - 1; i++) {
+      const xi = x[i];
+      const t = x[i + 1] - xi * xi;
+      H[i][i] += -400 * t + 800 * xi * xi + 2;
+      H[i][i + 1] += -400 * xi;
+      H[i + 1][i] += -400 * xi;
+      H[i + 1][i + 1] += 200;
+    }
+    return H;
+  };
+}
+
 /** H·e_i for every basis vector e_i, as lanes: lane i is column i (= row i: H is symmetric). */
 const columns = ([x, v]: [Scalar[], Scalar[]]): Scalar[] => jvp((p: Scalar[]) => grad(rosenbrockW, p) as Scalar[], x, v)[1] as Scalar[];
 
@@ -46,7 +65,12 @@ const jaxHessian =
     return () => (h(x.ref) as JaxArray).dataSync();
   };
 
-export function w4Hessian(n = HESSIAN_SIZE, by: "hessian" | "lanes" = "hessian"): Workload {
+/** The peers of a row after the first: TF.js has no forward mode, jax-js's are timed in another row. */
+const peersAsIn = (row: string, note: string): PeerVariant[] => [
+  { label: "", note, tfjs: { unsupported: "no forward mode" }, jaxEager: { unsupported: `as in ${row}` }, jaxJit: { unsupported: `as in ${row}` } },
+];
+
+export function w4Hessian(n = HESSIAN_SIZE, by: "hessian" | "lanes" | "rows" = "hessian"): Workload {
   const x = rosenbrockInput(n);
   const xs = Array.from(x);
   const out = new Float64Array(n * n);
@@ -55,6 +79,20 @@ export function w4Hessian(n = HESSIAN_SIZE, by: "hessian" | "lanes" = "hessian")
   const compiledLanes = jit(byLanes);
   const compiledHessian = jit((p: Scalar[]) => hessian(rosenbrockW, p));
   const common = { family: "W4" as const, what: "dense Hessian", size: n, sizeName: "n", primal: () => rosenbrock(x), hand: () => rosenbrockHessian(x, out) };
+  const byHessian = {
+    wengert: (): Rows => hessian(rosenbrockW, xs) as number[][],
+    wengertCompiled: (): Rows => compiledHessian(xs) as number[][],
+  };
+  if (by === "rows") {
+    return {
+      ...common,
+      ...byHessian,
+      id: "W4-hessian-rows",
+      title: `W4 dense Hessian n=${n}, hand-written returning rows`,
+      hand: rosenbrockHessianRows(x),
+      peers: peersAsIn("the first row", "hand-written: the Hessian made as wengert returns it, fresh rows of numbers per call; wengert as in the first row"),
+    };
+  }
   if (by === "lanes") {
     return {
       ...common,
@@ -62,23 +100,14 @@ export function w4Hessian(n = HESSIAN_SIZE, by: "hessian" | "lanes" = "hessian")
       title: `W4 dense Hessian n=${n} by vmap(jvp)`,
       wengert: (): Rows => byLanes([xs, basis]) as Float64Array[],
       wengertCompiled: (): Rows => compiledLanes([xs, basis]) as Float64Array[],
-      peers: [
-        {
-          label: "",
-          note: "wengert: vmap over the basis of jvp of grad (and jit of it); peers as in the row above",
-          tfjs: { unsupported: "no forward mode" },
-          jaxEager: { unsupported: "as in the row above" },
-          jaxJit: { unsupported: "as in the row above" },
-        },
-      ],
+      peers: peersAsIn("the row above", "wengert: vmap over the basis of jvp of grad (and jit of it); peers as in the row above"),
     };
   }
   return {
     ...common,
+    ...byHessian,
     id: "W4-hessian",
     title: `W4 dense Hessian rosenbrock n=${n}`,
-    wengert: (): Rows => hessian(rosenbrockW, xs) as number[][],
-    wengertCompiled: (): Rows => compiledHessian(xs) as number[][],
     peers: [
       {
         label: "",

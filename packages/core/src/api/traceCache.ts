@@ -39,18 +39,22 @@ export interface Leaves {
   readonly vector: boolean;
 }
 
-/** Leaves of parts, their flat list made when first read. */
-function leavesIn(parts: Leaves["parts"], key: string, vector: boolean): Leaves {
-  let leaves: (number | ConcreteTensor)[] | null = null;
-  return {
-    parts,
-    key,
-    vector,
-    get leaves() {
-      return (leaves ??= ([] as (number | ConcreteTensor)[]).concat(...(parts as (number | ConcreteTensor)[])));
-    },
-  };
+/** Leaves of parts, their flat list made when first read (a class: a call makes one, and an object literal with a getter costs more to make). */
+class LeavesIn implements Leaves {
+  private flat: (number | ConcreteTensor)[] | null = null;
+
+  constructor(
+    readonly parts: Leaves["parts"],
+    readonly key: string,
+    readonly vector: boolean,
+  ) {}
+
+  get leaves(): readonly (number | ConcreteTensor)[] {
+    return (this.flat ??= ([] as (number | ConcreteTensor)[]).concat(...(this.parts as (number | ConcreteTensor)[])));
+  }
 }
+
+const leavesIn = (parts: Leaves["parts"], key: string, vector: boolean): Leaves => new LeavesIn(parts, key, vector);
 
 /** A kept trace. */
 export interface Entry {
@@ -115,7 +119,7 @@ export function cachedTraces(recorder: Recorder): ((x: unknown) => unknown) & { 
  */
 export function leavesOf(x: unknown): Leaves | null {
   // the common case, an array of numbers, without walking the structure
-  if (Array.isArray(x) && allNumbers(x)) return { leaves: x, parts: [x], key: `[${x.length}]`, vector: true };
+  if (Array.isArray(x) && allNumbers(x)) return { leaves: x, parts: [x], key: vectorKey(x.length), vector: true };
   if (Array.isArray(x)) {
     // arrays of numbers in an array ([x, v]): x is its own parts (pushing leaves one by one cost 20 ns each)
     const vectors = vectorsKey(x);
@@ -125,6 +129,13 @@ export function leavesOf(x: unknown): Leaves | null {
   const key = keyWalk(x, leaves);
   return key === null ? null : { leaves, parts: leaves, key, vector: false };
 }
+
+/** The key of an array of n numbers: the last one made, if n is its length (kept traces' keys then compare by reference). */
+const vectorKey = (() => {
+  let length = -1;
+  let key = "";
+  return (n: number): string => (n === length ? key : ((length = n), (key = `[${n}]`)));
+})();
 
 /** `leavesOf` for an x of one structure: an array of k arrays of numbers (null for any other x). */
 type VectorsOf = (x: unknown) => Leaves | null;
@@ -138,18 +149,30 @@ type VectorsOf = (x: unknown) => Leaves | null;
  */
 function vectorsOf(k: number): VectorsOf | null {
   if (!mayMakeCode()) return null;
-  const lines: string[] = [`if (!Array.isArray(x) || x.length !== ${k}) return null;`, `let key = "(";`];
+  // the lengths and key of the last x: the same lengths give the same string (compared to
+  // the kept traces' keys by reference, where a key built anew is compared character by character)
+  const lines: string[] = [`if (!Array.isArray(x) || x.length !== ${k}) return null;`, "let same = true;"];
   for (let i = 0; i < k; i++) {
     lines.push(
       `const p${i} = x[${i}];`,
       `if (!Array.isArray(p${i})) return null;`,
       `for (let j = 0; j < p${i}.length; j++) if (typeof p${i}[j] !== "number") return null;`,
-      `key += p${i}.length > 0 ? "(" + p${i}.length + ") " : "() ";`,
+      `if (p${i}.length !== last[${i}]) { last[${i}] = p${i}.length; same = false; }`,
     );
   }
-  lines.push(`return leavesIn(x, key + ")", false);`);
-  const read = new Function("x", "leavesIn", lines.join("\n")) as (x: unknown, leaves: typeof leavesIn) => Leaves | null;
-  return (x) => read(x, leavesIn);
+  lines.push(
+    `if (!same) { let key = "("; for (let i = 0; i < ${k}; i++) key += last[i] > 0 ? "(" + last[i] + ") " : "() "; memo.key = key + ")"; }`,
+    "return leavesIn(x, memo.key, false);",
+  );
+  const read = new Function("x", "leavesIn", "last", "memo", lines.join("\n")) as (
+    x: unknown,
+    leaves: typeof leavesIn,
+    last: Int32Array,
+    memo: { key: string },
+  ) => Leaves | null;
+  const last = new Int32Array(k).fill(-1);
+  const memo = { key: "" };
+  return (x) => read(x, leavesIn, last, memo);
 }
 
 /** keyWalk's key of x, an array of numbers and arrays of numbers; null if it is not one. */

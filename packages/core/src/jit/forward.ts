@@ -9,7 +9,9 @@
  * into loops (reroll.ts), their short-lived variables planned into locals (registers.ts),
  * and written out in chunks (source.ts), as gradient.ts does for compileGrad's sweep.
  * The same kernels and rules as JavaScript source (javascript.ts): the interpreter's
- * numbers, to the bit.
+ * numbers, to the bit. Code of one chunk reads the caller's arrays of inputs where they
+ * are and writes flat outputs into the array it returns (aliases of v, source.ts): no
+ * copy in or out per call.
  */
 import { DefineOpError } from "../errors.js";
 import { CONST, KERNELS, KINKS } from "../trace/opcodes.js";
@@ -19,7 +21,7 @@ import { MAX_STATEMENTS } from "./gradient.js";
 import { LITERAL_IDS, Program } from "./program.js";
 import { codeSize, reroll, type Node, type Statements } from "./reroll.js";
 import { Accesses, planRegisters, type UsesOf } from "./registers.js";
-import { chunkSources, forwardChunk, warmable, type ForwardChunk } from "./source.js";
+import { chunkSources, forwardChunk, warmable, writeChunks, type Alias, type ForwardChunk, type Written } from "./source.js";
 import { mayMakeCode } from "./javascript.js";
 
 /**
@@ -62,6 +64,8 @@ export interface ForwardCode {
   readonly inLoops: Uint8Array;
   /** The chunks' source with the variables `named` names (outside loops) in those locals. */
   write(named: (index: number) => string | undefined): string[];
+  /** As `write`, ranges of v read and written in other arrays where every access stays inside one (source.ts). */
+  writeAliased(named: (index: number) => string | undefined, aliases: readonly Alias[]): Written;
 }
 
 /**
@@ -114,6 +118,8 @@ function writeForward(term: TraceTerm, guards: readonly Guard[], reportTies: boo
     stats: { forward: codeSize(code), locals: [...groups.values()].reduce((k, gs) => k + gs.length, 0) },
     inLoops: touchedByLoops(code, usesOf, n),
     write: (named) => chunkSources(code, template, groups, (space, index) => (space === "v" ? named(index) : undefined)),
+    writeAliased: (named, aliases) =>
+      writeChunks(code, template, { plans: groups, named: (space, index) => (space === "v" ? named(index) : undefined), aliases }),
   };
 }
 
@@ -160,31 +166,62 @@ export function compileForward(
   const made = forwardCode(term, guards, reportTies, outputs);
   if (made === null) return null;
   const { source, outs, values: v, stats } = made;
-  const { results, at, to, source: copyOut } = rows === null ? outputCopy(term, outputs, outs) : rowsCopy(term, outputs, outs, rows);
-  // one chunk: inline, what it computes outside loops in locals (but inputs and outputs);
-  // more: each a function
   const nIn = term.params[0].atoms.length;
+  const inline = source.length === 1;
+  // one chunk: inline, what it computes outside loops in locals (but inputs and outputs),
+  // the inputs read from the caller's arrays in place and flat outputs written straight
+  // into the array returned, where they are a block after the inputs; more: each a function
   const kept = new Set(outs);
   const locals = new Set<number>();
-  const inline = source.length === 1;
-  const code = inline
-    ? warmable(made.write((x) => (made.inLoops[x] || x < nIn || kept.has(x) ? undefined : (locals.add(x), `t${x}`)))[0]).replace(
-        /return false;/g,
-        "return null;",
-      )
+  const named = (x: number): string | undefined => (made.inLoops[x] || x < nIn || kept.has(x) ? undefined : (locals.add(x), `t${x}`));
+  const inputs = inline ? inputAliases(parts) : [];
+  let direct = inline && rows === null && outs.every((x, j) => x === nIn + j);
+  let written = inline ? made.writeAliased(named, [...inputs, ...(direct ? [{ start: nIn, length: outs.length, name: "out" }] : [])]) : null;
+  if (written?.straddled.has("out")) {
+    // an access reaching both an output and something else: the outputs copied out of v after all
+    direct = false;
+    locals.clear();
+    written = made.writeAliased(named, inputs);
+  }
+  const { results, at, to, source: copyOut } = direct
+    ? { ...outputCopy(term, outputs, outs), source: "return out;" }
+    : rows === null
+      ? outputCopy(term, outputs, outs)
+      : rowsCopy(term, outputs, outs, rows);
+  const code = written
+    ? warmable(written.sources[0]).replace(/return false;/g, "return null;")
     : "for (let c = 0; c < chunks.length; c++) if (!chunks[c](v, K, KINK, live)) return null;";
   const chunks = inline ? [] : source.map(forwardChunk);
-  // the inputs copied in (input k is variable k), the code, the outputs copied out
+  // the inputs copied in (input k is variable k) but those only aliases read (an output may
+  // be an input, copied out of v), the code, the outputs copied out
+  const inV = (a: Alias): boolean => written!.straddled.has(a.name) || outs.some((x) => x >= a.start && x < a.start + a.length);
+  const aliased = new Set(inputs.filter((a) => !inV(a)).map((a) => a.name));
   const run = new Function(
     "v", "K", "KINK", "chunks", "at", "to", "results", "parts", "live",
     `${locals.size > 0 ? `let ${[...locals].map((x) => `t${x} = 0`).join(", ")};` : ""}
-${copyIn(parts)}
+${inputs.map((a) => `const ${a.name} = parts[${a.name.slice(1)}];`).join("\n")}
+${direct ? "const out = results.slice();" : ""}
+${copyIn(parts, aliased)}
 ${code}
 ${copyOut}`,
   ) as Run;
   run(v, KERNELS, KINKS, chunks, at, to, results, parts, 0);
   const replay: ForwardReplay = (parts) => run(v, KERNELS, KINKS, chunks, at, to, results, parts, 1);
   return { replay, stats, source };
+}
+
+/** The arrays among `parts` as aliases of their places in v (input k is v[k]): `x${i}` for parts[i]. */
+function inputAliases(parts: readonly (number | ArrayLike<number>)[]): Alias[] {
+  const aliases: Alias[] = [];
+  let k = 0;
+  parts.forEach((p, i) => {
+    if (typeof p === "number") k++;
+    else {
+      if (p.length > 0) aliases.push({ start: k, length: p.length, name: `x${i}` });
+      k += p.length;
+    }
+  });
+  return aliases;
 }
 
 /**
@@ -280,12 +317,13 @@ return out;`,
 }
 
 /**
- * The copy of inputs laid out as `parts` into v[0], v[1]…: a loop per array, one per run
+ * The copy of inputs laid out as `parts` into v[0], v[1]…, but the arrays `aliased`
+ * names (`x${i}` for parts[i], read in place): a loop per array, one per run
  * of numbers, each reading one kind of array. (One loop over every part, or v.set(part),
  * would read arrays of doubles and of small integers at one place, which V8 then
  * optimises for one kind, or for neither, depending on what ran before.)
  */
-function copyIn(parts: readonly (number | ArrayLike<number>)[]): string {
+function copyIn(parts: readonly (number | ArrayLike<number>)[], aliased: ReadonlySet<string>): string {
   const lines: string[] = [];
   let k = 0;
   for (let i = 0; i < parts.length; ) {
@@ -297,7 +335,7 @@ function copyIn(parts: readonly (number | ArrayLike<number>)[]): string {
       k += j - i;
       i = j;
     } else {
-      lines.push(`{ const p = parts[${i}]; for (let j = 0; j < ${p.length}; j++) v[${k} + j] = p[j]; }`);
+      if (!aliased.has(`x${i}`)) lines.push(`{ const p = parts[${i}]; for (let j = 0; j < ${p.length}; j++) v[${k} + j] = p[j]; }`);
       k += p.length;
       i++;
     }

@@ -12,7 +12,7 @@
  * order with the same rules (javascript.ts): the same numbers as the sweep, to the bit.
  * The statements come from program.ts; both are re-rolled into loops (reroll.ts), the
  * loops' short-lived variables planned into locals (registers.ts), and the source
- * written (source.ts).
+ * written (source.ts), reading the inputs from the caller's array where they are.
  */
 import { DefineOpError } from "../errors.js";
 import { KERNELS, KINKS } from "../trace/opcodes.js";
@@ -21,7 +21,7 @@ import type { Guard } from "../trace/tracer.js";
 import { LITERAL_IDS, Program } from "./program.js";
 import { codeSize, reroll, type Node, type Statements } from "./reroll.js";
 import { Accesses, planRegisters } from "./registers.js";
-import { chunkSources, forwardChunk, warmable } from "./source.js";
+import { forwardChunk, warmable, writeChunks } from "./source.js";
 import { mayMakeCode } from "./javascript.js";
 
 /** Value and gradient at new inputs, or null where the trace does not hold there. */
@@ -47,7 +47,7 @@ export interface Compiled {
 /** Traces whose re-rolled code is larger than this are replayed by the interpreter. */
 export const MAX_STATEMENTS = 40000;
 
-type Reverse = (v: Float64Array, ct: Float64Array, g: number[], K: typeof KERNELS, live: number) => void;
+type Reverse = (v: Float64Array, ct: Float64Array, g: number[], K: typeof KERNELS, live: number, x: ArrayLike<number>) => void;
 
 /**
  * The compiled replay of `term` (a real-valued trace of reals) under its guards, or
@@ -104,9 +104,15 @@ function compile(term: TraceTerm, guards: readonly Guard[], reportTies: boolean)
   const out2 = order[out];
   const { groups } = plan(second.forward, second.reverse, code, out2, params2);
   const stats = { forward: codeSize(code[0]), reverse: codeSize(code[1]), locals: [...groups.values()].reduce((k, gs) => k + gs.length, 0) };
-  const source = { forward: chunkSources(code[0], template, groups), reverse: chunkSources(code[1], template, groups) };
+  // the inputs read in place, from the caller's array (x): no copy into v per call, unless
+  // an access reaches both an input and another variable, or the value is an input (then v
+  // holds them too)
+  const aliases = [{ start: 0, length: params2.length, name: "x" }];
+  const written = [writeChunks(code[0], template, { plans: groups, aliases }), writeChunks(code[1], template, { plans: groups, aliases })];
+  const copyIn = out2 < params2.length || written.some((w) => w.straddled.size > 0);
+  const source = { forward: written[0].sources, reverse: written[1].sources };
   const forwards = source.forward.map(forwardChunk);
-  const reverses = source.reverse.map((s) => new Function("v", "ct", "g", "K", "live", `let c = 0;\n${warmable(s)}`) as Reverse);
+  const reverses = source.reverse.map((s) => new Function("v", "ct", "g", "K", "live", "x", `let c = 0;\n${warmable(s)}`) as Reverse);
 
   const v = new Float64Array(n);
   for (let x = 0; x < n; x++) v[order[x]] = tape.val[x]; // the tape's values, literals among them
@@ -116,15 +122,16 @@ function compile(term: TraceTerm, guards: readonly Guard[], reportTies: boolean)
   const zeros: number[] = [];
   for (let k = 0; k < params2.length; k++) zeros.push(0.5);
   zeros.fill(0);
-  // once with no loop run, for type feedback (warmable, source.ts)
-  for (const f of forwards) f(v, KERNELS, KINKS, 0);
-  for (const f of reverses) f(v, ct, zeros.slice(), KERNELS, 0);
+  // once with no loop run, for type feedback (warmable, source.ts), at the traced point
+  const at = Array.from(term.params[0].atoms, (p) => tape.val[p]);
+  for (const f of forwards) f(v, KERNELS, KINKS, 0, at);
+  for (const f of reverses) f(v, ct, zeros.slice(), KERNELS, 0, at);
   const replay: Replay = (inputs) => {
-    // input k is variable k: one copy of them all, before the code that reads them
-    v.set(inputs);
-    for (const f of forwards) if (!f(v, KERNELS, KINKS, 1)) return null;
+    // input k is variable k, read from `inputs` where it is
+    if (copyIn) v.set(inputs);
+    for (const f of forwards) if (!f(v, KERNELS, KINKS, 1, inputs)) return null;
     const g = zeros.slice();
-    for (const f of reverses) f(v, ct, g, KERNELS, 1);
+    for (const f of reverses) f(v, ct, g, KERNELS, 1, inputs);
     return [v[out2], g];
   };
   return { replay, stats, source };

@@ -3,10 +3,13 @@
  * values the gradient needs, every guard and kink right after its arguments) and the
  * reverse sweep decided ahead (which contribution reaches a variable first), each
  * statement a shape and its indices. gradient.ts rolls them into loops and compiles them.
+ * In forward code alone (jit's), a statement reading a cheap function of one input (x²,
+ * 1 − x, 2x: CHEAP) computes it again from the input instead of loading it: one loop
+ * then does not store for the next what the next can make from what it reads anyway.
  */
 import type { PredicateName } from "@wengert/ops";
 import { activity } from "../diff/place.js";
-import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, KINKS, scalarSpec } from "../trace/opcodes.js";
+import { ARITY, CODE, CONST, FIRST_PRIMITIVE, INPUT, KINKS, scalarSpec } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { COMPARISON, javascript, literal } from "./javascript.js";
@@ -19,6 +22,14 @@ type Form = (at: At, idx: readonly string[]) => string;
 
 /** Literals are told apart by their variable (the tape keeps one per value): below this many. */
 export const LITERAL_IDS = 2 ** 26;
+
+/**
+ * Primitives whose value is computed again where it is read, when they apply to one
+ * input (and literals): one operation on an input the code reads anyway costs less than
+ * its store and load (rematerialisation). The same operation on the same double: the
+ * same number.
+ */
+const CHEAP: ReadonlySet<number> = new Set([CODE.add, CODE.sub, CODE.mul, CODE.neg, CODE.square]);
 
 /**
  * What a program computes besides its guards and kinks: by default the output's value and
@@ -40,6 +51,7 @@ export class Program {
   readonly shapes = new Shapes();
   private readonly forms: Form[] = [];
   private readonly sigs = new Map<number, Map<number, number>>();
+  private readonly remats = new Map<number, Map<number, Map<number, Map<number, number>>>>();
   readonly template: Template = (sig, at, idx) => this.forms[sig](at, idx);
   readonly usesOf: UsesOf;
   /** Which variables a contribution reaches (the reverse sweep's `has`, decided ahead). */
@@ -83,10 +95,12 @@ export class Program {
       need[i] = need[a[i]] = 1;
       if (ARITY[op[i]] === 2) need[b[i]] = 1;
     }
+    // … and what the forward statements read, but what they compute again from an input
     for (let i = n - 1; i >= 0; i--) {
       if (!need[i] || op[i] < FIRST_PRIMITIVE) continue;
-      need[a[i]] = 1;
-      if (ARITY[op[i]] === 2) need[b[i]] = 1;
+      const [, , ra, rb] = this.rematIds(i);
+      if (ra < 0) need[a[i]] = 1;
+      if (ARITY[op[i]] === 2 && rb < 0) need[b[i]] = 1;
     }
     // a guard is checked once its later argument is computed (literals are always there)
     for (const g of guards) {
@@ -114,21 +128,77 @@ export class Program {
   }
 
   /**
-   * The shape for (kind, la, lb): `kind` a small number naming everything but the
-   * literals, la and lb literal ids or -1; `make` gives the key and form the first time.
+   * The shape for (kind, la, lb, ra, rb): `kind` a small number naming everything but the
+   * literals and what is computed again, la and lb literal ids or -1, ra and rb rematId's
+   * or -1; `make` gives the key and form the first time.
    */
-  private sig(kind: number, la: number, lb: number, make: () => [string, Form]): number {
+  private sig(kind: number, la: number, lb: number, make: () => [string, Form], ra = -1, rb = -1): number {
     let byLiterals = this.sigs.get(kind);
     if (byLiterals === undefined) this.sigs.set(kind, (byLiterals = new Map()));
     const k = (la + 1) * LITERAL_IDS + (lb + 1);
-    let id = byLiterals.get(k);
+    const byRemat = ra < 0 && rb < 0 ? byLiterals : inner(inner(inner(this.remats, kind), k), ra);
+    const key = ra < 0 && rb < 0 ? k : rb;
+    let id = byRemat.get(key);
     if (id === undefined) {
-      const [key, form] = make();
-      id = this.shapes.of(key);
+      const [name, form] = make();
+      id = this.shapes.of(name);
       this.forms[id] = form;
-      byLiterals.set(k, id);
+      byRemat.set(key, id);
     }
     return id;
+  }
+
+  /**
+   * What y's value is computed again from where a statement reads it, instead of loaded:
+   * -1 unless y is a CHEAP primitive of one input (its other argument a literal, or the
+   * same input); else a number naming its form (the primitive, where the input is, the literal).
+   */
+  private rematId(y: number): number {
+    const { op, a, b } = this.term.tape;
+    const code = op[y];
+    if (!CHEAP.has(code) || this.literalId(y) >= 0) return -1;
+    if (ARITY[code] === 1) return op[a[y]] === INPUT ? code * 4 * LITERAL_IDS : -1;
+    const [ka, kb] = [op[a[y]], op[b[y]]];
+    if (ka === INPUT && kb === CONST) return (code * 4 + 1) * LITERAL_IDS + b[y] + 1;
+    if (ka === CONST && kb === INPUT) return (code * 4 + 2) * LITERAL_IDS + a[y] + 1;
+    if (ka === INPUT && a[y] === b[y]) return (code * 4 + 3) * LITERAL_IDS;
+    return -1;
+  }
+
+  /**
+   * Forward instruction i's arguments' literal ids and rematId's: -1 for a literal's, for
+   * b of a unary primitive, under a square (whose code squares a place by a product, an
+   * expression by a call: SIMPLE in javascript.ts), and in a program with a reverse sweep
+   * (whose rules read the forward values: they are computed and kept anyway).
+   */
+  private rematIds(i: number): [number, number, number, number] {
+    const { op, a, b } = this.term.tape;
+    const [la, lb] = [this.literalId(a[i]), this.literalId(b[i])];
+    if (op[i] === CODE.square || this.options.reverse !== false) return [la, lb, -1, -1];
+    return [la, lb, la < 0 ? this.rematId(a[i]) : -1, ARITY[op[i]] === 2 && lb < 0 ? this.rematId(b[i]) : -1];
+  }
+
+  /**
+   * A forward statement's arguments (variables ya, yb) as expressions: a literal, or the
+   * place slot 1 (2) names, or, where rematerialised, the expression computing it from the
+   * input that slot names.
+   */
+  private arguments(at: At, sa: string | null, sb: string | null, [ya, yb]: [number, number], [ra, rb]: [number, number]): [string, string] {
+    const x = sa ?? (ra >= 0 ? this.rematSource(ya, at("v", 1, "read")) : at("v", 1, "read"));
+    const y = sb ?? (rb >= 0 ? this.rematSource(yb, at("v", 2, "read")) : at("v", 2, "read"));
+    return [x, y];
+  }
+
+  /** The input a rematerialised y is computed from. */
+  private rematInput(y: number): number {
+    const { op, a, b } = this.term.tape;
+    return op[a[y]] === INPUT ? a[y] : b[y];
+  }
+
+  /** y's expression over the place of its input (its other argument a literal, or the same input). */
+  private rematSource(y: number, input: string): string {
+    const { op, a, b } = this.term.tape;
+    return kernelSource(op[y], this.literalAt(a[y]) ?? input, ARITY[op[y]] === 1 ? input : (this.literalAt(b[y]) ?? input));
   }
 
   /** The statements, indices renamed by `order` if given (the slots that name variables). */
@@ -187,11 +257,25 @@ export class Program {
     for (let i = 0; i < n; i++) {
       if (need[i] && op[i] >= FIRST_PRIMITIVE) {
         const code = op[i];
-        const sig = this.sig(2 * code + 1, this.literalId(a[i]), this.literalId(b[i]), () => {
-          const [sa, sb] = [this.literalAt(a[i]), this.literalAt(b[i])];
-          return [`f${code}:${sa}:${sb}`, (at) => `${at("v", 0, "write")} = ${kernelSource(code, sa ?? at("v", 1, "read"), sb ?? at("v", 2, "read"))};`];
-        });
-        stmt(forward, sig, 3, i, a[i], b[i]);
+        const [la, lb, ra, rb] = this.rematIds(i);
+        const sig = this.sig(
+          2 * code + 1,
+          la,
+          lb,
+          () => {
+            const [sa, sb] = [this.literalAt(a[i]), this.literalAt(b[i])];
+            const [ya, yb] = [a[i], b[i]];
+            const form: Form = (at) => {
+              const [x, y] = this.arguments(at, sa, sb, [ya, yb], [ra, rb]);
+              return `${at("v", 0, "write")} = ${kernelSource(code, x, y)};`;
+            };
+            return [`f${code}:${sa}:${sb}:${ra}:${rb}`, form];
+          },
+          ra,
+          rb,
+        );
+        // a rematerialised argument's slot names its input
+        stmt(forward, sig, 3, i, ra >= 0 ? this.rematInput(a[i]) : a[i], rb >= 0 ? this.rematInput(b[i]) : b[i]);
       }
       if (this.kinked(i)) {
         const code = op[i];
@@ -209,6 +293,13 @@ export class Program {
     }
     return { forward, reverse };
   }
+}
+
+/** The map under `key` in m, made if there is none. */
+function inner<T>(m: Map<number, Map<number, T>>, key: number): Map<number, T> {
+  let x = m.get(key);
+  if (x === undefined) m.set(key, (x = new Map()));
+  return x;
 }
 
 /** The source of primitive `code`'s kernel applied to the expressions x, y. */

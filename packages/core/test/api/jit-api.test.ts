@@ -9,7 +9,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it, vi } from "vitest";
 import {
-  add, grad, hessian, hvp, jacobian, jit, jvp, lt, matmul, mean, mul, pooledBytes, primal, sin, square, sub, sum, tanh, valueAndGrad, vjp,
+  add, compileGrad, grad, hessian, hvp, jacobian, jit, jvp, lt, matmul, mean, mul, pooledBytes, primal, sin, square, sub, sum, tanh, valueAndGrad, vjp,
   type NdArray, type Scalar, type Tensor,
 } from "../../src/index.js";
 import { point, rosenbrock, special } from "../helpers/cases.js";
@@ -77,6 +77,33 @@ describe("jit", () => {
       expect(jh([xk, v])).toEqual(hvp(rosenbrock, xk, v));
     }
     for (const j of [jf, jg, jh]) expect(j.stats).toEqual({ traces: 1, replays: 4, compiled: 2 });
+  });
+
+  it("reads inputs where they are and writes outputs into the array returned: outputs that are inputs, repeats, literals, rows", () => {
+    // each a shape of outputs the compiled code places otherwise: an input among them, an
+    // output twice, a literal, rows (one holding an input), numbers among the arrays
+    const fs: ((x: [Scalar[], Scalar, Scalar[]]) => unknown)[] = [
+      ([p, s, w]) => [mul(p[0], s), p[1], w[0], mul(p[0], s), 3, add(w[1], p[2])],
+      ([p, s, w]) => p.map((t, i) => mul(t, w[i])),
+      ([p, s, w]) => [[p[0], mul(s, w[0]), 0], [sin(p[1]), w[1], mul(p[2], p[2])]],
+      ([p, s, w]) => [s, ...p.map((t, i) => add(t, w[i]))],
+      ([p, , w]) => hessian((q: Scalar[]) => mul(mul(q[0], q[1]), add(q[2], w[0])), p),
+    ];
+    for (const f of fs) {
+      const j = jit(f);
+      for (let k = 0; k < 6; k++) {
+        const x: [number[], number, number[]] = [[0.5 + k, -1.25, 2 / (k + 1)], k - 2.5, [Math.cos(k), -0, 7]];
+        const want = f(x);
+        expect(j(x)).toEqual(want);
+        // the arrays are the caller's: a later call does not change them, nor they it
+        expect(x).toEqual([[0.5 + k, -1.25, 2 / (k + 1)], k - 2.5, [Math.cos(k), -0, 7]]);
+      }
+      expect(j.stats).toEqual({ traces: 1, replays: 5, compiled: 3 });
+    }
+    // the gradient's value an input of f: read where it is too
+    const g = compileGrad((p: Scalar[]) => p[1]);
+    for (let k = 0; k < 5; k++) expect(g.valueAndGrad([k, -k - 0.5])).toEqual([-k - 0.5, [0, 1]]);
+    expect(g.stats.compiled).toBeGreaterThan(0);
   });
 
   it("composes with grad either way round, and through branches on both sides", () => {

@@ -9,9 +9,10 @@ import fc from "fast-check";
 import { BINARY_NAMES, binaryOps, PREDICATE_NAMES, predicates, UNARY_NAMES, unaryOps } from "@wengert/ops";
 import { describe, expect, it, vi } from "vitest";
 import * as api from "../../src/index.js";
-import { abs, add, compileGrad, cos, div, exp, grad, gt, lt, mul, sin, square, sub, tanh, traceOf, type Scalar } from "../../src/index.js";
+import { abs, add, compileGrad, cos, div, exp, grad, gt, hvp, jit, lt, mul, sin, square, sub, tanh, traceOf, type Scalar } from "../../src/index.js";
 import { trace } from "../../src/api/tracing.js";
 import { compileReplay } from "../../src/jit/gradient.js";
+import { compileForward } from "../../src/jit/forward.js";
 import { KERNELS } from "../../src/trace/opcodes.js";
 import { COMPARISON, javascript, literal } from "../../src/jit/javascript.js";
 import { rosenbrock as rosen } from "../helpers/cases.js";
@@ -236,6 +237,22 @@ describe("compiled code size is counted, not timed", () => {
     expect(s.forward + s.reverse).toBeLessThan(30);
     const g = hot(chain, [0.3]);
     expect(g([0.4])).toEqual(grad(chain, [0.4]));
+  });
+
+  it("a cheap function of an input is computed again where it is read, not stored and loaded: rosenbrock's hvp stores one value per loop", () => {
+    const x = Array.from({ length: 200 }, (_, i) => 0.5 * Math.cos(i));
+    const v = x.map((_, i) => Math.sin(i));
+    const f = ([p, w]: [Scalar[], Scalar[]]) => hvp(rosen, p, w);
+    const t = trace("test", f as never, [x, v], { ties: "ignore" }, "evaluate");
+    const { source } = compileForward(t.term, t.trace.guards, true, t.term.output.atoms, [x, v])!;
+    const loops = [...source.join("\n").matchAll(/for \(let r0[^{]*\{\n([^}]*)\n\}/g)].map((m) => m[1]);
+    expect(loops.length).toBe(4);
+    // 2x and −v (a square's and a product's rule on inputs) are not stored by one loop for the next
+    for (const body of loops) expect(body.match(/^v\[[^\]]*\] = /gm) ?? []).toHaveLength(1);
+    // and the numbers are hvp's, compiled
+    const j = jit(f);
+    for (let k = 0; k < 4; k++) expect(j([x.map((t) => t + k / 3), v])).toEqual(hvp(rosen, x.map((t) => t + k / 3), v));
+    expect(j.stats.compiled).toBe(1);
   });
 
   it("traceOf's tape and the compiled replay agree on the value", () => {

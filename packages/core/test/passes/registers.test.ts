@@ -3,7 +3,9 @@
  * what the same code over the arrays computes, on random programs of nested loops whose
  * statements define, read, update and carry variables of two arrays; and on the traces it
  * is for, the loops of rosenbrock's gradient touch the arrays only for what crosses them
- * (counted in the generated source).
+ * (counted in the generated source). A range of v read and written in another array
+ * (an alias: inputs read in place, outputs written into the array returned) gives the
+ * same numbers, and an access reaching across its edge is reported.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -11,7 +13,7 @@ import { trace } from "../../src/api/tracing.js";
 import { compileReplay } from "../../src/jit/gradient.js";
 import { Accesses, planRegisters, type Space, type Use } from "../../src/jit/registers.js";
 import { reroll, Shapes, Statements, type Stmt } from "../../src/jit/reroll.js";
-import { chunkSources, type Template } from "../../src/jit/source.js";
+import { chunkSources, writeChunks, type Template } from "../../src/jit/source.js";
 import { rosenbrock as rosen } from "../helpers/cases.js";
 import { pieces, unrolled, type Piece } from "../helpers/programs/statements.js";
 
@@ -105,6 +107,49 @@ describe("register promotion", () => {
     expect(promoted).toBeGreaterThan(100);
   });
 
+  it("an alias: a range of v held in another array gives the same numbers there and elsewhere, or its edge is reported crossed", () => {
+    let held = 0;
+    let crossed = 0;
+    fc.assert(
+      fc.property(pieces({ shapes: SHAPES.length, count: 7, depth: 3 }), fc.nat(N - 1), fc.nat(300), (ps, start, span) => {
+        const shapes = new Shapes();
+        SHAPES.forEach((_, k) => shapes.of(`s${k}`));
+        const program = statements(ps, shapes);
+        const usesOf = (sig: number) => SHAPES[sig].uses;
+        const nodes = reroll(program, shapes);
+        const touched = program.flatMap((s) => s.idx);
+        // the range starts at a variable the program touches, most of the time
+        const lo = touched.length > 0 && start % 4 > 0 ? touched[start % touched.length] : start;
+        const alias = { start: lo, length: Math.min(span + 1, N - lo), name: "A" };
+        const live = [...new Set(touched)].map((x) => ({ space: "v" as const, x }));
+        const { groups } = planRegisters([nodes], usesOf, new Accesses(N, [Statements.of(program)], usesOf, live));
+        const v0 = Float64Array.from({ length: N }, (_, i) => Math.sin(i));
+        const ct0 = Float64Array.from({ length: N }, (_, i) => Math.cos(i));
+        const [v1] = run(chunkSources(nodes, template, groups), v0, ct0);
+        const { sources, straddled } = writeChunks(nodes, template, { plans: groups, aliases: [alias] });
+        if (straddled.has("A")) {
+          crossed++;
+          return;
+        }
+        // the range is NaN in v: a read of it there would show, and it is never written there
+        const v = v0.map((x, i) => (i >= alias.start && i < alias.start + alias.length ? NaN : x));
+        const A = v0.slice(alias.start, alias.start + alias.length);
+        const ct = ct0.slice();
+        for (const s of sources) new Function("v", "ct", "A", s)(v, ct, A);
+        for (const { x } of live) {
+          const inside = x >= alias.start && x < alias.start + alias.length;
+          if (inside) held++;
+          expect(inside ? A[x - alias.start] : v[x]).toBe(v1[x]);
+          if (inside) expect(v[x]).toBeNaN();
+        }
+      }),
+      { numRuns: 300, seed: 29 },
+    );
+    // not vacuous: aliases held variables the code touched, and some edges were crossed
+    expect(held).toBeGreaterThan(1000);
+    expect(crossed).toBeGreaterThan(10);
+  });
+
   it("rosenbrock's loops touch the arrays only for what crosses them (counted, at n = 100 and 10^4)", () => {
     for (const n of [100, 10000]) {
       const t = trace("test", rosen as never, Array.from({ length: n }, (_, i) => 0.5 * Math.cos(i)), {}, "replay");
@@ -117,7 +162,8 @@ describe("register promotion", () => {
         expect(Math.max(...counts)).toBeGreaterThan(n - 10);
         return code.slice(at, code.indexOf("\n}", at));
       };
-      const arrays = (code: string): number => (code.match(/\b(?:v|ct|g)\[/g) ?? []).length;
+      // (x: the inputs, read in place from the caller's array)
+      const arrays = (code: string): number => (code.match(/\b(?:v|ct|g|x)\[/g) ?? []).length;
       // forward: x[i+1] loaded, t = x[i+1] − x[i]² and 1 − x[i] stored for the reverse sweep
       expect(arrays(body(source.forward.join("\n")))).toBe(3);
       // reverse: x[i], t and 1 − x[i] loaded, x[i]'s cotangent stored (into the gradient, g)
