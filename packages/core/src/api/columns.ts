@@ -10,7 +10,7 @@
  * once, the tangents column by column. Each lane computes what a sweep along its vector
  * computes, with the same kernels: the same numbers as one sweep per column.
  */
-import { size, type Dims } from "@wengert/ops";
+import { kernels, size, type Dims } from "@wengert/ops";
 import { pushforward } from "../diff/pushforward.js";
 import { runLanes, type LaneInput } from "../eval/lanes.js";
 import { leafShapes, unflatten, type Shape } from "../structure.js";
@@ -86,10 +86,13 @@ export function forwardColumns(traced: TracedFn, tensors: boolean): unknown {
   return unflatten(out, rows);
 }
 
-/** Lanes from … from + D − 1 of a column of S values per lane, as an S × D block (row-major). */
+/**
+ * Lanes from … from + D − 1 of a column of S values per lane, as an S × D block (row-major):
+ * the D × S rows of those lanes transposed, by the tiled kernel (a plain loop reads the
+ * lanes S apart at every step, a page apart for the S of GradBench's ht).
+ */
 function transposed(column: Float64Array, from: number, S: number, D: number): Float64Array {
-  const block = new Float64Array(S * D);
-  // written in order, read from D lanes at once
-  for (let e = 0; e < S; e++) for (let a = 0; a < D; a++) block[e * D + a] = column[(from + a) * S + e];
-  return block;
+  const block = kernels.transpose(column.subarray(from * S, (from + D) * S), [D, S], [1, 0]);
+  // the caller's to keep: a buffer the pool does not know, not one it may hand out again
+  return block.buffer.byteLength === block.length * 8 && block.byteOffset === 0 ? block : block.slice();
 }

@@ -29,20 +29,28 @@ export function laneRule(code: number): Rule | null {
   return rule;
 }
 
+/** Argument k of `a` at lane l alone. */
+export function laneArg(a: LaneArgs, k: number, l: number): Buf {
+  const x = a.args[k];
+  if (!a.batched[k] || typeof x === "number") return x;
+  if (a.dims[k].length === 0) return x[l];
+  const w = size(a.dims[k]);
+  return x.subarray(l * w, (l + 1) * w);
+}
+
 /**
  * Instruction `code` at every lane of `a`: the lanes' results side by side (lane l's at
- * l · size(out)), a fresh buffer of the pool. `lane(k, l)` is argument k at lane l alone,
- * for the lane-by-lane fallback, which skips the lanes `skip` marks (their place is left
- * as it was).
+ * l · size(out)), a fresh buffer of the pool. Lane by lane (no rule), the lanes where
+ * `held` is 0 are skipped (their place is left zero).
  */
-export function onLanes(code: number, a: LaneArgs, params: unknown, out: Dims, lane: (k: number, l: number) => Buf, skip: Uint8Array): Float64Array {
+export function onLanes(code: number, a: LaneArgs, params: unknown, out: Dims, held: Uint8Array): Float64Array {
   const rule = laneRule(code);
   if (rule !== null) return rule(a, params, out);
   const width = size(out);
   const ys = alloc(a.lanes * width);
   for (let l = 0; l < a.lanes; l++) {
-    if (skip[l]) continue;
-    const y = compute(code, a.args.map((_, k) => lane(k, l)), a.dims, params, out);
+    if (!held[l]) continue;
+    const y = compute(code, a.args.map((_, k) => laneArg(a, k, l)), a.dims, params, out);
     if (typeof y === "number") ys[l * width] = y;
     else {
       ys.set(y, l * width);

@@ -21,7 +21,7 @@ import { alloc, predicates, release, size, type Buf, type Dims } from "@wengert/
 import { liveness } from "../diff/place.js";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, KINKS, tensorSpec } from "../trace/opcodes.js";
 import { binaryKernel, compute } from "../trace/tape.js";
-import { onLanes } from "./lane-rules.js";
+import { laneArg, onLanes } from "./lane-rules.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 
@@ -45,6 +45,12 @@ export interface LaneOptions {
 
 /** Batched columns per block: lanes × batched variables stays below this (16 MB of doubles). */
 const BLOCK_VALUES = 1 << 21;
+/**
+ * A tensor instruction whose operands at every lane of a block are more than this many
+ * doubles (256 KB: a few of them fit a core's L2 cache) runs, with the wide ones next
+ * to it, in parts of the block this size (at least a lane each).
+ */
+const PART_VALUES = 1 << 15;
 
 const { add: ADD, sub: SUB, mul: MUL, div: DIV } = CODE;
 
@@ -156,12 +162,91 @@ export function runLanes(
   const batchedAt = (v: number, k: number): Buf => (isTensor(v) ? laneBuf[v]!.subarray(k * widthOf[v], (k + 1) * widthOf[v]) : cols[v]![k]);
   const valueAt = (v: number, k: number): Buf => (batched[v] ? batchedAt(v, k) : one(v));
 
+  // a tensor instruction's widest operand or result: wide ones run in parts of the block
+  const widest = Int32Array.from({ length: n }, (_, i) => (op[i] >= FIRST_PRIMITIVE ? tape.args(i).reduce((w, v) => Math.max(w, widthOf[v]), widthOf[i]) : widthOf[i]));
+  const onTensors = (i: number): boolean => op[i] >= FIRST_PRIMITIVE && (isTensor(i) || (x[i] !== 0 && !onReals[i]));
+  // a batched tensor made in a run of wide instructions, for the lanes of the run's current part
+  const part: (Float64Array | null)[] = new Array<Float64Array | null>(n).fill(null);
+  const tensorAt = (v: number, l0: number, l1: number): Float64Array => part[v] ?? laneBuf[v]!.subarray(l0 * widthOf[v], l1 * widthOf[v]);
+
   for (let start = 0; start < m; start += L) {
     const end = Math.min(m, start + L);
     const w = end - start;
     const ok = held.subarray(start, end);
-    for (let i = 0; i < n; i++) {
-      if (!batched[i] || !live[i]) continue;
+    const wide = (i: number): boolean => onTensors(i) && widest[i] * w > PART_VALUES;
+    const skipped = (i: number): boolean => !batched[i] || !live[i];
+
+    /** Tensor instruction i at lanes l0 … l1 − 1 of the block, one kernel call; its result into `part` (in a run) or the block's buffer. */
+    const tensorStep = (i: number, l0: number, l1: number, inRun: boolean): void => {
+      const as = tape.args(i);
+      const params = tape.params(i);
+      const laneArgs = {
+        lanes: l1 - l0,
+        args: as.map((v) => (!batched[v] ? one(v) : isTensor(v) ? tensorAt(v, l0, l1) : cols[v]!.subarray(l0, l1))),
+        dims: as.map(dims),
+        batched: as.map((v) => batched[v] === 1),
+      };
+      const here = ok.subarray(l0, l1);
+      const ys = onLanes(op[i], laneArgs, params, dims(i), here);
+      const W = widthOf[i];
+      for (let l = 0; l < l1 - l0; l++) {
+        if (!here[l]) continue;
+        const y = ys.subarray(l * W, (l + 1) * W);
+        if (tieChecked[i] && tieAt(op[i], laneArgs.args.map((_, k) => laneArg(laneArgs, k, l)), laneArgs.dims, params, isTensor(i) ? y : y[0])) here[l] = 0;
+        else if (options.checkNaN && !finite(y)) here[l] = 0;
+      }
+      if (!isTensor(i)) {
+        cols[i]!.set(ys.subarray(0, l1 - l0), l0);
+        release(ys);
+      } else if (inRun) part[i] = ys;
+      else {
+        laneBuf[i] = ys;
+        owned[i] = 1;
+      }
+    };
+
+    for (let i = 0; i < n; ) {
+      if (skipped(i)) {
+        i++;
+        continue;
+      }
+      if (wide(i)) {
+        // a run of wide instructions, in parts of the block whose tensors stay in cache
+        // from one instruction to the next: each instruction's kernel once per part
+        let j = i;
+        let most = 0;
+        for (; j < n && (skipped(j) || wide(j)); j++) if (!skipped(j)) most = Math.max(most, widest[j]);
+        const step = Math.max(1, Math.floor(PART_VALUES / most));
+        const later: number[] = [];
+        for (let l0 = 0; l0 < w; l0 += step) {
+          const l1 = Math.min(w, l0 + step);
+          for (let k = i; k < j; k++) {
+            if (skipped(k)) continue;
+            tensorStep(k, l0, l1, true);
+            for (const v of endsAt[k] ?? NONE) {
+              if (part[v] !== null) {
+                release(part[v]!);
+                part[v] = null;
+              } else if (l1 === w) later.push(v);
+            }
+          }
+          // what the run made and later instructions (or the outputs) read, into the block's buffers
+          for (let k = i; k < j; k++) {
+            const made = part[k];
+            if (made === null) continue;
+            if (laneBuf[k] === null) {
+              laneBuf[k] = alloc(w * widthOf[k], true);
+              owned[k] = 1;
+            }
+            laneBuf[k]!.set(made, l0 * widthOf[k]);
+            release(made);
+            part[k] = null;
+          }
+        }
+        for (const v of later) drop(v);
+        i = j;
+        continue;
+      }
       const code = op[i];
       if (code === INPUT) {
         const input = inputs[a[i]];
@@ -178,47 +263,27 @@ export function runLanes(
           const col = cols[i]!;
           for (let k = 0; k < w; k++) col[k] = input.values[lanes[start + k]];
         }
+        i++;
         continue;
       }
-      if (isTensor(i) || (x[i] !== 0 && !onReals[i])) {
-        // a tensor primitive, or a scalar one on tensors: every lane at once
-        const as = tape.args(i);
-        const ds = as.map(dims);
-        const laneArgs = {
-          lanes: w,
-          args: as.map((v) => (!batched[v] ? one(v) : isTensor(v) ? laneBuf[v]! : cols[v]!.subarray(0, w))),
-          dims: ds,
-          batched: as.map((v) => batched[v] === 1),
-        };
-        const ys = onLanes(code, laneArgs, tape.params(i), dims(i), (k, l) => valueAt(as[k], l), notOk(ok));
-        if (isTensor(i)) {
-          laneBuf[i] = ys;
-          owned[i] = 1;
-        } else {
-          cols[i]!.set(ys.subarray(0, w));
-          release(ys);
-        }
-        if (tieChecked[i]) {
-          for (let k = 0; k < w; k++) {
-            if (ok[k] && tieAt(code, as.map((v) => valueAt(v, k)), ds, tape.params(i), valueAt(i, k))) ok[k] = 0;
-          }
-        }
-      } else {
+      if (onTensors(i)) tensorStep(i, 0, w, false);
+      else {
         realColumn(code, cols[i]!, w, cols[a[i]], vals[a[i]], ARITY[code] === 2 ? cols[b[i]] : null, vals[b[i]]);
         // a tie at a kink, as tieAt checks it for a scalar primitive on a real
         if (tieChecked[i] && x[i] !== 0) {
           const col = cols[a[i]];
           for (let k = 0; k < w; k++) if (KINKS[code]!(col === null ? vals[a[i]] : col[k])) ok[k] = 0;
         }
+        if (kinked(i)) {
+          const col = cols[a[i]]!;
+          for (let k = 0; k < w; k++) if (KINKS[code]!(col[k])) ok[k] = 0;
+        }
+        if (options.checkNaN) for (let k = 0; k < w; k++) if (ok[k] && !Number.isFinite(cols[i]![k])) ok[k] = 0;
       }
       // tensors read for the last time by i back to the pool, so the next instructions
       // take buffers still in cache rather than holding every lane's to the block's end
       for (const v of endsAt[i] ?? NONE) drop(v);
-      if (kinked(i)) {
-        const col = cols[a[i]]!;
-        for (let k = 0; k < w; k++) if (KINKS[code]!(col[k])) ok[k] = 0;
-      }
-      if (options.checkNaN) for (let k = 0; k < w; k++) if (ok[k] && !finite(batchedAt(i, k))) ok[k] = 0;
+      i++;
     }
     for (const g of varying) {
       const ca = batched[g.a] ? cols[g.a] : null;
@@ -270,9 +335,6 @@ function columnSlots(term: TraceTerm, batched: Uint8Array, live: Uint8Array, gua
 }
 
 const NONE: readonly number[] = [];
-
-/** 1 at the lanes that no longer hold (no lane-by-lane kernel call for them). */
-const notOk = (ok: Uint8Array): Uint8Array => ok.map((h) => 1 - h);
 
 /**
  * For each instruction, the batched tensors (computed, not inputs or outputs) that it is

@@ -78,7 +78,7 @@ const ELEMENTWISE: readonly Case[] = [
 /** With no rule, a primitive is computed lane by lane. */
 const NO_RULE = new Set<TensorOpName>(["conv2d", "conv2dInput", "conv2dFilter"]);
 
-const B = 7;
+const B = 9;
 /** B lanes of each argument (a leading axis; a Float64Array for reals), seeded. */
 function batch(c: Case, seed: number): (NdArray | Float64Array)[] {
   const r = rng(seed);
@@ -103,15 +103,18 @@ function sharedOf(x: NdArray | Float64Array, d: readonly number[]): NdArray | Fl
 function expectMapped(c: Case, f: (xs: readonly Value[]) => unknown, shared: number | null, seed: number): void {
   const xs = batch(c, seed).map((x, k) => (k === shared ? sharedOf(x, c.dims[k]) : x));
   const inAxes = c.dims.map((_, k) => (k === shared ? null : 0));
-  const got = numbers(vmap(f, { inAxes })(xs));
-  const perLane = Array.from({ length: B }, (_, l) => numbers(f(xs.map((x, k) => laneOf(x, c.dims[k], l, k === shared)))));
-  const w = perLane[0].length;
-  expect(got.length).toBe(B * w);
-  perLane.forEach((want, l) =>
-    want.forEach((y, e) => {
-      if (!Object.is(got[l * w + e], y)) expect.fail(`lane ${l}, element ${e}: ${got[l * w + e]} (vmap) vs ${y} (f at the lane)`);
-    }),
-  );
+  const parts = (ys: unknown): unknown[] => (Array.isArray(ys) ? ys : [ys]);
+  const got = parts(vmap(f, { inAxes })(xs)).map((y) => numbers(y));
+  const perLane = Array.from({ length: B }, (_, l) => parts(f(xs.map((x, k) => laneOf(x, c.dims[k], l, k === shared)))).map((y) => numbers(y)));
+  got.forEach((out, j) => {
+    const w = perLane[0][j].length;
+    expect(out.length).toBe(B * w);
+    perLane.forEach((want, l) =>
+      want[j].forEach((y, e) => {
+        if (!Object.is(out[l * w + e], y)) expect.fail(`output ${j}, lane ${l}, element ${e}: ${out[l * w + e]} (vmap) vs ${y} (f at the lane)`);
+      }),
+    );
+  });
 }
 
 /** f behind a branch on its first argument's first element: lanes take it apart (traced apart, each trace run at the others). */
@@ -120,7 +123,8 @@ const branched =
   (xs: readonly Value[]): unknown => {
     const x = xs[0];
     const first = typeof x === "number" || !("shape" in (x as object)) ? x : index(x as Tensor, (x as NdArray).shape.map(() => 0));
-    return gt(first as Scalar, 0) ? f(xs) : neg(f(xs) as Tensor);
+    const y = f(xs);
+    return gt(first as Scalar, 0) ? y : Array.isArray(y) ? y.map((v: Tensor) => neg(v)) : neg(y as Tensor);
   };
 
 const rows = (name: TensorOpName) => CASES[name].map((c, i) => [`${name} #${i}`, c] as const);
@@ -150,6 +154,25 @@ describe("vmap's batching rules", () => {
       for (let k = 0; k < c.dims.length; k++) if (c.dims.length > 1) expectMapped(c, c.f, k, 22 + k);
       expectMapped(c, branched(c.f), null, 31);
     });
+  });
+
+  it("tensors too wide for the cache at every lane run in parts of the block: the same numbers, lanes branching apart", () => {
+    // 6000 elements × 9 lanes: a part is 5 lanes, then 4; what the run makes is read after
+    // it (the outputs, sum's real, the slice), inside it only (y, z), and by a later part
+    const idx = Int32Array.from({ length: 3000 }, (_, i) => (i * 7919) % 6000);
+    const wide: Case = {
+      dims: [[6000], [], [4, 3]],
+      f: ([x, c, m]) => {
+        const y = sin(x as Tensor);
+        const z = mul(y, c as Scalar);
+        const s = sum(z);
+        const g = gather(add(z, y), idx, 0);
+        const head = slice(g, [0], [12]);
+        return [mul(s, s), add(g, max(y)), matmul(m as Tensor, reshape(head, [3, 4]))];
+      },
+    };
+    for (const shared of [null, 1, 2]) expectMapped(wide, wide.f, shared, 41);
+    expectMapped(wide, branched(wide.f), null, 42);
   });
 
   it("a primitive with a rule runs once per block of lanes: its kernel calls do not grow with the batch", () => {
