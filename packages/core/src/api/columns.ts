@@ -10,7 +10,7 @@
  * once, the tangents column by column. Each lane computes what a sweep along its vector
  * computes, with the same kernels: the same numbers as one sweep per column.
  */
-import { kernels, size, type Dims } from "@wengert/ops";
+import { alloc, kernels, release as giveBack, size, type Dims } from "@wengert/ops";
 import { pushforward } from "../diff/pushforward.js";
 import { runLanes, type LaneInput } from "../eval/lanes.js";
 import { leafShapes, unflatten, type Shape } from "../structure.js";
@@ -62,12 +62,15 @@ export function forwardColumns(traced: TracedFn, tensors: boolean): unknown {
     offset += w;
   }
   const widths = outs.map((s) => size(dimsOf(s)));
-  const columns = widths.map((w) => new Float64Array(C * w));
+  // every lane holds (no guards, no checks): each column written whole; the pool's, given back below
+  const columns = widths.map((w) => alloc(C * w, true));
   runLanes(emitted, [], { reportTies: false, checkNaN: false }, inputs, Int32Array.from({ length: C }, (_, c) => c), columns);
   release();
   if (!tensors) {
     // reals: row j holds ∂y_j/∂x_i for every input i
-    return unflatten(out, columns.map((col) => unflatten(xs, Array.from(col))));
+    const rowsOfReals = columns.map((col) => unflatten(xs, Array.from(col)));
+    columns.forEach(giveBack);
+    return unflatten(out, rowsOfReals);
   }
   // blocks ∂y_j/∂x_i of dims [...S, ...D] (a number where both are reals), row-major
   const rows = outs.map((o, j) => {
@@ -83,6 +86,7 @@ export function forwardColumns(traced: TracedFn, tensors: boolean): unknown {
       }),
     );
   });
+  columns.forEach(giveBack);
   return unflatten(out, rows);
 }
 

@@ -164,7 +164,8 @@ export function runLanes(
 
   // a tensor instruction's widest operand or result: wide ones run in parts of the block
   const widest = Int32Array.from({ length: n }, (_, i) => (op[i] >= FIRST_PRIMITIVE ? tape.args(i).reduce((w, v) => Math.max(w, widthOf[v]), widthOf[i]) : widthOf[i]));
-  const onTensors = (i: number): boolean => op[i] >= FIRST_PRIMITIVE && (isTensor(i) || (x[i] !== 0 && !onReals[i]));
+  // a tensor primitive, or a scalar one on tensors (not a column's loop of reals)
+  const tensorOp = Uint8Array.from({ length: n }, (_, i) => +(op[i] >= FIRST_PRIMITIVE && (isTensor(i) || (x[i] !== 0 && !onReals[i]))));
   // a batched tensor made in a run of wide instructions, for the lanes of the run's current part
   const part: (Float64Array | null)[] = new Array<Float64Array | null>(n).fill(null);
   const tensorAt = (v: number, l0: number, l1: number): Float64Array => part[v] ?? laneBuf[v]!.subarray(l0 * widthOf[v], l1 * widthOf[v]);
@@ -173,7 +174,7 @@ export function runLanes(
     const end = Math.min(m, start + L);
     const w = end - start;
     const ok = held.subarray(start, end);
-    const wide = (i: number): boolean => onTensors(i) && widest[i] * w > PART_VALUES;
+    const wide = (i: number): boolean => tensorOp[i] === 1 && widest[i] * w > PART_VALUES;
     const skipped = (i: number): boolean => !batched[i] || !live[i];
 
     /** Tensor instruction i at lanes l0 … l1 − 1 of the block, one kernel call; its result into `part` (in a run) or the block's buffer. */
@@ -189,7 +190,7 @@ export function runLanes(
       const here = ok.subarray(l0, l1);
       const ys = onLanes(op[i], laneArgs, params, dims(i), here);
       const W = widthOf[i];
-      for (let l = 0; l < l1 - l0; l++) {
+      for (let l = 0; l < l1 - l0 && (tieChecked[i] || options.checkNaN); l++) {
         if (!here[l]) continue;
         const y = ys.subarray(l * W, (l + 1) * W);
         if (tieChecked[i] && tieAt(op[i], laneArgs.args.map((_, k) => laneArg(laneArgs, k, l)), laneArgs.dims, params, isTensor(i) ? y : y[0])) here[l] = 0;
@@ -266,7 +267,7 @@ export function runLanes(
         i++;
         continue;
       }
-      if (onTensors(i)) tensorStep(i, 0, w, false);
+      if (tensorOp[i]) tensorStep(i, 0, w, false);
       else {
         realColumn(code, cols[i]!, w, cols[a[i]], vals[a[i]], ARITY[code] === 2 ? cols[b[i]] : null, vals[b[i]]);
         // a tie at a kink, as tieAt checks it for a scalar primitive on a real
