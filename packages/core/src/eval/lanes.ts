@@ -162,8 +162,10 @@ export function runLanes(
   const batchedAt = (v: number, k: number): Buf => (isTensor(v) ? laneBuf[v]!.subarray(k * widthOf[v], (k + 1) * widthOf[v]) : cols[v]![k]);
   const valueAt = (v: number, k: number): Buf => (batched[v] ? batchedAt(v, k) : one(v));
 
-  // a tensor instruction's widest operand or result: wide ones run in parts of the block
-  const widest = Int32Array.from({ length: n }, (_, i) => (op[i] >= FIRST_PRIMITIVE ? tape.args(i).reduce((w, v) => Math.max(w, widthOf[v]), widthOf[i]) : widthOf[i]));
+  // a tensor instruction's widest batched operand or result (per lane): wide ones run in parts of the block
+  const widest = Int32Array.from({ length: n }, (_, i) =>
+    op[i] >= FIRST_PRIMITIVE ? tape.args(i).reduce((w, v) => (batched[v] ? Math.max(w, widthOf[v]) : w), widthOf[i]) : widthOf[i],
+  );
   // a tensor primitive, or a scalar one on tensors (not a column's loop of reals)
   const tensorOp = Uint8Array.from({ length: n }, (_, i) => +(op[i] >= FIRST_PRIMITIVE && (isTensor(i) || (x[i] !== 0 && !onReals[i]))));
   // a batched tensor made in a run of wide instructions, for the lanes of the run's current part
@@ -176,6 +178,7 @@ export function runLanes(
     const ok = held.subarray(start, end);
     const wide = (i: number): boolean => tensorOp[i] === 1 && widest[i] * w > PART_VALUES;
     const skipped = (i: number): boolean => !batched[i] || !live[i];
+    const partOf = (i: number): number => Math.max(1, Math.floor(PART_VALUES / widest[i]));
 
     /** Tensor instruction i at lanes l0 … l1 − 1 of the block, one kernel call; its result into `part` (in a run) or the block's buffer. */
     const tensorStep = (i: number, l0: number, l1: number, inRun: boolean): void => {
@@ -212,12 +215,11 @@ export function runLanes(
         continue;
       }
       if (wide(i)) {
-        // a run of wide instructions, in parts of the block whose tensors stay in cache
-        // from one instruction to the next: each instruction's kernel once per part
+        // a run of wide instructions with parts of as many lanes, parts whose tensors stay in
+        // cache from one instruction to the next: each instruction's kernel once per part
+        const step = partOf(i);
         let j = i;
-        let most = 0;
-        for (; j < n && (skipped(j) || wide(j)); j++) if (!skipped(j)) most = Math.max(most, widest[j]);
-        const step = Math.max(1, Math.floor(PART_VALUES / most));
+        while (j < n && (skipped(j) || (wide(j) && partOf(j) === step))) j++;
         const later: number[] = [];
         for (let l0 = 0; l0 < w; l0 += step) {
           const l1 = Math.min(w, l0 + step);
