@@ -162,12 +162,12 @@ export function runLanes(
   const batchedAt = (v: number, k: number): Buf => (isTensor(v) ? laneBuf[v]!.subarray(k * widthOf[v], (k + 1) * widthOf[v]) : cols[v]![k]);
   const valueAt = (v: number, k: number): Buf => (batched[v] ? batchedAt(v, k) : one(v));
 
-  // a tensor instruction's widest batched operand or result (per lane): wide ones run in parts of the block
-  const widest = Int32Array.from({ length: n }, (_, i) =>
-    op[i] >= FIRST_PRIMITIVE ? tape.args(i).reduce((w, v) => (batched[v] ? Math.max(w, widthOf[v]) : w), widthOf[i]) : widthOf[i],
-  );
   // a tensor primitive, or a scalar one on tensors (not a column's loop of reals)
   const tensorOp = Uint8Array.from({ length: n }, (_, i) => +(op[i] >= FIRST_PRIMITIVE && (isTensor(i) || (x[i] !== 0 && !onReals[i]))));
+  // a tensor instruction's widest batched operand or result (per lane): wide ones run in parts of the block
+  const widest = Int32Array.from({ length: n }, (_, i) =>
+    tensorOp[i] ? tape.args(i).reduce((w, v) => (batched[v] ? Math.max(w, widthOf[v]) : w), widthOf[i]) : widthOf[i],
+  );
   // a batched tensor made in a run of wide instructions, for the lanes of the run's current part
   const part: (Float64Array | null)[] = new Array<Float64Array | null>(n).fill(null);
   const tensorAt = (v: number, l0: number, l1: number): Float64Array => part[v] ?? laneBuf[v]!.subarray(l0 * widthOf[v], l1 * widthOf[v]);
