@@ -247,16 +247,11 @@ function byPoints(h: HtPrepared, JV: NdArray): NdArray {
   const [a, b, c] = h.triangle.map((t) => gather(JV, t, 1) as T);
   const N = h.correspondences.length;
   const [u0, u1] = h.us.map((u) => u.data as Float64Array);
-  const [w0, w1, w2] = [0, 1, 2].map(() => new Float64Array(3 * N));
-  for (let i = 0; i < N; i++) {
-    for (let j = 0; j < 3; j++) {
-      w0[j * N + i] = -u0[i];
-      w1[j * N + i] = -u1[i];
-      w2[j * N + i] = -(1 - u0[i] - u1[i]);
-    }
-  }
-  const column = (w: Float64Array): NdArray => ndarray(w, [3, N, 1]);
-  return add(add(mul(column(w0), a), mul(column(w1), b)), mul(column(w2), c)) as NdArray;
+  const column = (weight: (i: number) => number): NdArray => ndarray(Float64Array.from({ length: 3 * N }, (_, k) => -weight(k % N)), [3, N, 1]);
+  const w0 = column((i) => u0[i]);
+  const w1 = column((i) => u1[i]);
+  const w2 = column((i) => 1 - u0[i] - u1[i]);
+  return add(add(mul(w0, a), mul(w1, b)), mul(w2, c)) as NdArray;
 }
 
 /** [3, N, C_k] blocks of columns side by side, as the [3N, ΣC_k] matrix of GradBench's rows (residual 3i + j). */
