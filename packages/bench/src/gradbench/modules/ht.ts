@@ -215,13 +215,12 @@ export function htObjective(h: HtPrepared): Float64Array {
  * columns hold the us constant; in the complicated variant the (a, b) columns before
  * them (the derivatives along shifts added to every u_i0 and u_i1: residual i depends on
  * us only through (u_i0, u_i1), and these are the diagonal blocks GradBench's layout
- * keeps) hold the vertices constant. The θ columns are the vertices' (jacfwd over the
- * M vertices, not the N points) carried through the points' part by the chain rule
- * (byPoints): the residuals are linear in the vertices.
+ * keeps) hold the vertices constant. So neither set of lanes carries the other's
+ * tangents through the per-point work (26 lanes of 9 operations over [3, N] where one
+ * set of 28 took 16).
  */
 export function htJacobian(h: HtPrepared): NdArray {
-  const JV = jacfwd((t) => vertexPositions(h, unstack(t) as Scalar[]), h.theta) as NdArray; // [3, M, 26]
-  const blocks = [byPoints(h, JV)]; // [3, N, 26]
+  const blocks = [jacfwd((t) => residuals(h, unstack(t) as Scalar[]), h.theta) as NdArray]; // [3, N, 26]
   if (h.us !== null) {
     const [u0, u1] = h.us;
     const V = vertexPositions(h, Array.from(h.theta));
@@ -232,26 +231,6 @@ export function htJacobian(h: HtPrepared): NdArray {
     blocks.unshift(Ju);
   }
   return pointByPoint(blocks);
-}
-
-/**
- * The residuals' columns from the vertices' JV ([3, M, C]): pointResiduals is V ↦ points −
- * (u0 V_a + u1 V_b + (1 − u0 − u1) V_c) (or points − V_c), linear in V, so its derivative
- * along a column dV is −(u0 dV_a + u1 dV_b + (1 − u0 − u1) dV_c), what jacfwd of residuals
- * computes per lane, here for all C columns at once with the column axis last: gathers
- * of whole rows of C along the vertex axis, and the weights (negated, which is exact) as
- * [3, N, 1] columns broadcast along it. [3, N, C], the blocks pointByPoint lays out.
- */
-function byPoints(h: HtPrepared, JV: NdArray): NdArray {
-  if (h.triangle === null || h.us === null) return neg(gather(JV, h.correspondences, 1)) as NdArray;
-  const [a, b, c] = h.triangle.map((t) => gather(JV, t, 1) as T);
-  const N = h.correspondences.length;
-  const [u0, u1] = h.us.map((u) => u.data as Float64Array);
-  const column = (weight: (i: number) => number): NdArray => ndarray(Float64Array.from({ length: 3 * N }, (_, k) => -weight(k % N)), [3, N, 1]);
-  const w0 = column((i) => u0[i]);
-  const w1 = column((i) => u1[i]);
-  const w2 = column((i) => 1 - u0[i] - u1[i]);
-  return add(add(mul(w0, a), mul(w1, b)), mul(w2, c)) as NdArray;
 }
 
 /** [3, N, C_k] blocks of columns side by side, as the [3N, ΣC_k] matrix of GradBench's rows (residual 3i + j). */
