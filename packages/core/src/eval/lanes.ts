@@ -45,12 +45,6 @@ export interface LaneOptions {
 
 /** Batched columns per block: lanes × batched variables stays below this (16 MB of doubles). */
 const BLOCK_VALUES = 1 << 21;
-/**
- * A tensor instruction whose operands at every lane of a block are more than this many
- * doubles (256 KB: a few of them fit a core's L2 cache) runs, with the wide ones next
- * to it, in parts of the block this size (at least a lane each).
- */
-const PART_VALUES = 1 << 15;
 
 const { add: ADD, sub: SUB, mul: MUL, div: DIV } = CODE;
 
@@ -164,92 +158,41 @@ export function runLanes(
 
   // a tensor primitive, or a scalar one on tensors (not a column's loop of reals)
   const tensorOp = Uint8Array.from({ length: n }, (_, i) => +(op[i] >= FIRST_PRIMITIVE && (isTensor(i) || (x[i] !== 0 && !onReals[i]))));
-  // a tensor instruction's widest batched operand or result (per lane): wide ones run in parts of the block
-  const widest = Int32Array.from({ length: n }, (_, i) =>
-    tensorOp[i] ? tape.args(i).reduce((w, v) => (batched[v] ? Math.max(w, widthOf[v]) : w), widthOf[i]) : widthOf[i],
-  );
-  // a batched tensor made in a run of wide instructions, for the lanes of the run's current part
-  const part: (Float64Array | null)[] = new Array<Float64Array | null>(n).fill(null);
-  const tensorAt = (v: number, l0: number, l1: number): Float64Array => part[v] ?? laneBuf[v]!.subarray(l0 * widthOf[v], l1 * widthOf[v]);
 
   for (let start = 0; start < m; start += L) {
     const end = Math.min(m, start + L);
     const w = end - start;
     const ok = held.subarray(start, end);
-    const wide = (i: number): boolean => tensorOp[i] === 1 && widest[i] * w > PART_VALUES;
-    const skipped = (i: number): boolean => !batched[i] || !live[i];
-    const partOf = (i: number): number => Math.max(1, Math.floor(PART_VALUES / widest[i]));
 
-    /** Tensor instruction i at lanes l0 … l1 − 1 of the block, one kernel call; its result into `part` (in a run) or the block's buffer. */
-    const tensorStep = (i: number, l0: number, l1: number, inRun: boolean): void => {
+    /** Tensor instruction i at every lane of the block, one kernel call (lane by lane without a rule). */
+    const tensorStep = (i: number): void => {
       const as = tape.args(i);
       const params = tape.params(i);
       const laneArgs = {
-        lanes: l1 - l0,
-        args: as.map((v) => (!batched[v] ? one(v) : isTensor(v) ? tensorAt(v, l0, l1) : cols[v]!.subarray(l0, l1))),
+        lanes: w,
+        args: as.map((v) => (!batched[v] ? one(v) : isTensor(v) ? laneBuf[v]! : cols[v]!.subarray(0, w))),
         dims: as.map(dims),
         batched: as.map((v) => batched[v] === 1),
       };
-      const here = ok.subarray(l0, l1);
-      const ys = onLanes(op[i], laneArgs, params, dims(i), here);
+      const ys = onLanes(op[i], laneArgs, params, dims(i), ok);
       const W = widthOf[i];
-      for (let l = 0; l < l1 - l0 && (tieChecked[i] || options.checkNaN); l++) {
-        if (!here[l]) continue;
+      for (let l = 0; l < w && (tieChecked[i] || options.checkNaN); l++) {
+        if (!ok[l]) continue;
         const y = ys.subarray(l * W, (l + 1) * W);
-        if (tieChecked[i] && tieAt(op[i], laneArgs.args.map((_, k) => laneArg(laneArgs, k, l)), laneArgs.dims, params, isTensor(i) ? y : y[0])) here[l] = 0;
-        else if (options.checkNaN && !finite(y)) here[l] = 0;
+        if (tieChecked[i] && tieAt(op[i], laneArgs.args.map((_, k) => laneArg(laneArgs, k, l)), laneArgs.dims, params, isTensor(i) ? y : y[0])) ok[l] = 0;
+        else if (options.checkNaN && !finite(y)) ok[l] = 0;
       }
-      if (!isTensor(i)) {
-        cols[i]!.set(ys.subarray(0, l1 - l0), l0);
-        release(ys);
-      } else if (inRun) part[i] = ys;
-      else {
+      if (isTensor(i)) {
         laneBuf[i] = ys;
         owned[i] = 1;
+      } else {
+        cols[i]!.set(ys.subarray(0, w));
+        release(ys);
       }
     };
 
-    for (let i = 0; i < n; ) {
-      if (skipped(i)) {
-        i++;
-        continue;
-      }
-      if (wide(i)) {
-        // a run of wide instructions with parts of as many lanes, parts whose tensors stay in
-        // cache from one instruction to the next: each instruction's kernel once per part
-        const step = partOf(i);
-        let j = i;
-        while (j < n && (skipped(j) || (wide(j) && partOf(j) === step))) j++;
-        const later: number[] = [];
-        for (let l0 = 0; l0 < w; l0 += step) {
-          const l1 = Math.min(w, l0 + step);
-          for (let k = i; k < j; k++) {
-            if (skipped(k)) continue;
-            tensorStep(k, l0, l1, true);
-            for (const v of endsAt[k] ?? NONE) {
-              if (part[v] !== null) {
-                release(part[v]!);
-                part[v] = null;
-              } else if (l1 === w) later.push(v);
-            }
-          }
-          // what the run made and later instructions (or the outputs) read, into the block's buffers
-          for (let k = i; k < j; k++) {
-            const made = part[k];
-            if (made === null) continue;
-            if (laneBuf[k] === null) {
-              laneBuf[k] = alloc(w * widthOf[k], true);
-              owned[k] = 1;
-            }
-            laneBuf[k]!.set(made, l0 * widthOf[k]);
-            release(made);
-            part[k] = null;
-          }
-        }
-        for (const v of later) drop(v);
-        i = j;
-        continue;
-      }
+    for (let i = 0; i < n; i++) {
+      if (!batched[i] || !live[i]) continue;
       const code = op[i];
       if (code === INPUT) {
         const input = inputs[a[i]];
@@ -266,10 +209,9 @@ export function runLanes(
           const col = cols[i]!;
           for (let k = 0; k < w; k++) col[k] = input.values[lanes[start + k]];
         }
-        i++;
         continue;
       }
-      if (tensorOp[i]) tensorStep(i, 0, w, false);
+      if (tensorOp[i]) tensorStep(i);
       else {
         realColumn(code, cols[i]!, w, cols[a[i]], vals[a[i]], ARITY[code] === 2 ? cols[b[i]] : null, vals[b[i]]);
         // a tie at a kink, as tieAt checks it for a scalar primitive on a real
@@ -286,7 +228,6 @@ export function runLanes(
       // tensors read for the last time by i back to the pool, so the next instructions
       // take buffers still in cache rather than holding every lane's to the block's end
       for (const v of endsAt[i] ?? NONE) drop(v);
-      i++;
     }
     for (const g of varying) {
       const ca = batched[g.a] ? cols[g.a] : null;

@@ -156,9 +156,9 @@ describe("vmap's batching rules", () => {
     });
   });
 
-  it("tensors too wide for the cache at every lane run in parts of the block: the same numbers, lanes branching apart", () => {
-    // 6000 elements × 9 lanes: a part is 5 lanes, then 4; what the run makes is read after
-    // it (the outputs, sum's real, the slice, the next run), and inside it only (add(z, y))
+  it("wide tensors, reals made from them, and their results read later: the same numbers, lanes branching apart", () => {
+    // 6000 elements × 9 lanes; what is made is read by the outputs, sum's real, the slice,
+    // the concat twice as wide, and inside only (add(z, y))
     const idx = Int32Array.from({ length: 3000 }, (_, i) => (i * 7919) % 6000);
     const wide: Case = {
       dims: [[6000], [], [4, 3]],
@@ -168,7 +168,6 @@ describe("vmap's batching rules", () => {
         const s = sum(z);
         const g = gather(add(z, y), idx, 0);
         const head = slice(g, [0], [12]);
-        // twice as wide: a run of its own, with parts of 2 lanes, reading z and y from the first
         const both = sum(reshape(concat([z, y], 0), [2, 6000]), 0);
         return [mul(s, s), add(g, max(y)), matmul(m as Tensor, reshape(head, [3, 4])), both];
       },
