@@ -89,10 +89,10 @@ function batch(c: Case, seed: number): (NdArray | Float64Array)[] {
 }
 /** Lane l of a batched argument, or the argument itself where it is shared. */
 function laneOf(x: NdArray | Float64Array, d: readonly number[], l: number, shared: boolean): Value {
-  if (shared) return x as Value;
+  if (shared) return x as unknown as Value;
   if (x instanceof Float64Array) return x[l];
   const w = sizeOf(d);
-  return ndarray(Float64Array.from(x.data.subarray(l * w, (l + 1) * w)), [...d]) as Value;
+  return ndarray(Float64Array.from(x.data.subarray(l * w, (l + 1) * w)), [...d]) as unknown as Value;
 }
 /** The first lane of a batched argument, shared by every lane. */
 function sharedOf(x: NdArray | Float64Array, d: readonly number[]): NdArray | Float64Array {
@@ -122,7 +122,7 @@ const branched =
   (f: Case["f"]) =>
   (xs: readonly Value[]): unknown => {
     const x = xs[0];
-    const first = typeof x === "number" || !("shape" in (x as object)) ? x : index(x as Tensor, (x as NdArray).shape.map(() => 0));
+    const first = typeof x === "number" || !("shape" in (x as object)) ? x : index(x as Tensor, (x as unknown as NdArray).shape.map(() => 0));
     const y = f(xs);
     return gt(first as Scalar, 0) ? y : Array.isArray(y) ? y.map((v: Tensor) => neg(v)) : neg(y as Tensor);
   };
@@ -164,12 +164,12 @@ describe("vmap's batching rules", () => {
       dims: [[6000], [], [4, 3]],
       f: ([x, c, m]) => {
         const y = sin(x as Tensor);
-        const z = mul(y, c as Scalar);
+        const z = mul(y, c as Scalar) as Tensor;
         const s = sum(z);
         const g = gather(add(z, y), idx, 0);
         const head = slice(g, [0], [12]);
         const both = sum(reshape(concat([z, y], 0), [2, 6000]), 0);
-        return [mul(s, s), add(g, max(y)), matmul(m as Tensor, reshape(head, [3, 4])), both];
+        return [mul(s, s), add(g, max(y)), matmul(m as Tensor, reshape(head, [3, 4]) as Tensor), both];
       },
     };
     for (const shared of [null, 1, 2]) expectMapped(wide, wide.f, shared, 41);
