@@ -21,6 +21,7 @@ export * from "./tensor/dims.js";
 export type { ConvParams, Reduction } from "./tensor/kernels.js";
 export * as kernels from "./tensor/kernels.js";
 export type { Arg, Buf, Contribution, ConvDims, EmbedParams, GatherParams, ReduceParams, SliceParams, TensorCall } from "./tensor/op.js";
+export { broadcastLanes, type LaneArgs } from "./tensor/lanes.js";
 export { tensorOps, TENSOR_OP_NAMES, sumTo, inversePerm } from "./tensor/ops.js";
 export type { TensorDeclaration, TensorEmitter, TensorOp, TensorOpName, TensorPrimitives } from "./tensor/ops.js";
 export { alloc, pooledCopy, release, poolStats } from "./tensor/pool.js";

@@ -10,7 +10,7 @@
  * once, the tangents column by column. Each lane computes what a sweep along its vector
  * computes, with the same kernels: the same numbers as one sweep per column.
  */
-import { size, type Dims } from "@wengert/ops";
+import { alloc, kernels, release as giveBack, size, type Dims } from "@wengert/ops";
 import { pushforward } from "../diff/pushforward.js";
 import { runLanes, type LaneInput } from "../eval/lanes.js";
 import { leafShapes, unflatten, type Shape } from "../structure.js";
@@ -62,12 +62,15 @@ export function forwardColumns(traced: TracedFn, tensors: boolean): unknown {
     offset += w;
   }
   const widths = outs.map((s) => size(dimsOf(s)));
-  const columns = widths.map((w) => new Float64Array(C * w));
+  // every lane holds (no guards, no checks): each column written whole; the pool's, given back below
+  const columns = widths.map((w) => alloc(C * w, true));
   runLanes(emitted, [], { reportTies: false, checkNaN: false }, inputs, Int32Array.from({ length: C }, (_, c) => c), columns);
   release();
   if (!tensors) {
     // reals: row j holds ∂y_j/∂x_i for every input i
-    return unflatten(out, columns.map((col) => unflatten(xs, Array.from(col))));
+    const rowsOfReals = columns.map((col) => unflatten(xs, Array.from(col)));
+    columns.forEach(giveBack);
+    return unflatten(out, rowsOfReals);
   }
   // blocks ∂y_j/∂x_i of dims [...S, ...D] (a number where both are reals), row-major
   const rows = outs.map((o, j) => {
@@ -83,13 +86,17 @@ export function forwardColumns(traced: TracedFn, tensors: boolean): unknown {
       }),
     );
   });
+  columns.forEach(giveBack);
   return unflatten(out, rows);
 }
 
-/** Lanes from … from + D − 1 of a column of S values per lane, as an S × D block (row-major). */
+/**
+ * Lanes from … from + D − 1 of a column of S values per lane, as an S × D block (row-major):
+ * the D × S rows of those lanes transposed, by the tiled kernel (a plain loop reads the
+ * lanes S apart at every step, a page apart for the S of GradBench's ht).
+ */
 function transposed(column: Float64Array, from: number, S: number, D: number): Float64Array {
-  const block = new Float64Array(S * D);
-  // written in order, read from D lanes at once
-  for (let e = 0; e < S; e++) for (let a = 0; a < D; a++) block[e * D + a] = column[(from + a) * S + e];
-  return block;
+  const block = kernels.transpose(column.subarray(from * S, (from + D) * S), [D, S], [1, 0]);
+  // the caller's to keep: a buffer the pool does not know, not one it may hand out again
+  return block.buffer.byteLength === block.length * 8 && block.byteOffset === 0 ? block : block.slice();
 }

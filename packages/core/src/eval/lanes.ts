@@ -6,8 +6,9 @@
  * An input is batched (one value per lane) or not (one value for all); so is every
  * variable, as its arguments are. A variable that is not batched is computed once, a
  * batched real into a column (one number per lane, the primitive's loop inside), a
- * batched tensor per lane. Lanes are taken in blocks, so that the columns of a long
- * trace stay a bounded size.
+ * batched tensor into one buffer of the lanes side by side (a lane axis in front), by
+ * one kernel call for all lanes where the primitive has a batching rule (lane-rules.ts).
+ * Lanes are taken in blocks, so that the columns of a long trace stay a bounded size.
  *
  * The term holds at a lane where its recorded decisions come out as they did (the
  * paper's trace is valid on the region its predicates select): every guard and kink is
@@ -16,10 +17,11 @@
  * names the primitive). Each value is computed by the kernels tracing used: per lane,
  * the numbers of a trace at that lane's point.
  */
-import { predicates, release, size, type Buf, type Dims } from "@wengert/ops";
+import { alloc, predicates, release, size, type Buf, type Dims } from "@wengert/ops";
 import { liveness } from "../diff/place.js";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, KINKS, tensorSpec } from "../trace/opcodes.js";
 import { binaryKernel, compute } from "../trace/tape.js";
+import { laneArg, onLanes } from "./lane-rules.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { isScanCode, scanCodes, type ScanParams } from "../trace/scan-ops.js";
@@ -134,8 +136,15 @@ export function runLanes(
   const L = Math.max(1, Math.min(m, Math.floor(BLOCK_VALUES / Math.max(1, slots + tensors))));
   const columns = Array.from({ length: slots }, () => new Float64Array(L));
   const cols: (Float64Array | null)[] = Array.from(slotOf, (s) => (s < 0 ? null : columns[s]));
-  const laneBufs: (Float64Array[] | null)[] = new Array<Float64Array[] | null>(n).fill(null);
-  for (let i = 0; i < n; i++) if (batched[i] && live[i] && isTensor(i)) laneBufs[i] = new Array<Float64Array>(L);
+  // a batched tensor's lanes of the block side by side; a pool's buffer (owned) or a view of the input
+  const laneBuf: (Float64Array | null)[] = new Array<Float64Array | null>(n).fill(null);
+  const owned = new Uint8Array(n);
+  const widthOf = Int32Array.from({ length: n }, (_, v) => (isTensor(v) ? size(dims(v)) : 1));
+  const drop = (v: number): void => {
+    if (owned[v]) release(laneBuf[v]!);
+    laneBuf[v] = null;
+    owned[v] = 0;
+  };
   const endsAt = tensorsEndingAt(term, batched, live);
   // scalar primitives recorded with dims (a real from a tensor operation's rules): on
   // reals, the same kernel as a column, not lane by lane
@@ -146,67 +155,103 @@ export function runLanes(
   }
   const outAtoms = term.output.atoms;
   const outWidths = outAtoms.map((v) => (isTensor(v) ? size(dims(v)) : 1));
-  const batchedAt = (v: number, k: number): Buf => (isTensor(v) ? laneBufs[v]![k] : cols[v]![k]);
+  const batchedAt = (v: number, k: number): Buf => (isTensor(v) ? laneBuf[v]!.subarray(k * widthOf[v], (k + 1) * widthOf[v]) : cols[v]![k]);
   const valueAt = (v: number, k: number): Buf => (batched[v] ? batchedAt(v, k) : one(v));
+
+  // a tensor primitive, or a scalar one on tensors (not a column's loop of reals)
+  const tensorOp = Uint8Array.from({ length: n }, (_, i) => +(op[i] >= FIRST_PRIMITIVE && (isTensor(i) || (x[i] !== 0 && !onReals[i]))));
 
   for (let start = 0; start < m; start += L) {
     const end = Math.min(m, start + L);
     const w = end - start;
     const ok = held.subarray(start, end);
+
+    /**
+     * A scan of reals at every lane of the block by its column code (jit/scan-lanes.ts),
+     * packed as onLanes packs: null where that does not apply. A lane whose decisions fail
+     * in the loop is left with the scan's flag 0 (its guard sends it to a trace of its own).
+     */
+    const scanStep = (i: number): Float64Array | null => {
+      if (!isScanCode(op[i]) || op[i] !== scanCodes().scan) return null;
+      const args: LaneArg[] = tape.args(i).map((v) => ({ column: batched[v] ? cols[v] : null, value: vals[v] }));
+      const scanned = scanLanes(tape.params(i) as ScanParams, args, w, ok);
+      if (scanned === null) return null;
+      const W = widthOf[i];
+      const ys = alloc(w * W, true);
+      for (let l = 0; l < w; l++) if (ok[l]) ys.set(scanned[l]!, l * W);
+      return ys;
+    };
+
+    /** Tensor instruction i at every lane of the block, one kernel call (lane by lane without a rule). */
+    const tensorStep = (i: number): void => {
+      const scanned = scanStep(i);
+      if (scanned !== null) {
+        laneBuf[i] = scanned;
+        owned[i] = 1;
+        return;
+      }
+      const as = tape.args(i);
+      const params = tape.params(i);
+      const laneArgs = {
+        lanes: w,
+        args: as.map((v) => (!batched[v] ? one(v) : isTensor(v) ? laneBuf[v]! : cols[v]!.subarray(0, w))),
+        dims: as.map(dims),
+        batched: as.map((v) => batched[v] === 1),
+      };
+      const ys = onLanes(op[i], laneArgs, params, dims(i), ok);
+      const W = widthOf[i];
+      for (let l = 0; l < w && (tieChecked[i] || options.checkNaN); l++) {
+        if (!ok[l]) continue;
+        const y = ys.subarray(l * W, (l + 1) * W);
+        if (tieChecked[i] && tieAt(op[i], laneArgs.args.map((_, k) => laneArg(laneArgs, k, l)), laneArgs.dims, params, isTensor(i) ? y : y[0])) ok[l] = 0;
+        else if (options.checkNaN && !finite(y)) ok[l] = 0;
+      }
+      if (isTensor(i)) {
+        laneBuf[i] = ys;
+        owned[i] = 1;
+      } else {
+        cols[i]!.set(ys.subarray(0, w));
+        release(ys);
+      }
+    };
+
     for (let i = 0; i < n; i++) {
       if (!batched[i] || !live[i]) continue;
       const code = op[i];
       if (code === INPUT) {
         const input = inputs[a[i]];
         if (isTensor(i)) {
-          for (let k = 0; k < w; k++) laneBufs[i]![k] = input.values.subarray(lanes[start + k] * input.width, (lanes[start + k] + 1) * input.width);
-        }
-        else {
+          const S = input.width;
+          const first = lanes[start];
+          if (lanes[end - 1] - first === w - 1) laneBuf[i] = input.values.subarray(first * S, (first + w) * S);
+          else {
+            const lb = (laneBuf[i] = alloc(w * S, true));
+            owned[i] = 1;
+            for (let k = 0; k < w; k++) lb.set(input.values.subarray(lanes[start + k] * S, (lanes[start + k] + 1) * S), k * S);
+          }
+        } else {
           const col = cols[i]!;
           for (let k = 0; k < w; k++) col[k] = input.values[lanes[start + k]];
         }
         continue;
       }
-      if (isTensor(i) || (x[i] !== 0 && !onReals[i])) {
-        // a tensor primitive, or a scalar one on tensors: lane by lane (a scan of reals: its lanes at once)
-        const as = tape.args(i);
-        const ds = as.map(dims);
-        const scanArgs = (): LaneArg[] => as.map((v) => ({ column: batched[v] ? cols[v] : null, value: vals[v] }));
-        const scanned = isScanCode(code) && code === scanCodes().scan ? scanLanes(tape.params(i) as ScanParams, scanArgs(), w, ok) : null;
-        for (let k = 0; k < w; k++) {
-          if (!ok[k]) continue;
-          if (scanned !== null) {
-            laneBufs[i]![k] = scanned[k]!;
-            continue;
-          }
-          const args = as.map((v) => valueAt(v, k));
-          const y = compute(code, args, ds, tape.params(i), dims(i));
-          if (typeof y === "number") cols[i]![k] = y;
-          else laneBufs[i]![k] = y;
-          if (tieChecked[i] && tieAt(code, args, ds, tape.params(i), y)) ok[k] = 0;
-        }
-      } else {
+      if (tensorOp[i]) tensorStep(i);
+      else {
         realColumn(code, cols[i]!, w, cols[a[i]], vals[a[i]], ARITY[code] === 2 ? cols[b[i]] : null, vals[b[i]]);
         // a tie at a kink, as tieAt checks it for a scalar primitive on a real
         if (tieChecked[i] && x[i] !== 0) {
           const col = cols[a[i]];
           for (let k = 0; k < w; k++) if (KINKS[code]!(col === null ? vals[a[i]] : col[k])) ok[k] = 0;
         }
+        if (kinked(i)) {
+          const col = cols[a[i]]!;
+          for (let k = 0; k < w; k++) if (KINKS[code]!(col[k])) ok[k] = 0;
+        }
+        if (options.checkNaN) for (let k = 0; k < w; k++) if (ok[k] && !Number.isFinite(cols[i]![k])) ok[k] = 0;
       }
       // tensors read for the last time by i back to the pool, so the next instructions
       // take buffers still in cache rather than holding every lane's to the block's end
-      for (const v of endsAt[i] ?? NONE) {
-        const lb = laneBufs[v]!;
-        for (let k = 0; k < w; k++) {
-          if (lb[k] !== undefined) release(lb[k]);
-          lb[k] = undefined as never;
-        }
-      }
-      if (kinked(i)) {
-        const col = cols[a[i]]!;
-        for (let k = 0; k < w; k++) if (KINKS[code]!(col[k])) ok[k] = 0;
-      }
-      if (options.checkNaN) for (let k = 0; k < w; k++) if (ok[k] && !finite(batchedAt(i, k))) ok[k] = 0;
+      for (const v of endsAt[i] ?? NONE) drop(v);
     }
     for (const g of varying) {
       const ca = batched[g.a] ? cols[g.a] : null;
@@ -225,15 +270,8 @@ export function runLanes(
         else out.set(y, lanes[start + k] * width);
       }
     }
-    // this block's tensor buffers back to the pool (inputs are views, not the pool's)
-    for (let i = 0; i < n; i++) {
-      const lb = laneBufs[i];
-      if (lb === null || op[i] === INPUT) continue;
-      for (let k = 0; k < w; k++) {
-        if (lb[k] !== undefined) release(lb[k]);
-        lb[k] = undefined as never;
-      }
-    }
+    // this block's tensor buffers back to the pool
+    for (let i = 0; i < n; i++) if (laneBuf[i] !== null) drop(i);
   }
   for (const i of made) release(bufs[i]!);
   return held;

@@ -13,11 +13,12 @@
  *
  * Formulas are above each entry; `ȳ` is the output cotangent, `ẋ` a tangent.
  */
-import { alloc, pooledCopy } from "./pool.js";
+import { alloc, pooledCopy, release } from "./pool.js";
 import { broadcastAxes, broadcastDims, emptyAxis, reducedDims, sameDims, showDims, size, type Dims } from "./dims.js";
 import * as K from "./kernels.js";
 import type { Emitter } from "../scalar.js";
 import type { PredicateName } from "../predicates.js";
+import { alignedDims, broadcastLanes, laneDims, owned, shifted, withLanes, type LaneArgs } from "./lanes.js";
 import type { Arg, Buf, Contribution, ConvDims, EmbedParams, GatherParams, Instantiate, ReduceParams, SliceParams, TensorCall } from "./op.js";
 
 export interface TensorOp<P = never> {
@@ -38,6 +39,12 @@ export interface TensorOp<P = never> {
   readonly tie?: (args: readonly Buf[], dims: readonly Dims[], params: P, y: Buf) => string | null;
   /** The parameters, for printing trace terms. */
   readonly show?: (params: P) => string;
+  /**
+   * Every lane of a batch at once (vmap): the lanes' results side by side, lane l's at
+   * l · size(out), `out` being one lane's dims; each lane's numbers those of `forward` on
+   * its own arguments, to the bit (lanes.ts). Without it, vmap calls `forward` per lane.
+   */
+  readonly batch?: (a: LaneArgs, params: P, out: Dims) => Float64Array;
 }
 
 /**
@@ -66,6 +73,22 @@ type ReduceCall = [x: Arg, axes: readonly number[], keepdims: boolean];
 const reduceCall = (x: Arg, axes: readonly number[], keepdims: boolean): TensorCall<ReduceParams> => ({ args: [x], params: { axes, keepdims } });
 
 const buf = (b: Buf): Float64Array => (typeof b === "number" ? Float64Array.of(b) : b);
+
+/** A rule of one argument, which is batched (the instruction is batched through it): the kernel on its lanes, `dims` with the lane axis. */
+const onLanes =
+  <P>(kernel: (x: Float64Array, dims: Dims, p: P, lanes: number) => Float64Array) =>
+  (a: LaneArgs, p: P): Float64Array =>
+    kernel(a.args[0] as Float64Array, laneDims(a, 0), p, a.lanes);
+
+/** A rule whose kernel wants every argument with the lane axis: the ones for every lane repeated per lane, then given back. */
+function allLanes(a: LaneArgs, kernel: (xs: readonly Float64Array[], dims: readonly Dims[]) => Float64Array): Float64Array {
+  const xs = a.args.map((_, k) => withLanes(a, k));
+  const y = kernel(xs, a.args.map((_, k) => laneDims(a, k)));
+  xs.forEach((x, k) => owned(a, k) && release(x));
+  return y;
+}
+
+const reduceLanes = (kind: K.Reduction) => onLanes<ReduceParams>((x, d, p) => K.reduce(x, d, shifted(p.axes), kind));
 
 /** `x` summed back to dims `to` it was broadcast from (the adjoint of broadcasting). */
 export function sumTo<A>(e: TensorEmitter<A>, x: A, to: Dims): A {
@@ -102,6 +125,7 @@ const extremum = (kind: "max" | "min"): TensorDeclaration<ReduceParams, ReduceCa
     );
   },
   forward: ([x], [xd], p) => K.reduce(buf(x), xd, p.axes, kind),
+  batch: reduceLanes(kind),
   reverse: (e, _k, [x], y, ct, p) => e.mul(kept(e, ct, x, p), weights(e, x, y, p)),
   tangent: (e, [x], y, [dx], p) => (dx === null ? null : e.sum(e.mul(dx, weights(e, x, y, p)), p.axes, p.keepdims)),
   tie: ([x], [xd], p, y) => {
@@ -162,6 +186,7 @@ export class TensorPrimitives {
     call: reduceCall,
     shape: reduceShape,
     forward: ([x], [xd], p) => K.reduce(buf(x), xd, p.axes, "sum"),
+    batch: reduceLanes("sum"),
     reverse: (e, _k, [x], _y, ct, p) => e.broadcastTo(kept(e, ct, x, p), e.dims(x)),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.sum(dx, p.axes, p.keepdims)),
     show: showReduce,
@@ -175,6 +200,7 @@ export class TensorPrimitives {
     call: reduceCall,
     shape: reduceShape,
     forward: ([x], [xd], p) => K.reduce(buf(x), xd, p.axes, "logsumexp"),
+    batch: reduceLanes("logsumexp"),
     reverse: (e, _k, [x], y, ct, p) => e.mul(kept(e, ct, x, p), e.exp(e.sub(x, kept(e, y, x, p)))),
     tangent: (e, [x], y, [dx], p) => (dx === null ? null : e.sum(e.mul(dx, e.exp(e.sub(x, kept(e, y, x, p)))), p.axes, p.keepdims)),
     show: showReduce,
@@ -186,6 +212,7 @@ export class TensorPrimitives {
     call: (x, axes) => ({ args: [x], params: { axes } }),
     shape: ([xd]) => xd,
     forward: ([x], [xd], p) => K.logSoftmax(buf(x), xd, p.axes),
+    batch: onLanes((x, d, p) => K.logSoftmax(x, d, shifted(p.axes))),
     reverse: (e, _k, _a, y, ct, p) => e.sub(ct, e.mul(e.exp(y), e.sum(ct, p.axes, true))),
     tangent: (e, _a, y, [dx], p) => (dx === null ? null : e.sub(dx, e.sum(e.mul(e.exp(y), dx), p.axes, true))),
     show: (p) => `axes=${showDims(p.axes)}`,
@@ -198,6 +225,7 @@ export class TensorPrimitives {
     shape: ([xd], p) =>
       size(xd) === size(p.dims) ? p.dims : `cannot reshape ${showDims(xd)} (${size(xd)} elements) to ${showDims(p.dims)} (${size(p.dims)} elements)`,
     forward: ([x]) => pooledCopy(buf(x)), // each instruction owns its buffer (the pool takes every one back)
+    batch: onLanes((x) => pooledCopy(x)),
     reverse: (e, _k, [x], _y, ct) => e.reshape(ct, e.dims(x)),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.reshape(dx, p.dims)),
     show: (p) => `dims=${showDims(p.dims)}`,
@@ -213,6 +241,7 @@ export class TensorPrimitives {
       return typeof r === "string" || !sameDims(r, p.dims) ? `cannot broadcast ${showDims(xd)} to ${showDims(p.dims)}` : p.dims;
     },
     forward: ([x], [xd], p) => K.broadcastTo(x, xd, p.dims),
+    batch: (a, p) => K.broadcastTo(a.args[0], alignedDims(a, 0, p.dims.length), [a.lanes, ...p.dims]),
     reverse: (e, _k, [x], _y, ct) => sumTo(e, ct, e.dims(x)),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.broadcastTo(dx, p.dims)),
     show: (p) => `dims=${showDims(p.dims)}`,
@@ -224,6 +253,7 @@ export class TensorPrimitives {
     call: (x, perm) => ({ args: [x], params: { perm } }),
     shape: ([xd], p) => p.perm.map((i) => xd[i]),
     forward: ([x], [xd], p) => K.transpose(buf(x), xd, p.perm),
+    batch: onLanes((x, d, p) => K.transpose(x, d, [0, ...shifted(p.perm)])),
     reverse: (e, _k, _a, _y, ct, p) => e.transpose(ct, inversePerm(p.perm)),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.transpose(dx, p.perm)),
     show: (p) => `perm=${showDims(p.perm)}`,
@@ -244,6 +274,16 @@ export class TensorPrimitives {
       return [...batch, ad[ad.length - 2], bd[bd.length - 1]];
     },
     forward: ([a, b], [ad, bd], _p, o) => K.matmul(buf(a), ad, buf(b), bd, o),
+    // with b one matrix for every lane, a's rows of every lane are one matrix times it
+    // (each element the same sum, gemm.ts); else the lanes are one more batch axis
+    batch: (a, _p, out) => {
+      const [ad, bd] = a.dims;
+      if (a.batched[0] && !a.batched[1] && bd.length === 2) {
+        const rows = a.lanes * (size(ad) / ad[ad.length - 1]);
+        return K.matmul(buf(a.args[0]), [rows, ad[ad.length - 1]], buf(a.args[1]), bd, [rows, bd[1]]);
+      }
+      return broadcastLanes(([x, y], [xd, yd], o) => K.matmul(buf(x), xd, buf(y), yd, o), a, out);
+    },
     reverse: (e, k, [a, b], _y, ct) => (k === 0 ? transposedProduct(e, ct, b, "right") : transposedProduct(e, a, ct, "left")),
     tangent: (e, [a, b], _y, [da, db]) => {
       const l = da === null ? null : e.matmul(da, b);
@@ -269,6 +309,7 @@ export class TensorPrimitives {
       return p.ends.map((end, i) => end - p.starts[i]);
     },
     forward: ([x], [xd], p) => K.slice(buf(x), xd, p.starts, p.ends),
+    batch: onLanes((x, d, p, w) => K.slice(x, d, [0, ...p.starts], [w, ...p.ends])),
     reverse: (_e, _k, _a, _y, ct, p) => ({ piece: ct, start: p.starts }),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.slice(dx, p.starts, p.ends)),
     show: (p) => `${showDims(p.starts)}…${showDims(p.ends)}`,
@@ -290,6 +331,7 @@ export class TensorPrimitives {
       for (let i = 0; i < xd.length; i++) flat = flat * xd[i] + p.at[i];
       return buf(x)[flat];
     },
+    batch: onLanes((x, d, p, w) => K.slice(x, d, [0, ...p.at], [w, ...p.at.map((i) => i + 1)])),
     reverse: (_e, _k, _a, _y, ct, p) => ({ piece: ct, start: p.at }),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.index(dx, p.at)),
     show: (p) => showDims(p.at),
@@ -303,6 +345,17 @@ export class TensorPrimitives {
     forward: (args, dims, p) => {
       const r = alloc(size(p.dims));
       args.forEach((piece, k) => K.addAt(r, p.dims, piece, dims[k], p.starts[k]));
+      return r;
+    },
+    // the pieces added in the same order, from zero, at every lane
+    batch: (a, p) => {
+      const w = a.lanes;
+      const r = alloc(w * size(p.dims));
+      a.args.forEach((_, k) => {
+        const piece = withLanes(a, k);
+        K.addAt(r, [w, ...p.dims], piece, laneDims(a, k, p.dims.length), [0, ...p.starts[k]]);
+        if (owned(a, k)) release(piece);
+      });
       return r;
     },
     reverse: (e, k, args, _y, ct, p) => {
@@ -319,6 +372,14 @@ export class TensorPrimitives {
     call: (xs) => ({ args: xs, params: undefined }),
     shape: (dims) => (dims.every((d) => d.length === 0) ? [dims.length] : "pack takes reals"),
     forward: (args) => Float64Array.from(args as number[]),
+    batch: (a) => {
+      const n = a.args.length;
+      const r = alloc(a.lanes * n, true);
+      a.args.forEach((x, k) => {
+        for (let l = 0; l < a.lanes; l++) r[l * n + k] = typeof x === "number" ? x : a.batched[k] ? x[l] : x[0];
+      });
+      return r;
+    },
     reverse: (e, k, _a, _y, ct) => e.index(ct, [k]),
     tangent: (e, _args, _y, tangents) => e.pack(tangents.map((t) => t ?? e.lit(0))),
   };
@@ -333,6 +394,7 @@ export class TensorPrimitives {
       return xd.map((d, i) => (i === p.axis ? p.indices.length : d));
     },
     forward: ([x], [xd], p) => K.gather(buf(x), xd, p.indices, p.axis),
+    batch: onLanes((x, d, p) => K.gather(x, d, p.indices, p.axis + 1)),
     reverse: (e, _k, [x], _y, ct, p) => e.scatterAdd(e.zeros(e.dims(x)), p.indices, ct, p.axis),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.gather(dx, p.indices, p.axis)),
     show: (p) => `axis=${p.axis}, indices=[${[...p.indices.subarray(0, 8)].join(", ")}${p.indices.length > 8 ? ", …" : ""}]`,
@@ -352,6 +414,7 @@ export class TensorPrimitives {
       return td;
     },
     forward: ([t, v], [td], p) => K.scatterAdd(buf(t), td, p.indices, buf(v), p.axis),
+    batch: (a, p) => allLanes(a, ([t, v], [td]) => K.scatterAdd(t, td, p.indices, v, p.axis + 1)),
     reverse: (e, k, _a, _y, ct, p) => (k === 0 ? ct : e.gather(ct, p.indices, p.axis)),
     tangent: (e, args, _y, tangents, p) => {
       if (tangents[0] === null && tangents[1] === null) return null;
@@ -376,6 +439,7 @@ export class TensorPrimitives {
       return first.map((n, i) => (i === p.axis ? dims.reduce((s, d) => s + d[p.axis], 0) : n));
     },
     forward: (args, dims, p, o) => K.concat(args.map(buf), dims, p.axis, o),
+    batch: (a, p, out) => allLanes(a, (xs, ds) => K.concat(xs, ds, p.axis + 1, [a.lanes, ...out])),
     reverse: (e, k, args, _y, ct, p) => {
       let start = 0;
       for (let j = 0; j < k; j++) start += e.dims(args[j])[p.axis];
@@ -399,6 +463,7 @@ export class TensorPrimitives {
       return broadcastDims(md, ab);
     },
     forward: ([m, a, b], [md, ad, bd], _p, o) => K.select(buf(m), md, a, ad, b, bd, o),
+    batch: (a, _p, out) => broadcastLanes(([m, x, y], [md, xd, yd], o) => K.select(buf(m), md, x, xd, y, yd, o), a, out),
     reverse: (e, k, [m], _y, ct) => (k === 0 ? null : k === 1 ? e.where(m, ct, e.lit(0)) : e.where(m, e.lit(0), ct)),
     tangent: (e, [m], _y, [, da, db]) => (da === null && db === null ? null : e.where(m, da ?? e.lit(0), db ?? e.lit(0))),
   };
