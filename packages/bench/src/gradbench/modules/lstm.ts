@@ -14,8 +14,10 @@
  * The prediction for step t is y_t = h_last·W_out + B_out, normalised by ADBench's
  * log(Σ exp y + 2), and the loss is −Σ_t Σ_j seq[t+1]_j (y_t − lse_t)_j / ((c − 1) b).
  *
- * On wengert's tensor path, every operation works on a whole [b] vector; the
- * predictions of all steps are stacked and the loss taken on the [c − 1, b] matrix.
+ * The objective runs the recurrence one hidden unit at a time on numbers (the gates are
+ * elementwise); the gradient on wengert's tensor path, every operation on a whole [b]
+ * vector. Both stack the predictions of all steps and take the loss on the [c − 1, b]
+ * matrix.
  *
  * Output of `jacobian`: the gradient with respect to main_params (row-major 2l × 4b)
  * then extra_params (row-major 3 × b), concatenated.
@@ -120,11 +122,57 @@ export function lstmSteps(s: LstmPrepared, params: { main: T; extra: T }, state:
     predictions.push(add(mul(x, outWeight), outBias) as T);
   }
   // the predictions as one [t1 − t0, b] matrix: the loss of these steps at once
-  const Y = concat(predictions, 0) as T;
+  return { state: { hidden, cell }, loss: predictionLoss(s, concat(predictions, 0) as T, t0, t1) };
+}
+
+/**
+ * The share of the loss of steps t0 … t1 − 1, from their predictions Y ([t1 − t0, b]):
+ * each row normalised by ADBench's log(Σ exp y + 2), against the next characters.
+ */
+function predictionLoss(s: LstmPrepared, Y: T, t0: number, t1: number): Scalar {
+  const { b, c } = s;
   const lse = log(add(sum(exp(Y), 1, true), 2)) as T;
   const targets = ndarray(s.targets.data.subarray(t0 * b, t1 * b), [t1 - t0, b]);
-  const loss = mul(-1 / ((c - 1) * b), sum(mul(targets, sub(Y, lse))));
-  return { state: { hidden, cell }, loss };
+  return mul(-1 / ((c - 1) * b), sum(mul(targets, sub(Y, lse))));
+}
+
+/**
+ * The predictions of every step ([c − 1, b]) as lstm.hpp computes them, one hidden unit at
+ * a time: the gates are elementwise, so unit j's hidden and cell values over all steps
+ * and layers depend only on its own weights, biases and inputs. On numbers, wengert's
+ * operations are JavaScript's arithmetic: the recurrence costs nanoseconds per
+ * operation, where a [1, b] tensor operation pays a fixed cost for 14 elements.
+ */
+function predictions(s: LstmPrepared): NdArray {
+  const { l, b, c } = s;
+  const main = s.params.main.data as Float64Array;
+  const extra = s.params.extra.data as Float64Array;
+  const Y = new Float64Array((c - 1) * b);
+  const hidden = new Float64Array(l);
+  const cell = new Float64Array(l);
+  for (let j = 0; j < b; j++) {
+    for (let i = 0; i < l; i++) {
+      hidden[i] = s.hidden[i][j];
+      cell[i] = s.cell[i][j];
+    }
+    for (let t = 0; t < c - 1; t++) {
+      let x = mul(s.sequence[t][j], extra[j]);
+      for (let i = 0; i < l; i++) {
+        // row 2i holds the weights, row 2i + 1 the biases, gate k at columns k·b … (k + 1)·b
+        const w = 2 * i * 4 * b + j;
+        const bias = w + 4 * b;
+        const forget = sigmoid(add(mul(x, main[w]), main[bias]));
+        const ingate = sigmoid(add(mul(hidden[i], main[w + b]), main[bias + b]));
+        const outgate = sigmoid(add(mul(x, main[w + 2 * b]), main[bias + 2 * b]));
+        const change = tanh(add(mul(hidden[i], main[w + 3 * b]), main[bias + 3 * b]));
+        cell[i] = add(mul(cell[i], forget), mul(ingate, change));
+        hidden[i] = mul(outgate, tanh(cell[i]));
+        x = hidden[i];
+      }
+      Y[t * b + j] = add(mul(x, extra[b + j]), extra[2 * b + j]);
+    }
+  }
+  return ndarray(Y, [c - 1, b]);
 }
 
 /** How many steps one trace takes: about `OPS_PER_TRACE` tensor operations. */
@@ -136,16 +184,9 @@ function segments(s: LstmPrepared, opsPerTrace: number): [number, number][] {
   return out;
 }
 
-/** lstm.hpp's objective, all steps at once. */
-export function lstmLoss(s: LstmPrepared, params: { main: T; extra: T }): Scalar {
-  return lstmSteps(s, params, initialState(s), 0, s.c - 1).loss;
-}
-
 export function lstmObjective(s: LstmPrepared): number {
-  // untraced: on ndarrays over whole Float64Arrays (what wengert hands back) an untraced
-  // operation reads its arguments without a copy and records nothing, cheaper than
-  // recording them in a trace whose derivative is never asked for
-  return lstmLoss(s, s.params) as number;
+  // untraced, on numbers: nothing recorded, as no derivative is asked for
+  return predictionLoss(s, predictions(s), 0, s.c - 1) as number;
 }
 
 /**
