@@ -4,8 +4,7 @@
  * lengths, with special values; column sums adding the rows in order from zero.
  */
 import { describe, expect, it } from "vitest";
-import { SIMD_UPTO, simdArith, simdColumnSums, type Arith, type Layout } from "../src/tensor/simd-elementwise.js";
-import { ARITH, zip } from "../src/tensor/kernels.js";
+import { simdArith, simdColumnSums, type Arith, type Layout } from "../src/tensor/simd-elementwise.js";
 import { randomArray, randomInt, rng, sameBits } from "./random.js";
 
 const OPS: Record<Arith, (a: number, b: number) => number> = {
@@ -54,17 +53,10 @@ describe("simdArith", () => {
     expect(sameBits(got, Array.from(x, (v) => v * v))).toBe(true);
   });
 
-  it("refuses two repeated operands, empty results and results beyond the caches (memory-bound: a plain loop is faster)", () => {
+  it("refuses two repeated operands and empty results", () => {
     const x = new Float64Array(4);
     expect(simdArith("add", x, x, "scalar", x, "column", 4, 1)).toBe(false);
     expect(simdArith("add", x, x, "whole", x, "whole", 0, 4)).toBe(false);
-    const big = new Float64Array(SIMD_UPTO + 2);
-    expect(simdArith("add", big, big, "whole", big, "whole", 1, SIMD_UPTO)).toBe(true);
-    expect(simdArith("add", big, big, "whole", big, "whole", 2, SIMD_UPTO / 2 + 1)).toBe(false);
-    // zip then runs its JavaScript loop, to the same bits
-    const a = randomArray(rng(24), SIMD_UPTO + 1);
-    const b = randomArray(rng(25), SIMD_UPTO + 1);
-    expect(sameBits(zip(a, [a.length], b, [b.length], [a.length], ARITH.div), Array.from(a, (v, i) => v / b[i]))).toBe(true);
   });
 });
 

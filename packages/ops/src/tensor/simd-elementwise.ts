@@ -85,13 +85,6 @@ export function elementwiseModule(): Uint8Array {
  */
 export const SIMD_FROM = 1024;
 export const MIN_ROW = 16;
-/**
- * Above this many elements the kernels decline: operands that no longer fit the caches
- * make the loop memory-bound, and the copies into and out of wasm memory (three more
- * passes over main memory) cost more than the vectors save: at 1.28 million elements a
- * subtraction took 10 ms this way, 4–5 ms as a JavaScript loop.
- */
-export const SIMD_UPTO = 1 << 17;
 
 type Kernel = (r: number, a: number, b: number, n: number) => void;
 
@@ -113,12 +106,12 @@ export const isVector = (layout: Layout): boolean => layout === "whole" || layou
 
 /**
  * r (rows × m) = a ∘ b, the operands read by their layouts; false (nothing written) when
- * WebAssembly SIMD is unavailable or the result has more than SIMD_UPTO elements. Not both operands may be
+ * WebAssembly SIMD is unavailable or the operands are too large. Not both operands may be
  * repeated along the row ("column" or "scalar").
  */
 export function simdArith(op: Arith, r: Float64Array, a: Float64Array, al: Layout, b: Float64Array, bl: Layout, rows: number, m: number): boolean {
   const s = workspace();
-  if (s === null || rows * m === 0 || rows * m > SIMD_UPTO || (!isVector(al) && !isVector(bl))) return false;
+  if (s === null || rows * m === 0 || (!isVector(al) && !isVector(bl))) return false;
   // one copy when both operands are the same buffer (a square)
   const aAt = 0;
   const bAt = b === a ? aAt : a.length;
