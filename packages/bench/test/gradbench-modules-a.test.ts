@@ -5,12 +5,14 @@
  * those plain-JS primals for the derivatives, on small generated inputs shaped like
  * GradBench's (inputs.ts), called as the adapter calls them (prepare, run, JSON).
  */
+import ndarray from "ndarray";
 import { describe, expect, it } from "vitest";
 import { fdGradient, fdNewtonStep } from "./helpers/fd.js";
 import { rng } from "@wengert/ops";
 import { jsonable } from "../src/gradbench/json.js";
 import type { EvalFunction, EvalModule } from "../src/gradbench/module.js";
 import { modules } from "../src/gradbench/modules/index.js";
+import { assign } from "../src/gradbench/modules/kmeans.js";
 import { evaluate, respond } from "../src/gradbench/protocol.js";
 import { detInput, kmeansInput, llsqInput, lseInput, odeInput, SAMPLE_INPUTS } from "../src/gradbench/inputs.js";
 import { FUNCTION_PAIRS, NO_PRIMAL, ratiosForAll, ratioTable } from "../src/gradbench/report.js";
@@ -315,7 +317,40 @@ function kmeansDirPlain(points: readonly number[][], centroids: readonly number[
   return centroids.map((c, j) => c.map((v, l) => v - sums[j][l] / counts[j]));
 }
 
+/** kmeans.hpp's choice of centroid for each point: the first of the least distances computed directly. */
+function assignPlain(points: readonly number[][], centroids: readonly number[][]): number[] {
+  return points.map((p) => {
+    let best = Infinity;
+    let arg = 0;
+    centroids.forEach((c, j) => {
+      let e = 0;
+      for (let l = 0; l < p.length; l++) e += (p[l] - c[l]) * (p[l] - c[l]);
+      if (e < best) [best, arg] = [e, j];
+    });
+    return arg;
+  });
+}
+
 describe("kmeans", () => {
+  it("assign picks kmeans.hpp's centroid where the product form's rounding cannot tell: near-ties, far from the origin, points on centroids", () => {
+    const rand = rng(5);
+    const asNd = (rows: number[][]) => ndarray(Float64Array.from(rows.flat()), [rows.length, rows[0].length]);
+    const cases: [number[][], number[][]][] = [];
+    // far from the origin: ‖p‖² ≈ 10¹² swamps distances of 10⁻⁴ in ‖c‖² − 2p·c
+    const far = Array.from({ length: 300 }, () => [1e6 + rand() * 1e-2, -1e6 + rand() * 1e-2, 1e6 + rand() * 1e-2]);
+    cases.push([far, far.slice(-40)]);
+    // pairs of centroids mirrored about each point (exact or one-ulp ties), and duplicated centroids
+    const pts = Array.from({ length: 200 }, () => [rand(), rand(), rand(), rand()]);
+    const mirrored = pts.slice(0, 30).flatMap((p) => {
+      const v = [rand(), rand(), rand(), rand()].map((u) => (u - 0.5) * 1e-3);
+      return [p.map((x, l) => x + v[l]), p.map((x, l) => x - v[l])];
+    });
+    cases.push([pts, [...mirrored, ...mirrored.slice(0, 6)]]);
+    // GradBench's own shape: the centroids are the last k points
+    const { points, centroids } = kmeansInput(2000, 300, 8, 9);
+    cases.push([points, centroids]);
+    for (const [P, C] of cases) expect(Array.from(assign(asNd(P), asNd(C)))).toEqual(assignPlain(P, C));
+  });
   it("cost = kmeans.hpp in plain JS", () => {
     for (const [n, k, d] of [
       [10, 1, 2],

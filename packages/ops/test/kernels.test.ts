@@ -4,7 +4,7 @@
  * broadcasts by copies and fills, maps by name — against plain definitions, to the bit.
  */
 import { describe, expect, it } from "vitest";
-import { ARITH, UNARY_ARITH, broadcastTo, map, reduce, slice, transpose, zip } from "../src/tensor/kernels.js";
+import { ARITH, UNARY_ARITH, broadcastTo, countEqual, map, reduce, slice, transpose, zip } from "../src/tensor/kernels.js";
 import { broadcastDims, size, strides, type Dims } from "../src/tensor/dims.js";
 import { randomArray, randomInt, rng, sameBits } from "./random.js";
 
@@ -155,19 +155,24 @@ describe("slice", () => {
   });
 });
 
+/** The elements of x (dims xd) that each output element of a reduction over `axes` reads, in output order. */
+function groupsOf(x: Float64Array, xd: Dims, axes: readonly number[]): number[][] {
+  const outDims = xd.map((d, i) => (axes.includes(i) ? 1 : d));
+  const groups = new Map<number, number[]>();
+  for (const idx of indices(xd)) {
+    const o = outDims.reduce((flat, d, i) => flat * d + (axes.includes(i) ? 0 : idx[i]), 0);
+    groups.set(o, [...(groups.get(o) ?? []), broadcastRead(x, xd, xd, idx)]);
+  }
+  return [...groups.keys()].sort((p, q) => p - q).map((o) => groups.get(o)!);
+}
+
 describe("reduce", () => {
   it("sum, max, min, logsumexp over contiguous and scattered axes", () => {
     const next = rng(14);
     const xd = [3, 4, 5, 2];
     const x = randomArray(next, size(xd));
     for (const axes of [[0], [1], [3], [0, 1], [1, 2], [0, 2], [1, 3], [0, 1, 2, 3], []]) {
-      const outDims = xd.map((d, i) => (axes.includes(i) ? 1 : d));
-      const groups = new Map<number, number[]>();
-      for (const idx of indices(xd)) {
-        const o = outDims.reduce((flat, d, i) => flat * d + (axes.includes(i) ? 0 : idx[i]), 0);
-        groups.set(o, [...(groups.get(o) ?? []), broadcastRead(x, xd, xd, idx)]);
-      }
-      const read = [...groups.keys()].sort((p, q) => p - q).map((o) => groups.get(o)!);
+      const read = groupsOf(x, xd, axes);
       const sum = (v: number[]) => v.reduce((s, y) => s + y, 0);
       const lse = (v: number[]) => {
         const m = Math.max(...v);
@@ -179,6 +184,16 @@ describe("reduce", () => {
       // logsumexp sums in another order than the plain one here: close, not equal
       const got = reduce(x, xd, axes, "logsumexp");
       read.map(lse).forEach((want, i) => expect(Math.abs(got[i] - want), `logsumexp ${axes}`).toBeLessThan(1e-14));
+    }
+  });
+  it("countEqual: how many elements of each group equal its max, over contiguous and scattered axes", () => {
+    const next = rng(15);
+    const xd = [3, 4, 5, 2];
+    // few distinct values: groups with one, two and more maximal elements
+    const x = Float64Array.from({ length: size(xd) }, () => randomInt(next, 0, 3));
+    for (const axes of [[0], [1], [3], [0, 1], [1, 2], [0, 2], [1, 3], [0, 1, 2, 3], []]) {
+      const want = groupsOf(x, xd, axes).map((v) => v.filter((y) => y === Math.max(...v)).length);
+      expect(Array.from(countEqual(x, xd, axes, reduce(x, xd, axes, "max"))), `axes ${axes}`).toEqual(want);
     }
   });
 });

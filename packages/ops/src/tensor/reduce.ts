@@ -151,8 +151,20 @@ export function logSoftmax(x: Float64Array, xd: Dims, axes: readonly number[]): 
 /** How many elements of each reduced group equal the group's max (or min): > 1 is a tie. */
 export function countEqual(x: Float64Array, xd: Dims, axes: readonly number[], y: Float64Array): Float64Array {
   const count = alloc(outSize(xd, axes));
-  odometer(xd, [keptDims(xd, axes)], (i, offs) => {
-    if (x[i] === y[offs[0]]) count[offs[0]]++;
-  });
+  const abr = split(x, xd, axes);
+  if (abr === null) {
+    odometer(xd, [keptDims(xd, axes)], (i, offs) => {
+      if (x[i] === y[offs[0]]) count[offs[0]]++;
+    });
+    return count;
+  }
+  // contiguous axes (a whole-vector max among them): straight loops, as reduce's, since
+  // rd asks this of every max it records (a closure call per element cost more than the max)
+  const [A, R, B] = abr;
+  for (let a = 0, i = 0; a < A; a++) {
+    for (let r = 0; r < R; r++) {
+      for (let b = 0, o = a * B; b < B; b++, o++, i++) if (x[i] === y[o]) count[o]++;
+    }
+  }
   return count;
 }

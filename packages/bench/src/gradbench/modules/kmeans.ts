@@ -10,8 +10,9 @@
  * of one, do not interact).
  *
  * The minimum is a decision on values, as an `if` is: which centroid is nearest to
- * each point (`assign`: plain loops over the n·k distances, the first nearest on a tie,
- * as std::min keeps it). Given that choice f is Σᵢ ‖Pᵢ − C_{a(i)}‖², a few tensor
+ * each point (`assign`: the first nearest on a tie, as std::min keeps it; found with a
+ * matrix product of the points and centroids, checked by the direct distances where
+ * rounding could tell two centroids apart). Given that choice f is Σᵢ ‖Pᵢ − C_{a(i)}‖², a few tensor
  * operations (gather, sub, square, sum) that wengert traces and differentiates; it is
  * what a trace of the min records, without keeping the n × k distances on the tape
  * (10⁸ of them at the eval's largest size).
@@ -23,7 +24,7 @@
  * number, `dir` a k × d array.
  */
 import ndarray from "ndarray";
-import { div, gather, grad, jvp, square, sub, sum, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
+import { div, gather, grad, jvp, matmul, square, sub, sum, transpose, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, InputError, matrix, record } from "../json.js";
 import type { EvalModule } from "../module.js";
@@ -33,31 +34,72 @@ export interface KmeansInput {
   readonly centroids: NdArray;
 }
 
-/** For each point, the index of its nearest centroid (squared Euclidean distance; the first on a tie). */
+/** Rows of points whose inner products with every centroid are taken by one matmul. */
+const BLOCK = 256;
+
+/**
+ * For each point, the index of its nearest centroid (squared Euclidean distance; the first
+ * on a tie, as std::min keeps it), the same choice as kmeans.hpp's loop over the n·k
+ * distances, found at the speed of a matrix product.
+ *
+ * ‖p − c‖² = ‖p‖² − 2 p·c + ‖c‖², and ‖p‖² is the same for every centroid: the nearest
+ * centroid minimises s_j = ‖c_j‖² − 2 p·c_j, whose p·c_j for a block of points are one
+ * `matmul` with Cᵀ (the n·k·d multiply-adds at gemm's speed, not a scalar loop's). s_j
+ * differs from the distance computed directly by rounding only, at most `slack` (a bound
+ * on both roundings: about d + 2 terms of size ≤ ‖p‖² + ‖c‖² each); the centroids whose
+ * s_j lies within twice that of the least are candidates (almost always one), and among
+ * them the distance computed as kmeans.hpp does decides, so the choice is that loop's,
+ * near-ties and points on a centroid (GradBench's centroids are points) included.
+ */
 export function assign(points: NdArray, centroids: NdArray): Int32Array {
   const [n, d] = points.shape;
   const k = centroids.shape[0];
   const P = points.data as Float64Array;
   const C = centroids.data as Float64Array;
   const a = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const p = i * d;
-    let best = Infinity;
-    let arg = 0;
-    for (let j = 0; j < k; j++) {
-      const c = j * d;
-      let dist = 0;
-      // partial sums only grow: once at `best`, this centroid cannot be strictly nearer
-      for (let l = 0; l < d && dist < best; l++) {
-        const e = P[p + l] - C[c + l];
-        dist += e * e;
-      }
-      if (dist < best) {
-        best = dist;
-        arg = j;
-      }
+  if (n === 0) return a;
+  const Ct = transpose(centroids) as NdArray;
+  const cn = new Float64Array(k);
+  let cnMax = 0;
+  for (let j = 0; j < k; j++) {
+    let s = 0;
+    for (let l = 0; l < d; l++) s += C[j * d + l] * C[j * d + l];
+    cn[j] = s;
+    cnMax = Math.max(cnMax, s);
+  }
+  const direct = (p: number, c: number): number => {
+    let dist = 0;
+    for (let l = 0; l < d; l++) {
+      const e = P[p + l] - C[c + l];
+      dist += e * e;
     }
-    a[i] = arg;
+    return dist;
+  };
+  // unit roundoff 2⁻⁵³ times the d + 2 roundings of each form, times 8 for safety
+  const unit = 8 * (d + 2) * 2 ** -53;
+  for (let i0 = 0; i0 < n; i0 += BLOCK) {
+    const rows = Math.min(BLOCK, n - i0);
+    const G = (matmul(ndarray(P.subarray(i0 * d, (i0 + rows) * d), [rows, d]), Ct) as NdArray).data as Float64Array;
+    for (let r = 0; r < rows; r++) {
+      const g = r * k;
+      let least = Infinity;
+      for (let j = 0; j < k; j++) least = Math.min(least, cn[j] - 2 * G[g + j]);
+      const p = (i0 + r) * d;
+      let pn = 0;
+      for (let l = 0; l < d; l++) pn += P[p + l] * P[p + l];
+      const cut = least + 2 * unit * 2 * (pn + cnMax);
+      let best = Infinity;
+      let arg = 0;
+      for (let j = 0; j < k; j++) {
+        if (cn[j] - 2 * G[g + j] > cut) continue;
+        const dist = direct(p, j * d);
+        if (dist < best) {
+          best = dist;
+          arg = j;
+        }
+      }
+      a[i0 + r] = arg;
+    }
   }
   return a;
 }

@@ -22,10 +22,19 @@ export interface LlsqInput {
   readonly n: number;
 }
 
-/** The powers T (n × m, Tᵢⱼ = tᵢʲ) and signs s of llsq's sample points. */
-export function samples(n: number, m: number): { T: NdArray; s: Float64Array } {
-  const T = new Float64Array(n * m);
-  const s = new Float64Array(n);
+/**
+ * The buffers of T and s for each input, written again at every call: a fresh n × m
+ * buffer (16 MB at n = 16 392) cost twice the writing, in page faults and zeroing.
+ */
+const scratch = new WeakMap<LlsqInput, { T: Float64Array; s: Float64Array }>();
+
+/** The powers T (n × m, Tᵢⱼ = tᵢʲ) and signs s of llsq's sample points, written into `input`'s buffers. */
+export function samples(input: LlsqInput): { T: NdArray; s: Float64Array } {
+  const { n } = input;
+  const m = input.x.length;
+  let buffers = scratch.get(input);
+  if (buffers === undefined) scratch.set(input, (buffers = { T: new Float64Array(n * m), s: new Float64Array(n) }));
+  const { T, s } = buffers;
   for (let i = 0; i < n; i++) {
     const t = -1 + (i * 2) / (n - 1);
     s[i] = Number(0 < t) - Number(t < 0);
@@ -50,16 +59,16 @@ const prepare = (input: unknown): LlsqInput => {
 export const llsq: EvalModule = {
   primal: defineFunction({
     prepare,
-    run: ({ x, n }: LlsqInput) => {
-      const { T, s } = samples(n, x.length);
-      return objective(x, T, s);
+    run: (input: LlsqInput) => {
+      const { T, s } = samples(input);
+      return objective(input.x, T, s);
     },
   }),
   gradient: defineFunction({
     prepare,
-    run: ({ x, n }: LlsqInput) => {
-      const { T, s } = samples(n, x.length);
-      return grad((v) => objective(v, T, s), x);
+    run: (input: LlsqInput) => {
+      const { T, s } = samples(input);
+      return grad((v) => objective(v, T, s), input.x);
     },
   }),
 };

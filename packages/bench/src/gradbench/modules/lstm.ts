@@ -14,17 +14,16 @@
  * The prediction for step t is y_t = h_last·W_out + B_out, normalised by ADBench's
  * log(Σ exp y + 2), and the loss is −Σ_t Σ_j seq[t+1]_j (y_t − lse_t)_j / ((c − 1) b).
  *
- * On wengert's tensor path, every operation works on a whole [b] vector; the
- * predictions of all steps are stacked and the loss taken on the [c − 1, b] matrix.
+ * The gates are elementwise, so the recurrence runs one hidden unit at a time, on reals:
+ * on numbers for the objective, under `rd` for the gradient (a [1, b] tensor operation
+ * would pay its fixed cost for 14 elements). Both stack the predictions of all steps and
+ * take the loss on the [c − 1, b] matrix.
  *
  * Output of `jacobian`: the gradient with respect to main_params (row-major 2l × 4b)
  * then extra_params (row-major 3 × b), concatenated.
  */
 import ndarray from "ndarray";
-import {
-  add, concat, exp, log, mul, sigmoid, slice, sub, sum, tanh, vjp,
-  type NdArray, type Scalar, type TensorArg,
-} from "@wengert/core";
+import { add, exp, grad, log, mul, rd, sigmoid, sub, sum, tanh, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, InputError, matrix, record } from "../json.js";
 import type { EvalModule } from "../module.js";
@@ -76,117 +75,96 @@ export function prepareLstm(json: unknown): LstmPrepared {
   };
 }
 
-/** The hidden and cell vectors of every layer, [1, b] each. */
-export interface LstmState {
-  readonly hidden: readonly T[];
-  readonly cell: readonly T[];
+/**
+ * The share of the loss of all steps, from their predictions Y ([c − 1, b]): each row
+ * normalised by ADBench's log(Σ exp y + 2), against the next characters.
+ */
+function predictionLoss(s: LstmPrepared, Y: T): Scalar {
+  const { b, c } = s;
+  const lse = log(add(sum(exp(Y), 1, true), 2)) as T;
+  return mul(-1 / ((c - 1) * b), sum(mul(s.targets, sub(Y, lse))));
 }
 
-/** The initial state, as constants. */
-export const initialState = (s: LstmPrepared): LstmState => ({
-  hidden: s.hidden.map((h) => ndarray(h, [1, s.b])),
-  cell: s.cell.map((h) => ndarray(h, [1, s.b])),
-});
+/** How many parameters a hidden unit has: 4 weights and 4 biases per layer, then input weight, output weight and output bias. */
+const unitSize = (l: number): number => 8 * l + 3;
+
+/** Hidden unit j's parameters, in unitPredictions' order, read from main_params and extra_params. */
+function unitParams(s: LstmPrepared, j: number): Float64Array {
+  const { l, b } = s;
+  const main = s.params.main.data as Float64Array;
+  const extra = s.params.extra.data as Float64Array;
+  const p = new Float64Array(unitSize(l));
+  for (let i = 0; i < l; i++) for (let r = 0; r < 2; r++) for (let k = 0; k < 4; k++) p[8 * i + 4 * r + k] = main[(2 * i + r) * 4 * b + k * b + j];
+  for (let r = 0; r < 3; r++) p[8 * l + r] = extra[r * b + j];
+  return p;
+}
 
 /**
- * Steps t0 … t1 − 1 of lstm.hpp's objective on wengert values (`params`, `state` traced
- * or not): the state after them, and their share of the loss (already divided by
- * −(c − 1)·b, so that the shares add up to the loss).
+ * Hidden unit j's predictions y_t[j] for t = 0 … c − 2, from its parameters p (numbers,
+ * or wengert values under rd): lstm.hpp's gates are elementwise, so unit j's hidden and
+ * cell values over all steps and layers depend on its own weights and biases alone (the
+ * units meet only in the loss's normalisation).
  */
-export function lstmSteps(s: LstmPrepared, params: { main: T; extra: T }, state: LstmState, t0: number, t1: number): { state: LstmState; loss: Scalar } {
-  const { l, b, c } = s;
-  // every vector is a [1, b] row
-  const piece = (m: T, r: number, k: number): T => slice(m, [r, k * b], [r + 1, (k + 1) * b]) as T;
-  const layers = Array.from({ length: l }, (_, i) => ({
-    weight: [0, 1, 2, 3].map((k) => piece(params.main, 2 * i, k)),
-    bias: [0, 1, 2, 3].map((k) => piece(params.main, 2 * i + 1, k)),
-  }));
-  const [inWeight, outWeight, outBias] = [0, 1, 2].map((k) => piece(params.extra, k, 0));
-  const hidden = [...state.hidden];
-  const cell = [...state.cell];
-  const predictions: T[] = [];
-  for (let t = t0; t < t1; t++) {
-    let x = mul(ndarray(s.sequence[t], [1, b]), inWeight) as T;
+function unitPredictions(s: LstmPrepared, p: ArrayLike<Scalar>, j: number): Scalar[] {
+  const { l, c } = s;
+  const hidden: Scalar[] = s.hidden.map((h) => h[j]);
+  const cell: Scalar[] = s.cell.map((h) => h[j]);
+  const out: Scalar[] = new Array<Scalar>(c - 1);
+  for (let t = 0; t < c - 1; t++) {
+    let x = mul(s.sequence[t][j], p[8 * l]);
     for (let i = 0; i < l; i++) {
-      const { weight: [wf, wi, wo, wc], bias: [bf, bi, bo, bc] } = layers[i];
-      const forget = sigmoid(add(mul(x, wf), bf));
-      const ingate = sigmoid(add(mul(hidden[i], wi), bi));
-      const outgate = sigmoid(add(mul(x, wo), bo));
-      const change = tanh(add(mul(hidden[i], wc), bc));
-      cell[i] = add(mul(cell[i], forget), mul(ingate, change)) as T;
-      hidden[i] = mul(outgate, tanh(cell[i])) as T;
+      const o = 8 * i;
+      const forget = sigmoid(add(mul(x, p[o]), p[o + 4]));
+      const ingate = sigmoid(add(mul(hidden[i], p[o + 1]), p[o + 5]));
+      const outgate = sigmoid(add(mul(x, p[o + 2]), p[o + 6]));
+      const change = tanh(add(mul(hidden[i], p[o + 3]), p[o + 7]));
+      cell[i] = add(mul(cell[i], forget), mul(ingate, change));
+      hidden[i] = mul(outgate, tanh(cell[i]));
       x = hidden[i];
     }
-    predictions.push(add(mul(x, outWeight), outBias) as T);
+    out[t] = add(mul(x, p[8 * l + 1]), p[8 * l + 2]);
   }
-  // the predictions as one [t1 − t0, b] matrix: the loss of these steps at once
-  const Y = concat(predictions, 0) as T;
-  const lse = log(add(sum(exp(Y), 1, true), 2)) as T;
-  const targets = ndarray(s.targets.data.subarray(t0 * b, t1 * b), [t1 - t0, b]);
-  const loss = mul(-1 / ((c - 1) * b), sum(mul(targets, sub(Y, lse))));
-  return { state: { hidden, cell }, loss };
-}
-
-/** How many steps one trace takes: about `OPS_PER_TRACE` tensor operations. */
-export const OPS_PER_TRACE = 20_000;
-function segments(s: LstmPrepared, opsPerTrace: number): [number, number][] {
-  const n = Math.max(1, Math.floor(opsPerTrace / (17 * s.l + 3)));
-  const out: [number, number][] = [];
-  for (let t = 0; t < s.c - 1; t += n) out.push([t, Math.min(t + n, s.c - 1)]);
   return out;
 }
 
-/** lstm.hpp's objective, all steps at once. */
-export function lstmLoss(s: LstmPrepared, params: { main: T; extra: T }): Scalar {
-  return lstmSteps(s, params, initialState(s), 0, s.c - 1).loss;
+/** The predictions of every step, [c − 1, b], unit by unit on numbers. */
+function predictions(s: LstmPrepared): NdArray {
+  const { b, c } = s;
+  const Y = new Float64Array((c - 1) * b);
+  for (let j = 0; j < b; j++) {
+    const y = unitPredictions(s, unitParams(s, j), j) as number[];
+    for (let t = 0; t < c - 1; t++) Y[t * b + j] = y[t];
+  }
+  return ndarray(Y, [c - 1, b]);
 }
 
 export function lstmObjective(s: LstmPrepared): number {
-  // untraced: on ndarrays over whole Float64Arrays (what wengert hands back) an untraced
-  // operation reads its arguments without a copy and records nothing, cheaper than
-  // recording them in a trace whose derivative is never asked for
-  return lstmLoss(s, s.params) as number;
+  // untraced, on numbers (wengert's operations are JavaScript's arithmetic there): a
+  // [1, b] tensor operation would pay its fixed cost for 14 elements
+  return predictionLoss(s, predictions(s)) as number;
 }
 
 /**
- * The gradient, by reverse mode over the steps taken in segments of a few thousand
- * operations: one `vjp` per segment (params and the state in, the state and the loss
- * share out), the pullbacks then called last to first, each seeded with the state's
- * cotangent from the one after it. (One `grad` of the whole loss is the same
- * computation; at l = 4, c = 4096 its single trace of ~290 000 operations overflows the
- * call stack in wengert's Tape.extend.)
+ * The gradient by the chain rule through the units: Ȳ = ∂loss/∂Y by `grad` of the loss
+ * on the [c − 1, b] predictions, then each unit's parameters by reverse mode over its own
+ * recurrence (`rd` of unitPredictions at its parameters, seeded with Ȳ's column j): b
+ * traces of c·l·~20 operations on reals, no tensor operations of 14 elements.
  */
-export function lstmGradient(s: LstmPrepared, opsPerTrace = OPS_PER_TRACE): Float64Array {
-  type Out = { state: LstmState; loss: number };
-  const pullbacks: ((seed: unknown) => { params: LstmParams; state: LstmState })[] = [];
-  let state = initialState(s);
-  for (const [t0, t1] of segments(s, opsPerTrace)) {
-    const step = (x: { params: { main: T; extra: T }; state: LstmState }) => lstmSteps(s, x.params, x.state, t0, t1);
-    const [out, pullback] = vjp(step as (x: unknown) => unknown, { params: s.params, state });
-    pullbacks.push(pullback as never);
-    state = (out as Out).state;
+export function lstmGradient(s: LstmPrepared): Float64Array {
+  const { l, b, c } = s;
+  const Ybar = (grad((Y: T) => predictionLoss(s, Y), predictions(s)) as NdArray).data as Float64Array;
+  const out = new Float64Array(s.params.main.size + s.params.extra.size);
+  const extraAt = s.params.main.size;
+  for (let j = 0; j < b; j++) {
+    const seed = Array.from({ length: c - 1 }, (_, t) => Ybar[t * b + j]);
+    const g = rd((p: Scalar[]) => unitPredictions(s, p, j), Array.from(unitParams(s, j)), seed) as number[];
+    for (let i = 0; i < l; i++) for (let r = 0; r < 2; r++) for (let k = 0; k < 4; k++) out[(2 * i + r) * 4 * b + k * b + j] = g[8 * i + 4 * r + k];
+    for (let r = 0; r < 3; r++) out[extraAt + r * b + j] = g[8 * l + r];
   }
-  const zero = (): T => ndarray(new Float64Array(s.b), [1, s.b]);
-  let cotangent: LstmState = { hidden: state.hidden.map(zero), cell: state.cell.map(zero) };
-  const main = new Float64Array(s.params.main.size);
-  const extra = new Float64Array(s.params.extra.size);
-  const add = (to: Float64Array, g: NdArray) => {
-    const d = g.data as Float64Array;
-    for (let i = 0; i < d.length; i++) to[i] += d[i];
-  };
-  for (let k = pullbacks.length - 1; k >= 0; k--) {
-    const g = pullbacks[k]({ state: cotangent, loss: 1 });
-    add(main, g.params.main);
-    add(extra, g.params.extra);
-    cotangent = g.state;
-  }
-  const out = new Float64Array(main.length + extra.length);
-  out.set(main);
-  out.set(extra, main.length);
   return out;
 }
 
 export const lstm: EvalModule = {
   objective: defineFunction({ prepare: prepareLstm, run: lstmObjective }),
-  jacobian: defineFunction({ prepare: prepareLstm, run: (s: LstmPrepared) => lstmGradient(s) }),
+  jacobian: defineFunction({ prepare: prepareLstm, run: lstmGradient }),
 };
