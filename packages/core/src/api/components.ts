@@ -8,8 +8,7 @@ import { size } from "@wengert/ops";
 import { WengertError } from "../errors.js";
 import { leafShapes, unflatten, type Shape } from "../structure.js";
 import { fromDense, isConcreteTensor, toDense } from "../trace/host-tensor.js";
-import { isOperand } from "../trace/traced.js";
-import { leafShape } from "./tracing.js";
+import { isOperand, leafShape } from "../trace/traced.js";
 import { flatten } from "../structure.js";
 
 /** The components of an untraced value of structure `shape` (numbers and tensors). */

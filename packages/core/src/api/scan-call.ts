@@ -8,8 +8,7 @@ import { describe, flatten, unflatten, type Shape } from "../structure.js";
 import { carryChanged, DONE, sameType, type Leaf } from "../trace/trace-body.js";
 import type { Body } from "../trace/body.js";
 import type { Checkpoint } from "../trace/scan-ops.js";
-import { toDense } from "../trace/host-tensor.js";
-import { isOperand, Real, Tensor, type Operand } from "../trace/traced.js";
+import { isOperand, leafShape, type Operand } from "../trace/traced.js";
 import { checkOptionKeys } from "./options.js";
 
 export interface ScanOptions {
@@ -41,12 +40,6 @@ export interface ScanCall {
 }
 
 export const isLeaf = (v: unknown): v is Operand => isOperand(v);
-export const leafShape = (v: Operand): Shape =>
-  typeof v === "number" || v instanceof Real
-    ? { kind: "real" }
-    : v instanceof Tensor
-      ? { kind: "tensor", dims: v.dims, container: "ndarray" }
-      : { kind: "tensor", dims: toDense(v as never, "a leaf").dims, container: v instanceof Float64Array ? "float64array" : "ndarray" };
 
 export function checkCall(c: ScanCall): number {
   if (typeof c.fn !== "function") throw new WengertError(`${c.caller}: the body is ${describe(c.fn)}; expected a function (carry, x) => [carry, y].`);

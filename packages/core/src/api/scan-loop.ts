@@ -12,12 +12,12 @@ import { folds } from "../trace/body.js";
 import { sameType, tiesAt, traceBody, type Leaf, type TracedBody } from "../trace/trace-body.js";
 import { layoutOf, scanCodes, segmentLength, writeAt, type Checkpoint, type ScanParams } from "../trace/scan-ops.js";
 import { isConcreteTensor, toDense } from "../trace/host-tensor.js";
-import { Real, Tensor, type Operand } from "../trace/traced.js";
+import { leafShape, Real, Tensor, type Operand } from "../trace/traced.js";
 import type { Trace } from "../trace/tracer.js";
 import { runForward, type RealsIO } from "../eval/scan-forward.js";
 import { byStructure } from "../jit/scan-code.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
-import { isLeaf, leafShape, step, withLength, xAt, type ScanCall } from "./scan-call.js";
+import { isLeaf, step, withLength, xAt, type ScanCall } from "./scan-call.js";
 import { atomIn, literalValue, observed, placeIteration, primal, recordRun, size, yAt } from "./scan-record.js";
 
 /** Whether two traced leaves are one variable (of one trace). */

@@ -22,7 +22,8 @@
 import { ShapeError } from "../errors.js";
 import { flatten, unflatten } from "../structure.js";
 import { openTraces, tracing } from "../trace/tracer.js";
-import { checkCall, isLeaf, leafShape, plainLoop, step, type ScanCall, type ScanOptions } from "./scan-call.js";
+import { checkCall, isLeaf, plainLoop, step, type ScanCall, type ScanOptions } from "./scan-call.js";
+import { leafShape } from "../trace/traced.js";
 import { Loop } from "./scan-loop.js";
 import type { BodyArg, Like, Loose, Mode, ScanCarry, ScanResult } from "./types.js";
 

@@ -4,11 +4,11 @@
  * shaped like them (seeds, tangents) in and out.
  */
 import { OutputTypeError, SeedMismatchError, WengertError } from "../errors.js";
-import { flatten, flattenLike, REAL, typeString, unflatten, type Shape } from "../structure.js";
+import { flatten, flattenLike, typeString, unflatten, type Shape } from "../structure.js";
 import type { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
-import { concreteShape, fromDense, ownedCopy } from "../trace/host-tensor.js";
-import { atomOf, isOperand, live, Real, Tensor, type Operand } from "../trace/traced.js";
+import { fromDense, ownedCopy } from "../trace/host-tensor.js";
+import { atomOf, isOperand, leafShape, live, Real, Tensor, type Operand } from "../trace/traced.js";
 import { primalOf } from "../trace/record.js";
 import { closeTrace, openTrace, type Trace } from "../trace/tracer.js";
 import { settingsOf, type RdOptions } from "./options.js";
@@ -109,13 +109,6 @@ export function closeTraceWith(opened: OpenedTrace, y: unknown): TracedFn {
     );
   }
   return { trace: t, term, point: leaves };
-}
-
-/** The structure of a leaf: a real, or a tensor with its dims and container. */
-export function leafShape(v: Operand): Shape {
-  if (typeof v === "number" || v instanceof Real) return REAL;
-  if (v instanceof Tensor) return { kind: "tensor", dims: v.dims, container: "ndarray" };
-  return concreteShape(v);
 }
 
 

@@ -31,13 +31,13 @@ import { assemble, childPath, describe, flatten, leafShapes, REAL, typeString, u
 import { FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import { concreteShape, toDense, type ConcreteTensor } from "../trace/host-tensor.js";
-import { isOperand, Real, Tensor, type Operand } from "../trace/traced.js";
+import { isOperand, leafShape, Real, Tensor, type Operand } from "../trace/traced.js";
 import { reportingAt, tracing, type Guard } from "../trace/tracer.js";
 import { stack, unstack } from "./tensor.js";
 import { recordedAtTie, type JitStats } from "./traceCache.js";
 import { checkOptionKeys, RD_OPTIONS, type RdOptions } from "./options.js";
 import type { Axes, BatchOf, BatchOutput, Mode } from "./types.js";
-import { leafShape, trace, type Fn } from "./tracing.js";
+import { trace, type Fn } from "./tracing.js";
 
 export type { Axes } from "./types.js";
 

@@ -16,8 +16,8 @@ import { flatten, typeString, type Shape } from "../structure.js";
 import { FREE, INPUT, KINKS, primitiveOf, tensorSpec } from "./opcodes.js";
 import { Tape } from "./tape.js";
 import { TraceTerm } from "./term.js";
-import { isConcreteTensor, ownedCopy, toDense } from "./host-tensor.js";
-import { atomOf, isOperand, live, Real, Tensor, type Operand } from "./traced.js";
+import { isConcreteTensor, ownedCopy } from "./host-tensor.js";
+import { atomOf, isOperand, leafShape, live, Real, Tensor, type Operand } from "./traced.js";
 import { primalOf } from "./record.js";
 import { captureOuter, closeTrace, openTrace, openTraces, type Guard, type Trace } from "./tracer.js";
 import { Body } from "./body.js";
@@ -86,12 +86,6 @@ export interface TracedBody {
 /** A leaf of a carry, x or y: a number, a tensor, or a traced value. */
 export type Leaf = Operand;
 
-const leafShape = (v: Operand): Shape =>
-  typeof v === "number" || v instanceof Real
-    ? { kind: "real" }
-    : v instanceof Tensor
-      ? { kind: "tensor", dims: v.dims, container: "ndarray" }
-      : { kind: "tensor", dims: toDense(v as never, "a leaf").dims, container: "ndarray" };
 
 /** The error for a carry whose type changed at iteration i. */
 export function carryChanged(caller: string, i: number, got: Shape, want: Shape): ShapeError {

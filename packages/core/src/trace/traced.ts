@@ -8,7 +8,8 @@
 import { showDims, type Dims } from "@wengert/ops";
 import ndarray from "ndarray";
 import { ClosedTraceError, TracedOperatorError } from "../errors.js";
-import { isConcreteTensor, ownedCopy, toDense, type ConcreteTensor, type NdArray } from "./host-tensor.js";
+import { REAL, type Shape } from "../structure.js";
+import { concreteShape, isConcreteTensor, ownedCopy, toDense, type ConcreteTensor, type NdArray } from "./host-tensor.js";
 import type { Trace } from "./tracer.js";
 
 /** A real number being traced: its trace and its variable there. */
@@ -181,4 +182,11 @@ export function atomOf(t: Trace, x: Operand): number {
     t.constants.set(x, v);
   }
   return v;
+}
+
+/** The structure of a leaf: a real, or a tensor with its dims and container (the user's, kept for what is given back). */
+export function leafShape(v: Operand): Shape {
+  if (typeof v === "number" || v instanceof Real) return REAL;
+  if (v instanceof Tensor) return { kind: "tensor", dims: v.dims, container: "ndarray" };
+  return concreteShape(v);
 }
