@@ -174,12 +174,7 @@ export function runLanes(
     const scanStep = (i: number): Float64Array | null => {
       if (!isScanCode(op[i]) || op[i] !== scanCodes().scan) return null;
       const args: LaneArg[] = tape.args(i).map((v) => ({ column: batched[v] ? cols[v] : null, value: vals[v] }));
-      const scanned = scanLanes(tape.params(i) as ScanParams, args, w, ok);
-      if (scanned === null) return null;
-      const W = widthOf[i];
-      const ys = alloc(w * W, true);
-      for (let l = 0; l < w; l++) if (ok[l]) ys.set(scanned[l]!, l * W);
-      return ys;
+      return scanLanes(tape.params(i) as ScanParams, args, w, ok);
     };
 
     /** Tensor instruction i at every lane of the block, one kernel call (lane by lane without a rule). */

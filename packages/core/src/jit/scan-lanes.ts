@@ -15,6 +15,7 @@
  * which traces it with the lanes that decide as it does. Per lane, the numbers of its own
  * run, to the bit.
  */
+import { alloc } from "@wengert/ops";
 import { KERNELS, KINKS } from "../trace/opcodes.js";
 import type { ScanParams } from "../trace/scan-ops.js";
 import { byStructure, forwardChecks, forwardNeed, scanCode, statements } from "./scan-code.js";
@@ -44,11 +45,12 @@ type Run = (
 export const scanLaneStats = { lanes: 0, runs: 0 };
 
 /**
- * The scan's packed value (trace/scan-ops.ts scanValue) at w lanes: `args[j]` is its
- * argument j over the lanes, `ok[k]` whether lane k is still wanted (0: its value is left
- * undefined). Null where this is not for the scan (a body of tensors, no code allowed).
+ * The scan's packed value (trace/scan-ops.ts scanValue) at w lanes, side by side in one
+ * buffer (lane k's at k · layout.length, as vmap's batching rules lay lanes out): `args[j]`
+ * is its argument j over the lanes, `ok[k]` whether lane k is still wanted (0: its value
+ * is left as zeros). Null where this is not for the scan (a body of tensors, no code allowed).
  */
-export function scanLanes(p: ScanParams, args: readonly LaneArg[], w: number, ok: Uint8Array): (Float64Array | undefined)[] | null {
+export function scanLanes(p: ScanParams, args: readonly LaneArg[], w: number, ok: Uint8Array): Float64Array | null {
   const { body, n, layout } = p;
   // a stacked scan (a nested sweep's, diff/scan-nested.ts) reads its xs packed: lane by lane
   if (!body.reals || p.stacked !== undefined || !scanCode.enabled) return null;
@@ -63,14 +65,13 @@ export function scanLanes(p: ScanParams, args: readonly LaneArg[], w: number, ok
   const XV = Float64Array.from(args.slice(nc, nc + n * nx), (a) => a.value);
   const PC = args.slice(nc + n * nx, nc + n * nx + np).map((a) => a.column);
   const PV = Float64Array.from(args.slice(nc + n * nx, nc + n * nx + np), (a) => a.value);
-  const out: (Float64Array | undefined)[] = new Array<Float64Array | undefined>(w);
+  const L = layout.length;
+  const out = alloc(w * L);
   const OUT: Float64Array[] = [];
   const stop = new Int32Array(w);
   for (let k = 0; k < w; k++) {
-    const o = new Float64Array(layout.length);
-    OUT.push(o);
+    OUT.push(out.subarray(k * L, (k + 1) * L));
     stop[k] = ok[k] ? n : -1;
-    if (ok[k]) out[k] = o;
   }
   run(KERNELS, KINKS, w, n, carry, XC, XV, PC, PV, p.reportTies, OUT, stop);
   for (let k = 0; k < w; k++) {
