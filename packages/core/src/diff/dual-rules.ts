@@ -14,7 +14,7 @@
  */
 import { BINARY_NAMES, binaryOps, UNARY_NAMES, unaryOps, type Emitter } from "@wengert/ops";
 import { CODE, FIRST_PRIMITIVE } from "../trace/opcodes.js";
-import { literal, mayMakeCode } from "../jit/javascript.js";
+import { literal, mayMakeCode, reverseSwitch } from "../jit/javascript.js";
 import { binaryHeld, held, LITERAL, unaryDual, type DualColumns } from "./dual.js";
 
 /** What a sweep over C with duals in `d` gives the written-out rules. */
@@ -94,24 +94,18 @@ function writeDualRules(): DualRules {
     const body = [contribution("x", (e) => rx(e, x, y, out, ct)), contribution("y", (e) => ry(e, x, y, out, ct))];
     cases.push(`case ${CODE[name]}: { // ${name}\n        ${body.join("\n        ")}\n        continue;\n      }`);
   }
-  const source = `
-return function dualRules(s, from) {
-  const { op, a, b, n, active, hasCt } = s;
-  const acc = s.accumulate;
-  // the columns stay where they are: nothing here adds a slot
-  const dv = s.d.val, dt = s.d.tan, dk = s.d.kind;
-  for (let i = from; i >= 0; i--) {
-    if (!hasCt[i] || op[i] < ${FIRST_PRIMITIVE}) continue;
-    const c = n + i;
-    const x = a[i];
-    const y = b[i];
-    switch (op[i]) {
-      ${cases.join("\n      ")}
-      default:
-        return i;
-    }
-  }
-  return -1;
-};`;
+  const source = reverseSwitch({
+    name: "dualRules",
+    params: "s, from",
+    head: [
+      "const { op, a, b, n, active, hasCt } = s;",
+      "const acc = s.accumulate;",
+      "// the columns stay where they are: nothing here adds a slot",
+      "const dv = s.d.val, dt = s.d.tan, dk = s.d.kind;",
+    ],
+    has: "hasCt",
+    ct: "n + i",
+    cases,
+  });
   return new Function("held", "unaryDual", "binaryHeld", source)(held, unaryDual, binaryHeld) as DualRules;
 }

@@ -12,7 +12,7 @@
 import { BINARY_NAMES, binaryOps, numeric, UNARY_NAMES, unaryOps } from "@wengert/ops";
 import { NaNError } from "../errors.js";
 import { ARITY, CODE, FIRST_PRIMITIVE, KERNELS, primitiveOf, scalarSpec } from "../trace/opcodes.js";
-import { javascript, mayMakeCode } from "../jit/javascript.js";
+import { javascript, mayMakeCode, reverseSwitch } from "../jit/javascript.js";
 import type { TraceTerm } from "../trace/term.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
 import { activity } from "./place.js";
@@ -167,21 +167,13 @@ function writeInlined(): Inlined {
       );
     }
   }
-  const source = `
-return function inlined(tape, ct, has, val, from) {
-  const op = tape.op, as = tape.a, bs = tape.b;
-  for (let i = from; i >= 0; i--) {
-    if (!has[i] || op[i] < ${FIRST_PRIMITIVE}) continue;
-    const c = ct[i];
-    const x = as[i];
-    const y = bs[i];
-    switch (op[i]) {
-      ${cases.join("\n      ")}
-      default:
-        return i;
-    }
-  }
-  return -1;
-};`;
+  const source = reverseSwitch({
+    name: "inlined",
+    params: "tape, ct, has, val, from",
+    head: ["const op = tape.op, a = tape.a, b = tape.b;"],
+    has: "has",
+    ct: "ct[i]",
+    cases,
+  });
   return new Function("K", source)(KERNELS) as Inlined;
 }

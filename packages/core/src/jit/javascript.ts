@@ -10,7 +10,7 @@
  */
 import { BINARY_NAMES, UNARY_NAMES, type PredicateName } from "@wengert/ops";
 import type { CodeEmitter } from "../trace/lifted.js";
-import { CODE, primitiveOf, scalarSpec } from "../trace/opcodes.js";
+import { CODE, FIRST_PRIMITIVE, primitiveOf, scalarSpec } from "../trace/opcodes.js";
 
 /** A number as a JavaScript literal that reads back as the same double (−0 included). */
 export function literal(c: number): string {
@@ -47,6 +47,33 @@ export const javascript: CodeEmitter<string> = (() => {
   for (const name of BINARY_NAMES) e[name] = (a: string, b: string) => apply(CODE[name], a, b);
   return e as CodeEmitter<string>;
 })();
+
+/**
+ * The source of a reverse sweep written out (a function `name(params)` that ends in `from`):
+ * from instruction `from` down, past those without a cotangent (`has[i]` 0) and those
+ * that are no primitive, a `switch` with one case per primitive the sweep writes out; it
+ * returns the first instruction it has no case for (a user primitive's), -1 at the end.
+ * `head` declares `op`, `a`, `b` and what the cases read; each case sees `i`, its
+ * cotangent `c` (the expression `ct`), and the arguments `x`, `y`.
+ */
+export function reverseSwitch(o: { name: string; params: string; head: readonly string[]; has: string; ct: string; cases: readonly string[] }): string {
+  return `
+return function ${o.name}(${o.params}) {
+  ${o.head.join("\n  ")}
+  for (let i = from; i >= 0; i--) {
+    if (!${o.has}[i] || op[i] < ${FIRST_PRIMITIVE}) continue;
+    const c = ${o.ct};
+    const x = a[i];
+    const y = b[i];
+    switch (op[i]) {
+      ${o.cases.join("\n      ")}
+      default:
+        return i;
+    }
+  }
+  return -1;
+};`;
+}
 
 /** The predicates as JavaScript operators (the same tests as ops/predicates.ts). */
 export const COMPARISON: { readonly [K in PredicateName]: string } = { lt: "<", le: "<=", gt: ">", ge: ">=", eq: "===", ne: "!==" };
