@@ -13,7 +13,7 @@
  */
 import type { Buf } from "@wengert/ops";
 import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP, KERNELS, KINKS } from "../trace/opcodes.js";
-import { isScanCode, scanCodes, type DerivedParams, type ScanOutParams, type ScanParams } from "../trace/scan-ops.js";
+import { flatXs, isScanCode, scanCodes, xArgCount, type DerivedParams, type ScanOutParams, type ScanParams } from "../trace/scan-ops.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { liveness } from "../diff/place.js";
@@ -117,15 +117,15 @@ export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], repor
  */
 function scanRun(p: ScanParams): ((args: readonly number[]) => Float64Array) | null {
   const { body, n, layout } = p;
-  // a stacked scan (a nested sweep's, diff/scan-nested.ts) reads its xs packed: replayed
-  if (!body.reals || p.stacked !== undefined) return null;
-  const { nc, nx } = body;
+  if (!body.reals) return null;
+  const nc = body.nc;
   const loop = compiledForward(body, layout.obs);
   return (args) => {
     const out = new Float64Array(layout.length);
     const carry = Float64Array.from(args.slice(0, nc));
-    const xs = Float64Array.from(args.slice(nc, nc + n * nx));
-    const captured = Float64Array.from(args.slice(nc + n * nx));
+    // x and the captured values read as the interpreter reads them (scan-ops.ts scanValue)
+    const xs = flatXs(p, args);
+    const captured = Float64Array.from(args.slice(nc + xArgCount(p)));
     const stop = loop(carry, xs, captured, 0, n, 0, p.reportTies, true, out, 0, null, 0, 1);
     if (stop < n) {
       out.fill(NaN, stop * layout.width);
