@@ -98,14 +98,14 @@ export function placeTrace(caller: string, f: Fn, x: unknown, options: RdOptions
 /** The outermost call that finds no kept trace holding: f traced at x, the trace kept if it can be replayed. */
 function record(caller: string, f: Fn, x: unknown, flat: Leaves, options: RdOptions): [unknown, Entry | null] {
   // f on numbers reports no ties: only the rds inside it do (their traces, under their
-  // options), so this trace's own decisions and kinks (a rule's sign(0) in grad's
+  // options or these), so this trace's own decisions and kinks (a rule's sign(0) in grad's
   // derivative) are not reported; a replay meeting any tie traces again, for them to report
-  const traced = trace(caller, f, x, { ...options, ties: "ignore" }, "evaluate");
+  const traced = trace(caller, f, x, options, "evaluate");
   const { term } = traced;
   const out = term.output.shape;
   const shapes = leafShapes(out);
   const y = unflatten(out, term.output.atoms.map((v, j) => userValue(term.tape, v, shapes[j])));
-  const reportTies = options.ties !== "ignore";
+  const reportTies = traced.trace.settings.tiesInside !== "ignore";
   const replayable =
     !traced.trace.opaque &&
     !traced.trace.settings.checkNaN &&

@@ -4,7 +4,7 @@
  */
 import { WengertError } from "../errors.js";
 import { describe, showValue } from "../structure.js";
-import { TIE_MODES, type TieMode, type TraceSettings } from "../trace/tracer.js";
+import { inheritedTies, TIE_MODES, type TieMode, type TraceSettings } from "../trace/tracer.js";
 
 export interface RdOptions {
   /**
@@ -23,9 +23,6 @@ export interface RdOptions {
 }
 
 /** The options of rd and every transformation (RdOptions). */
-
-
-/** The options of rd and every transformation (RdOptions). */
 export const RD_OPTIONS = ["ties", "checkNaN", "maxTraceLength"];
 
 /**
@@ -42,10 +39,26 @@ export function checkOptionKeys(caller: string, options: unknown, known: readonl
   }
 }
 
-/** The settings of a trace for `options` (checked: a bad option is a WengertError naming it). */
-export function settingsOf(caller: string, options: RdOptions, replayable: boolean): TraceSettings {
+/** How a trace is used, besides its options (api/tracing.ts TraceUse). */
+export interface TraceRole {
+  /** Its decisions are kept as guards (TraceSettings.replayable). */
+  readonly replayable: boolean;
+  /**
+   * Ties of f's own are not reported by this trace: its term is evaluated elsewhere
+   * (jit's replays, vmap's lanes), which reports them; transformations called inside f
+   * still take options.ties.
+   */
+  readonly silent: boolean;
+}
+
+/**
+ * The settings of a trace for `options` (checked: a bad option is a WengertError naming
+ * it). Without options.ties, a transformation called inside another takes the enclosing
+ * one's: `grad(x => grad(f, x), x0, { ties: "error" })` asks it of the inner grad too.
+ */
+export function settingsOf(caller: string, options: RdOptions, role: TraceRole): TraceSettings {
   checkOptionKeys(caller, options);
-  const ties = options.ties ?? "warn";
+  const ties = options.ties ?? inheritedTies();
   if (!TIE_MODES.includes(ties)) {
     throw new WengertError(`${caller}: options.ties is ${JSON.stringify(ties)}; expected one of ${TIE_MODES.map((m) => `"${m}"`).join(", ")}.`);
   }
@@ -57,5 +70,5 @@ export function settingsOf(caller: string, options: RdOptions, replayable: boole
     throw new WengertError(`${caller}: options.maxTraceLength is ${showValue(maxLength)}; expected a positive number.`);
   }
   // every settings object has the same fields in the same order: the tracer reads them per instruction
-  return { ties, checkNaN: options.checkNaN === true, maxLength, replayable };
+  return { ties: role.silent ? "ignore" : ties, tiesInside: ties, checkNaN: options.checkNaN === true, maxLength, replayable: role.replayable };
 }

@@ -27,7 +27,8 @@ export interface TracedFn {
  * What a term is traced for: to be transformed (rd and the others), to be replayed at
  * other points and transformed (compileGrad: its decisions kept as guards), or to be
  * evaluated only, here and replayed at other points (jit, vmap: guards kept, and a
- * derivative emitted into it may keep a scan's sweep as one instruction).
+ * derivative emitted into it may keep a scan's sweep as one instruction; f's own ties
+ * are left to the replays to report).
  */
 export type TraceUse = "transform" | "replay" | "evaluate";
 
@@ -57,7 +58,7 @@ export interface OpenedTrace {
 
 /** The first half of `trace`: open a trace and make x's traced values. */
 export function openTraceAt(caller: string, x: unknown, options: RdOptions = {}, use: TraceUse = "transform"): OpenedTrace {
-  const settings = settingsOf(caller, options, use !== "transform");
+  const settings = settingsOf(caller, options, { replayable: use !== "transform", silent: use === "evaluate" });
   const { shape, leaves } = flatten(x, "x", isOperand, `${caller}'s input`, undefined, leafShape);
   const t = openTrace(settings, caller);
   t.evaluatedOnly = use === "evaluate";

@@ -32,7 +32,7 @@ import { FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import { concreteShape, toDense, type ConcreteTensor } from "../trace/host-tensor.js";
 import { isOperand, leafShape, Real, Tensor, type Operand } from "../trace/traced.js";
-import { reportingAt, tracing, type Guard } from "../trace/tracer.js";
+import { inheritedTies, reportingAt, tracing, type Guard } from "../trace/tracer.js";
 import { stack, unstack } from "./tensor.js";
 import { recordedAtTie, type JitStats } from "./traceCache.js";
 import { checkOptionKeys, RD_OPTIONS, type RdOptions } from "./options.js";
@@ -196,13 +196,13 @@ const laneStructure = (shape: Shape, laneShapes: readonly Shape[]): Shape =>
  */
 function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, options: RdOptions, kept: Kept | null): unknown {
   const B = batch.size;
-  const laneOptions = { reportTies: options.ties !== "ignore", checkNaN: options.checkNaN === true };
+  const laneOptions = { reportTies: (options.ties ?? inheritedTies()) !== "ignore", checkNaN: options.checkNaN === true };
   let outs: Output | null = traces.length > 0 ? outputOf(traces[0].term, B, outAxes) : null;
   const used = new Set<LaneTrace>();
   /** f traced at lane l, its outputs written there; the trace, unless it read a value (then it holds at l alone). */
   const traceAt = (l: number): LaneTrace | null => {
     // f on numbers reports no ties: only the rds inside it do, naming the lane (jit.ts)
-    const traced = reportingAt(`in lane ${l} of vmap`, () => trace("vmap", f, batch.pointAt(l), { ...options, ties: "ignore" }, "evaluate"));
+    const traced = reportingAt(`in lane ${l} of vmap`, () => trace("vmap", f, batch.pointAt(l), options, "evaluate"));
     const { term } = traced;
     if (outs === null) outs = outputOf(term, B, outAxes);
     else outs.check(term, l);

@@ -19,7 +19,7 @@ import { TraceTerm } from "./term.js";
 import { isConcreteTensor, ownedCopy } from "./host-tensor.js";
 import { atomOf, isOperand, leafShape, live, Real, Tensor, type Operand } from "./traced.js";
 import { primalOf } from "./record.js";
-import { captureOuter, closeTrace, openTrace, openTraces, type Guard, type Trace } from "./tracer.js";
+import { captureOuter, closeTrace, inheritedTies, openTrace, openTraces, type Guard, type Trace } from "./tracer.js";
 import { Body } from "./body.js";
 import { copyInstruction } from "./copy-instruction.js";
 
@@ -122,7 +122,7 @@ export function traceBody(call: BodyCall): TracedBody | null {
   const open = openTraces();
   const maxLength = open.length > 0 ? open[open.length - 1].settings.maxLength : Infinity;
   // ties are reported by the caller (tiesAt), which knows what is a literal in the loop written out
-  const t = openTrace({ ties: "ignore", checkNaN: false, maxLength, replayable: true }, caller);
+  const t = openTrace({ ties: "ignore", tiesInside: inheritedTies(), checkNaN: false, maxLength, replayable: true }, caller);
   const nc = carry.length;
   const leaves = [...carry, ...x];
   const literal = new Uint8Array(leaves.length);

@@ -27,7 +27,14 @@ export const TIE_MODES: readonly TieMode[] = ["warn", "error", "ignore"];
 
 /** What an rd call asked of its trace (RdOptions, checked). */
 export interface TraceSettings {
+  /** How ties met while tracing f into this trace are reported (`tie`). */
   readonly ties: TieMode;
+  /**
+   * The mode of a transformation called inside f that sets no `ties` of its own: the one
+   * its caller chose (options.ties, or inherited the same way), even where this trace's own
+   * ties are silenced because something else reports them (jit, vmap, a scan's body).
+   */
+  readonly tiesInside: TieMode;
   /** Throw at the first primitive whose result is NaN or infinite. */
   readonly checkNaN: boolean;
   /** Throw when the trace grows beyond this many instructions. */
@@ -40,8 +47,6 @@ export interface TraceSettings {
    */
   readonly replayable: boolean;
 }
-
-export const DEFAULT_SETTINGS: TraceSettings = { ties: "warn", checkNaN: false, maxLength: Infinity, replayable: false };
 
 /** A decision taken while tracing: `pred(v_a, v_b)` came out `outcome`. */
 export interface Guard {
@@ -312,6 +317,11 @@ export function captureOuter(body: Trace): () => void {
   return () => outer.forEach((t, k) => (t.capturedBy = before[k]));
 }
 
+/** The ties mode a transformation opened now takes when it sets none: the innermost open trace's tiesInside. */
+export function inheritedTies(): TieMode {
+  return stack.length > 0 ? stack[stack.length - 1].settings.tiesInside : "warn";
+}
+
 /** The open traces, outermost first (a scan's body looks for checks they ask). */
 export function openTraces(): readonly Trace[] {
   return stack;
@@ -334,7 +344,7 @@ export function tracing(): boolean {
  * the public functions, run on its traced reals. Close it when done.
  */
 export function sinkFor(tape: Tape, caller: string, checkNaN: boolean): Trace {
-  return new Trace(stack.length, { ties: "ignore", checkNaN, maxLength: Infinity, replayable: false }, caller, tape.extend());
+  return new Trace(stack.length, { ties: "ignore", tiesInside: inheritedTies(), checkNaN, maxLength: Infinity, replayable: false }, caller, tape.extend());
 }
 
 /**

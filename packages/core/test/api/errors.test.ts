@@ -3,8 +3,8 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
-  abs, add, ClosedTraceError, compileGrad, derivativeOf, eq, fd, grad, InputTypeError, jvp, lt, mul, OutputTypeError, rd, type Real,
-  type Scalar, SeedMismatchError, sin, TieError, TracedOperatorError, valueAndGrad, vjp, WengertError,
+  abs, add, ClosedTraceError, compileGrad, derivativeOf, eq, fd, grad, InputTypeError, jit, jvp, lt, mul, OutputTypeError, rd, type Real,
+  type Scalar, SeedMismatchError, sin, TieError, TracedOperatorError, valueAndGrad, vjp, vmap, WengertError,
 } from "../../src/index.js";
 
 afterEach(() => vi.restoreAllMocks());
@@ -182,6 +182,24 @@ describe("ties", () => {
     const g = (x: Scalar) => rd((y: Scalar) => (lt(x, 0) ? y : mul(2, y)), 1, 1, { ties: "error" });
     expect(grad((x: Scalar) => mul(x, g(x) as Scalar), 0)).toBe(2);
     expect(warn).toHaveBeenCalledTimes(1);
+  });
+  it("an inner transformation without ties of its own takes the enclosing one's", () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    // the tie is on the inner rd's own variable y: only the inner trace sees it
+    const inner = (x: Scalar) => mul(x, rd((y: Scalar) => (lt(y, 0) ? y : mul(2, y)), 0, 1) as Scalar);
+    expect(grad(inner, 1, { ties: "ignore" })).toBe(2);
+    expect(jit((x: number) => grad(inner, x), { ties: "ignore" })(1)).toBe(2);
+    expect(vmap((x: Scalar) => grad(inner, x), { ties: "ignore" })(Float64Array.of(1, 3))).toEqual(Float64Array.of(2, 2));
+    expect(warn).not.toHaveBeenCalled();
+    expect(() => grad(inner, 1, { ties: "error" })).toThrow(/^rd: lt\(0, 0\) was decided at a tie/);
+    expect(() => jit((x: number) => grad(inner, x), { ties: "error" })(1)).toThrow(TieError);
+    // its own options win, and the default is still a warning
+    const quiet = (x: Scalar) => mul(x, rd((y: Scalar) => (lt(y, 0) ? y : mul(2, y)), 0, 1, { ties: "ignore" }) as Scalar);
+    expect(grad(quiet, 1, { ties: "error" })).toBe(2);
+    expect(warn).not.toHaveBeenCalled();
+    expect(grad(inner, 1)).toBe(2);
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0][0]).toMatch(/^wengert: rd: lt\(0, 0\)/);
   });
   it("a predicate on untraced numbers or of a value with itself is no tie", () => {
     expect(grad((x: Scalar) => (lt(1, 1) || eq(x, x) ? x : 0), 0, { ties: "error" })).toBe(1);
