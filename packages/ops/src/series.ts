@@ -8,6 +8,8 @@
  * primitive's rule is declared with it (scalar.ts); these are the recurrences they use.
  */
 
+import { exp as expKernel } from "./exp.js";
+
 export type Series = Float64Array;
 
 /** `y = y0 + ∫ Σ_k g_k · a_k′`: coefficient n is (1/n) Σ_j j·a_j·g_{n−j}, summed over arguments. */
@@ -54,10 +56,10 @@ export function div(a: Series, b: Series): Series {
 }
 
 // y = e^a:  y′ = y a′, so y_n = (1/n) Σ_j j a_j y_{n−j}
-export function exp(a: Series, y0 = Math.exp(a[0])): Series {
+export function exp(a: Series, y0 = expKernel(a[0])): Series {
   const y = new Float64Array(a.length);
   y[0] = y0;
-  const e0 = Math.exp(a[0]);
+  const e0 = expKernel(a[0]);
   for (let n = 1; n < a.length; n++) {
     let s = 0;
     for (let j = 1; j <= n; j++) s += j * a[j] * (n - j === 0 ? e0 : y[n - j]);

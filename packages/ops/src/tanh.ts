@@ -6,7 +6,7 @@
  * It is the one tanh of every path (the primitive table's kernel, scalar.ts): the tensor
  * loop, the reverse and Taylor rules' primal, and compiled code all call this function, so
  * they agree to the bit. No fused multiply-add anywhere (JavaScript has none), so the same
- * numbers in every engine but for Math.exp in the saturated range.
+ * numbers in every engine (the saturated range calls exp.ts, not Math.exp).
  *
  * Three ranges of a = |x|, each computed to about ½ ulp before its last rounding:
  * - a < 1/4: tanh x = x + x·z·P(z), z = x², P near-minimax of degree 7 on [0, 1/16] (Estrin). The
@@ -23,6 +23,8 @@
  * 200-bit arithmetic); test/tanh.test.ts holds the kernel to ≤ 1 ulp against an independent
  * BigInt evaluation, correctly rounded.
  */
+
+import { exp } from "./exp.js";
 
 /** Row i − 4 (for 1/4 ≤ a < 2, i = ⌊16a⌋), on two lines: hi, lo, c1 … c8, about the centre (i + ½)/16. */
 const TABLE = new Float64Array([
@@ -105,7 +107,7 @@ export function tanh(x: number): number {
     const q = t[o + 3] + d * t[o + 4] + d2 * (t[o + 5] + d * t[o + 6]) + d2 * d2 * (t[o + 7] + d * t[o + 8] + d2 * t[o + 9]);
     y = t[o] + (t[o + 1] + d * (t[o + 2] + d * q));
   } else {
-    y = 1 - 2 / (1 + Math.exp(2 * a));
+    y = 1 - 2 / (1 + exp(2 * a));
   }
   return x < 0 ? -y : y;
 }

@@ -10,26 +10,12 @@
  * 2^80 of headroom, so the value is right to about 2^−(53+70) relatively and rounding it to
  * 53 bits is correct unless tanh a lies that close to a midpoint (never met at random).
  */
+import { bitLength, decompose, roundToDouble, shift, ulpsFrom } from "./fixed-point.js";
 
 /** Significant bits kept beyond a double's 53. */
 const GUARD = 80;
 /** tanh a rounds to 1 and lies within 2^−110 of it from here on (1 − tanh a < 2e^−2a). */
 const SATURATED = 40;
-
-/** A finite positive double as M·2^E, M an integer. */
-function decompose(a: number): { m: bigint; e: number } {
-  const view = new DataView(new ArrayBuffer(8));
-  view.setFloat64(0, a);
-  const hi = view.getUint32(0);
-  const frac = (BigInt(hi & 0xfffff) << 32n) | BigInt(view.getUint32(4));
-  const biased = (hi >>> 20) & 0x7ff;
-  return biased === 0 ? { m: frac, e: -1074 } : { m: frac | (1n << 52n), e: biased - 1075 };
-}
-
-const bitLength = (n: bigint): number => n.toString(2).length;
-
-/** n·2^s (s may be negative: truncating). */
-const shift = (n: bigint, s: number): bigint => (s >= 0 ? n << BigInt(s) : n >> BigInt(-s));
 
 /** tanh a for a finite double a > 0, as T·2^−F with T an integer. */
 export function tanhFixed(a: number): { t: bigint; f: number } {
@@ -52,20 +38,6 @@ export function tanhFixed(a: number): { t: bigint; f: number } {
   return { t: (sum << BigInt(f)) / (sum + 2n * one), f };
 }
 
-/** The double nearest T·2^−F (T > 0, below 2^F), ties to even. */
-function roundToDouble(t: bigint, f: number): number {
-  const log2v = bitLength(t) - 1 - f;
-  // keep 53 bits, or fewer where the result is subnormal (its last bit weighs 2^−1074)
-  const drop = log2v >= -1022 ? bitLength(t) - 53 : f - 1074;
-  if (drop <= 0) return Number(t) * 2 ** -f;
-  let kept = t >> BigInt(drop);
-  const rest = t - (kept << BigInt(drop));
-  const half = 1n << BigInt(drop - 1);
-  if (rest > half || (rest === half && (kept & 1n) === 1n)) kept += 1n;
-  // kept·2^(drop − f), in two steps so that no factor under- or overflows on its own
-  return Number(kept) * 2 ** (drop - f + 600) * 2 ** -600;
-}
-
 /** The correctly rounded tanh x (±0, ±∞ and NaN as IEEE's tanh). */
 export function referenceTanh(x: number): number {
   if (Number.isNaN(x) || x === 0) return x;
@@ -86,19 +58,5 @@ export function ulpError(x: number, y: number): number {
   if (!Number.isFinite(x)) return y === Math.sign(x) ? 0 : Infinity;
   if (!Number.isFinite(y) || (y !== 0 && Math.sign(y) !== Math.sign(x))) return Infinity;
   const { t, f } = tanhFixed(Math.abs(x));
-  const ulpExponent = Math.max(bitLength(t) - 1 - f, -1022) - 52;
-  // both at the scale 2^s, the finer of y's last bit and the reference's
-  const ay = Math.abs(y);
-  const { m, e } = ay === 0 ? { m: 0n, e: -f } : decompose(ay);
-  const s = Math.min(e, -f);
-  let diff = shift(m, e - s) - shift(t, -f - s);
-  if (diff < 0n) diff = -diff;
-  // diff·2^(s − ulpExponent), with diff cut to 64 bits so that Number() stays finite
-  let scale = s - ulpExponent;
-  const excess = bitLength(diff) - 64;
-  if (excess > 0) {
-    diff >>= BigInt(excess);
-    scale += excess;
-  }
-  return Number(diff) * 2 ** Math.max(scale, -1100);
+  return ulpsFrom(Math.abs(y), t, f);
 }

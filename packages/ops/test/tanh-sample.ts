@@ -3,14 +3,14 @@
 const view = new DataView(new ArrayBuffer(8));
 
 /** The double whose bits are hi:lo (any pattern: NaN, ∞, subnormal, huge). */
-function fromBits(hi: number, lo: number): number {
+export function fromBits(hi: number, lo: number): number {
   view.setUint32(0, hi >>> 0);
   view.setUint32(4, lo >>> 0);
   return view.getFloat64(0);
 }
 
 /** x moved by k doubles (k small), toward +∞ for k > 0; x finite and positive. */
-function step(x: number, k: number): number {
+export function step(x: number, k: number): number {
   view.setFloat64(0, x);
   view.setBigUint64(0, view.getBigUint64(0) + BigInt(k));
   return view.getFloat64(0);

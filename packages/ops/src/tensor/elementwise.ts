@@ -14,6 +14,7 @@ import { isVector, MIN_ROW, rowStart, SIMD_FROM, simdArith, type Arith, type Lay
 import { size, type Dims } from "./dims.js";
 import { odometerRows } from "./odometer.js";
 import { tanh as TANH } from "../tanh.js";
+import { exp as EXP } from "../exp.js";
 
 const ADD = (a: number, b: number) => a + b;
 const SUB = (a: number, b: number) => a - b;
@@ -22,7 +23,7 @@ const DIV = (a: number, b: number) => a / b;
 const NEG = (x: number) => -x;
 const SQUARE = (x: number) => x * x;
 /** σ(x), stable for either sign (exp of a non-positive number only). */
-const SIGMOID = (x: number): number => (x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x)));
+const SIGMOID = (x: number): number => (x >= 0 ? 1 / (1 + EXP(-x)) : EXP(x) / (1 + EXP(x)));
 
 /** The binary kernels `zip` recognizes (scalar.ts's table uses these very functions). */
 export const ARITH = { add: ADD, sub: SUB, mul: MUL, div: DIV };
@@ -36,7 +37,7 @@ function tanhLoop(out: Float64Array, x: Float64Array, n: number): void {
   for (let i = 0; i < n; i++) out[i] = TANH(x[i]);
 }
 function expLoop(out: Float64Array, x: Float64Array, n: number): void {
-  for (let i = 0; i < n; i++) out[i] = Math.exp(x[i]);
+  for (let i = 0; i < n; i++) out[i] = EXP(x[i]);
 }
 function logLoop(out: Float64Array, x: Float64Array, n: number): void {
   for (let i = 0; i < n; i++) out[i] = Math.log(x[i]);
@@ -65,7 +66,7 @@ function callLoop(out: Float64Array, x: Float64Array, n: number, f: (x: number) 
 
 const MAP_LOOPS = new Map<(x: number) => number, MapLoop>([
   [TANH, tanhLoop],
-  [Math.exp, expLoop],
+  [EXP, expLoop],
   [Math.log, logLoop],
   [SQUARE, squareLoop],
   [NEG, negLoop],

@@ -9,6 +9,7 @@
  * sums go to the SIMD kernel (simd-elementwise.ts). Elements are combined in memory
  * order, from the identity, whichever loop runs: the numbers of the plain definition.
  */
+import { exp } from "../exp.js";
 import { alloc, release } from "./pool.js";
 import { size, type Dims } from "./dims.js";
 import { odometer } from "./odometer.js";
@@ -106,7 +107,7 @@ function maxAndLogSum(x: Float64Array, xd: Dims, axes: readonly number[]): [Floa
   for (let o = 0; o < n; o++) if (!Number.isFinite(m[o])) m[o] = 0;
   const logSum = alloc(n);
   const abr = split(x, xd, axes);
-  if (abr === null) odometer(xd, [keptDims(xd, axes)], (i, offs) => (logSum[offs[0]] += Math.exp(x[i] - m[offs[0]])));
+  if (abr === null) odometer(xd, [keptDims(xd, axes)], (i, offs) => (logSum[offs[0]] += exp(x[i] - m[offs[0]])));
   else {
     const [A, R, B] = abr;
     if (B === 1) for (let a = 0; a < A; a++) expRun(logSum, m, a, x, a * R, (a + 1) * R);
@@ -127,11 +128,11 @@ function logsumexp(x: Float64Array, xd: Dims, axes: readonly number[]): Float64A
 function expRun(out: Float64Array, m: Float64Array, o: number, x: Float64Array, from: number, to: number): void {
   let s = 0;
   const mo = m[o];
-  for (let i = from; i < to; i++) s += Math.exp(x[i] - mo);
+  for (let i = from; i < to; i++) s += exp(x[i] - mo);
   out[o] = s;
 }
 function expRow(out: Float64Array, m: Float64Array, o: number, x: Float64Array, i: number, len: number): void {
-  for (let b = 0; b < len; b++) out[o + b] += Math.exp(x[i + b] - m[o + b]);
+  for (let b = 0; b < len; b++) out[o + b] += exp(x[i + b] - m[o + b]);
 }
 
 /**
