@@ -301,9 +301,12 @@ export class Tape {
   appendWithLiteral(code: number, a: number, c: number, first: boolean): number {
     if (this.op[a] === CONST) return first ? this.append(code, this.constant(c), a) : this.append(code, a, this.constant(c));
     const va = this.val[a];
-    if (!first && isLiteralPower(code, c, true)) return this.constant(1);
-    const same = first ? identityArgument(code, c, va, true, false) : identityArgument(code, va, c, false, true);
-    if (same >= 0) return a;
+    // only x⁰, x + (−0) and x · 1 fold (isLiteralPower, identityArgument): other primitives need not ask
+    if (code === ADD || code === MUL || code === POW) {
+      if (!first && isLiteralPower(code, c, true)) return this.constant(1);
+      const same = first ? identityArgument(code, c, va, true, false) : identityArgument(code, va, c, false, true);
+      if (same >= 0) return a;
+    }
     const k = this.constant(c);
     return first ? this.push(code, k, a, binaryKernel(code, c, va)) : this.push(code, a, k, binaryKernel(code, va, c));
   }
