@@ -37,6 +37,8 @@ const DIV = CODE.div;
 const POW = CODE.pow;
 
 const INITIAL_CAPACITY = 64;
+/** How many recent literals `constant` checks before its map. */
+const RECENT = 4;
 /** A recycled tape's columns: empty (nothing can be written to them), shared. */
 const NO_OPS = new Uint16Array(0);
 const NO_INDICES = new Int32Array(0);
@@ -66,7 +68,9 @@ export class Tape {
     this.a = takeColumn(Int32Array, capacity);
     this.b = takeColumn(Int32Array, capacity);
     this.val = takeColumn(Float64Array, capacity);
-    this.x = takeColumn(Int32Array, capacity);
+    // zeroed here and past `length` when it grows (reserve), once for the whole column: a
+    // scalar instruction, almost every one of a trace, then writes nothing to it (push)
+    this.x = takeColumn(Int32Array, capacity).fill(0);
   }
 
   /**
@@ -92,7 +96,10 @@ export class Tape {
     t.length = this.length;
     for (const v of this.frees) t.frees.push(v);
     if (this.consts !== null) t.consts = new Map(this.consts);
-    for (let i = 0; i < 8; i++) t.recent[i] = this.recent[i];
+    for (let i = 0; i < RECENT; i++) {
+      t.recentValues[i] = this.recentValues[i];
+      t.recentVariables[i] = this.recentVariables[i];
+    }
     t.slot = this.slot;
     t.negZero = this.negZero;
     return t;
@@ -238,9 +245,9 @@ export class Tape {
 
   constant(c: number): number {
     // loops use a few literals over and over: four recent ones are checked before the map
-    // (0 stays out of it, as 0 === -0)
-    const r = this.recent;
-    if (c !== 0) for (let i = 0; i < 8; i += 2) if (r[i] === c) return r[i + 1];
+    // (0 stays out of them, as 0 === -0)
+    const values = this.recentValues;
+    if (c !== 0) for (let i = 0; i < RECENT; i++) if (values[i] === c) return this.recentVariables[i];
     if (Object.is(c, -0)) return this.negZero >= 0 ? this.negZero : (this.negZero = this.push(CONST, 0, 0, c));
     this.consts ??= new Map();
     let k = this.consts.get(c);
@@ -249,16 +256,19 @@ export class Tape {
       this.consts.set(c, k);
     }
     if (c !== 0 && c === c) {
-      r[this.slot] = c;
-      r[this.slot + 1] = k;
-      this.slot = (this.slot + 2) % 8;
+      values[this.slot] = c;
+      this.recentVariables[this.slot] = k;
+      this.slot = (this.slot + 1) % RECENT;
     }
     return k;
   }
 
-  /** [value, variable] pairs of recently used literals (NaN: empty). */
-  // a plain array: a typed array (a store off the heap) costs far more to make, and a tape is made per trace
-  private readonly recent: number[] = [NaN, NaN, NaN, NaN, NaN, NaN, NaN, NaN];
+  /** Recently used literals (NaN: empty), and their variables at the same places. */
+  // plain arrays: a typed array (a store off the heap) costs far more to make, and a tape
+  // is made per trace; two of them, so that the variables are small integers (in one
+  // array with the values they were doubles, boxed when `constant` returns one uninlined)
+  private readonly recentValues: number[] = [NaN, NaN, NaN, NaN];
+  private readonly recentVariables: number[] = [0, 0, 0, 0];
   private slot = 0;
 
   free(value: unknown, current: number): number {
@@ -350,7 +360,7 @@ export class Tape {
     this.a[k] = a;
     this.b[k] = b;
     this.val[k] = v;
-    this.x[k] = 0; // recycled columns are not zeroed
+    // x[k] is 0 already (the constructor, reserve)
     return k;
   }
 
@@ -366,7 +376,7 @@ export class Tape {
     this.a = grow(this.a, Int32Array);
     this.b = grow(this.b, Int32Array);
     this.val = grow(this.val, Float64Array);
-    this.x = grow(this.x, Int32Array);
+    this.x = grow(this.x, Int32Array).fill(0, this.length);
   }
 }
 

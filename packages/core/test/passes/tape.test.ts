@@ -90,6 +90,19 @@ describe("tape columns recycled between traces (trace/columns.ts)", () => {
     expect(takeColumn(Int32Array, length)).not.toBe(columns[1]); // taken already: a new one
   });
 
+  it("a tape's x column reads 0 for every scalar instruction, also where columns it grew into were another tape's", () => {
+    // x is zeroed once per column (constructor, growth), not written per scalar instruction:
+    // columns that come back dirty from a tensor tape must read 0 past the copied part
+    const length = 64 * 2 ** 3; // a tape starting at 64 grows into columns of this length
+    for (let k = 0; k < 6; k++) giveColumn(new Int32Array(length).fill(7));
+    const tape = new Tape();
+    const vs = [tape.input(0, 0.5)];
+    for (let i = 1; i < length - 1; i++) vs.push(tape.append(CODE.mul, vs[i - 1], vs[0]));
+    expect(tape.op.length).toBe(length);
+    expect(vs.filter((v) => tape.x[v] !== 0 || tape.isTensor(v) || tape.dims(v).length !== 0)).toEqual([]);
+    tape.recycle();
+  });
+
   it("an outermost grad hands its columns back; the pool stays bounded", () => {
     grad(chain(20000), 0.3);
     expect(keptBytes()).toBeGreaterThan(0);
