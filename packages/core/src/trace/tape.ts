@@ -68,9 +68,7 @@ export class Tape {
     this.a = takeColumn(Int32Array, capacity);
     this.b = takeColumn(Int32Array, capacity);
     this.val = takeColumn(Float64Array, capacity);
-    // zeroed here and past `length` when it grows (reserve), once for the whole column: a
-    // scalar instruction, almost every one of a trace, then writes nothing to it (push)
-    this.x = takeColumn(Int32Array, capacity).fill(0);
+    this.x = takeColumn(Int32Array, capacity);
   }
 
   /**
@@ -175,6 +173,7 @@ export class Tape {
     this.a = this.b = this.x = NO_INDICES;
     this.val = NO_VALUES;
     this.length = 0;
+    this.ready = 0;
   }
 
   /** Number of instructions with an Extra: 0 for a tape of reals only. */
@@ -354,14 +353,29 @@ export class Tape {
   }
 
   private push(op: number, a: number, b: number, v: number): number {
-    if (this.length === this.op.length) this.reserve(this.length * 2);
+    if (this.length >= this.ready) this.makeRoom();
     const k = this.length++;
     this.op[k] = op;
     this.a[k] = a;
     this.b[k] = b;
     this.val[k] = v;
-    // x[k] is 0 already (the constructor, reserve)
+    // x[k] is 0 already (makeRoom)
     return k;
+  }
+
+  /**
+   * Up to here the columns have room and x is zeroed (recycled columns are not): push's
+   * one check. x is zeroed ahead in runs (makeRoom) rather than written 0 by every scalar
+   * instruction, almost every one of a trace; and in runs as long as what was written, not
+   * at once, since a short trace may have been given a long tape's columns (reusing).
+   */
+  private ready = 0;
+
+  private makeRoom(): void {
+    if (this.length === this.op.length) this.reserve(this.length * 2);
+    const end = Math.min(this.op.length, this.length + Math.max(this.length, INITIAL_CAPACITY));
+    this.x.fill(0, this.length, end);
+    this.ready = end;
   }
 
   private reserve(capacity: number): void {
@@ -376,7 +390,7 @@ export class Tape {
     this.a = grow(this.a, Int32Array);
     this.b = grow(this.b, Int32Array);
     this.val = grow(this.val, Float64Array);
-    this.x = grow(this.x, Int32Array).fill(0, this.length);
+    this.x = grow(this.x, Int32Array);
   }
 }
 
