@@ -112,11 +112,21 @@ export function flatten<L>(
 /** Tuple shapes whose items are all reals, made by `realVector`: assembled without a walk. */
 const realVectors = new WeakSet<Shape>();
 
-/** The shape `real^n` of an array of n numbers. */
+/** The last shape `realVector` made: a grad called in a loop asks for the same n every time. */
+let lastRealVector: Shape | null = null;
+
+/** The shape `real^n` of an array of n numbers (shapes are immutable: one may serve many values). */
 export function realVector(n: number): Shape {
+  if (lastRealVector?.kind === "tuple" && lastRealVector.items.length === n) return lastRealVector;
   const s: Shape = { kind: "tuple", items: new Array<Shape>(n).fill(REAL) };
   realVectors.add(s);
+  lastRealVector = s;
   return s;
+}
+
+/** Whether `shape` was made by `realVector` (an array of numbers flattened: its leaves are numbers). */
+export function isRealVector(shape: Shape): boolean {
+  return realVectors.has(shape);
 }
 
 /** n if `shape` is a `realVector(n)`, else -1. */

@@ -4,7 +4,7 @@
  * shaped like them (seeds, tangents) in and out.
  */
 import { OutputTypeError, SeedMismatchError, WengertError } from "../errors.js";
-import { flatten, flattenLike, typeString, unflatten, type Shape } from "../structure.js";
+import { flatten, flattenLike, isRealVector, typeString, unflatten, type Shape } from "../structure.js";
 import type { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
 import { fromDense, ownedCopy } from "../trace/host-tensor.js";
@@ -65,6 +65,13 @@ export function openTraceAt(caller: string, x: unknown, options: RdOptions = {},
   // one pass over the leaves: x is often thousands of numbers
   const inputs = new Array<Real | Tensor>(leaves.length);
   const atoms = new Array<number>(leaves.length);
+  if (isRealVector(shape)) {
+    // x an array of numbers (flatten's shortcut): its traced reals are the array f gets,
+    // made with nothing to check
+    const tape = t.tape;
+    for (let k = 0; k < leaves.length; k++) inputs[k] = new Real(t, (atoms[k] = tape.input(k, leaves[k] as number)));
+    return { caller, trace: t, input: inputs, shape, leaves, atoms };
+  }
   try {
     for (let k = 0; k < leaves.length; k++) {
       const leaf = leaves[k];

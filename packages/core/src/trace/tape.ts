@@ -37,6 +37,8 @@ const DIV = CODE.div;
 const POW = CODE.pow;
 
 const INITIAL_CAPACITY = 64;
+/** How many recent literals `constant` checks before its map. */
+const RECENT = 4;
 /** A recycled tape's columns: empty (nothing can be written to them), shared. */
 const NO_OPS = new Uint16Array(0);
 const NO_INDICES = new Int32Array(0);
@@ -92,7 +94,10 @@ export class Tape {
     t.length = this.length;
     for (const v of this.frees) t.frees.push(v);
     if (this.consts !== null) t.consts = new Map(this.consts);
-    for (let i = 0; i < 8; i++) t.recent[i] = this.recent[i];
+    for (let i = 0; i < RECENT; i++) {
+      t.recentValues[i] = this.recentValues[i];
+      t.recentVariables[i] = this.recentVariables[i];
+    }
     t.slot = this.slot;
     t.negZero = this.negZero;
     return t;
@@ -168,6 +173,7 @@ export class Tape {
     this.a = this.b = this.x = NO_INDICES;
     this.val = NO_VALUES;
     this.length = 0;
+    this.ready = 0;
   }
 
   /** Number of instructions with an Extra: 0 for a tape of reals only. */
@@ -238,9 +244,9 @@ export class Tape {
 
   constant(c: number): number {
     // loops use a few literals over and over: four recent ones are checked before the map
-    // (0 stays out of it, as 0 === -0)
-    const r = this.recent;
-    if (c !== 0) for (let i = 0; i < 8; i += 2) if (r[i] === c) return r[i + 1];
+    // (0 stays out of them, as 0 === -0)
+    const values = this.recentValues;
+    if (c !== 0) for (let i = 0; i < RECENT; i++) if (values[i] === c) return this.recentVariables[i];
     if (Object.is(c, -0)) return this.negZero >= 0 ? this.negZero : (this.negZero = this.push(CONST, 0, 0, c));
     this.consts ??= new Map();
     let k = this.consts.get(c);
@@ -249,16 +255,19 @@ export class Tape {
       this.consts.set(c, k);
     }
     if (c !== 0 && c === c) {
-      r[this.slot] = c;
-      r[this.slot + 1] = k;
-      this.slot = (this.slot + 2) % 8;
+      values[this.slot] = c;
+      this.recentVariables[this.slot] = k;
+      this.slot = (this.slot + 1) % RECENT;
     }
     return k;
   }
 
-  /** [value, variable] pairs of recently used literals (NaN: empty). */
-  // a plain array: a typed array (a store off the heap) costs far more to make, and a tape is made per trace
-  private readonly recent: number[] = [NaN, NaN, NaN, NaN, NaN, NaN, NaN, NaN];
+  /** Recently used literals (NaN: empty), and their variables at the same places. */
+  // plain arrays: a typed array (a store off the heap) costs far more to make, and a tape
+  // is made per trace; two of them, so that the variables are small integers (in one
+  // array with the values they were doubles, boxed when `constant` returns one uninlined)
+  private readonly recentValues: number[] = [NaN, NaN, NaN, NaN];
+  private readonly recentVariables: number[] = [0, 0, 0, 0];
   private slot = 0;
 
   free(value: unknown, current: number): number {
@@ -301,9 +310,12 @@ export class Tape {
   appendWithLiteral(code: number, a: number, c: number, first: boolean): number {
     if (this.op[a] === CONST) return first ? this.append(code, this.constant(c), a) : this.append(code, a, this.constant(c));
     const va = this.val[a];
-    if (!first && isLiteralPower(code, c, true)) return this.constant(1);
-    const same = first ? identityArgument(code, c, va, true, false) : identityArgument(code, va, c, false, true);
-    if (same >= 0) return a;
+    // only x⁰, x + (−0) and x · 1 fold (isLiteralPower, identityArgument): other primitives need not ask
+    if (code === ADD || code === MUL || code === POW) {
+      if (!first && isLiteralPower(code, c, true)) return this.constant(1);
+      const same = first ? identityArgument(code, c, va, true, false) : identityArgument(code, va, c, false, true);
+      if (same >= 0) return a;
+    }
     const k = this.constant(c);
     return first ? this.push(code, k, a, binaryKernel(code, c, va)) : this.push(code, a, k, binaryKernel(code, va, c));
   }
@@ -341,14 +353,29 @@ export class Tape {
   }
 
   private push(op: number, a: number, b: number, v: number): number {
-    if (this.length === this.op.length) this.reserve(this.length * 2);
+    if (this.length >= this.ready) this.makeRoom();
     const k = this.length++;
     this.op[k] = op;
     this.a[k] = a;
     this.b[k] = b;
     this.val[k] = v;
-    this.x[k] = 0; // recycled columns are not zeroed
+    // x[k] is 0 already (makeRoom)
     return k;
+  }
+
+  /**
+   * Up to here the columns have room and x is zeroed (recycled columns are not): push's
+   * one check. x is zeroed ahead in runs (makeRoom) rather than written 0 by every scalar
+   * instruction, almost every one of a trace; and in runs as long as what was written, not
+   * at once, since a short trace may have been given a long tape's columns (reusing).
+   */
+  private ready = 0;
+
+  private makeRoom(): void {
+    if (this.length === this.op.length) this.reserve(this.length * 2);
+    const end = Math.min(this.op.length, this.length + Math.max(this.length, INITIAL_CAPACITY));
+    this.x.fill(0, this.length, end);
+    this.ready = end;
   }
 
   private reserve(capacity: number): void {

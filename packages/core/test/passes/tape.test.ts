@@ -90,6 +90,32 @@ describe("tape columns recycled between traces (trace/columns.ts)", () => {
     expect(takeColumn(Int32Array, length)).not.toBe(columns[1]); // taken already: a new one
   });
 
+  it("a tape's x column reads 0 for every scalar instruction, in columns that were another tape's", () => {
+    // x is zeroed ahead in runs, not written per scalar instruction: columns that come back
+    // dirty from a tensor tape must read 0 where instructions are, taken at the start or
+    // grown into, and after a copy (extend)
+    const scalarsOnly = (tape: Tape, n: number): void => {
+      const vs = [tape.input(0, 0.5)];
+      for (let i = 1; i < n; i++) vs.push(tape.append(CODE.mul, vs[i - 1], vs[0]));
+      expect(vs.filter((v) => tape.x[v] !== 0 || tape.isTensor(v) || tape.dims(v).length !== 0)).toEqual([]);
+    };
+    const dirty = (length: number): void => {
+      for (let k = 0; k < 6; k++) giveColumn(new Int32Array(length).fill(7));
+    };
+    const length = 64 * 2 ** 3; // a tape starting at 64 grows into columns of this length
+    dirty(length);
+    const grown = new Tape();
+    scalarsOnly(grown, length - 1);
+    expect(grown.op.length).toBe(length);
+    dirty(4096);
+    const taken = new Tape(4096);
+    scalarsOnly(taken, 3000);
+    const copy = taken.extend();
+    const more = [copy.append(CODE.add, 0, 1), copy.append(CODE.sin, 2)];
+    expect(more.map((v) => copy.x[v])).toEqual([0, 0]);
+    for (const t of [grown, taken, copy]) t.recycle();
+  });
+
   it("an outermost grad hands its columns back; the pool stays bounded", () => {
     grad(chain(20000), 0.3);
     expect(keptBytes()).toBeGreaterThan(0);
