@@ -77,7 +77,8 @@ describe("scripts/run-built.mjs", () => {
     expect(launch().built).toBe(true);
     rmSync(join(tmp, "packages/core/dist"), { recursive: true });
     expect(launch()).toEqual({ status: 0, out: "v2 2 a,b\n", built: true });
-  });
+    // five builds with tsc: well under a minute on a quiet machine, over it on a loaded one
+  }, 180_000);
 
   it("stops at a type error without running the entry", () => {
     write("packages/core/src/cli/main.ts", `${main("v3")}const n: number = "not a number";\n`);
