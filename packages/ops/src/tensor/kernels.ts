@@ -11,7 +11,7 @@
 import { gemm } from "./gemm.js";
 import { alloc, pooledCopy } from "./pool.js";
 import { size, strides, type Dims } from "./dims.js";
-import { odometer } from "./odometer.js";
+import { odometer, odometerRows } from "./odometer.js";
 import { pattern } from "./elementwise.js";
 
 export { ARITH, UNARY_ARITH, map, zip } from "./elementwise.js";
@@ -45,7 +45,16 @@ export function broadcastTo(x: number | Float64Array, xd: Dims, out: Dims): Floa
   const m = out[out.length - 1];
   if (p === "row") for (let o = 0; o < r.length; o += x.length) r.set(x, o);
   else if (p === "column") for (let i = 0, o = 0; o < r.length; i++) for (let j = 0, v = x[i]; j < m; j++) r[o++] = v;
-  else odometer(out, [xd], (o, offs) => (r[o] = x[offs[0]]));
+  else {
+    // any other broadcast (an axis inserted in the middle, as sum's reverse rule over a
+    // middle axis makes): a row of the result at a time, x read at its stride along it
+    // (1, or 0 where the last axis is broadcast), not a callback per element
+    odometerRows(out, [xd], (o, offs, along) => {
+      const at = offs[0];
+      const s = along[0];
+      for (let j = 0; j < m; j++) r[o + j] = x[at + j * s];
+    });
+  }
   return r;
 }
 
