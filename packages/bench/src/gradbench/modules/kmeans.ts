@@ -104,9 +104,15 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
   return a;
 }
 
-/** Σᵢ ‖Pᵢ − C_{a(i)}‖²: the cost for the assignment `a`. */
+/**
+ * Σᵢ ‖Pᵢ − C_{a(i)}‖²: the cost for the assignment `a`, written as Σᵢ ‖C_{a(i)} − Pᵢ‖²
+ * (the same numbers: negation is exact, and (−e)² = e²). The centroids are sub's first
+ * argument so that its cotangent reaches the gather as it is, where as the second it
+ * would be negated first: a pass over the n × d differences fewer in the gradient, two
+ * in `dir`'s forward-over-reverse.
+ */
 export function assignedCost(points: NdArray, centroids: TensorArg, a: Int32Array): Scalar {
-  return sum(square(sub(points, gather(centroids, a, 0))));
+  return sum(square(sub(gather(centroids, a, 0), points)));
 }
 
 const prepare = (input: unknown): KmeansInput => {
