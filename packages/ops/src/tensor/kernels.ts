@@ -34,6 +34,15 @@ export function select(mask: Float64Array, md: Dims, a: number | Float64Array, a
   return r;
 }
 
+/** From this many elements a row is copied by `set` (a view and a memcpy) rather than a loop. */
+const BLOCK_ROW = 64;
+
+/** r[o…o+m) = x[at…at+m): a long row one block copy (TypedArray#set), a short one not worth its subarray. */
+function copyRow(r: Float64Array, o: number, x: Float64Array, at: number, m: number): void {
+  if (m >= BLOCK_ROW) r.set(x.subarray(at, at + m), o);
+  else for (let j = 0; j < m; j++) r[o + j] = x[at + j];
+}
+
 /** `x` repeated to dims `out` (it broadcasts to them). */
 export function broadcastTo(x: number | Float64Array, xd: Dims, out: Dims): Float64Array {
   const r = alloc(size(out), true);
@@ -51,8 +60,8 @@ export function broadcastTo(x: number | Float64Array, xd: Dims, out: Dims): Floa
     // (1, or 0 where the last axis is broadcast), not a callback per element
     odometerRows(out, [xd], (o, offs, along) => {
       const at = offs[0];
-      const s = along[0];
-      for (let j = 0; j < m; j++) r[o + j] = x[at + j * s];
+      if (along[0] === 0) r.fill(x[at], o, o + m);
+      else copyRow(r, o, x, at, m);
     });
   }
   return r;
@@ -147,9 +156,7 @@ export function slice(x: Float64Array, xd: Dims, starts: readonly number[], ends
   const rows = r.length / Math.max(inner, 1);
   let off = base;
   for (let row = 0; row < rows && inner > 0; row++) {
-    // a long row is one block copy (TypedArray#set), a short one not worth its subarray
-    if (inner >= 64) r.set(x.subarray(off, off + inner), o);
-    else for (let j = 0; j < inner; j++) r[o + j] = x[off + j];
+    copyRow(r, o, x, off, inner);
     o += inner;
     for (let ax = rank - 2; ax >= 0; ax--) {
       idx[ax]++;
