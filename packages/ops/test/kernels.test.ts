@@ -127,9 +127,11 @@ describe("zip on large buffers (the SIMD kernels, in rows)", () => {
 });
 
 describe("broadcastTo", () => {
-  it("a repeated row, a repeated column and the general walk", () => {
+  it("a repeated row, a repeated column and the general walk (rows read at stride 1, or 0 where the last axis is broadcast)", () => {
     const next = rng(17);
-    for (const [xd, out] of [[[7], [5, 7]], [[1, 6], [2, 3, 6]], [[4, 1], [4, 9]], [[2, 1, 3], [2, 4, 3]], [[1], [5]], [[], [3, 2]]] as [Dims, Dims][]) {
+    const cases: [Dims, Dims][] = [[[7], [5, 7]], [[1, 6], [2, 3, 6]], [[4, 1], [4, 9]], [[2, 1, 3], [2, 4, 3]], [[1], [5]], [[], [3, 2]],
+      [[3, 1, 1], [3, 4, 5]], [[1, 4, 1], [2, 4, 3]], [[2, 1, 3, 1], [2, 5, 3, 4]], [[5, 1, 40], [5, 3, 40]]];
+    for (const [xd, out] of cases) {
       const x = randomArray(next, size(xd));
       const want = Float64Array.from(indices(out), (idx) => broadcastRead(x, xd, out, idx));
       expect(sameBits(broadcastTo(x, xd, out), want), `${xd} → ${out}`).toBe(true);

@@ -11,7 +11,7 @@
 import { gemm } from "./gemm.js";
 import { alloc, pooledCopy } from "./pool.js";
 import { size, strides, type Dims } from "./dims.js";
-import { odometer } from "./odometer.js";
+import { odometer, odometerRows } from "./odometer.js";
 import { pattern } from "./elementwise.js";
 
 export { ARITH, UNARY_ARITH, map, zip } from "./elementwise.js";
@@ -34,6 +34,15 @@ export function select(mask: Float64Array, md: Dims, a: number | Float64Array, a
   return r;
 }
 
+/** From this many elements a row is copied by `set` (a view and a memcpy) rather than a loop. */
+const BLOCK_ROW = 64;
+
+/** r[o…o+m) = x[at…at+m): a long row one block copy (TypedArray#set), a short one not worth its subarray. */
+function copyRow(r: Float64Array, o: number, x: Float64Array, at: number, m: number): void {
+  if (m >= BLOCK_ROW) r.set(x.subarray(at, at + m), o);
+  else for (let j = 0; j < m; j++) r[o + j] = x[at + j];
+}
+
 /** `x` repeated to dims `out` (it broadcasts to them). */
 export function broadcastTo(x: number | Float64Array, xd: Dims, out: Dims): Float64Array {
   const r = alloc(size(out), true);
@@ -45,7 +54,16 @@ export function broadcastTo(x: number | Float64Array, xd: Dims, out: Dims): Floa
   const m = out[out.length - 1];
   if (p === "row") for (let o = 0; o < r.length; o += x.length) r.set(x, o);
   else if (p === "column") for (let i = 0, o = 0; o < r.length; i++) for (let j = 0, v = x[i]; j < m; j++) r[o++] = v;
-  else odometer(out, [xd], (o, offs) => (r[o] = x[offs[0]]));
+  else {
+    // any other broadcast (an axis inserted in the middle, as sum's reverse rule over a
+    // middle axis makes): a row of the result at a time, x read at its stride along it
+    // (1, or 0 where the last axis is broadcast), not a callback per element
+    odometerRows(out, [xd], (o, offs, along) => {
+      const at = offs[0];
+      if (along[0] === 0) r.fill(x[at], o, o + m);
+      else copyRow(r, o, x, at, m);
+    });
+  }
   return r;
 }
 
@@ -138,9 +156,7 @@ export function slice(x: Float64Array, xd: Dims, starts: readonly number[], ends
   const rows = r.length / Math.max(inner, 1);
   let off = base;
   for (let row = 0; row < rows && inner > 0; row++) {
-    // a long row is one block copy (TypedArray#set), a short one not worth its subarray
-    if (inner >= 64) r.set(x.subarray(off, off + inner), o);
-    else for (let j = 0; j < inner; j++) r[o + j] = x[off + j];
+    copyRow(r, o, x, off, inner);
     o += inner;
     for (let ax = rank - 2; ax >= 0; ax--) {
       idx[ax]++;

@@ -16,7 +16,7 @@
  * (the prior is log_wishart_prior's `−out + k·C`: the log of the Wishart density).
  *
  * Everything is whole-tensor operations: Q for all components by one gather,
- * Q_k(x_i − μ_k) as Q_k x_i − Q_k μ_k by batched matmuls ([k, d, d] · [d, n]),
+ * Q_k(x_i − μ_k) as Q_k x_i − Q_k μ_k (Q_k x_i for all k by one [k·d, d] · [d, n] product),
  * logsumexp over the components. The points are taken in chunks (at most
  * `CHUNK_ELEMENTS` elements of [k, d, chunk]) so that memory stays bounded at ADBench's
  * largest sizes; the objective is a sum over points, so its gradient is the sum of the
@@ -30,7 +30,7 @@
  */
 import ndarray from "ndarray";
 import {
-  add, concat, exp, gather, grad, logsumexp, matmul, mul, reshape, square, sub, sum, vjp,
+  add, concat, exp, gather, grad, logsumexp, matmul, mul, neg, reshape, square, sub, sum, vjp,
   type NdArray, type Operand, type Scalar, type TensorArg, type Traced,
 } from "@wengert/core";
 import { defineFunction } from "../define.js";
@@ -165,10 +165,17 @@ function chunkTerm(p: GmmPrepared, v: Traced<WithMeans>, xT: NdArray): Scalar {
   const { d, k } = p;
   const { sumQs, Q } = factors(p, v);
   // Q_k (x − μ_k) as Q_k x − Q_k μ_k: a column broadcast rather than a [k, d, c] centring
-  const Qx = matmul(Q, xT); // [k, d, c]
+  // all components' Q_k x in one product, [k·d, d] · [d, c]: the same numbers as the
+  // batched [k, d, d] · [d, c] (each element the same sum in the same order, gemm.ts), but
+  // one kernel call over k·d rows instead of k calls of d rows (at d = 2, k calls of a
+  // 2 × 2 · 2 × c product, each too small for the SIMD kernel)
+  const Qx = reshape(matmul(reshape(Q, [k * d, d]) as T, xT) as T, [k, d, xT.shape[1]]); // [k, d, c]
   const Qmu = matmul(Q, reshape(v.mu, [k, d, 1]) as T); // [k, d, 1]
-  const sqnorm = sum(square(sub(Qx, Qmu)), 1) as T; // [k, c]
-  const main = sub(reshape(add(v.alpha, sumQs) as T, [k, 1]) as T, mul(0.5, sqnorm)) as T;
+  // Qx − Qmu as Qx + (−Qmu), and a − ½‖·‖² as a + (−½)‖·‖²: the same numbers (negation is
+  // exact), but the reverse sweep negates Qmu's cotangent after summing it to [k, d, 1]
+  // rather than over [k, d, c], and none of [k, c]
+  const sqnorm = sum(square(add(Qx, neg(Qmu))), 1) as T; // [k, c]
+  const main = add(reshape(add(v.alpha, sumQs) as T, [k, 1]) as T, mul(-0.5, sqnorm)) as T;
   return sum(logsumexp(main, 0) as T);
 }
 

@@ -192,13 +192,20 @@ export function vertexPositions(h: HtPrepared, theta: readonly Scalar[]): T {
  * and, in the complicated variant, the barycentric coordinates (u0, u1) ([1, N] each).
  * Coordinate-major, so that each operation on them is over rows of N (a point's u
  * broadcast down its column), not N rows of 3.
+ *
+ * points − (u0 Va + u1 Vb + w Vc) is computed as points + ((−u0) Va + (−u1) Vb + (−w) Vc)
+ * (and points − V_c as points + (−V)_c): the same residuals, negation being exact and
+ * rounding symmetric (in the Jacobian, an entry whose terms cancel exactly is +0 where it
+ * was −0), but the tangent of `points + x` is x's own, where that of
+ * `points − x` is a negation of it: one pass fewer over the Jacobian's lanes of [3, N]
+ * (the negations are of the weights, [1, N], or of V, [3, M], computed once).
  */
 export function pointResiduals(h: HtPrepared, V: T, us: readonly [T, T] | null): T {
-  if (h.triangle === null || us === null) return sub(h.points, gather(V, h.correspondences, 1)) as T;
+  if (h.triangle === null || us === null) return add(h.points, gather(neg(V), h.correspondences, 1)) as T;
   const [Va, Vb, Vc] = h.triangle.map((t) => gather(V, t, 1) as T);
   const [u0, u1] = us;
-  const point = add(add(mul(u0, Va), mul(u1, Vb)), mul(sub(sub(1, u0), u1), Vc)) as T;
-  return sub(h.points, point) as T;
+  const point = add(add(mul(neg(u0), Va), mul(neg(u1), Vb)), mul(neg(sub(sub(1, u0), u1)), Vc)) as T;
+  return add(h.points, point) as T;
 }
 
 export const residuals = (h: HtPrepared, theta: readonly Scalar[]): T => pointResiduals(h, vertexPositions(h, theta), h.us);
@@ -242,8 +249,9 @@ function pointByPoint(blocks: readonly NdArray[]): NdArray {
   for (const block of blocks) {
     const w = block.shape[2];
     const from = block.data as Float64Array;
-    for (let j = 0; j < 3; j++) {
-      for (let i = 0; i < N; i++) {
+    // the rows in order (point i's three together), so the writes stream through `rows`
+    for (let i = 0; i < N; i++) {
+      for (let j = 0; j < 3; j++) {
         const src = (j * N + i) * w;
         const dst = (3 * i + j) * C + first;
         for (let c = 0; c < w; c++) rows[dst + c] = from[src + c];

@@ -82,12 +82,31 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
     const G = (matmul(ndarray(P.subarray(i0 * d, (i0 + rows) * d), [rows, d]), Ct) as NdArray).data as Float64Array;
     for (let r = 0; r < rows; r++) {
       const g = r * k;
+      // the least s_j, where it is, and the least of the others (a NaN noted apart)
       let least = Infinity;
-      for (let j = 0; j < k; j++) least = Math.min(least, cn[j] - 2 * G[g + j]);
+      let second = Infinity;
+      let at = 0;
+      let nan = false;
+      for (let j = 0; j < k; j++) {
+        const s = cn[j] - 2 * G[g + j];
+        if (s < least) {
+          second = least;
+          least = s;
+          at = j;
+        } else if (s < second) second = s;
+        else if (s !== s) nan = true;
+      }
       const p = (i0 + r) * d;
       let pn = 0;
       for (let l = 0; l < d; l++) pn += P[p + l] * P[p + l];
-      const cut = least + 2 * unit * 2 * (pn + cnMax);
+      let cut = least + 2 * unit * 2 * (pn + cnMax);
+      // one candidate (almost always): it is the choice, without a second pass over the k
+      if (!nan && second > cut) {
+        a[i0 + r] = at;
+        continue;
+      }
+      // else every centroid within the cut (all of them where an s_j is NaN) by the direct distance
+      if (nan) cut = NaN;
       let best = Infinity;
       let arg = 0;
       for (let j = 0; j < k; j++) {
@@ -104,9 +123,15 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
   return a;
 }
 
-/** Σᵢ ‖Pᵢ − C_{a(i)}‖²: the cost for the assignment `a`. */
+/**
+ * Σᵢ ‖Pᵢ − C_{a(i)}‖²: the cost for the assignment `a`, written as Σᵢ ‖C_{a(i)} − Pᵢ‖²
+ * (the same numbers: negation is exact, and (−e)² = e²). The centroids are sub's first
+ * argument so that its cotangent reaches the gather as it is, where as the second it
+ * would be negated first: a pass over the n × d differences fewer in the gradient, two
+ * in `dir`'s forward-over-reverse.
+ */
 export function assignedCost(points: NdArray, centroids: TensorArg, a: Int32Array): Scalar {
-  return sum(square(sub(points, gather(centroids, a, 0))));
+  return sum(square(sub(gather(centroids, a, 0), points)));
 }
 
 const prepare = (input: unknown): KmeansInput => {
