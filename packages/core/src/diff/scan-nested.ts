@@ -49,9 +49,9 @@ const STACK_FROM = 4;
 /**
  * Whether the reverse sweep of a scan can be emitted as scans: a body of reals, xs that are
  * data (literal leaves: numbers, whose values the forward scan writes where the rules read
- * them; a traced x would want a cotangent per iteration), no literal carry (its values differ
- * per iteration and are no variables), every carry leaf computed or passed on, and enough
- * iterations. Other scans are written out (unroll.ts).
+ * them; a traced x would want a cotangent per iteration), every carry leaf computed, passed
+ * on, or a literal throughout (a time counter: written as data is), and enough iterations.
+ * Other scans are written out (unroll.ts).
  */
 export function nestable(p: ScanParams): boolean {
   const { body } = p;
@@ -61,8 +61,8 @@ export function nestable(p: ScanParams): boolean {
     body.reals &&
     !body.opaque &&
     p.n >= STACK_FROM + 2 &&
-    body.literal.every((l, k) => (k < nc ? l === 0 : k < nc + nx ? l === 1 : true)) &&
-    body.carryKind.every((k) => k === "internal" || k === "identity")
+    body.literal.every((l, k) => k >= nc + nx || l === (k < nc ? +(body.carryKind[k] === "literal") : 1)) &&
+    body.carryKind.every((k) => k === "internal" || k === "identity" || k === "literal")
   );
 }
 
@@ -77,7 +77,7 @@ export function withResiduals(p: ScanParams, differentiate: Differentiate): Scan
   for (const v of readByRules(fullDerivative(body, p.layout.obs, differentiate), body)) {
     const k = tape.op[v] === INPUT ? tape.a[v] : -1;
     if (k < 0 || (k >= body.nc && k < body.nc + body.nx)) add(v);
-    else if (k < body.nc && body.carryKind[k] === "internal") add(body.carryOut[k]);
+    else if (k < body.nc && body.carryKind[k] !== "identity") add(body.carryOut[k]);
   }
   if (obs.length === p.layout.obs.length) return p;
   return { ...p, layout: layoutOf(body, Int32Array.from(obs), p.n), stash: null };
@@ -172,9 +172,12 @@ function makeRules(d: BlockDerivative, p: ScanParams): Rules | null {
   return { body: rb, states, xs, ps, outOf: body.carryOut };
 }
 
-/** Per x leaf: the leaf that reads its element one iteration of the sweep before (carry-in k at r is carry′ k at r − 1), or -1. */
+/** Per x leaf: the leaf that reads its element one iteration of the sweep before (carry-in k at r is carry′ k at r − 1), or -1 (a literal has no cotangent to share). */
 function aliasOf(rl: Rules): Int32Array {
-  return Int32Array.from(rl.xs, ({ carry }) => (carry < 0 ? -1 : rl.xs.findIndex((x) => x.carry < 0 && x.v === rl.outOf[carry])));
+  const { nc, literal } = rl.body;
+  return Int32Array.from(rl.xs, ({ carry }, j) =>
+    carry < 0 || literal[nc + j] ? -1 : rl.xs.findIndex((x) => x.carry < 0 && x.v === rl.outOf[carry]),
+  );
 }
 
 /**

@@ -4,7 +4,8 @@
  * third order, with data that makes the tape fold (1, 0, −0 where a rule multiplies, adds,
  * raises to a power) and decisions that change part way, and a number of instructions that
  * does not grow with the iterations (counted, with data of a few distinct values, each
- * one constant of the trace).
+ * one constant of the trace). So are those of a scan carrying a literal (a time counter
+ * carried as a number). Traced xs (a cotangent per iteration) are written out, exactly.
  */
 import { describe, expect, it } from "vitest";
 import { add, cos, derivativeOf, div, exp, grad, hessian, hvp, jacobian, lt, mul, pow, scan, sin, sub, tanh, type Scalar } from "../../src/index.js";
@@ -94,6 +95,16 @@ describe("nested derivatives of a scan over data: the loop's numbers, bit for bi
   }
 });
 
+describe("xs that are traced values (a cotangent per iteration): written out, the loop's numbers", () => {
+  it("y ← a·sin y + x, x = b·dᵢ", () => {
+    const d = data(30, 1, false).map(([x]) => x);
+    const S: F = ([y0, a, b]) => scan((y: Scalar, x: Scalar) => [add(mul(a, sin(y)), x)], y0, d.map((x) => mul(b, x)))[0];
+    // the xs made before the loop, as the scan's are (the order of the instructions is the order of a cotangent's sum)
+    const L: F = ([y0, a, b]) => d.map((x) => mul(b, x)).reduce<Scalar>((y, x) => add(mul(a, sin(y)), x), y0);
+    expectSameToThirdOrder(S, L, [0.3, 0.8, 0.5], [0.1, 0.2, 0.3]);
+  });
+});
+
 describe("a rule that folds on the data where the body does not", () => {
   it("pow(v, x) at x = 1: the loop written out folds v⁰ in its rule (whose derivative at v = 0 would be 0 · ∞); the run of rules stops there", () => {
     const xs = Array.from({ length: 40 }, (_, i) => [2, 1, 3, 4, 1, 2, 3, 5][i % 8]);
@@ -127,4 +138,40 @@ describe("nested derivatives of a scan over data: instructions that do not grow 
     expect(nestedSizes(chain(10_000), [0.3, 0.8])).toEqual(small);
     expect(small[0]).toBeLessThan(60);
   });
+});
+
+/** A body of a real carry y and a time t carried as a number (a literal of the loop written out), a = θ's last. */
+type Timed = (y: Scalar, t: Scalar, a: Scalar) => [Scalar, Scalar];
+
+const TIMED: { name: string; body: Timed }[] = [
+  { name: "Euler steps in time (t·y folds at t = 1)", body: (y, t, a) => [add(y, mul(0.25, mul(a, sin(mul(y, t))))), add(t, 0.25)] },
+  { name: "a rule reading t alone (cos t)", body: (y, t, a) => [add(mul(y, cos(t)), mul(0.1, mul(a, y))), add(t, 0.5)] },
+  { name: "decisions on t (a forcing switched on part way)", body: (y, t, a) => [lt(t, 3) ? mul(a, sin(y)) : add(mul(a, sin(y)), mul(0.01, t)), add(t, 0.125)] },
+];
+
+/** f(θ) = y² after n steps from y = θ₀, t = 0 (a number): as a scan, or the loop written out. */
+function timed(body: Timed, n: number): { scanned: F; loop: F } {
+  const scanned: F = ([y0, a]) => {
+    const [[y]] = scan(([y, t]: Scalar[]) => [body(y, t, a)], [y0, 0] as Scalar[], n);
+    return mul(y, y);
+  };
+  const loop: F = ([y0, a]) => {
+    let [y, t]: Scalar[] = [y0, 0];
+    for (let i = 0; i < n; i++) [y, t] = body(y, t, a);
+    return mul(y, y);
+  };
+  return { scanned, loop };
+}
+
+describe("nested derivatives of a scan with a literal carry (a time counter)", () => {
+  for (const { name, body } of TIMED) {
+    it(`${name}: the loop's numbers to third order; instructions the same for 64 and 640 steps`, () => {
+      const { scanned: S, loop: L } = timed(body, 41);
+      expectSameToThirdOrder(S, L, [0.3, 0.8], [0.1, 0.2]);
+      const size = (f: F): number => derivativeOf(gradNorm(f), [0.3, 0.8], 1).length;
+      const small = size(timed(body, 64).scanned);
+      expect(size(timed(body, 640).scanned)).toBe(small);
+      expect(size(timed(body, 64).loop)).toBeGreaterThan(3 * small);
+    });
+  }
 });
