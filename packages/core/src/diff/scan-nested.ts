@@ -50,23 +50,23 @@ const STACK_FROM = 4;
  * Whether the reverse sweep of a scan can be emitted as scans: a body of reals, xs that are
  * data (literal leaves: numbers, whose values the forward scan writes where the rules read
  * them; a traced x would want a cotangent per iteration), every carry leaf computed, passed
- * on, or a literal throughout (a time counter: written as data is), and enough iterations.
- * Other scans are written out (unroll.ts).
+ * on, or a literal throughout (a time counter: written as data is), and enough iterations;
+ * or one iteration without a carry (checkpoint(f): its block one scan of its rules,
+ * scan-single.ts). Other scans are written out (unroll.ts).
  */
 export function nestable(p: ScanParams): boolean {
   const { body } = p;
   const { nc, nx } = body;
+  if (p.stacked !== undefined || !body.reals || body.opaque) return false;
+  if (p.n === 1 && nc === 0) return true;
   return (
-    p.stacked === undefined &&
-    body.reals &&
-    !body.opaque &&
     p.n >= STACK_FROM + 2 &&
     body.literal.every((l, k) => k >= nc + nx || l === (k < nc ? +(body.carryKind[k] === "literal") : 1)) &&
     body.carryKind.every((k) => k === "internal" || k === "identity" || k === "literal")
   );
 }
 
-/** The scan's params writing, besides its own, the body variables the rules of its derivative read (carries as their carry′ one iteration before, x's leaves as they come in). */
+/** The scan's params writing, besides its own, the body variables the rules of its derivative read (carries as their carry′ one iteration before, x's literal leaves as they come in). */
 export function withResiduals(p: ScanParams, differentiate: Differentiate): ScanParams {
   const { body } = p;
   const tape = body.term.tape;
@@ -76,7 +76,7 @@ export function withResiduals(p: ScanParams, differentiate: Differentiate): Scan
   };
   for (const v of readByRules(fullDerivative(body, p.layout.obs, differentiate), body)) {
     const k = tape.op[v] === INPUT ? tape.a[v] : -1;
-    if (k < 0 || (k >= body.nc && k < body.nc + body.nx)) add(v);
+    if (k < 0 || (k >= body.nc && k < body.nc + body.nx && body.literal[k])) add(v);
     else if (k < body.nc && body.carryKind[k] !== "identity") add(body.carryOut[k]);
   }
   if (obs.length === p.layout.obs.length) return p;
@@ -153,14 +153,7 @@ function makeRules(d: BlockDerivative, p: ScanParams): Rules | null {
     map[v] = tape.input(states.length + xs.length + ps.length, from.val[v]);
     ps.push(k);
   }
-  for (let v = 0; v < B; v++) if (from.op[v] === CONST && map[v] < 0) map[v] = tape.constant(from.val[v]);
-  // the rules, in order; the states are D's inputs past the body's (its seeds, then its inputs' starting cotangents)
-  for (let i = B; i < from.length; i++) {
-    const code = from.op[i];
-    if (code === INPUT) map[i] = stateVar[from.a[i] - nin];
-    else if (code === CONST) map[i] = tape.constant(from.val[i]);
-    else if (code >= FIRST_PRIMITIVE) map[i] = tape.append(code, map[from.a[i]], ARITY[code] === 2 ? map[from.b[i]] : 0);
-  }
+  copyRules(d, B, nin, tape, map, stateVar);
   const results = states.map((s) => map[d.term.output.atoms[d.results.indexOf(resultOf(s))]]);
   const term = new TraceTerm(tape, [{ name: "in", shape: { kind: "tuple", items: [] }, atoms: [] }], { shape: tuple(results.length), atoms: results });
   // a value of the data alone (x's leaves, what the body computes from them) is a literal of the loop
@@ -170,6 +163,22 @@ function makeRules(d: BlockDerivative, p: ScanParams): Rules | null {
   const rb = new Body(term, states.length, xs.length, ps.length, literal, tuple(states.length), tuple(xs.length), null, [], false);
   if (!rb.carryKind.every((k) => k === "internal" || k === "identity")) return null;
   return { body: rb, states, xs, ps, outOf: body.carryOut };
+}
+
+/**
+ * D's rules (its instructions past the body's B) copied into `tape`, in order: map[v] gives
+ * the body variables they read; the states are D's inputs past the body's nin (its seeds,
+ * then its inputs' starting cotangents), `stateVar` theirs in `tape`.
+ */
+export function copyRules(d: BlockDerivative, B: number, nin: number, tape: Tape, map: Int32Array, stateVar: Int32Array): void {
+  const from = d.term.tape;
+  for (let v = 0; v < B; v++) if (from.op[v] === CONST && map[v] < 0) map[v] = tape.constant(from.val[v]);
+  for (let i = B; i < from.length; i++) {
+    const code = from.op[i];
+    if (code === INPUT) map[i] = stateVar[from.a[i] - nin];
+    else if (code === CONST) map[i] = tape.constant(from.val[i]);
+    else if (code >= FIRST_PRIMITIVE) map[i] = tape.append(code, map[from.a[i]], ARITY[code] === 2 ? map[from.b[i]] : 0);
+  }
 }
 
 /** Per x leaf: the leaf that reads its element one iteration of the sweep before (carry-in k at r is carry′ k at r − 1), or -1 (a literal has no cotangent to share). */
@@ -273,6 +282,11 @@ export function emitNested(
     }
     const out = d.term.output.atoms;
     settle(d, (e) => map[out[d.results.indexOf(e)]]);
+    // traced x leaves (a checkpoint's arguments: scan-single.ts) take their cotangents here
+    for (let l = 0; l < nx; l++) {
+      const a = nc + r * nx + l;
+      if (d.present[2 * (nc + l)] && inputs.need[a]) state.replace(args[a], map[out[d.results.indexOf(2 * (nc + l))]], -1);
+    }
   };
 
   /** Where the rules' x leaf j reads at iteration r. */
@@ -317,7 +331,7 @@ export function emitNested(
     let rl = r === top && top - bottom + 1 >= STACK_FROM ? rules(d, p) : null;
     if (rl !== null) {
       // the run ends above an iteration where the loop written out folds a rule on the data
-      bottom = lastFold(rl, (j, at) => packed[xAt(rl!, j, at)], bottom, top) + 1;
+      bottom = lastFold(rl.body, (j, at) => packed[xAt(rl!, j, at)], bottom, top) + 1;
       if (top - bottom + 1 < STACK_FROM) rl = null;
     }
     // a scan's arguments are distinct variables (a cotangent held by one is its own): where the
@@ -336,19 +350,18 @@ export function emitNested(
   }
 }
 
-const foldCheckers = new WeakMap<Rules, Interpreter>();
+const foldCheckers = new WeakMap<Body, Interpreter>();
 
 /**
- * The last iteration in [lo, hi] at which a rule of `rl` folds a value of the data (x · 1,
+ * The last iteration in [lo, hi] at which a rule of a rules' body folds a value of the data (x · 1,
  * x + (−0), x⁰ where x is a literal of the loop written out: there the written-out sweep
  * holds x itself, or 1, in place of the instruction), or lo − 1. `value(j, r)`: the rules'
  * x leaf j at iteration r. What the folds read is computed from the data alone.
  */
-function lastFold(rl: Rules, value: (j: number, r: number) => number, lo: number, hi: number): number {
-  const body = rl.body;
+export function lastFold(body: Body, value: (j: number, r: number) => number, lo: number, hi: number): number {
   if (body.folds.length === 0) return lo - 1;
-  let it = foldCheckers.get(rl);
-  if (it === undefined) foldCheckers.set(rl, (it = new Interpreter(body.term.tape, body.folds.map((f) => f.v))));
+  let it = foldCheckers.get(body);
+  if (it === undefined) foldCheckers.set(body, (it = new Interpreter(body.term.tape, body.folds.map((f) => f.v))));
   const inputs = new Float64Array(body.nc + body.nx + body.np);
   for (let r = hi; r >= lo; r--) {
     for (let j = 0; j < body.nx; j++) if (body.literal[body.nc + j]) inputs[body.nc + j] = value(j, r);
