@@ -9,6 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { add, cos, derivativeOf, div, exp, grad, hessian, hvp, jacobian, lt, mul, pow, scan, sin, sub, tanh, type Scalar } from "../../src/index.js";
+import { reverseStats } from "../../src/eval/scan-reverse-run.js";
 import { expectSame } from "../helpers/same-bits.js";
 import { expectSameToThirdOrder, gradNorm, nestedSizes, sumSquares, type F } from "../helpers/nested.js";
 
@@ -128,15 +129,24 @@ describe("a rule that folds on the data where the body does not", () => {
 });
 
 describe("nested derivatives of a scan over data: instructions that do not grow with the iterations", () => {
+  const points = (n: number): number[] => Array.from({ length: n }, (_, i) => 0.2 + 0.1 * (i % 7));
+  const step = (y: Scalar, x: Scalar, a: Scalar): Scalar => add(mul(mul(a, sin(y)), x), x);
   /** y ← a·sin(y)·x + x over n data points of 7 distinct values (7 constants of any trace). */
   const chain =
-    (n: number): F =>
+    (n: number, checkpoint: "every" | "sqrt" = "every"): F =>
     ([y0, a]) =>
-      scan((y: Scalar, x: Scalar) => [add(mul(mul(a, sin(y)), x), x)], y0, Array.from({ length: n }, (_, i) => 0.2 + 0.1 * (i % 7)))[0];
+      scan((y: Scalar, x: Scalar) => [step(y, x, a)], y0, points(n), { checkpoint })[0];
   it("grad's derivative term traced inside another grad, and grad∘grad's, are the same for n = 100 and 10⁴", () => {
     const small = nestedSizes(chain(100), [0.3, 0.8]);
     expect(nestedSizes(chain(10_000), [0.3, 0.8])).toEqual(small);
     expect(small[0]).toBeLessThan(60);
+  });
+  it("grad∘grad at n = 10⁴: the loop's numbers, its sweeps storing about 2√n carries under 'sqrt'", () => {
+    const n = 10_000;
+    const loop: F = ([y0, a]) => points(n).reduce<Scalar>((y, x) => step(y, x, a), y0);
+    expectSame(grad(gradNorm(chain(n, "sqrt")), [0.3, 0.8]), grad(gradNorm(loop), [0.3, 0.8]));
+    expect(reverseStats.maxStored).toBeLessThanOrEqual(2 * Math.ceil(Math.sqrt(n)));
+    expect(reverseStats.swept).toBe(n);
   });
 });
 
