@@ -66,7 +66,10 @@ export function nestable(p: ScanParams): boolean {
   );
 }
 
-/** The scan's params writing, besides its own, the body variables the rules of its derivative read (carries as their carry′ one iteration before, x's literal leaves as they come in). */
+/**
+ * The scan's params writing, besides its own, the body variables the rules of its
+ * derivative read (carries as their carry′ one iteration before, x's literal leaves as they come in).
+ */
 export function withResiduals(p: ScanParams, differentiate: Differentiate): ScanParams {
   const { body } = p;
   const tape = body.term.tape;
@@ -181,7 +184,10 @@ export function copyRules(d: BlockDerivative, B: number, nin: number, tape: Tape
   }
 }
 
-/** Per x leaf: the leaf that reads its element one iteration of the sweep before (carry-in k at r is carry′ k at r − 1), or -1 (a literal has no cotangent to share). */
+/**
+ * Per x leaf: the leaf that reads its element one iteration of the sweep before (carry-in k
+ * at r is carry′ k at r − 1), or -1 (a literal has no cotangent to share).
+ */
 function aliasOf(rl: Rules): Int32Array {
   const { nc, literal } = rl.body;
   return Int32Array.from(rl.xs, ({ carry }, j) =>
