@@ -5,7 +5,7 @@
  * (counted, not timed).
  */
 import { describe, expect, it } from "vitest";
-import { add, checkpoint, derivativeOf, lt, mul, sin, tanh, type Scalar } from "../../src/index.js";
+import { add, checkpoint, derivativeOf, lt, mul, pow, sin, tanh, type Scalar } from "../../src/index.js";
 import { expectSameToThirdOrder, gradNorm, nestedSizes, type F } from "../helpers/nested.js";
 
 /** k steps of h ← tanh(a·h + b), b captured from the enclosing trace: a function of k·3 instructions. */
@@ -52,6 +52,12 @@ describe("nested derivatives of checkpoint(f)", () => {
     const g = (y: Scalar, a: Scalar): Scalar => add(y, mul(a, 2));
     const kept = checkpoint(g);
     const f = (h: typeof g): F => ([y, a]) => sin(mul(h(mul(y, y), a), a));
+    expectSameToThirdOrder(f(kept), f(g), [0.4, 1.3], [0.5, -0.25]);
+  });
+  it("literal arguments (a number 1 that the rules would fold, and 0.5): the numbers of f written out", () => {
+    const g = (y: Scalar, c: Scalar, a: Scalar): Scalar => sin(mul(mul(y, c), pow(a, c)));
+    const kept = checkpoint(g);
+    const f = (h: typeof g): F => ([y, a]) => add(h(y, 1, a), h(mul(y, a), 0.5, a));
     expectSameToThirdOrder(f(kept), f(g), [0.4, 1.3], [0.5, -0.25]);
   });
   it("the derivative terms do not grow with f's instructions", () => {
