@@ -8,7 +8,7 @@
  * carried as a number). Traced xs (a cotangent per iteration) are written out, exactly.
  */
 import { describe, expect, it } from "vitest";
-import { add, cos, derivativeOf, div, exp, grad, hessian, hvp, jacobian, lt, mul, pow, scan, sin, sub, tanh, type Scalar } from "../../src/index.js";
+import { add, cos, derivativeOf, div, exp, grad, hessian, hvp, jacobian, jit, lt, mul, pow, scan, sin, sub, tanh, vmap, type Scalar } from "../../src/index.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
 import { expectSame } from "../helpers/same-bits.js";
 import { expectSameToThirdOrder, gradNorm, nestedSizes, sumSquares, type F } from "../helpers/nested.js";
@@ -94,6 +94,18 @@ describe("nested derivatives of a scan over data: the loop's numbers, bit for bi
       expect(size(L)).toBeGreaterThan(3 * small);
     });
   }
+});
+
+describe("nested derivatives of a scan over data under jit and vmap", () => {
+  it("jit(hvp) at several points and vmap of grad∘grad give each point's numbers", () => {
+    const { scanned: S, loop: L } = model(BODIES[1].body, 1, data(300, 1, false), false);
+    const js = jit((x: Scalar[]) => hvp(S, x, [1, 0.5]));
+    for (const x of [0.3, 0.35, 0.9]) expectSame(js([x, 0.8]), hvp(L, [x, 0.8], [1, 0.5]));
+    const f = (y: Scalar): Scalar => grad((z: Scalar) => grad((w: Scalar) => S([w, 0.8]), z), y);
+    const g = (y: Scalar): Scalar => grad((z: Scalar) => grad((w: Scalar) => L([w, 0.8]), z), y);
+    const xs = [0.3, 0.5, 1.5, -0.7];
+    expectSame(vmap(f)(Float64Array.from(xs)), Float64Array.from(xs, (x) => g(x) as number));
+  });
 });
 
 describe("xs that are traced values (a cotangent per iteration): written out, the loop's numbers", () => {
