@@ -7,7 +7,9 @@
  * (f's instructions replayed in front) when the call's cotangent is needed. A later call
  * whose decisions come out as recorded applies the same term without tracing f again,
  * when f depends on its arguments alone (a value f captures from a trace is bound to
- * the trace it was captured in). Nested transformations see f's instructions written out.
+ * the trace it was captured in). A derivative to be differentiated again (grad of grad,
+ * hessian) keeps it so too: its reverse is one scan of f's rules (diff/scan-single.ts), for
+ * a body of reals; other transformations see f's instructions written out.
  */
 import { WengertError } from "../errors.js";
 import { describe } from "../structure.js";

@@ -22,12 +22,20 @@
  *   loop), iterations seeded from outside (a y used), and short runs are placed as the loop
  *   written out places them: their rules, reading the forward values by `scanOut`.
  *
+ * xs that are data (numbers) are literals of the loop written out: the forward scan writes
+ * them, and what the body computes from them alone, where the rules read them, and the
+ * rules' body marks them literal, as the body does. Where the loop written out would fold a
+ * rule on such a value (x · 1, x + (−0), x⁰: the tape's exact folds, whose derivatives are
+ * not the instruction's), the run of rules stops and that block is placed, the value a
+ * literal there: the tape folds it as the loop written out does (`lastFold`).
+ *
  * The instructions are those of the loop written out, in its order, applied per
  * iteration: the numbers are the same to the last bit, and the next differentiation of
  * this term (scan-reverse.ts, or this file again) sees a scan whose body is the rules.
  */
 import { ARITY, CONST, FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
-import { Body } from "../trace/body.js";
+import { Body, folds } from "../trace/body.js";
+import { Interpreter } from "../eval/interpreter.js";
 import { layoutOf, scanCodes, type ScanParams } from "../trace/scan-ops.js";
 import { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
@@ -39,24 +47,29 @@ import { gather, planFor, type CotangentState, type Where } from "./scan-cotange
 const STACK_FROM = 4;
 
 /**
- * Whether the reverse sweep of a scan can be emitted as scans: a body of reals, no x, no
- * literal inputs (their values differ per iteration and are no variables), every carry leaf
- * computed or passed on, and enough iterations. Other scans are written out (unroll.ts).
+ * Whether the reverse sweep of a scan can be emitted as scans: a body of reals, xs that are
+ * data (literal leaves: numbers, whose values the forward scan writes where the rules read
+ * them; a traced x would want a cotangent per iteration), every carry leaf computed, passed
+ * on, or a literal throughout (a time counter: written as data is), and enough iterations;
+ * or one iteration without a carry (checkpoint(f): its block one scan of its rules,
+ * scan-single.ts). Other scans are written out (unroll.ts).
  */
 export function nestable(p: ScanParams): boolean {
   const { body } = p;
+  const { nc, nx } = body;
+  if (p.stacked !== undefined || !body.reals || body.opaque) return false;
+  if (p.n === 1 && nc === 0) return true;
   return (
-    p.stacked === undefined &&
-    body.reals &&
-    !body.opaque &&
-    body.nx === 0 &&
     p.n >= STACK_FROM + 2 &&
-    body.literal.every((l) => l === 0) &&
-    body.carryKind.every((k) => k === "internal" || k === "identity")
+    body.literal.every((l, k) => k >= nc + nx || l === (k < nc ? +(body.carryKind[k] === "literal") : 1)) &&
+    body.carryKind.every((k) => k === "internal" || k === "identity" || k === "literal")
   );
 }
 
-/** The scan's params writing, besides its own, the body variables the rules of its derivative read (carries as their carry′ one iteration before). */
+/**
+ * The scan's params writing, besides its own, the body variables the rules of its
+ * derivative read (carries as their carry′ one iteration before, x's literal leaves as they come in).
+ */
 export function withResiduals(p: ScanParams, differentiate: Differentiate): ScanParams {
   const { body } = p;
   const tape = body.term.tape;
@@ -65,8 +78,9 @@ export function withResiduals(p: ScanParams, differentiate: Differentiate): Scan
     if (!obs.includes(v)) obs.push(v);
   };
   for (const v of readByRules(fullDerivative(body, p.layout.obs, differentiate), body)) {
-    if (tape.op[v] !== INPUT) add(v);
-    else if (tape.a[v] < body.nc && body.carryKind[tape.a[v]] === "internal") add(body.carryOut[tape.a[v]]);
+    const k = tape.op[v] === INPUT ? tape.a[v] : -1;
+    if (k < 0 || (k >= body.nc && k < body.nc + body.nx && body.literal[k])) add(v);
+    else if (k < body.nc && body.carryKind[k] !== "identity") add(body.carryOut[k]);
   }
   if (obs.length === p.layout.obs.length) return p;
   return { ...p, layout: layoutOf(body, Int32Array.from(obs), p.n), stash: null };
@@ -126,40 +140,59 @@ function makeRules(d: BlockDerivative, p: ScanParams): Rules | null {
   const xs: { v: number; carry: number }[] = [];
   const ps: number[] = [];
   const read = readByRules(d, body);
-  // inputs: the states, then the forward values read per iteration, then those read alike at every iteration
+  // inputs: the states, then the forward values read per iteration (x's leaves among them), then those read alike at every iteration
   const stateVar = new Int32Array(states.length);
   states.forEach((_s, j) => (stateVar[j] = tape.input(j, 0)));
+  const alike = (k: number): boolean => k >= body.nc + body.nx || (k >= 0 && k < body.nc && body.carryKind[k] === "identity");
   for (const v of read) {
     const k = from.op[v] === INPUT ? from.a[v] : -1;
-    if (k >= 0 && (k >= body.nc || body.carryKind[k] === "identity")) continue;
+    if (alike(k)) continue;
     map[v] = tape.input(states.length + xs.length, from.val[v]);
-    xs.push({ v, carry: k });
+    xs.push({ v, carry: k < body.nc ? k : -1 });
   }
   for (const v of read) {
     const k = from.op[v] === INPUT ? from.a[v] : -1;
-    if (k < 0 || (k < body.nc && body.carryKind[k] !== "identity")) continue;
+    if (!alike(k)) continue;
     map[v] = tape.input(states.length + xs.length + ps.length, from.val[v]);
     ps.push(k);
   }
+  copyRules(d, B, nin, tape, map, stateVar);
+  const results = states.map((s) => map[d.term.output.atoms[d.results.indexOf(resultOf(s))]]);
+  const term = new TraceTerm(tape, [{ name: "in", shape: { kind: "tuple", items: [] }, atoms: [] }], { shape: tuple(results.length), atoms: results });
+  // a value of the data alone (x's leaves, what the body computes from them) is a literal of the loop
+  // written out, as in the body: the rules' folds on it are decisions (lastFold), its cotangent none
+  const literal = new Uint8Array(states.length + xs.length + ps.length);
+  xs.forEach(({ v }, j) => (literal[states.length + j] = body.literalOnly[v]));
+  const rb = new Body(term, states.length, xs.length, ps.length, literal, tuple(states.length), tuple(xs.length), null, [], false);
+  if (!rb.carryKind.every((k) => k === "internal" || k === "identity")) return null;
+  return { body: rb, states, xs, ps, outOf: body.carryOut };
+}
+
+/**
+ * D's rules (its instructions past the body's B) copied into `tape`, in order: map[v] gives
+ * the body variables they read; the states are D's inputs past the body's nin (its seeds,
+ * then its inputs' starting cotangents), `stateVar` theirs in `tape`.
+ */
+export function copyRules(d: BlockDerivative, B: number, nin: number, tape: Tape, map: Int32Array, stateVar: Int32Array): void {
+  const from = d.term.tape;
   for (let v = 0; v < B; v++) if (from.op[v] === CONST && map[v] < 0) map[v] = tape.constant(from.val[v]);
-  // the rules, in order; the states are D's inputs past the body's (its seeds, then its inputs' starting cotangents)
   for (let i = B; i < from.length; i++) {
     const code = from.op[i];
     if (code === INPUT) map[i] = stateVar[from.a[i] - nin];
     else if (code === CONST) map[i] = tape.constant(from.val[i]);
     else if (code >= FIRST_PRIMITIVE) map[i] = tape.append(code, map[from.a[i]], ARITY[code] === 2 ? map[from.b[i]] : 0);
   }
-  const results = states.map((s) => map[d.term.output.atoms[d.results.indexOf(resultOf(s))]]);
-  const term = new TraceTerm(tape, [{ name: "in", shape: { kind: "tuple", items: [] }, atoms: [] }], { shape: tuple(results.length), atoms: results });
-  const none = new Uint8Array(states.length + xs.length + ps.length);
-  const rb = new Body(term, states.length, xs.length, ps.length, none, tuple(states.length), tuple(xs.length), null, [], false);
-  if (!rb.carryKind.every((k) => k === "internal" || k === "identity")) return null;
-  return { body: rb, states, xs, ps, outOf: body.carryOut };
 }
 
-/** Per x leaf: the leaf that reads its element one iteration of the sweep before (carry-in k at r is carry′ k at r − 1), or -1. */
+/**
+ * Per x leaf: the leaf that reads its element one iteration of the sweep before (carry-in k
+ * at r is carry′ k at r − 1), or -1 (a literal has no cotangent to share).
+ */
 function aliasOf(rl: Rules): Int32Array {
-  return Int32Array.from(rl.xs, ({ carry }) => (carry < 0 ? -1 : rl.xs.findIndex((x) => x.carry < 0 && x.v === rl.outOf[carry])));
+  const { nc, literal } = rl.body;
+  return Int32Array.from(rl.xs, ({ carry }, j) =>
+    carry < 0 || literal[nc + j] ? -1 : rl.xs.findIndex((x) => x.carry < 0 && x.v === rl.outOf[carry]),
+  );
 }
 
 /**
@@ -178,13 +211,15 @@ export function emitNested(
   differentiate: Differentiate,
 ): void {
   const { body, n, layout } = p;
-  const { nc, np } = body;
+  const { nc, nx, np } = body;
   const codes = scanCodes();
   const { inputs, seedAtoms, held } = gather(p, args, outputs, tape, state, active);
   const plan = planFor(p, inputs, differentiate);
   const o = cacheFor(body, layout.obs).outs;
-  const nargs = nc + np;
+  /** The argument of captured value q (after the carry and every iteration's x). */
+  const pArg = (q: number): number => nc + n * nx + q;
   const width = layout.width;
+  const packed = tape.value(self) as Float64Array;
   // the forward values: one variable per output of the scan (the term's own reads of it first)
   const reads = new Map<number, number>();
   for (const j of outputs) {
@@ -197,16 +232,20 @@ export function emitNested(
     return v;
   };
   const slotOffset = (r: number, v: number): number => r * width + layout.obsOffset[layout.obs.indexOf(v)];
-  /** Body variable v's value at iteration r (the term's final carry is read at the last iteration's slot: unroll.ts). */
-  const forward = (r: number, v: number): number => readAt(slotOffset(r, v));
+  /**
+   * Body variable v's value at iteration r (the term's final carry is read at the last
+   * iteration's slot: unroll.ts); a value of the data alone is the literal the loop written out has.
+   */
+  const forward = (r: number, v: number): number => (body.literalOnly[v] ? sink.constant(packed[slotOffset(r, v)]) : readAt(slotOffset(r, v)));
   const input = (r: number, k: number): number => {
-    if (k >= nc) return at[args[nc + (k - nc)]];
+    if (k >= nc + nx) return at[args[pArg(k - nc - nx)]];
+    if (k >= nc) return at[args[nc + r * nx + (k - nc)]];
     return body.carryKind[k] === "identity" || r === 0 ? at[args[k]] : forward(r - 1, body.carryOut[k]);
   };
   // the cotangents passed from block to block (-1: the symbolic zero), as scan-reverse-run.ts keeps them
   const chain = new Int32Array(nc).fill(-1);
   const identity = Int32Array.from({ length: nc }, (_, k) => (body.carryKind[k] === "identity" ? held[2 * k] : -1));
-  const pAcc = Int32Array.from({ length: np }, (_, q) => held[2 * (nargs - np + q)]);
+  const pAcc = Int32Array.from({ length: np }, (_, q) => held[2 * pArg(q)]);
   const src: Sources<number> = {
     chain: (k) => chain[k],
     identity: (k) => identity[k],
@@ -226,7 +265,7 @@ export function emitNested(
       if (body.carryKind[k] === "internal") chain[k] = c;
       else identity[k] = c;
     }
-    for (let q = 0; q < np; q++) pAcc[q] = d.present[2 * (nc + q)] ? got(2 * (nc + q)) : -1;
+    for (let q = 0; q < np; q++) pAcc[q] = d.present[2 * (nc + nx + q)] ? got(2 * (nc + nx + q)) : -1;
   };
   // iterations seeded from outside (a y used), which a run does not cover: from the last down
   const seeded = [...new Set([...seedAtoms.keys()].filter((e) => e >> 1 < n * width).map((e) => Math.floor((e >> 1) / width)))].sort((x, y) => y - x);
@@ -239,7 +278,7 @@ export function emitNested(
     const states = statesAt(d, r);
     const map = new Int32Array(from.length).fill(-1);
     for (const v of readByRules(d, body)) map[v] = from.op[v] === INPUT ? input(r, from.a[v]) : forward(r, v);
-    const nin = nc + body.nx + np;
+    const nin = nc + nx + np;
     for (let i = 0; i < from.length; i++) {
       const code = from.op[i];
       if (code === CONST) map[i] = sink.constant(from.val[i]);
@@ -249,13 +288,24 @@ export function emitNested(
     }
     const out = d.term.output.atoms;
     settle(d, (e) => map[out[d.results.indexOf(e)]]);
+    // traced x leaves (a checkpoint's arguments: scan-single.ts) take their cotangents here
+    for (let l = 0; l < nx; l++) {
+      const a = nc + r * nx + l;
+      if (d.present[2 * (nc + l)] && inputs.need[a]) state.replace(args[a], map[out[d.results.indexOf(2 * (nc + l))]], -1);
+    }
+  };
+
+  /** Where the rules' x leaf j reads at iteration r. */
+  const xAt = (rl: Rules, j: number, r: number): number => {
+    const { v, carry } = rl.xs[j];
+    return carry >= 0 ? slotOffset(r - 1, body.carryOut[carry]) : slotOffset(r, v);
   };
 
   /** Iterations hi down to lo of pattern d as one scan of its rules, reading the forward values from the forward scan's packed value. */
   const run = (d: BlockDerivative, rl: Rules, lo: number, hi: number): void => {
     const m = hi - lo + 1;
     const states = statesAt(d, hi);
-    const xsAt = Int32Array.from(rl.xs, ({ v, carry }) => (carry >= 0 ? slotOffset(hi - 1, body.carryOut[carry]) : slotOffset(hi, v)));
+    const xsAt = Int32Array.from(rl.xs, (_x, j) => xAt(rl, j, hi));
     const rp: ScanParams = {
       body: rl.body,
       n: m,
@@ -273,7 +323,7 @@ export function emitNested(
       rl.body.carryKind[j] === "identity" ? states[j] : sink.recordOp(codes.scanOut, [scanVar], { offset: rp.layout.carryOffset[j], dims: [], held: false }),
     );
     const byResult = new Map<number, number>();
-    rl.states.forEach((s, j) => byResult.set(2 * (s.kind === "p" ? nc + s.q : s.k), after[j]));
+    rl.states.forEach((s, j) => byResult.set(2 * (s.kind === "p" ? nc + nx + s.q : s.k), after[j]));
     settle(d, (e) => byResult.get(e)!);
   };
 
@@ -284,7 +334,12 @@ export function emitNested(
     let bottom = Math.max(plan.at.end(r), 1);
     while (nextSeeded < seeded.length && seeded[nextSeeded] > top) nextSeeded++;
     if (nextSeeded < seeded.length) bottom = Math.max(bottom, seeded[nextSeeded] + 1);
-    const rl = r === top && top - bottom + 1 >= STACK_FROM ? rules(d, p) : null;
+    let rl = r === top && top - bottom + 1 >= STACK_FROM ? rules(d, p) : null;
+    if (rl !== null) {
+      // the run ends above an iteration where the loop written out folds a rule on the data
+      bottom = lastFold(rl.body, (j, at) => packed[xAt(rl!, j, at)], bottom, top) + 1;
+      if (top - bottom + 1 < STACK_FROM) rl = null;
+    }
     // a scan's arguments are distinct variables (a cotangent held by one is its own): where the
     // cotangents come in as the same variable (a rule passing one on twice), one more block placed
     const args = rl === null ? [] : [...statesAt(d, top), ...rl.ps.map((k) => input(top, k))];
@@ -293,9 +348,31 @@ export function emitNested(
       r = bottom - 1;
     } else place(d, r--);
   }
-  for (let a = 0; a < nargs; a++) {
+  for (let k = 0; k < nc + np; k++) {
+    const a = k < nc ? k : pArg(k - nc);
     if (!inputs.need[a] || !plan.present[2 * a]) continue;
-    const c = a < nc ? (body.carryKind[a] === "internal" ? chain[a] : identity[a]) : pAcc[a - nc];
+    const c = k < nc ? (body.carryKind[k] === "internal" ? chain[k] : identity[k]) : pAcc[k - nc];
     state.replace(args[a], c, -1);
   }
+}
+
+const foldCheckers = new WeakMap<Body, Interpreter>();
+
+/**
+ * The last iteration in [lo, hi] at which a rule of a rules' body folds a value of the data (x · 1,
+ * x + (−0), x⁰ where x is a literal of the loop written out: there the written-out sweep
+ * holds x itself, or 1, in place of the instruction), or lo − 1. `value(j, r)`: the rules'
+ * x leaf j at iteration r. What the folds read is computed from the data alone.
+ */
+export function lastFold(body: Body, value: (j: number, r: number) => number, lo: number, hi: number): number {
+  if (body.folds.length === 0) return lo - 1;
+  let it = foldCheckers.get(body);
+  if (it === undefined) foldCheckers.set(body, (it = new Interpreter(body.term.tape, body.folds.map((f) => f.v))));
+  const inputs = new Float64Array(body.nc + body.nx + body.np);
+  for (let r = hi; r >= lo; r--) {
+    for (let j = 0; j < body.nx; j++) if (body.literal[body.nc + j]) inputs[body.nc + j] = value(j, r);
+    it.run(inputs);
+    if (body.folds.some((f) => folds(f.code, it.value(f.v) as number))) return r;
+  }
+  return lo - 1;
 }

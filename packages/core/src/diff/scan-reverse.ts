@@ -29,6 +29,7 @@ import { activity } from "./place.js";
 import { PARTS, type Differentiate } from "./reverse-plan.js";
 import { gather, planFor, type CotangentState, type Where } from "./scan-cotangents.js";
 import { emitNested } from "./scan-nested.js";
+import { emitSingle } from "./scan-single.js";
 import { emitStacked } from "./scan-stacked.js";
 import { reverseRun, type ReverseSweep } from "../eval/scan-reverse-run.js";
 
@@ -61,7 +62,7 @@ export function scanSweep(term: TraceTerm, sink: Trace, at: Int32Array, differen
       active ??= activity(term);
       // where the sweep will be differentiated again, it is emitted as scans (scan-nested.ts)
       const p = tape.params(i) as ScanParams;
-      const emit = !kept ? emitNested : p.stacked !== undefined ? emitStacked : emitReverse;
+      const emit = !kept ? (p.n === 1 && p.body.nc === 0 ? emitSingle : emitNested) : p.stacked !== undefined ? emitStacked : emitReverse;
       emit(p, tape.args(i), outputsOf.get(i) ?? [], tape, { sink, at, self: i, packed, outputsOf }, state, active, differentiate);
       return true;
     },

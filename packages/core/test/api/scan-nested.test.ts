@@ -5,20 +5,18 @@
  * the iterations (counted, not timed), the reverse sweeps storing the carries their
  * checkpoint policy asks for. Bodies whose rules read computed values, carry′ itself (tanh,
  * exp), two carries, a captured value, ys used after the loop, and decisions that change
- * part way; scans that are written out instead (xs, checkpoint(f)) keep the loop's numbers.
+ * part way; a scan over data is scan-nested-xs.test.ts's, and checkpoint(f), written out, keeps the loop's numbers.
  */
 import { describe, expect, it } from "vitest";
 import {
   add,
   checkpoint,
-  derivativeOf,
   exp,
   grad,
   hessian,
   hvp,
   jacobian,
   jit,
-  jvp,
   lt,
   mul,
   scan,
@@ -31,16 +29,9 @@ import {
 } from "../../src/index.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
 import { expectSame } from "../helpers/same-bits.js";
+import { expectSameToThirdOrder, gradNorm, nestedSizes, sumSquares, type F } from "../helpers/nested.js";
 
-type F = (th: Scalar[]) => Scalar;
 type Body = (carry: Scalar[], a: Scalar) => Scalar[];
-
-const sumSquares = (q: Scalar[]): Scalar => q.reduce<Scalar>((s, e) => add(s, mul(e, e)), 0);
-/** A real computed from f's gradient: differentiating it differentiates f twice. */
-const gradNorm =
-  (f: F): F =>
-  (th) =>
-    sumSquares(grad(f, th) as Scalar[]);
 
 const BODIES: { name: string; body: Body; carry: number }[] = [
   { name: "y ← a·sin y", body: ([y], a) => [mul(a, sin(y))], carry: 1 },
@@ -95,15 +86,7 @@ describe("nested derivatives of a scan: the loop's numbers, bit for bit", () => 
         const { scanned: S, loop: L } = model(body, carry, 23, ys);
         const th = carry === 1 ? [0.3, 0.8] : [1, 0.5, 1.5];
         const v = th.map((_, i) => 0.1 * (i + 1));
-        expectSame(grad(gradNorm(S), th), grad(gradNorm(L), th));
-        expectSame(hessian(S, th), hessian(L, th));
-        expectSame(hvp(S, th, v), hvp(L, th, v));
-        expectSame(jvp((x: Scalar[]) => grad(S, x), th, v), jvp((x: Scalar[]) => grad(L, x), th, v));
-        // every output of the gradient seeded, one row at a time (one-hot seeds: constants)
-        expectSame(jacobian((x: Scalar[]) => grad(S, x), th), jacobian((x: Scalar[]) => grad(L, x), th));
-        // third order: grad of a function of the gradient's gradient, and jvp of the hessian
-        expectSame(grad(gradNorm(gradNorm(S)), th), grad(gradNorm(gradNorm(L)), th));
-        expectSame(jvp((x: Scalar[]) => hessian(S, x), th, v), jvp((x: Scalar[]) => hessian(L, x), th, v));
+        expectSameToThirdOrder(S, L, th, v);
       });
     }
   }
@@ -180,7 +163,7 @@ describe("nested derivatives of a scan: the loop's numbers, bit for bit", () => 
     expect(third[0]).toBeCloseTo(n * (n - 1) * a ** (n - 2), 9);
     expect(third[1]).toBeCloseTo(n * (n - 1) * (n - 2) * a ** (n - 3) * y0, 7);
   });
-  it("scans written out where they are differentiated again (xs, checkpoint(f)) keep the loop's numbers", () => {
+  it("a scan over data (scan-nested-xs.test.ts), and checkpoint(f), written out where differentiated again, keep the loop's numbers", () => {
     const xs = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
     const S: F = ([y0, a]) => scan((y: Scalar, x: Scalar) => [add(mul(a, sin(y)), x)], y0, xs)[0];
     const L: F = ([y0, a]) => xs.reduce<Scalar>((y, x) => add(mul(a, sin(y)), x), y0);
@@ -205,14 +188,8 @@ describe("nested derivatives of a scan: memory that does not grow with the itera
     ([y0, a]) =>
       scan((y: Scalar) => [mul(a, sin(y))], y0, n, { checkpoint })[0];
   it("the derivative term of grad, traced inside another grad, is a few instructions for any n", () => {
-    const gradient = (n: number) => (th: Scalar[]) => (grad(chain(n), th) as Scalar[])[0];
-    const at = (n: number): number[] => [
-      traceOf(gradient(n), [0.3, 0.8]).length,
-      derivativeOf(gradient(n), [0.3, 0.8], 1).length,
-      derivativeOf(gradNorm(chain(n)), [0.3, 0.8], 1).length,
-    ];
-    const small = at(100);
-    expect(at(10_000)).toEqual(small);
+    const small = nestedSizes(chain(100), [0.3, 0.8]);
+    expect(nestedSizes(chain(10_000), [0.3, 0.8])).toEqual(small);
     // the loop written out: some instructions per iteration
     expect(small[0]).toBeLessThan(40);
     expect(traceOf((th: Scalar[]) => (grad(model(BODIES[0].body, 1, 100, false).loop, th) as Scalar[])[0], [0.3, 0.8]).length).toBeGreaterThan(500);

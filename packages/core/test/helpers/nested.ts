@@ -1,0 +1,39 @@
+/**
+ * @file Functions for the tests of nested derivatives of a scan: a real computed from f's
+ * gradient (differentiating it differentiates f twice), and the sizes of the terms that
+ * show whether a nested derivative keeps its scans (counted, not timed).
+ */
+import { add, derivativeOf, grad, hessian, hvp, jacobian, jvp, mul, traceOf, type Scalar } from "../../src/index.js";
+import { expectSame } from "./same-bits.js";
+
+export type F = (th: Scalar[]) => Scalar;
+
+export const sumSquares = (q: Scalar[]): Scalar => q.reduce<Scalar>((s, e) => add(s, mul(e, e)), 0);
+
+/** Σ (∂f/∂θᵢ)²: a real computed from f's gradient. */
+export const gradNorm =
+  (f: F): F =>
+  (th) =>
+    sumSquares(grad(f, th) as Scalar[]);
+
+/** Instructions of: the trace of ∂f/∂θ₀ (grad traced inside a trace), its derivative term, and grad∘grad's derivative term. */
+export function nestedSizes(f: F, th: number[]): number[] {
+  const gradient = (x: Scalar[]): Scalar => (grad(f, x) as Scalar[])[0];
+  return [traceOf(gradient, th).length, derivativeOf(gradient, th, 1).length, derivativeOf(gradNorm(f), th, 1).length];
+}
+
+/**
+ * S and L (a scan, and the loop written out) give the same numbers, bit for bit, for
+ * grad∘grad, hessian, hvp, jvp∘grad, jacobian of grad (every output of the gradient seeded,
+ * one row at a time: one-hot seeds, constants), and third orders (grad of a function of the
+ * gradient's gradient, jvp of the hessian), at th along v.
+ */
+export function expectSameToThirdOrder(S: F, L: F, th: number[], v: number[]): void {
+  expectSame(grad(gradNorm(S), th), grad(gradNorm(L), th));
+  expectSame(hessian(S, th), hessian(L, th));
+  expectSame(hvp(S, th, v), hvp(L, th, v));
+  expectSame(jvp((x: Scalar[]) => grad(S, x), th, v), jvp((x: Scalar[]) => grad(L, x), th, v));
+  expectSame(jacobian((x: Scalar[]) => grad(S, x), th), jacobian((x: Scalar[]) => grad(L, x), th));
+  expectSame(grad(gradNorm(gradNorm(S)), th), grad(gradNorm(gradNorm(L)), th));
+  expectSame(jvp((x: Scalar[]) => hessian(S, x), th, v), jvp((x: Scalar[]) => hessian(L, x), th, v));
+}
