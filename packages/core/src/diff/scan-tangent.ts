@@ -28,6 +28,8 @@ import {
 import { TraceTerm } from "../trace/term.js";
 import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
 import { Interpreter } from "../eval/interpreter.js";
+import { tangentReals } from "../eval/scan-tangent-run.js";
+import { scanCode } from "../jit/scan-code.js";
 import { WengertError } from "../errors.js";
 import type { Transform } from "./place.js";
 import { Runs } from "./runs.js";
@@ -136,42 +138,45 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
   const carryOffset = new Int32Array(body.nc).fill(-1);
   let length = 0;
   const sizes = Array.from(obs, (v) => size(body.term.tape.dims(v)));
-  const ins: number[] = [];
-  // the pattern of the iteration before, while the same tangents are present (a steady loop: no key per iteration)
+  // which inputs' tangents are present at this iteration, against the iteration before: a
+  // steady loop decides its pattern without a key (or an allocation) per iteration
+  const present = new Uint8Array(nin);
   let t: BlockTangent | undefined;
   let i = -1;
-  const before: number[] = [];
   for (let r = 0; r < n; r++) {
-    ins.length = 0;
+    let changed = t === undefined;
     for (let k = 0; k < nin; k++) {
-      if (body.literal[k]) continue;
-      const present =
-        k < body.nc
+      const now = body.literal[k]
+        ? 0
+        : k < body.nc
           ? chain[k]
           : k < body.nc + body.nx
             ? has[body.nc + r * body.nx + (k - body.nc)]
             : has[body.nc + n * body.nx + (k - body.nc - body.nx)];
-      if (present) ins.push(k);
+      if (now !== present[k]) {
+        present[k] = now;
+        changed = true;
+      }
     }
-    if (t === undefined || ins.length !== before.length || ins.some((k, j) => k !== before[j])) {
+    if (changed) {
+      const ins: number[] = [];
+      for (let k = 0; k < nin; k++) if (present[k]) ins.push(k);
       const key = `${obs.join(",")}|${ins.join(",")}`;
       t = terms.get(key);
-      if (t === undefined) terms.set(key, (t = blockTangent(body, obs, [...ins], pushforward)));
+      if (t === undefined) terms.set(key, (t = blockTangent(body, obs, ins, pushforward)));
       const known = index.get(t);
       if (known === undefined) {
         index.set(t, (i = patterns.length));
         patterns.push(t);
       } else i = known;
-      before.length = 0;
-      before.push(...ins);
     }
     at.set(r, i);
     for (let s = 0; s < obs.length; s++) {
-      if (!t.obsPresent[s]) continue;
+      if (!t!.obsPresent[s]) continue;
       obsOffset[r * obs.length + s] = length;
       length += sizes[s];
     }
-    for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "internal") chain[k] = t.carryPresent[k];
+    for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "internal") chain[k] = t!.carryPresent[k];
   }
   for (let k = 0; k < body.nc; k++) {
     if (body.carryKind[k] !== "internal" || !chain[k] || obs.includes(body.carryOut[k])) continue;
@@ -246,12 +251,17 @@ function emitTangent(
       for (let r = 0; r < n; r++) if (plan.obsOffset[r * nobs + s] >= 0) from[r * layout.width + layout.obsOffset[s]] = plan.obsOffset[r * nobs + s];
     });
     for (let k = 0; k < body.nc; k++) if (plan.carryOffset[k] >= 0) from[layout.carryOffset[k]] = plan.carryOffset[k];
-    from.forEach((f, e) => (mask[e] = f >= 0 ? 1 : 0));
+    for (let e = 0; e < from.length; e++) mask[e] = from[e] >= 0 ? 1 : 0;
     const relaid: DerivedParams = {
       scan: p,
       length: layout.length,
       what: "tangent laid out as the run's value",
-      run: ([t]) => Float64Array.from(from, (f) => (f >= 0 ? (t as Float64Array)[f] : 0)),
+      run: ([t]) => {
+        const v = t as Float64Array;
+        const out = new Float64Array(from.length);
+        for (let e = 0; e < from.length; e++) if (from[e] >= 0) out[e] = v[from[e]];
+        return out;
+      },
     };
     dt[self] = sink.recordOp(codes.scanTangent, [tan], relaid);
     masks.set(dt[self], mask);
@@ -259,6 +269,7 @@ function emitTangent(
 }
 
 function tangentRun(p: ScanParams, plan: TangentPlan, { has, hasArg }: { has: Uint8Array; hasArg: Uint8Array }, values: readonly Buf[]): Float64Array {
+  if (p.body.reals && scanCode.enabled) return tangentReals(p, plan, hasArg, values);
   const { body, n, layout } = p;
   const nargs = body.nc + n * body.nx + body.np;
   const xArgs = xArgCount(p);

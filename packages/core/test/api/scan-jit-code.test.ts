@@ -6,10 +6,11 @@
  * part way through the loop (and where a decision outside the loop does).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { abs, add, cos, grad, gt, jit, jvp, lt, mul, scan, sin, sub, valueAndGrad, type Scalar } from "../../src/index.js";
+import { abs, add, cos, exp, grad, gt, hvp, jit, jvp, lt, mul, scan, sin, sub, tanh, valueAndGrad, type Scalar } from "../../src/index.js";
 import { scanTermStats } from "../../src/jit/scan-term.js";
 import { scanCode } from "../../src/jit/scan-code.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
+import { tangentStats } from "../../src/eval/scan-tangent-run.js";
 import { expectSame } from "../helpers/same-bits.js";
 
 afterEach(() => {
@@ -132,3 +133,78 @@ describe("jit of a scan compiles the whole term", () => {
   });
 });
 
+
+describe("a scan's forward sweep (scanTangent) of a body of reals runs compiled", () => {
+  type Step = (c: Scalar[], a: Scalar, x: Scalar) => Scalar[];
+  const STEPS: Record<string, { step: Step; carry: number }> = {
+    "y ← a·sin y + x": { step: ([y], a, x) => [add(mul(a, sin(y)), x)], carry: 1 },
+    "decisions that change part way": { step: ([y], a, x) => [lt(y, 1) ? add(mul(1.2, y), mul(a, x)) : mul(0.5, sin(y))], carry: 1 },
+    "rules reading carry′ (tanh, exp)": { step: ([y], a, x) => [exp(mul(tanh(mul(a, y)), x))], carry: 1 },
+    "two carries, one passed on unchanged": { step: ([u, v], a, x) => [tanh(add(mul(a, u), mul(v, x))), v], carry: 2 },
+  };
+  const N = 300;
+  /**
+   * f(θ): the carry from θ's first leaves, a = θ's last, x the iteration's x (θ₀·k/100: a
+   * tangent per iteration) or θ₀ captured (its tangent read by every iteration); ys summed.
+   */
+  const model = (step: Step, carry: number, withXs: boolean) => {
+    const xs = (th: Scalar[]): Scalar[] => Array.from({ length: N }, (_, k) => mul(th[0], 0.01 * k));
+    const out = (c: Scalar[], ys: Scalar[]): Scalar => add(c.reduce<Scalar>((s, e) => add(s, mul(e, e)), 0), ys.reduce<Scalar>((s, e) => add(s, mul(0.1, e)), 0));
+    const scanned = (th: Scalar[]): Scalar => {
+      const a = th[th.length - 1];
+      const body = (cr: Scalar[], x: Scalar): [Scalar[], Scalar] => {
+        const next = step(cr, a, x);
+        return [next, next[0]];
+      };
+      const [c, ys] = withXs ? scan(body, th.slice(0, carry), xs(th)) : scan((cr: Scalar[]) => body(cr, th[0]), th.slice(0, carry), N);
+      return out(c as Scalar[], ys as Scalar[]);
+    };
+    const loop = (th: Scalar[]): Scalar => {
+      const a = th[th.length - 1];
+      let c = th.slice(0, carry);
+      const ys: Scalar[] = [];
+      for (const x of withXs ? xs(th) : Array.from({ length: N }, () => th[0])) {
+        c = step(c, a, x);
+        ys.push(c[0]);
+      }
+      return out(c, ys);
+    };
+    return { scanned, loop };
+  };
+  const derivatives = (f: (th: Scalar[]) => Scalar, th: number[], v: number[]): unknown[] => [
+    jvp(f, th, v),
+    hvp(f, th, v),
+    jvp((x: Scalar[]) => grad(f, x), th, v),
+  ];
+  for (const [name, { step, carry }] of Object.entries(STEPS)) {
+    for (const withXs of [true, false]) {
+      it(`${name}, ${withXs ? "xs" : "a captured x"}: jvp, hvp, jvp∘grad, the interpreted sweep's numbers and the loop's, bit for bit`, () => {
+        const { scanned, loop } = model(step, carry, withXs);
+        const th = carry === 1 ? [0.3, 0.8] : [0.3, 0.5, 0.9];
+        const v = th.map((_, i) => 0.5 - 0.3 * i);
+        const calls = tangentStats.calls;
+        const compiled = derivatives(scanned, th, v);
+        // a run of iterations with one pattern of present tangents is one call of its compiled block
+        expect(tangentStats.calls).toBeGreaterThan(calls);
+        scanCode.enabled = false;
+        const before = tangentStats.calls;
+        const interpreted = derivatives(scanned, th, v);
+        expect(tangentStats.calls).toBe(before);
+        expectSame(compiled, interpreted);
+        expectSame(compiled, derivatives(loop, th, v));
+      });
+    }
+  }
+  it("W5's chain at 10⁴ steps: hvp's forward sweeps are a few calls, not one per iteration", () => {
+    const chain = (x: Scalar): Scalar => scan((y: Scalar): [Scalar] => [add(mul(0.9, y), mul(0.1, sin(y)))], x, LONG)[0];
+    const chainLoop = (x: Scalar): Scalar => {
+      let y = x;
+      for (let i = 0; i < LONG; i++) y = add(mul(0.9, y), mul(0.1, sin(y)));
+      return y;
+    };
+    const calls = tangentStats.calls;
+    const h = hvp(chain, 0.3, 1);
+    expect(tangentStats.calls - calls).toBeLessThanOrEqual(4);
+    expectSame(h, hvp(chainLoop, 0.3, 1));
+  });
+});
