@@ -131,8 +131,6 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
   let terms = tangentTerms.get(body);
   if (terms === undefined) tangentTerms.set(body, (terms = new Map()));
   const chain = Uint8Array.from({ length: body.nc }, (_, k) => (body.literal[k] ? 0 : has[k]));
-  const patterns: BlockTangent[] = [];
-  const index = new Map<BlockTangent, number>();
   const at = new Runs(1);
   const obsOffset = new Int32Array(n * obs.length).fill(-1);
   const carryOffset = new Int32Array(body.nc).fill(-1);
@@ -140,43 +138,52 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
   const sizes = Array.from(obs, (v) => size(body.term.tape.dims(v)));
   // which inputs' tangents are present at this iteration, against the iteration before: a
   // steady loop decides its pattern without a key (or an allocation) per iteration
+  const { nc, nx, np } = body;
+  const nobs = obs.length;
+  const literal = body.literal;
+  const internal = Uint8Array.from(body.carryKind, (kind) => (kind === "internal" ? 1 : 0));
   const present = new Uint8Array(nin);
-  let t: BlockTangent | undefined;
+  for (let q = 0; q < np; q++) present[nc + nx + q] = literal[nc + nx + q] ? 0 : has[nc + n * nx + q];
+  const index = new Map<BlockTangent, number>();
+  const patterns: BlockTangent[] = [];
+  let t: BlockTangent | null = null;
   let i = -1;
   for (let r = 0; r < n; r++) {
-    let changed = t === undefined;
-    for (let k = 0; k < nin; k++) {
-      const now = body.literal[k]
-        ? 0
-        : k < body.nc
-          ? chain[k]
-          : k < body.nc + body.nx
-            ? has[body.nc + r * body.nx + (k - body.nc)]
-            : has[body.nc + n * body.nx + (k - body.nc - body.nx)];
-      if (now !== present[k]) {
-        present[k] = now;
-        changed = true;
-      }
+    let changed = t === null;
+    for (let k = 0; k < nc; k++) {
+      const now = literal[k] ? 0 : chain[k];
+      if (now !== present[k]) (present[k] = now), (changed = true);
+    }
+    for (let l = 0; l < nx; l++) {
+      const now = literal[nc + l] ? 0 : has[nc + r * nx + l];
+      if (now !== present[nc + l]) (present[nc + l] = now), (changed = true);
     }
     if (changed) {
-      const ins: number[] = [];
-      for (let k = 0; k < nin; k++) if (present[k]) ins.push(k);
-      const key = `${obs.join(",")}|${ins.join(",")}`;
-      t = terms.get(key);
-      if (t === undefined) terms.set(key, (t = blockTangent(body, obs, ins, pushforward)));
+      t = patternOf(body, present, terms, obs, pushforward);
       const known = index.get(t);
       if (known === undefined) {
         index.set(t, (i = patterns.length));
         patterns.push(t);
       } else i = known;
     }
+    const u = t!;
     at.set(r, i);
-    for (let s = 0; s < obs.length; s++) {
-      if (!t!.obsPresent[s]) continue;
-      obsOffset[r * obs.length + s] = length;
-      length += sizes[s];
+    // nothing read per iteration and the carries' tangents as they came in: every later iteration is this one's
+    let steady = nx === 0 && r > 0;
+    for (let k = 0; k < nc; k++) {
+      if (!internal[k]) continue;
+      if (chain[k] !== u.carryPresent[k]) steady = false;
+      chain[k] = u.carryPresent[k];
     }
-    for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "internal") chain[k] = t!.carryPresent[k];
+    const last = steady ? n : r + 1;
+    for (let rr = r; rr < last; rr++) {
+      for (let s = 0; s < nobs; s++) {
+        if (!u.obsPresent[s]) continue;
+        obsOffset[rr * nobs + s] = length;
+        length += sizes[s];
+      }
+    }
+    r = last - 1;
   }
   for (let k = 0; k < body.nc; k++) {
     if (body.carryKind[k] !== "internal" || !chain[k] || obs.includes(body.carryOut[k])) continue;
@@ -184,6 +191,16 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
     length += size(body.inputDims[k]);
   }
   return { patterns, at, obsOffset, carryOffset, length };
+}
+
+/** The block tangent taking the present inputs' tangents (made once per body and pattern). */
+function patternOf(body: Body, present: Uint8Array, terms: Map<string, BlockTangent>, obs: Int32Array, pushforward: Transform): BlockTangent {
+  const ins: number[] = [];
+  for (let k = 0; k < present.length; k++) if (present[k]) ins.push(k);
+  const key = `${obs.join(",")}|${ins.join(",")}`;
+  let t = terms.get(key);
+  if (t === undefined) terms.set(key, (t = blockTangent(body, obs, ins, pushforward)));
+  return t;
 }
 
 /**

@@ -195,6 +195,29 @@ describe("a scan's forward sweep (scanTangent) of a body of reals runs compiled"
       });
     }
   }
+  it("ys read at a few iterations only (seeds part way through the reverse sweep): hvp and jvp∘grad as the loop's, bit for bit", () => {
+    const some = (ys: Scalar[]): Scalar => add(mul(ys[150], ys[150]), add(mul(0.5, ys[N - 3]), ys[2]));
+    const step = ([y]: Scalar[], a: Scalar): Scalar[] => [add(mul(a, sin(y)), mul(0.1, y))];
+    const scanned = (th: Scalar[]): Scalar => {
+      const [c, ys] = scan((cr: Scalar[]) => {
+        const next = step(cr, th[1]);
+        return [next, next[0]];
+      }, [th[0]], N);
+      return add(some(ys as Scalar[]), (c as Scalar[])[0]);
+    };
+    const loop = (th: Scalar[]): Scalar => {
+      let c = [th[0]];
+      const ys: Scalar[] = [];
+      for (let k = 0; k < N; k++) {
+        c = step(c, th[1]);
+        ys.push(c[0]);
+      }
+      return add(some(ys), c[0]);
+    };
+    const th = [0.4, 0.9];
+    const v = [1, -0.5];
+    expectSame(derivatives(scanned, th, v), derivatives(loop, th, v));
+  });
   it("W5's chain at 10⁴ steps: hvp's forward sweeps are a few calls, not one per iteration", () => {
     const chain = (x: Scalar): Scalar => scan((y: Scalar): [Scalar] => [add(mul(0.9, y), mul(0.1, sin(y)))], x, LONG)[0];
     const chainLoop = (x: Scalar): Scalar => {
