@@ -33,7 +33,7 @@ export const scanTermStats = { compiled: 0 };
  * The term as one function, or null where it is not a trace of reals around scans of
  * reals (a tensor anywhere else, a body of tensors), or where code may not be made.
  */
-export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], reportTies: boolean): ScanTermRun | null {
+export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, checkedLength = term.tape.length): ScanTermRun | null {
   if (!scanCode.enabled) return null;
   const tape = term.tape;
   const { op, a, b, length: n } = tape;
@@ -42,7 +42,8 @@ export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], repor
   const live = new Uint8Array(n);
   for (const g of guards) live[g.a] = live[g.b] = 1;
   // kinked primitives are checked as the replay checks them (a scalar one on a variable)
-  const kinked = (i: number): boolean => op[i] >= FIRST_PRIMITIVE && !IS_TENSOR_OP[op[i]] && KINKS[op[i]] !== undefined && op[a[i]] !== CONST;
+  // (of the first checkedLength instructions, as the replay: a derivative the outermost rd emits reports none)
+  const kinked = (i: number): boolean => i < checkedLength && op[i] >= FIRST_PRIMITIVE && !IS_TENSOR_OP[op[i]] && KINKS[op[i]] !== undefined && op[a[i]] !== CONST;
   if (reportTies) for (let i = 0; i < n; i++) if (kinked(i)) live[i] = 1;
   liveness(term, live);
   const guardsAt = new Map<number, Guard[]>();
@@ -73,7 +74,7 @@ export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], repor
         // a scalar primitive on reals (appended elementwise or not, its arguments are a and b)
         if (tape.isTensor(i) || tape.isTensor(a[i]) || (ARITY[code] === 2 && tape.isTensor(b[i]))) return null;
         lines.push(`const v${i} = ${javascript.apply(code, name(a[i]), ARITY[code] === 1 ? name(a[i]) : name(b[i]))};`);
-        if (reportTies && KINKS[code] !== undefined && op[a[i]] !== CONST) lines.push(`if (KINK[${code}](v${a[i]})) return null;`);
+        if (reportTies && kinked(i)) lines.push(`if (KINK[${code}](v${a[i]})) return null;`);
       } else if (code === codes.scanOut) {
         const p = tape.params(i) as ScanOutParams;
         if (p.dims.length !== 0) return null;

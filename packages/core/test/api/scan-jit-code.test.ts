@@ -6,7 +6,7 @@
  * part way through the loop (and where a decision outside the loop does).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { abs, add, cos, exp, grad, gt, hvp, jit, jvp, lt, mul, scan, sin, sub, tanh, valueAndGrad, type Scalar } from "../../src/index.js";
+import { abs, add, compileGrad, cos, exp, grad, gt, hvp, jit, jvp, lt, mul, scan, sin, sub, tanh, valueAndGrad, type Scalar } from "../../src/index.js";
 import { scanTermStats } from "../../src/jit/scan-term.js";
 import { scanCode } from "../../src/jit/scan-code.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
@@ -108,6 +108,21 @@ describe("jit of a scan compiles the whole term", () => {
     expect(jg.stats.compiled).toBeGreaterThan(0);
     expect(jt.stats.compiled).toBeGreaterThan(0);
     expectSame(grad(chain, [0.5, 0.3]), grad(chainLoop, [0.5, 0.3]));
+  });
+
+  it("compileGrad of a scan: after two replays, compiled code around the scan and its reverse sweep; the replay's numbers and the loop's", () => {
+    const made = scanTermStats.compiled;
+    const cg = compileGrad(scanned);
+    const outs = [0, 1, 2].flatMap(() => POINTS.map((x) => cg.valueAndGrad(x)));
+    for (const [k, x] of POINTS.entries()) expectSame(outs[k], [loop(x), grad(loop, x)]);
+    expectSame(outs.slice(0, POINTS.length), outs.slice(POINTS.length, 2 * POINTS.length));
+    expect(scanTermStats.compiled).toBeGreaterThan(made);
+    expect(cg.stats.compiled).toBeGreaterThanOrEqual(POINTS.length);
+    scanCode.enabled = false;
+    const ci = compileGrad(scanned);
+    const interpreted = [0, 1, 2].flatMap(() => POINTS.map((x) => ci.valueAndGrad(x)));
+    expect(ci.stats.compiled).toBe(0);
+    expectSame(outs, interpreted);
   });
 
   it("a kink met inside the loop or around it: compiled code does as the replay does", () => {
