@@ -168,14 +168,20 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
     }
     const u = t!;
     at.set(r, i);
-    // nothing read per iteration and the carries' tangents as they came in: every later iteration is this one's
-    let steady = nx === 0 && r > 0;
+    // the carries' tangents as they came in: later iterations are this one's up to the next whose x's presence differs
+    let steady = r > 0;
     for (let k = 0; k < nc; k++) {
       if (!internal[k]) continue;
       if (chain[k] !== u.carryPresent[k]) steady = false;
       chain[k] = u.carryPresent[k];
     }
-    const last = steady ? n : r + 1;
+    let last = r + 1;
+    if (steady && (nx === 0 || (nx === 1 && literal[nc]))) last = n;
+    else if (steady && nx === 1) {
+      // one x leaf (a stacked scan's): the next change of its presence, found natively
+      const e = has.indexOf(present[nc] ^ 1, nc + r + 1);
+      last = e < 0 || e >= nc + n ? n : e - nc;
+    }
     for (let rr = r; rr < last; rr++) {
       for (let s = 0; s < nobs; s++) {
         if (!u.obsPresent[s]) continue;

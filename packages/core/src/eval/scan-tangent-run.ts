@@ -35,18 +35,20 @@ export function tangentReals(p: ScanParams, plan: TangentSweep, hasArg: Uint8Arr
   const ofArg: (Buf | null)[] = new Array<Buf | null>(hasArg.length).fill(null);
   let next = hasArg.length;
   for (let a = 0; a < hasArg.length; a++) if (hasArg[a]) ofArg[a] = values[next++];
-  const X = flatXs(p, values);
   const P = Float64Array.from(values.slice(nc + xArgs, nc + xArgs + np) as number[]);
   const PT = Float64Array.from({ length: np }, (_, q) => (ofArg[nc + xArgs + q] as number | null) ?? 0);
-  // x's tangents where they are: a stacked scan's in its packed value's tangent, else one argument per leaf and iteration
+  // x and its tangents where they are: a stacked scan's in its packed value and that value's tangent, else one argument per leaf and iteration
+  let X: Float64Array;
   let XT: Float64Array;
   let XA: Int32Array;
   let XS: number;
   if (p.stacked !== undefined) {
+    X = values[nc] as Float64Array;
     XT = (ofArg[nc] as Float64Array | null) ?? new Float64Array(0);
     XA = p.stacked.at;
     XS = p.stacked.step;
   } else {
+    X = flatXs(p, values);
     XT = new Float64Array(n * nx);
     for (let e = 0; e < n * nx; e++) XT[e] = (ofArg[nc + e] as number | null) ?? 0;
     XA = Int32Array.from({ length: nx }, (_, l) => l);

@@ -275,9 +275,9 @@ export interface TangentBlock {
 /**
  * A block's tangent term over iterations lo … hi − 1, forward: `run(lo, hi, st, X, P, XT,
  * XA, XS, PT, out, O)`. st holds the carries then their tangents (updated in place); x at
- * X[r·nx + l], its tangent at XT[XA[l] + r·XS] (one per leaf and iteration, or a stacked
- * scan's packed value); captured values P, their tangents PT; the written slots' tangents
- * go to out[O[r·|obs| + s]].
+ * X[XA[l] + r·XS], its tangent at XT[XA[l] + r·XS] (one per leaf and iteration, or a
+ * stacked scan's packed value and its tangent); captured values P, their tangents PT; the
+ * written slots' tangents go to out[O[r·|obs| + s]].
  */
 export type CompiledTangent = (
   lo: number,
@@ -301,7 +301,7 @@ export function compiledTangent(t: TangentBlock, body: Body, nobs: number): Comp
   const need = needed(tape, atoms);
   const tangent = (k: number): string => (k < nc ? `t${k}` : k < nc + nx ? `XT[xa${k - nc} + r * XS]` : `pt${k - nc - nx}`);
   const input = (k: number): string =>
-    k < nc ? `c${k}` : k < nc + nx ? `X[r * ${nx} + ${k - nc}]` : k < nin ? `p${k - nc - nx}` : tangent(t.ins[k - nin]);
+    k < nc ? `c${k}` : k < nc + nx ? `X[xa${k - nc} + r * XS]` : k < nin ? `p${k - nc - nx}` : tangent(t.ins[k - nin]);
   // the outputs: carry′ (the leaves that change), carry′'s present tangents, the written slots' present tangents
   const results: string[] = [];
   let j = 0;
