@@ -125,6 +125,34 @@ describe("jit of a scan compiles the whole term", () => {
     expectSame(outs, interpreted);
   });
 
+  it("jit of hvp of a long loop: the nested sweep's scans (reading the forward scan's packed value) compiled as one function; the replay's numbers and the loop's", () => {
+    const chain = ([x, w]: Scalar[]): Scalar => scan((c: Scalar): [Scalar] => [add(mul(0.9, c), mul(mul(0.1, w), sin(c)))], x, LONG)[0];
+    const chainLoop = ([x, w]: Scalar[]): Scalar => {
+      let c = x;
+      for (let i = 0; i < LONG; i++) c = add(mul(0.9, c), mul(mul(0.1, w), sin(c)));
+      return c;
+    };
+    const points = [
+      [0.5, 0.3],
+      [0.7, 0.2],
+      [1.5, -0.4],
+      [0.6, 0.25],
+    ];
+    const run = (): unknown[] => {
+      const j = jit((x: Scalar[]) => hvp(chain, x, [1, -0.5]));
+      const outs = points.map((x) => j(x));
+      return [outs, j.stats.compiled];
+    };
+    const [compiled, count] = run();
+    // the first call traces, two replays interpreted, then compiled code
+    expect(count).toBe(points.length - 3);
+    for (const [k, x] of points.entries()) expectSame((compiled as unknown[])[k], hvp(chainLoop, x, [1, -0.5]));
+    scanCode.enabled = false;
+    const [interpreted, none] = run();
+    expect(none).toBe(0);
+    expectSame(compiled, interpreted);
+  });
+
   it("a kink met inside the loop or around it: compiled code does as the replay does", () => {
     // |y − 0.5| inside the loop meets its kink where y is 0.5; |x − 2| around it where x is 2
     const kinked = (x: Scalar): Scalar => {
