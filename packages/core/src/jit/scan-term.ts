@@ -45,7 +45,8 @@ export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], repor
   for (const g of guards) live[g.a] = live[g.b] = 1;
   // kinked primitives are checked as the replay checks them (a scalar one on a variable)
   // (of the first checkedLength instructions, as the replay: a derivative the outermost rd emits reports none)
-  const kinked = (i: number): boolean => i < checkedLength && op[i] >= FIRST_PRIMITIVE && !IS_TENSOR_OP[op[i]] && KINKS[op[i]] !== undefined && op[a[i]] !== CONST;
+  const kinked = (i: number): boolean =>
+    i < checkedLength && op[i] >= FIRST_PRIMITIVE && !IS_TENSOR_OP[op[i]] && KINKS[op[i]] !== undefined && op[a[i]] !== CONST;
   if (reportTies) for (let i = 0; i < n; i++) if (kinked(i)) live[i] = 1;
   liveness(term, live);
   const guardsAt = new Map<number, Guard[]>();
