@@ -125,7 +125,7 @@ describe("jit of a scan compiles the whole term", () => {
     expectSame(outs, interpreted);
   });
 
-  it("jit of hvp of a long loop: the nested sweep's scans (reading the forward scan's packed value) compiled as one function; the replay's numbers and the loop's", () => {
+  it("jit of hvp of a long loop: the nested sweep's scans (reading the forward scan's packed value) compiled; the replay's numbers and the loop's", () => {
     const chain = ([x, w]: Scalar[]): Scalar => scan((c: Scalar): [Scalar] => [add(mul(0.9, c), mul(mul(0.1, w), sin(c)))], x, LONG)[0];
     const chainLoop = ([x, w]: Scalar[]): Scalar => {
       let c = x;
@@ -192,7 +192,8 @@ describe("a scan's forward sweep (scanTangent) of a body of reals runs compiled"
    */
   const model = (step: Step, carry: number, withXs: boolean) => {
     const xs = (th: Scalar[]): Scalar[] => Array.from({ length: N }, (_, k) => mul(th[0], 0.01 * k));
-    const out = (c: Scalar[], ys: Scalar[]): Scalar => add(c.reduce<Scalar>((s, e) => add(s, mul(e, e)), 0), ys.reduce<Scalar>((s, e) => add(s, mul(0.1, e)), 0));
+    const sum = (q: Scalar[], term: (e: Scalar) => Scalar): Scalar => q.reduce<Scalar>((s, e) => add(s, term(e)), 0);
+    const out = (c: Scalar[], ys: Scalar[]): Scalar => add(sum(c, (e) => mul(e, e)), sum(ys, (e) => mul(0.1, e)));
     const scanned = (th: Scalar[]): Scalar => {
       const a = th[th.length - 1];
       const body = (cr: Scalar[], x: Scalar): [Scalar[], Scalar] => {
