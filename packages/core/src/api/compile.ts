@@ -35,7 +35,7 @@
 import { differentiate } from "../diff/differentiate.js";
 import { newScratch, reverseSweep, type Scratch } from "../diff/sweep.js";
 import { runReals } from "../eval/evaluate.js";
-import { guardsHold, termReplay, type TermReplay } from "../eval/replay.js";
+import { guardsHold, termReplay } from "../eval/replay.js";
 import { OutputTypeError } from "../errors.js";
 import { leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
 import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
@@ -44,6 +44,7 @@ import { fromDense, toDense } from "../trace/host-tensor.js";
 import type { Scalar } from "../trace/traced.js";
 import type { Guard } from "../trace/tracer.js";
 import { compileReplay, type Replay } from "../jit/gradient.js";
+import { scanReplay, type ScanReplay } from "../jit/scan-replay.js";
 import { rdWithValue, realSeed } from "./rd.js";
 import { checkOptionKeys, type RdOptions } from "./options.js";
 import { cachedTraces, recordedAtTie, type Entry, type JitStats, type Leaves } from "./traceCache.js";
@@ -154,7 +155,7 @@ function realsEntry(term: TraceTerm, key: string, xs: Shape | null, guards: read
  * a trace extending it; that extended trace is kept to replay when nothing it holds was
  * decided on values. Returns f(x), the gradient, and the replay (or null).
  */
-function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean): [number, unknown, TermReplay | null] {
+function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean): [number, unknown, ScanReplay | null] {
   const { term } = traced;
   const applied = emitTransformed(traced, differentiate, {
     extra: SEED,
@@ -173,18 +174,21 @@ function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean
   }
   // f's value, then the cotangents of x's leaves; the seed is the last input, 1
   const both = new TraceTerm(tape, program.params, { shape: REAL, atoms: [term.output.atoms[0], ...program.output.atoms] });
-  const replay = termReplay(both, traced.trace.guards, reportTies, term.tape.length);
+  // reals around scans: compiled once replayed (each scan its body's loop, each sweep its kernel)
+  const replay = scanReplay(both, traced.trace.guards, reportTies, termReplay(both, traced.trace.guards, reportTies, term.tape.length), term.tape.length);
   // the trace's own buffers go back to the pool; its literals stay with the replay
   tape.releaseBuffers(false);
   return [value, g, replay];
 }
 
 /** The kept trace of a function of tensors, extended by its derivative. */
-function tensorEntry(key: string, xs: Shape | null, replay: TermReplay): Entry {
+function tensorEntry(key: string, xs: Shape | null, replay: ScanReplay): Entry {
   const shapes = xs === null ? [] : leafShapes(xs);
   return {
     key,
-    compiled: false,
+    get compiled() {
+      return replay.compiled;
+    },
     run(flat) {
       const inputs = flat.leaves.map((v) => (typeof v === "number" ? v : toDense(v, "compileGrad's input").data));
       inputs.push(1);

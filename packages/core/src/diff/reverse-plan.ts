@@ -313,8 +313,11 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
     into.set(identity, chain.length);
     into.set(pAcc, chain.length + identity.length);
   };
+  // the first iteration with a seeded written slot (n: none): below it, with no x, nothing comes from outside
+  const seeded = inputs.seedObs.indexOf(1);
+  const firstSeeded = seeded < 0 ? n : Math.floor(seeded / (PARTS * nobs));
   for (let r = n - 1; r >= 0; r--) {
-    if (steady && r > 1 && r < n - 2 && nobs === 0 && body.nx === 0) {
+    if (steady && r > 1 && r < n - 2 && firstSeeded > r + 1 && body.nx === 0) {
       // nothing comes from outside per iteration: the pattern holds down to iteration 1
       at.set(r, lastIndex);
       r = 1;

@@ -28,6 +28,8 @@ import {
 import { TraceTerm } from "../trace/term.js";
 import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
 import { Interpreter } from "../eval/interpreter.js";
+import { tangentReals } from "../eval/scan-tangent-run.js";
+import { scanCode } from "../jit/scan-code.js";
 import { WengertError } from "../errors.js";
 import type { Transform } from "./place.js";
 import { Runs } from "./runs.js";
@@ -129,49 +131,65 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
   let terms = tangentTerms.get(body);
   if (terms === undefined) tangentTerms.set(body, (terms = new Map()));
   const chain = Uint8Array.from({ length: body.nc }, (_, k) => (body.literal[k] ? 0 : has[k]));
-  const patterns: BlockTangent[] = [];
-  const index = new Map<BlockTangent, number>();
   const at = new Runs(1);
   const obsOffset = new Int32Array(n * obs.length).fill(-1);
   const carryOffset = new Int32Array(body.nc).fill(-1);
   let length = 0;
   const sizes = Array.from(obs, (v) => size(body.term.tape.dims(v)));
-  const ins: number[] = [];
-  // the pattern of the iteration before, while the same tangents are present (a steady loop: no key per iteration)
-  let t: BlockTangent | undefined;
+  // which inputs' tangents are present at this iteration, against the iteration before: a
+  // steady loop decides its pattern without a key (or an allocation) per iteration
+  const { nc, nx, np } = body;
+  const nobs = obs.length;
+  const literal = body.literal;
+  const internal = Uint8Array.from(body.carryKind, (kind) => (kind === "internal" ? 1 : 0));
+  const present = new Uint8Array(nin);
+  for (let q = 0; q < np; q++) present[nc + nx + q] = literal[nc + nx + q] ? 0 : has[nc + n * nx + q];
+  const index = new Map<BlockTangent, number>();
+  const patterns: BlockTangent[] = [];
+  let t: BlockTangent | null = null;
   let i = -1;
-  const before: number[] = [];
   for (let r = 0; r < n; r++) {
-    ins.length = 0;
-    for (let k = 0; k < nin; k++) {
-      if (body.literal[k]) continue;
-      const present =
-        k < body.nc
-          ? chain[k]
-          : k < body.nc + body.nx
-            ? has[body.nc + r * body.nx + (k - body.nc)]
-            : has[body.nc + n * body.nx + (k - body.nc - body.nx)];
-      if (present) ins.push(k);
+    let changed = t === null;
+    for (let k = 0; k < nc; k++) {
+      const now = literal[k] ? 0 : chain[k];
+      if (now !== present[k]) (present[k] = now), (changed = true);
     }
-    if (t === undefined || ins.length !== before.length || ins.some((k, j) => k !== before[j])) {
-      const key = `${obs.join(",")}|${ins.join(",")}`;
-      t = terms.get(key);
-      if (t === undefined) terms.set(key, (t = blockTangent(body, obs, [...ins], pushforward)));
+    for (let l = 0; l < nx; l++) {
+      const now = literal[nc + l] ? 0 : has[nc + r * nx + l];
+      if (now !== present[nc + l]) (present[nc + l] = now), (changed = true);
+    }
+    if (changed) {
+      t = patternOf(body, present, terms, obs, pushforward);
       const known = index.get(t);
       if (known === undefined) {
         index.set(t, (i = patterns.length));
         patterns.push(t);
       } else i = known;
-      before.length = 0;
-      before.push(...ins);
     }
+    const u = t!;
     at.set(r, i);
-    for (let s = 0; s < obs.length; s++) {
-      if (!t.obsPresent[s]) continue;
-      obsOffset[r * obs.length + s] = length;
-      length += sizes[s];
+    // the carries' tangents as they came in: later iterations are this one's up to the next whose x's presence differs
+    let steady = r > 0;
+    for (let k = 0; k < nc; k++) {
+      if (!internal[k]) continue;
+      if (chain[k] !== u.carryPresent[k]) steady = false;
+      chain[k] = u.carryPresent[k];
     }
-    for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "internal") chain[k] = t.carryPresent[k];
+    let last = r + 1;
+    if (steady && (nx === 0 || (nx === 1 && literal[nc]))) last = n;
+    else if (steady && nx === 1) {
+      // one x leaf (a stacked scan's): the next change of its presence, found natively
+      const e = has.indexOf(present[nc] ^ 1, nc + r + 1);
+      last = e < 0 || e >= nc + n ? n : e - nc;
+    }
+    for (let rr = r; rr < last; rr++) {
+      for (let s = 0; s < nobs; s++) {
+        if (!u.obsPresent[s]) continue;
+        obsOffset[rr * nobs + s] = length;
+        length += sizes[s];
+      }
+    }
+    r = last - 1;
   }
   for (let k = 0; k < body.nc; k++) {
     if (body.carryKind[k] !== "internal" || !chain[k] || obs.includes(body.carryOut[k])) continue;
@@ -179,6 +197,16 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
     length += size(body.inputDims[k]);
   }
   return { patterns, at, obsOffset, carryOffset, length };
+}
+
+/** The block tangent taking the present inputs' tangents (made once per body and pattern). */
+function patternOf(body: Body, present: Uint8Array, terms: Map<string, BlockTangent>, obs: Int32Array, pushforward: Transform): BlockTangent {
+  const ins: number[] = [];
+  for (let k = 0; k < present.length; k++) if (present[k]) ins.push(k);
+  const key = `${obs.join(",")}|${ins.join(",")}`;
+  let t = terms.get(key);
+  if (t === undefined) terms.set(key, (t = blockTangent(body, obs, ins, pushforward)));
+  return t;
 }
 
 /**
@@ -246,12 +274,17 @@ function emitTangent(
       for (let r = 0; r < n; r++) if (plan.obsOffset[r * nobs + s] >= 0) from[r * layout.width + layout.obsOffset[s]] = plan.obsOffset[r * nobs + s];
     });
     for (let k = 0; k < body.nc; k++) if (plan.carryOffset[k] >= 0) from[layout.carryOffset[k]] = plan.carryOffset[k];
-    from.forEach((f, e) => (mask[e] = f >= 0 ? 1 : 0));
+    for (let e = 0; e < from.length; e++) mask[e] = from[e] >= 0 ? 1 : 0;
     const relaid: DerivedParams = {
       scan: p,
       length: layout.length,
       what: "tangent laid out as the run's value",
-      run: ([t]) => Float64Array.from(from, (f) => (f >= 0 ? (t as Float64Array)[f] : 0)),
+      run: ([t]) => {
+        const v = t as Float64Array;
+        const out = new Float64Array(from.length);
+        for (let e = 0; e < from.length; e++) if (from[e] >= 0) out[e] = v[from[e]];
+        return out;
+      },
     };
     dt[self] = sink.recordOp(codes.scanTangent, [tan], relaid);
     masks.set(dt[self], mask);
@@ -259,6 +292,7 @@ function emitTangent(
 }
 
 function tangentRun(p: ScanParams, plan: TangentPlan, { has, hasArg }: { has: Uint8Array; hasArg: Uint8Array }, values: readonly Buf[]): Float64Array {
+  if (p.body.reals && scanCode.enabled) return tangentReals(p, plan, hasArg, values);
   const { body, n, layout } = p;
   const nargs = body.nc + n * body.nx + body.np;
   const xArgs = xArgCount(p);

@@ -262,3 +262,62 @@ export function compiledStep(term: { readonly tape: Tape; readonly output: { rea
   const f = new Function("K", "I", "O", source);
   return (I, O) => f(KERNELS, I, O);
 }
+
+/** One pattern of a forward sweep's block (diff/scan-tangent.ts): its tangent term and what it reads and writes. */
+export interface TangentBlock {
+  readonly term: { readonly tape: Tape; readonly output: { readonly atoms: readonly number[] } };
+  /** The inputs whose tangents it takes, in the order the term's inputs after the body's follow. */
+  readonly ins: readonly number[];
+  readonly carryPresent: Uint8Array;
+  readonly obsPresent: Uint8Array;
+}
+
+/**
+ * A block's tangent term over iterations lo … hi − 1, forward: `run(lo, hi, st, X, P, XT,
+ * XA, XS, PT, out, O)`. st holds the carries then their tangents (updated in place); x at
+ * X[XA[l] + r·XS], its tangent at XT[XA[l] + r·XS] (one per leaf and iteration, or a
+ * stacked scan's packed value and its tangent); captured values P, their tangents PT; the
+ * written slots' tangents go to out[O[r·|obs| + s]].
+ */
+export type CompiledTangent = (
+  lo: number,
+  hi: number,
+  st: Float64Array,
+  X: Float64Array,
+  P: Float64Array,
+  XT: Float64Array,
+  XA: Int32Array,
+  XS: number,
+  PT: Float64Array,
+  out: Float64Array,
+  O: Int32Array,
+) => void;
+
+export function compiledTangent(t: TangentBlock, body: Body, nobs: number): CompiledTangent {
+  const { nc, nx, np } = body;
+  const nin = nc + nx + np;
+  const tape = t.term.tape;
+  const atoms = t.term.output.atoms;
+  const need = needed(tape, atoms);
+  const tangent = (k: number): string => (k < nc ? `t${k}` : k < nc + nx ? `XT[xa${k - nc} + r * XS]` : `pt${k - nc - nx}`);
+  const input = (k: number): string =>
+    k < nc ? `c${k}` : k < nc + nx ? `X[xa${k - nc} + r * XS]` : k < nin ? `p${k - nc - nx}` : tangent(t.ins[k - nin]);
+  // the outputs: carry′ (the leaves that change), carry′'s present tangents, the written slots' present tangents
+  const results: string[] = [];
+  let j = 0;
+  for (let k = 0; k < nc; k++) if (body.carryKind[k] !== "identity") results.push(`c${k} = v${atoms[j++]};`);
+  for (let k = 0; k < nc; k++) if (body.carryKind[k] === "internal" && t.carryPresent[k]) results.push(`t${k} = v${atoms[j++]};`);
+  for (let s = 0; s < nobs; s++) if (t.obsPresent[s]) results.push(`out[O[r * ${nobs} + ${s}]] = v${atoms[j++]};`);
+  const source = [
+    ...Array.from({ length: nc }, (_, k) => `let c${k} = st[${k}]; let t${k} = st[${nc + k}];`),
+    ...Array.from({ length: np }, (_, q) => `const p${q} = P[${q}]; const pt${q} = PT[${q}];`),
+    ...Array.from({ length: nx }, (_, l) => `const xa${l} = XA[${l}];`),
+    "for (let r = lo; r < hi; r++) {",
+    ...statements(tape, need, input).map((l) => `  ${l}`),
+    ...results.map((l) => `  ${l}`),
+    "}",
+    ...Array.from({ length: nc }, (_, k) => `st[${k}] = c${k}; st[${nc + k}] = t${k};`),
+  ].join("\n");
+  const f = new Function("K", "lo", "hi", "st", "X", "P", "XT", "XA", "XS", "PT", "out", "O", source);
+  return (lo, hi, st, X, P, XT, XA, XS, PT, out, O) => f(KERNELS, lo, hi, st, X, P, XT, XA, XS, PT, out, O);
+}

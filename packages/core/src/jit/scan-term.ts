@@ -9,7 +9,9 @@
  * (eval/replay.ts). Here the whole term becomes code: the same kernels and rules as
  * JavaScript source (javascript.ts), the scan's run as scanValue computes it (every
  * decision of the body checked, a failed one leaving NaN and the flag 0), every guard
- * and kink checked where the replay checks it. The same numbers as the replay, to the bit.
+ * and kink checked where the replay checks it. The only tensors are scan instructions'
+ * packed values handed to others (a nested sweep reads its forward scan's; hvp's forward
+ * sweeps read those values' tangents). The same numbers as the replay, to the bit.
  */
 import type { Buf } from "@wengert/ops";
 import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP, KERNELS, KINKS } from "../trace/opcodes.js";
@@ -33,7 +35,7 @@ export const scanTermStats = { compiled: 0 };
  * The term as one function, or null where it is not a trace of reals around scans of
  * reals (a tensor anywhere else, a body of tensors), or where code may not be made.
  */
-export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], reportTies: boolean): ScanTermRun | null {
+export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, checkedLength = term.tape.length): ScanTermRun | null {
   if (!scanCode.enabled) return null;
   const tape = term.tape;
   const { op, a, b, length: n } = tape;
@@ -42,7 +44,9 @@ export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], repor
   const live = new Uint8Array(n);
   for (const g of guards) live[g.a] = live[g.b] = 1;
   // kinked primitives are checked as the replay checks them (a scalar one on a variable)
-  const kinked = (i: number): boolean => op[i] >= FIRST_PRIMITIVE && !IS_TENSOR_OP[op[i]] && KINKS[op[i]] !== undefined && op[a[i]] !== CONST;
+  // (of the first checkedLength instructions, as the replay: a derivative the outermost rd emits reports none)
+  const kinked = (i: number): boolean =>
+    i < checkedLength && op[i] >= FIRST_PRIMITIVE && !IS_TENSOR_OP[op[i]] && KINKS[op[i]] !== undefined && op[a[i]] !== CONST;
   if (reportTies) for (let i = 0; i < n; i++) if (kinked(i)) live[i] = 1;
   liveness(term, live);
   const guardsAt = new Map<number, Guard[]>();
@@ -54,8 +58,8 @@ export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], repor
   }
   if (results.some((v) => tape.isTensor(v))) return null;
   // per scan or derivative instruction: its kernel and its arguments with the literals in place
-  const calls: ((args: readonly number[]) => Float64Array)[] = [];
-  const templates: number[][] = [];
+  const calls: ((args: readonly Buf[]) => Float64Array)[] = [];
+  const templates: Buf[][] = [];
   const lines: string[] = [];
   const name = (v: number): string => (op[v] === CONST ? literal(tape.val[v]) : `v${v}`);
   let count = 0;
@@ -73,7 +77,7 @@ export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], repor
         // a scalar primitive on reals (appended elementwise or not, its arguments are a and b)
         if (tape.isTensor(i) || tape.isTensor(a[i]) || (ARITY[code] === 2 && tape.isTensor(b[i]))) return null;
         lines.push(`const v${i} = ${javascript.apply(code, name(a[i]), ARITY[code] === 1 ? name(a[i]) : name(b[i]))};`);
-        if (reportTies && KINKS[code] !== undefined && op[a[i]] !== CONST) lines.push(`if (KINK[${code}](v${a[i]})) return null;`);
+        if (reportTies && kinked(i)) lines.push(`if (KINK[${code}](v${a[i]})) return null;`);
       } else if (code === codes.scanOut) {
         const p = tape.params(i) as ScanOutParams;
         if (p.dims.length !== 0) return null;
@@ -83,11 +87,13 @@ export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], repor
         const run = code === codes.scan ? scanRun(p as ScanParams) : derivedRun(p as DerivedParams);
         if (run === null) return null;
         const args = tape.args(i);
-        if (args.some((v) => tape.isTensor(v))) return null;
+        // a tensor argument only as the packed value of another scan instruction (a nested sweep reads its forward scan's, hvp's tangents)
+        const packed = (v: number): boolean => tape.isTensor(v) && isScanCode(op[v]) && op[v] !== codes.scanOut;
+        if (args.some((v) => tape.isTensor(v) && !packed(v))) return null;
         const j = calls.length;
         calls.push(run);
         templates.push(args.map((v) => (op[v] === CONST ? tape.val[v] : 0)));
-        const set = args.flatMap((v, k) => (op[v] === CONST ? [] : [`A[${k}] = v${v};`]));
+        const set = args.flatMap((v, k) => (op[v] === CONST ? [] : [`A[${k}] = ${packed(v) ? "o" : "v"}${v};`]));
         lines.push(`let o${i}; { const A = T[${j}].slice(); ${set.join(" ")} o${i} = H[${j}](A); }`);
       } else return null;
     } else return null;
@@ -115,17 +121,17 @@ export function compileScanTerm(term: TraceTerm, guards: readonly Guard[], repor
  * compiled loop from the carry, x's values and the captured values, every decision
  * checked; where one fails the values from there on are NaN and the flag 0.
  */
-function scanRun(p: ScanParams): ((args: readonly number[]) => Float64Array) | null {
+function scanRun(p: ScanParams): ((args: readonly Buf[]) => Float64Array) | null {
   const { body, n, layout } = p;
   if (!body.reals) return null;
   const nc = body.nc;
   const loop = compiledForward(body, layout.obs);
   return (args) => {
     const out = new Float64Array(layout.length);
-    const carry = Float64Array.from(args.slice(0, nc));
+    const carry = Float64Array.from(args.slice(0, nc) as number[]);
     // x and the captured values read as the interpreter reads them (scan-ops.ts scanValue)
     const xs = flatXs(p, args);
-    const captured = Float64Array.from(args.slice(nc + xArgCount(p)));
+    const captured = Float64Array.from(args.slice(nc + xArgCount(p)) as number[]);
     const stop = loop(carry, xs, captured, 0, n, 0, p.reportTies, true, out, 0, null, 0, 1);
     if (stop < n) {
       out.fill(NaN, stop * layout.width);
@@ -139,7 +145,7 @@ function scanRun(p: ScanParams): ((args: readonly number[]) => Float64Array) | n
 }
 
 /** A scan's derivative instruction (its reverse or forward sweep): its kernel, on a body of reals. */
-function derivedRun(p: DerivedParams): ((args: readonly number[]) => Float64Array) | null {
+function derivedRun(p: DerivedParams): ((args: readonly Buf[]) => Float64Array) | null {
   if (!p.scan.body.reals) return null;
-  return (args) => p.run(args as readonly Buf[]);
+  return (args) => p.run(args);
 }

@@ -6,10 +6,11 @@
  * part way through the loop (and where a decision outside the loop does).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { abs, add, cos, grad, gt, jit, jvp, lt, mul, scan, sin, sub, valueAndGrad, type Scalar } from "../../src/index.js";
+import { abs, add, compileGrad, cos, exp, grad, gt, hvp, jit, jvp, lt, mul, scan, sin, sub, tanh, valueAndGrad, type Scalar } from "../../src/index.js";
 import { scanTermStats } from "../../src/jit/scan-term.js";
 import { scanCode } from "../../src/jit/scan-code.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
+import { tangentStats } from "../../src/eval/scan-tangent-run.js";
 import { expectSame } from "../helpers/same-bits.js";
 
 afterEach(() => {
@@ -109,6 +110,49 @@ describe("jit of a scan compiles the whole term", () => {
     expectSame(grad(chain, [0.5, 0.3]), grad(chainLoop, [0.5, 0.3]));
   });
 
+  it("compileGrad of a scan: after two replays, compiled code around the scan and its reverse sweep; the replay's numbers and the loop's", () => {
+    const made = scanTermStats.compiled;
+    const cg = compileGrad(scanned);
+    const outs = [0, 1, 2].flatMap(() => POINTS.map((x) => cg.valueAndGrad(x)));
+    for (const [k, x] of POINTS.entries()) expectSame(outs[k], [loop(x), grad(loop, x)]);
+    expectSame(outs.slice(0, POINTS.length), outs.slice(POINTS.length, 2 * POINTS.length));
+    expect(scanTermStats.compiled).toBeGreaterThan(made);
+    expect(cg.stats.compiled).toBeGreaterThanOrEqual(POINTS.length);
+    scanCode.enabled = false;
+    const ci = compileGrad(scanned);
+    const interpreted = [0, 1, 2].flatMap(() => POINTS.map((x) => ci.valueAndGrad(x)));
+    expect(ci.stats.compiled).toBe(0);
+    expectSame(outs, interpreted);
+  });
+
+  it("jit of hvp of a long loop: the nested sweep's scans (reading the forward scan's packed value) compiled; the replay's numbers and the loop's", () => {
+    const chain = ([x, w]: Scalar[]): Scalar => scan((c: Scalar): [Scalar] => [add(mul(0.9, c), mul(mul(0.1, w), sin(c)))], x, LONG)[0];
+    const chainLoop = ([x, w]: Scalar[]): Scalar => {
+      let c = x;
+      for (let i = 0; i < LONG; i++) c = add(mul(0.9, c), mul(mul(0.1, w), sin(c)));
+      return c;
+    };
+    const points = [
+      [0.5, 0.3],
+      [0.7, 0.2],
+      [1.5, -0.4],
+      [0.6, 0.25],
+    ];
+    const run = (): unknown[] => {
+      const j = jit((x: Scalar[]) => hvp(chain, x, [1, -0.5]));
+      const outs = points.map((x) => j(x));
+      return [outs, j.stats.compiled];
+    };
+    const [compiled, count] = run();
+    // the first call traces, two replays interpreted, then compiled code
+    expect(count).toBe(points.length - 3);
+    for (const [k, x] of points.entries()) expectSame((compiled as unknown[])[k], hvp(chainLoop, x, [1, -0.5]));
+    scanCode.enabled = false;
+    const [interpreted, none] = run();
+    expect(none).toBe(0);
+    expectSame(compiled, interpreted);
+  });
+
   it("a kink met inside the loop or around it: compiled code does as the replay does", () => {
     // |y − 0.5| inside the loop meets its kink where y is 0.5; |x − 2| around it where x is 2
     const kinked = (x: Scalar): Scalar => {
@@ -132,3 +176,102 @@ describe("jit of a scan compiles the whole term", () => {
   });
 });
 
+
+describe("a scan's forward sweep (scanTangent) of a body of reals runs compiled", () => {
+  type Step = (c: Scalar[], a: Scalar, x: Scalar) => Scalar[];
+  const STEPS: Record<string, { step: Step; carry: number }> = {
+    "y ← a·sin y + x": { step: ([y], a, x) => [add(mul(a, sin(y)), x)], carry: 1 },
+    "decisions that change part way": { step: ([y], a, x) => [lt(y, 1) ? add(mul(1.2, y), mul(a, x)) : mul(0.5, sin(y))], carry: 1 },
+    "rules reading carry′ (tanh, exp)": { step: ([y], a, x) => [exp(mul(tanh(mul(a, y)), x))], carry: 1 },
+    "two carries, one passed on unchanged": { step: ([u, v], a, x) => [tanh(add(mul(a, u), mul(v, x))), v], carry: 2 },
+  };
+  const N = 300;
+  /**
+   * f(θ): the carry from θ's first leaves, a = θ's last, x the iteration's x (θ₀·k/100: a
+   * tangent per iteration) or θ₀ captured (its tangent read by every iteration); ys summed.
+   */
+  const model = (step: Step, carry: number, withXs: boolean) => {
+    const xs = (th: Scalar[]): Scalar[] => Array.from({ length: N }, (_, k) => mul(th[0], 0.01 * k));
+    const sum = (q: Scalar[], term: (e: Scalar) => Scalar): Scalar => q.reduce<Scalar>((s, e) => add(s, term(e)), 0);
+    const out = (c: Scalar[], ys: Scalar[]): Scalar => add(sum(c, (e) => mul(e, e)), sum(ys, (e) => mul(0.1, e)));
+    const scanned = (th: Scalar[]): Scalar => {
+      const a = th[th.length - 1];
+      const body = (cr: Scalar[], x: Scalar): [Scalar[], Scalar] => {
+        const next = step(cr, a, x);
+        return [next, next[0]];
+      };
+      const [c, ys] = withXs ? scan(body, th.slice(0, carry), xs(th)) : scan((cr: Scalar[]) => body(cr, th[0]), th.slice(0, carry), N);
+      return out(c as Scalar[], ys as Scalar[]);
+    };
+    const loop = (th: Scalar[]): Scalar => {
+      const a = th[th.length - 1];
+      let c = th.slice(0, carry);
+      const ys: Scalar[] = [];
+      for (const x of withXs ? xs(th) : Array.from({ length: N }, () => th[0])) {
+        c = step(c, a, x);
+        ys.push(c[0]);
+      }
+      return out(c, ys);
+    };
+    return { scanned, loop };
+  };
+  const derivatives = (f: (th: Scalar[]) => Scalar, th: number[], v: number[]): unknown[] => [
+    jvp(f, th, v),
+    hvp(f, th, v),
+    jvp((x: Scalar[]) => grad(f, x), th, v),
+  ];
+  for (const [name, { step, carry }] of Object.entries(STEPS)) {
+    for (const withXs of [true, false]) {
+      it(`${name}, ${withXs ? "xs" : "a captured x"}: jvp, hvp, jvp∘grad, the interpreted sweep's numbers and the loop's, bit for bit`, () => {
+        const { scanned, loop } = model(step, carry, withXs);
+        const th = carry === 1 ? [0.3, 0.8] : [0.3, 0.5, 0.9];
+        const v = th.map((_, i) => 0.5 - 0.3 * i);
+        const calls = tangentStats.calls;
+        const compiled = derivatives(scanned, th, v);
+        // a run of iterations with one pattern of present tangents is one call of its compiled block
+        expect(tangentStats.calls).toBeGreaterThan(calls);
+        scanCode.enabled = false;
+        const before = tangentStats.calls;
+        const interpreted = derivatives(scanned, th, v);
+        expect(tangentStats.calls).toBe(before);
+        expectSame(compiled, interpreted);
+        expectSame(compiled, derivatives(loop, th, v));
+      });
+    }
+  }
+  it("ys read at a few iterations only (seeds part way through the reverse sweep): hvp and jvp∘grad as the loop's, bit for bit", () => {
+    const some = (ys: Scalar[]): Scalar => add(mul(ys[150], ys[150]), add(mul(0.5, ys[N - 3]), ys[2]));
+    const step = ([y]: Scalar[], a: Scalar): Scalar[] => [add(mul(a, sin(y)), mul(0.1, y))];
+    const scanned = (th: Scalar[]): Scalar => {
+      const [c, ys] = scan((cr: Scalar[]) => {
+        const next = step(cr, th[1]);
+        return [next, next[0]];
+      }, [th[0]], N);
+      return add(some(ys as Scalar[]), (c as Scalar[])[0]);
+    };
+    const loop = (th: Scalar[]): Scalar => {
+      let c = [th[0]];
+      const ys: Scalar[] = [];
+      for (let k = 0; k < N; k++) {
+        c = step(c, th[1]);
+        ys.push(c[0]);
+      }
+      return add(some(ys), c[0]);
+    };
+    const th = [0.4, 0.9];
+    const v = [1, -0.5];
+    expectSame(derivatives(scanned, th, v), derivatives(loop, th, v));
+  });
+  it("W5's chain at 10⁴ steps: hvp's forward sweeps are a few calls, not one per iteration", () => {
+    const chain = (x: Scalar): Scalar => scan((y: Scalar): [Scalar] => [add(mul(0.9, y), mul(0.1, sin(y)))], x, LONG)[0];
+    const chainLoop = (x: Scalar): Scalar => {
+      let y = x;
+      for (let i = 0; i < LONG; i++) y = add(mul(0.9, y), mul(0.1, sin(y)));
+      return y;
+    };
+    const calls = tangentStats.calls;
+    const h = hvp(chain, 0.3, 1);
+    expect(tangentStats.calls - calls).toBeLessThanOrEqual(4);
+    expectSame(h, hvp(chainLoop, 0.3, 1));
+  });
+});

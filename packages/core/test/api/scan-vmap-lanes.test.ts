@@ -6,9 +6,10 @@
  * lane (interpreted).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { add, cos, grad, lt, mul, scan, sin, sub, vmap, type Scalar } from "../../src/index.js";
+import { add, cos, grad, jvp, lt, mul, scan, sin, sub, vmap, type Scalar } from "../../src/index.js";
 import { scanLaneStats } from "../../src/jit/scan-lanes.js";
 import { scanCode } from "../../src/jit/scan-code.js";
+import { tangentStats } from "../../src/eval/scan-tangent-run.js";
 import { expectSame } from "../helpers/same-bits.js";
 
 afterEach(() => {
@@ -62,5 +63,17 @@ describe("vmap of a scan: the lanes at once", () => {
     const v = vmap((x: Scalar) => grad(chain, x))(X);
     expectSame(Array.from(v), Array.from(X, (x) => grad(chain, x)));
     expect(scanLaneStats.lanes - before).toBeGreaterThanOrEqual(X.length - 1);
+  });
+
+  it("vmap of jvp of a long loop: each lane's forward sweep one call of its compiled block, each lane's tangent as jvp gives it", () => {
+    const chain = (x: Scalar): Scalar => scan((c: Scalar): [Scalar] => [add(mul(0.9, c), mul(0.1, sin(sub(c, x))))], x, 10_000)[0];
+    const X = new Float64Array([0.5, 0.7, 1.5, -0.4, 0.51]);
+    const calls = tangentStats.calls;
+    const v = vmap((x: Scalar) => jvp(chain, x, 1)[1])(X);
+    // lane by lane, each lane's scanTangent a compiled run over its iterations (one pattern: one call), not interpreted
+    expect(tangentStats.calls - calls).toBe(X.length);
+    expectSame(Array.from(v), Array.from(X, (x) => jvp(chain, x, 1)[1]));
+    scanCode.enabled = false;
+    expectSame(vmap((x: Scalar) => jvp(chain, x, 1)[1])(X), v);
   });
 });

@@ -1,0 +1,44 @@
+/**
+ * @file A kept trace of reals around scans, replayed instruction by instruction at first
+ * and as one compiled function (jit/scan-term.ts) once it has been replayed a few times:
+ * compileGrad's trace extended by its derivative, whose scanGrad instructions run their
+ * kernels either way. The same numbers from both, to the bit.
+ */
+import type { TermReplay } from "../eval/replay.js";
+import type { TraceTerm } from "../trace/term.js";
+import type { Guard } from "../trace/tracer.js";
+import { hasScans } from "../trace/scan-ops.js";
+import { compileScanTerm, type ScanTermRun } from "./scan-term.js";
+
+/** A replay that says whether its last run was compiled code. */
+export interface ScanReplay extends TermReplay {
+  readonly compiled: boolean;
+}
+
+/** Replays by the interpreter before the term is compiled (compiling costs a few replays' time). */
+const COMPILE_AFTER = 2;
+
+/**
+ * `replay` (the term's, under its guards), switching to the compiled term after
+ * COMPILE_AFTER replays that held, where the term has scans and can be compiled (reals
+ * around scans of reals: compileScanTerm); kinks are checked in the first
+ * `checkedLength` instructions only, as the replay checks them.
+ */
+export function scanReplay(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, replay: TermReplay, checkedLength: number): ScanReplay {
+  if (!hasScans(term.tape)) return { run: (inputs) => replay.run(inputs), compiled: false };
+  let replays = 0;
+  let code: ScanTermRun | null | undefined;
+  let last = false;
+  return {
+    get compiled() {
+      return last;
+    },
+    run(inputs) {
+      if (code === undefined && replays >= COMPILE_AFTER) code = compileScanTerm(term, guards, reportTies, checkedLength);
+      last = !!code && inputs.every((v) => typeof v === "number");
+      const r = last ? code!(inputs as readonly number[]) : replay.run(inputs);
+      if (r !== null) replays++;
+      return r;
+    },
+  };
+}
