@@ -54,6 +54,9 @@ import type { Cotangent, Like, Mode, RealIn } from "./types.js";
 /** The seed of a gradient: 1 for f's real output. */
 const SEED = { name: "W", shape: REAL, leaves: [1] };
 
+/** The part of `[f(x), ∇f(x)]` a call of the compiled gradient reads (Entry.run): its value is not computed. */
+const GRADIENT = "gradient";
+
 /** Replays by the interpreter before the trace is compiled (compiling costs a few traces' time). */
 const COMPILE_AFTER = 2;
 
@@ -81,7 +84,8 @@ export function compileGrad<P>(f: (x: P) => Scalar, options: RdOptions = {}): Co
   });
   // the types are CompiledGrad's: here x is any value, and the gradient a value shaped like it
   const valueAndGrad = (x: unknown): [unknown, unknown] => cached(x) as [unknown, unknown];
-  const compiled = ((x: unknown) => valueAndGrad(x)[1]) as CompiledGrad<P>;
+  // the gradient alone: a replay need not compute f's value (a trace records it anyway)
+  const compiled = ((x: unknown) => (cached(x, GRADIENT) as [unknown, unknown])[1]) as CompiledGrad<P>;
   Object.assign(compiled, { valueAndGrad, stats: cached.stats });
   return compiled;
 }
@@ -120,7 +124,10 @@ function realsEntry(term: TraceTerm, key: string, xs: Shape | null, guards: read
   const vals = new Float64Array(length);
   const scratch: Scratch = newScratch(term);
   let replays = 0;
+  // compiled with the value, and for the gradient alone (each made at its first use)
   let compiled: Replay | null | undefined;
+  let gradientOnly: Replay | null | undefined;
+  let last = false;
 
   /** The replay by the interpreter: the tape's columns in one loop, then the numeric sweep. */
   const interpret = (inputs: readonly number[]): [number, number[]] | null => {
@@ -133,12 +140,19 @@ function realsEntry(term: TraceTerm, key: string, xs: Shape | null, guards: read
   return {
     key,
     get compiled() {
-      return !!compiled;
+      return last;
     },
-    run(flat) {
+    run(flat, part) {
       const inputs = flat.leaves as number[];
-      if (compiled === undefined && replays >= COMPILE_AFTER) compiled = compileReplay(term, kept, reportTies)?.replay ?? null;
-      const r = compiled ? compiled(inputs) : interpret(inputs);
+      const value = part !== GRADIENT;
+      let code = value ? compiled : gradientOnly;
+      if (code === undefined && replays >= COMPILE_AFTER) {
+        code = compileReplay(term, kept, reportTies, { value })?.replay ?? null;
+        if (value) compiled = code;
+        else gradientOnly = code;
+      }
+      last = !!code;
+      const r = code ? code(inputs) : interpret(inputs);
       if (r === null) return null;
       replays++;
       return [r[0], shaped(xs, r[1])];
