@@ -46,7 +46,7 @@ import type { Guard } from "../trace/tracer.js";
 import { compileReplay, type Replay } from "../jit/gradient.js";
 import { rdWithValue, realSeed } from "./rd.js";
 import { checkOptionKeys, type RdOptions } from "./options.js";
-import { cachedTraces, recordedAtTie, type Entry, type JitStats, type Leaves } from "./traceCache.js";
+import { cachedTraces, recordedAtTie, type Entry, type JitStats, type Leaves, type Want } from "./traceCache.js";
 import { trace, type Fn, type TracedFn } from "./tracing.js";
 import { emitTransformed } from "./transform.js";
 import type { Cotangent, Like, Mode, RealIn } from "./types.js";
@@ -54,8 +54,8 @@ import type { Cotangent, Like, Mode, RealIn } from "./types.js";
 /** The seed of a gradient: 1 for f's real output. */
 const SEED = { name: "W", shape: REAL, leaves: [1] };
 
-/** The part of `[f(x), ∇f(x)]` a call of the compiled gradient reads (Entry.run): its value is not computed. */
-const GRADIENT = "gradient";
+/** What a call of the compiled gradient reads of `[f(x), ∇f(x)]` (Entry.run): its value is not computed. */
+const GRADIENT: Want = { kind: "gradient" };
 
 /** Replays by the interpreter before the trace is compiled (compiling costs a few traces' time). */
 const COMPILE_AFTER = 2;
@@ -142,9 +142,9 @@ function realsEntry(term: TraceTerm, key: string, xs: Shape | null, guards: read
     get compiled() {
       return last;
     },
-    run(flat, part) {
+    run(flat, want) {
       const inputs = flat.leaves as number[];
-      const value = part !== GRADIENT;
+      const value = want?.kind !== "gradient";
       let code = value ? compiled : gradientOnly;
       if (code === undefined && replays >= COMPILE_AFTER) {
         code = compileReplay(term, kept, reportTies, { value })?.replay ?? null;
