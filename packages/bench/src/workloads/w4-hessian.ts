@@ -105,7 +105,8 @@ export function w4Hessian(n = HESSIAN_SIZE, by: "hessian" | "lanes" | "rows" | "
       wengertCompiled: () => compiledHessian.into(xs, buffer),
       peers: peersAsIn(
         "the first row",
-        "wengert compiled: jit(hessian).into(x, out), the Hessian row-major into one Float64Array per call as the hand-written one; uncached: hessian's rows copied into a fresh one",
+        "wengert compiled: jit(hessian).into(x, out), the Hessian row-major into one Float64Array per call as the hand-written one; " +
+          "uncached: hessian's rows copied into a fresh one",
       ),
     };
   }

@@ -92,10 +92,15 @@ export function jit(f: (x: never) => unknown, options: RdOptions = {}): unknown 
   });
   const into = (x: unknown, out: Float64Array): Float64Array => {
     if (!(out instanceof Float64Array)) {
-      throw new ArgumentError(`jit(f).into(x, out): out is ${describe(out)}; it must be a Float64Array holding as many numbers as f(x) has (a Hessian of n inputs: n·n).`);
+      throw new ArgumentError(
+        `jit(f).into(x, out): out is ${describe(out)}; it must be a Float64Array holding as many numbers as f(x) has (a Hessian of n inputs: n·n).`,
+      );
     }
     if (tracing()) {
-      throw new ArgumentError("jit(f).into(x, out) was called inside a trace (an rd, grad, jit…), where f(x)'s numbers are not known yet; call the jitted function itself there, and into outside.");
+      throw new ArgumentError(
+        "jit(f).into(x, out) was called inside a trace (an rd, grad, jit…), where f(x)'s numbers are not known yet; " +
+          "call the jitted function itself there, and into outside.",
+      );
     }
     const y = cached(x, { kind: "into", out });
     return y === out ? out : copyInto(y, out);
@@ -112,7 +117,10 @@ const describe = (v: unknown): string => {
 /** out's length checked against the count of f(x)'s numbers. */
 function checkLength(out: Float64Array, count: number): void {
   if (out.length !== count) {
-    throw new ArgumentError(`jit(f).into(x, out): out holds ${out.length} numbers, f(x) has ${count}; pass a Float64Array of length ${count} (f(x)'s numbers, depth-first: a matrix's rows one after another).`);
+    throw new ArgumentError(
+      `jit(f).into(x, out): out holds ${out.length} numbers, f(x) has ${count}; ` +
+        `pass a Float64Array of length ${count} (f(x)'s numbers, depth-first: a matrix's rows one after another).`,
+    );
   }
 }
 

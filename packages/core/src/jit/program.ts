@@ -206,7 +206,10 @@ export class Program {
     return { id, inputs };
   }
 
-  /** The form of y as a remat expression (inputs numbered in order of first reading, pushed on `inputs`), or null. Recursive in the expression's size, at most REMAT_NODES. */
+  /**
+   * The form of y as a remat expression (inputs numbered in order of first reading, pushed
+   * on `inputs`), or null. Recursive in the expression's size, at most REMAT_NODES.
+   */
   private rematKey(y: number, inputs: number[], count: { nodes: number }): string | null {
     const { op, a, b } = this.term.tape;
     if (op[y] === CONST) return `#${y}`;
