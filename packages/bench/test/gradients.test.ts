@@ -144,7 +144,7 @@ describe("W4 dense Hessian", () => {
     expect(w4Hessian(40, "rows").hand()).toEqual(a);
   });
   it("every wengert candidate = the hand-written Hessian, bit for bit among themselves (n = 40)", () => {
-    const runs = [w4Hessian(40), w4Hessian(40, "lanes"), w4Hessian(40, "rows")].flatMap((w) => (isUnsupported(w.wengert) ? [] : [w.wengert, w.wengertCompiled!]));
+    const runs = [w4Hessian(40), w4Hessian(40, "into"), w4Hessian(40, "lanes"), w4Hessian(40, "rows")].flatMap((w) => (isUnsupported(w.wengert) ? [] : [w.wengert, w.wengertCompiled!]));
     // they return rows; laid out row-major as the harness checks them
     const want = Array.from(toVec(runs[0]()));
     expect(relativeError(want, rosenbrockHessian(rosenbrockInput(40)))).toBeLessThan(1e-12);

@@ -11,7 +11,7 @@ import { w7 } from "./w7-per-example.js";
 
 export const workloads = (): Workload[] => [
   w1(1000), w1Tensors(1000), w1(10000), w1Tensors(10000), w2(), w3(1000),
-  w4(1000), w4Hessian(100), w4Hessian(100, "lanes"), w4Hessian(100, "rows"),
+  w4(1000), w4Hessian(100), w4Hessian(100, "into"), w4Hessian(100, "lanes"), w4Hessian(100, "rows"),
   w5(100000), w5(200000), w6(), w7(),
 ];
 

@@ -2,7 +2,8 @@
  * @file W4 dense Hessian: the whole Hessian of W1 rosenbrock at n = 100.
  *
  * Hand-written: the tridiagonal Hessian written into a zeroed n × n Float64Array.
- * wengert: `hessian` and `jit(hessian)`; and the columns as lanes, `vmap` of `jvp` of
+ * wengert: `hessian` and `jit(hessian)`; `jit(hessian).into(x, out)`, the Hessian written
+ * into one buffer as the hand-written one is; and the columns as lanes, `vmap` of `jvp` of
  * `grad` over the basis vectors, and `jit` of that. jax-js: `hessian` (jacfwd of grad,
  * by vmap) eager and jit. TF.js has no forward mode. wengert's are timed as they return the Hessian, rows of numbers (of Float64Arrays for
  * the lanes), laid out row-major only for the check (check.ts toVec): a copy into one
@@ -70,7 +71,7 @@ const peersAsIn = (row: string, note: string): PeerVariant[] => [
   { label: "", note, tfjs: { unsupported: "no forward mode" }, jaxEager: { unsupported: `as in ${row}` }, jaxJit: { unsupported: `as in ${row}` } },
 ];
 
-export function w4Hessian(n = HESSIAN_SIZE, by: "hessian" | "lanes" | "rows" = "hessian"): Workload {
+export function w4Hessian(n = HESSIAN_SIZE, by: "hessian" | "lanes" | "rows" | "into" = "hessian"): Workload {
   const x = rosenbrockInput(n);
   const xs = Array.from(x);
   const out = new Float64Array(n * n);
@@ -91,6 +92,22 @@ export function w4Hessian(n = HESSIAN_SIZE, by: "hessian" | "lanes" | "rows" = "
       title: `W4 dense Hessian n=${n}, hand-written returning rows`,
       hand: rosenbrockHessianRows(x),
       peers: peersAsIn("the first row", "hand-written: the Hessian made as wengert returns it, fresh rows of numbers per call; wengert as in the first row"),
+    };
+  }
+  if (by === "into") {
+    // the compiled Hessian written into one buffer, as the hand-written one refills its own
+    const buffer = new Float64Array(n * n);
+    return {
+      ...common,
+      id: "W4-hessian-into",
+      title: `W4 dense Hessian n=${n} into a buffer`,
+      wengert: () => Float64Array.from(hessian(rosenbrockW, xs).flat()),
+      wengertCompiled: () => compiledHessian.into(xs, buffer),
+      peers: peersAsIn(
+        "the first row",
+        "wengert compiled: jit(hessian).into(x, out), the Hessian row-major into one Float64Array per call as the hand-written one; " +
+          "uncached: hessian's rows copied into a fresh one",
+      ),
     };
   }
   if (by === "lanes") {

@@ -47,13 +47,16 @@ import { compileReplay, type Replay } from "../jit/gradient.js";
 import { scanReplay, type ScanReplay } from "../jit/scan-replay.js";
 import { rdWithValue, realSeed } from "./rd.js";
 import { checkOptionKeys, type RdOptions } from "./options.js";
-import { cachedTraces, recordedAtTie, type Entry, type JitStats, type Leaves } from "./traceCache.js";
+import { cachedTraces, recordedAtTie, type Entry, type JitStats, type Leaves, type Want } from "./traceCache.js";
 import { trace, type Fn, type TracedFn } from "./tracing.js";
 import { emitTransformed } from "./transform.js";
 import type { Cotangent, Like, Mode, RealIn } from "./types.js";
 
 /** The seed of a gradient: 1 for f's real output. */
 const SEED = { name: "W", shape: REAL, leaves: [1] };
+
+/** What a call of the compiled gradient reads of `[f(x), ∇f(x)]` (Entry.run): its value is not computed. */
+const GRADIENT: Want = { kind: "gradient" };
 
 /** Replays by the interpreter before the trace is compiled (compiling costs a few traces' time). */
 const COMPILE_AFTER = 2;
@@ -82,7 +85,8 @@ export function compileGrad<P>(f: (x: P) => Scalar, options: RdOptions = {}): Co
   });
   // the types are CompiledGrad's: here x is any value, and the gradient a value shaped like it
   const valueAndGrad = (x: unknown): [unknown, unknown] => cached(x) as [unknown, unknown];
-  const compiled = ((x: unknown) => valueAndGrad(x)[1]) as CompiledGrad<P>;
+  // the gradient alone: a replay need not compute f's value (a trace records it anyway)
+  const compiled = ((x: unknown) => (cached(x, GRADIENT) as [unknown, unknown])[1]) as CompiledGrad<P>;
   Object.assign(compiled, { valueAndGrad, stats: cached.stats });
   return compiled;
 }
@@ -121,7 +125,10 @@ function realsEntry(term: TraceTerm, key: string, xs: Shape | null, guards: read
   const vals = new Float64Array(length);
   const scratch: Scratch = newScratch(term);
   let replays = 0;
+  // compiled with the value, and for the gradient alone (each made at its first use)
   let compiled: Replay | null | undefined;
+  let gradientOnly: Replay | null | undefined;
+  let last = false;
 
   /** The replay by the interpreter: the tape's columns in one loop, then the numeric sweep. */
   const interpret = (inputs: readonly number[]): [number, number[]] | null => {
@@ -134,12 +141,19 @@ function realsEntry(term: TraceTerm, key: string, xs: Shape | null, guards: read
   return {
     key,
     get compiled() {
-      return !!compiled;
+      return last;
     },
-    run(flat) {
+    run(flat, want) {
       const inputs = flat.leaves as number[];
-      if (compiled === undefined && replays >= COMPILE_AFTER) compiled = compileReplay(term, kept, reportTies)?.replay ?? null;
-      const r = compiled ? compiled(inputs) : interpret(inputs);
+      const value = want?.kind !== "gradient";
+      let code = value ? compiled : gradientOnly;
+      if (code === undefined && replays >= COMPILE_AFTER) {
+        code = compileReplay(term, kept, reportTies, { value })?.replay ?? null;
+        if (value) compiled = code;
+        else gradientOnly = code;
+      }
+      last = !!code;
+      const r = code ? code(inputs) : interpret(inputs);
       if (r === null) return null;
       replays++;
       return [r[0], shaped(xs, r[1])];

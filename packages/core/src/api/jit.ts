@@ -33,7 +33,8 @@
 import { replay as placed } from "../diff/place.js";
 import { runReals } from "../eval/evaluate.js";
 import { guardsHold, termReplay, type TermReplay } from "../eval/replay.js";
-import { compileForward, type ForwardReplay } from "../jit/forward.js";
+import { ArgumentError } from "../errors.js";
+import { compileForward, type ForwardReplay, type Layout } from "../jit/forward.js";
 import { compileScanTerm, type ScanTermRun } from "../jit/scan-term.js";
 import { hasScans } from "../trace/scan-ops.js";
 import { leafShapes, unflatten, type Shape } from "../structure.js";
@@ -43,7 +44,8 @@ import { fromDense, toDense } from "../trace/host-tensor.js";
 import type { Guard } from "../trace/tracer.js";
 import { builder } from "./builder.js";
 import { isVmapped, JIT_LANES, type KeepsLanes } from "./vmap.js";
-import { cachedTraces, recordedAtTie, type Entry, type JitStats, type Leaves } from "./traceCache.js";
+import { cachedTraces, leavesOf, recordedAtTie, type Entry, type JitStats, type Leaves } from "./traceCache.js";
+import { tracing } from "../trace/tracer.js";
 import { checkOptionKeys, type RdOptions } from "./options.js";
 import { trace, userValue, type Fn } from "./tracing.js";
 import { emitTransformed } from "./transform.js";
@@ -58,6 +60,13 @@ export type { JitStats } from "./traceCache.js";
  */
 export interface Jitted<P, Y> {
   <const X extends Like<P>>(x: X): Output<Y, Mode<X>>;
+  /**
+   * `f(x)`'s numbers written into `out`, depth-first (a Hessian's or a Jacobian's rows one
+   * after another: row-major; a tensor's elements in its order), and `out` returned: no
+   * fresh arrays per call. `out` holds exactly as many numbers as `f(x)` has. Outside any
+   * trace only (its numbers are concrete).
+   */
+  into<const X extends Like<P>>(x: X, out: Float64Array): Float64Array;
   /** How many calls traced `f`, how many replayed a kept trace, and how many of those ran compiled code. */
   readonly stats: JitStats;
 }
@@ -76,11 +85,60 @@ export function jit(f: (x: never) => unknown, options: RdOptions = {}): unknown 
   checkOptionKeys("jit", options);
   // jit(vmap(g)): vmap's lanes, its traces kept between calls and run compiled
   if (isVmapped(f)) return f[JIT_LANES](options);
-  return cachedTraces({
+  const cached = cachedTraces({
     caller: "jit",
     inside: (x) => placeTrace("jit", f as Fn, x, options),
     record: (x, flat) => record("jit", f as Fn, x, flat, options),
   });
+  const into = (x: unknown, out: Float64Array): Float64Array => {
+    if (!(out instanceof Float64Array)) {
+      throw new ArgumentError(
+        `jit(f).into(x, out): out is ${describe(out)}; it must be a Float64Array holding as many numbers as f(x) has (a Hessian of n inputs: n·n).`,
+      );
+    }
+    if (tracing()) {
+      throw new ArgumentError(
+        "jit(f).into(x, out) was called inside a trace (an rd, grad, jit…), where f(x)'s numbers are not known yet; " +
+          "call the jitted function itself there, and into outside.",
+      );
+    }
+    const y = cached(x, { kind: "into", out });
+    return y === out ? out : copyInto(y, out);
+  };
+  return Object.assign(cached, { into });
+}
+
+/** A value for a message: its constructor's name, or its type. */
+const describe = (v: unknown): string => {
+  const name = v === null ? "null" : typeof v === "object" ? (v.constructor?.name ?? "object") : typeof v;
+  return `${/^[aeiou]/i.test(name) ? "an" : "a"} ${name}`;
+};
+
+/** out's length checked against the count of f(x)'s numbers. */
+function checkLength(out: Float64Array, count: number): void {
+  if (out.length !== count) {
+    throw new ArgumentError(
+      `jit(f).into(x, out): out holds ${out.length} numbers, f(x) has ${count}; ` +
+        `pass a Float64Array of length ${count} (f(x)'s numbers, depth-first: a matrix's rows one after another).`,
+    );
+  }
+}
+
+/** y's numbers (its leaves, tensors' elements in order) written into out, depth-first. */
+function copyInto(y: unknown, out: Float64Array): Float64Array {
+  const flat = leavesOf(y);
+  if (flat === null) throw new ArgumentError("jit(f).into(x, out): f(x) holds something other than numbers and tensors; into writes numbers only.");
+  const parts = flat.leaves.map((v) => (typeof v === "number" ? v : toDense(v, "jit(f).into's output").data));
+  checkLength(out, parts.reduce<number>((k, p) => k + (typeof p === "number" ? 1 : p.length), 0));
+  let k = 0;
+  for (const p of parts) {
+    if (typeof p === "number") out[k++] = p;
+    else {
+      out.set(p, k);
+      k += p.length;
+    }
+  }
+  return out;
 }
 
 /** Inside a trace: f traced, its term placed into the trace its values belong to (or evaluated, if none). */
@@ -200,7 +258,10 @@ function realsEntry(key: string, term: TraceTerm, guards: readonly Guard[], repo
   // rows of reals (a Hessian, a Jacobian): the compiled code makes the rows itself
   const rows = rowLengths(term.output.shape);
   let replays = 0;
+  // compiled for the outputs as values, and for writing them into the caller's array (each made at its first use)
   let compiled: ForwardReplay | null | undefined;
+  let compiledInto: ForwardReplay | null | undefined;
+  let last = false;
 
   /** The replay by the interpreter: the tape's columns in one loop, then the guards and kinks. */
   const interpret = (inputs: readonly number[]): number[] | null => {
@@ -213,16 +274,32 @@ function realsEntry(key: string, term: TraceTerm, guards: readonly Guard[], repo
   return {
     key,
     get compiled() {
-      return !!compiled;
+      return last;
     },
-    run(flat) {
-      if (compiled === undefined && replays >= COMPILE_AFTER) {
-        compiled = compileForward(term, kept, reportTies, outputs, flat.parts as readonly (number | number[])[], rows)?.replay ?? null;
+    run(flat, want) {
+      const parts = flat.parts as readonly (number | number[])[];
+      const dest = want?.kind === "into" ? want.out : undefined;
+      if (dest !== undefined) checkLength(dest, outputs.length);
+      let code = dest ? compiledInto : compiled;
+      if (code === undefined && replays >= COMPILE_AFTER) {
+        const layout: Layout = dest ? { kind: "into", rows } : rows ? { kind: "rows", rows } : { kind: "flat" };
+        code = compileForward(term, kept, reportTies, outputs, parts, layout)?.replay ?? null;
+        if (dest) compiledInto = code;
+        else compiled = code;
       }
-      const out = compiled ? compiled(flat.parts as readonly (number | number[])[]) : interpret(flat.leaves as readonly number[]);
+      last = !!code;
+      if (code) {
+        const out = code(parts, dest);
+        if (out === null) return null;
+        replays++;
+        return dest || rows !== null ? out : build(out as number[]);
+      }
+      const out = interpret(flat.leaves as readonly number[]);
       if (out === null) return null;
       replays++;
-      return compiled && rows !== null ? out : build(out);
+      if (dest === undefined) return build(out);
+      dest.set(out);
+      return dest;
     },
     drop() {
       tape.recycle();

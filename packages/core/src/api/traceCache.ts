@@ -62,11 +62,22 @@ export interface Entry {
   readonly key: string;
   /** Whether its last replay ran compiled code. */
   readonly compiled: boolean;
-  /** The result at x (a value the caller owns), or null where the trace does not hold there. */
-  run(flat: Leaves): unknown;
+  /**
+   * The result at x (a value the caller owns), or null where the trace does not hold
+   * there. `want`: what of it the caller reads, and how, where not all of it as a value.
+   */
+  run(flat: Leaves, want?: Want): unknown;
   /** Its tape's columns back to the pool, once dropped from the cache. */
   drop(): void;
 }
+
+/**
+ * What a caller reads of a replay's result, where not the whole of it as a value: the
+ * gradient alone (compileGrad's call: f's value need not be computed), or its numbers
+ * written into the caller's array, depth-first (`jit(f).into`: no fresh arrays). An entry
+ * that cannot do the latter returns the value, and the caller copies its numbers.
+ */
+export type Want = { readonly kind: "gradient" } | { readonly kind: "into"; readonly out: Float64Array };
 
 /** What a use of the cache traces and replays. */
 export interface Recorder {
@@ -81,19 +92,19 @@ export interface Recorder {
 export const CACHE_SIZE = 8;
 
 /** A function of x that replays the recorder's kept traces where they hold, and traces where none does. */
-export function cachedTraces(recorder: Recorder): ((x: unknown) => unknown) & { readonly stats: JitStats } {
+export function cachedTraces(recorder: Recorder): ((x: unknown, want?: Want) => unknown) & { readonly stats: JitStats } {
   const entries: Entry[] = [];
   const stats: JitStats = { traces: 0, replays: 0, compiled: 0 };
   // x's leaves read by code written for the structure x had at the last call, if it has it
   let vectors: VectorsOf | null = null;
-  const call = (x: unknown): unknown => {
+  const call = (x: unknown, want?: Want): unknown => {
     const flat = tracing() ? null : (vectors?.(x) ?? leavesOf(x));
     if (flat === null) return recorder.inside(x);
     if (vectors === null && !flat.vector && flat.parts.length > 0 && flat.parts.every(Array.isArray)) vectors = vectorsOf(flat.parts.length);
     for (let k = 0; k < entries.length; k++) {
       const e = entries[k];
       if (e.key !== flat.key) continue;
-      const y = e.run(flat);
+      const y = e.run(flat, want);
       if (y === null) continue;
       if (k > 0) entries.unshift(...entries.splice(k, 1));
       stats.replays++;

@@ -25,12 +25,25 @@ import { chunkSources, forwardChunk, warmable, writeChunks, type Alias, type For
 import { mayMakeCode } from "./javascript.js";
 
 /**
- * The values of the outputs at new inputs (a fresh array, by output; fresh rows of them
- * where compileForward was given `rows`), or null where the trace does not hold there (a
- * guard comes out otherwise, a tie, a kink). The inputs come in parts, in order: numbers,
- * and arrays of numbers standing for their elements.
+ * The values of the outputs at new inputs, laid out as compileForward was asked (Layout),
+ * or null where the trace does not hold there (a guard comes out otherwise, a tie, a
+ * kink). The inputs come in parts, in order: numbers, and arrays of numbers standing for
+ * their elements; `dest` is the caller's array for the layout "into".
  */
-export type ForwardReplay = (parts: readonly (number | ArrayLike<number>)[]) => number[] | number[][] | null;
+export type ForwardReplay = (parts: readonly (number | ArrayLike<number>)[], dest?: Float64Array) => number[] | number[][] | Float64Array | null;
+
+/**
+ * How a compiled forward replay gives its outputs: a fresh array by output ("flat"),
+ * fresh rows of them ("rows": a Hessian's, a Jacobian's), or written in order into the
+ * caller's Float64Array ("into": `jit(f).into`; `rows` the outputs' rows where they are
+ * rows, for the copy's plan).
+ */
+export type Layout =
+  | { readonly kind: "flat" }
+  | { readonly kind: "rows"; readonly rows: readonly number[] }
+  | { readonly kind: "into"; readonly rows: readonly number[] | null };
+
+const FLAT: Layout = { kind: "flat" };
 
 export interface CompiledForward {
   readonly replay: ForwardReplay;
@@ -49,6 +62,7 @@ type Run = (
   results: unknown[],
   parts: readonly (number | ArrayLike<number>)[],
   live: number,
+  dest: Float64Array | undefined,
 ) => number[] | null;
 
 /** A trace's forward code: its chunks' source, where its outputs are, and the array's first values. */
@@ -160,8 +174,7 @@ export function compileForward(
   outputs: readonly number[],
   /** Inputs as the replay will be given them: their layout (numbers, arrays of a length) is the code's. */
   parts: readonly (number | ArrayLike<number>)[],
-  /** The outputs as rows of these lengths (a Hessian, a Jacobian: the replay returns number[][]), or flat. */
-  rows: readonly number[] | null = null,
+  layout: Layout = FLAT,
 ): CompiledForward | null {
   const made = forwardCode(term, guards, reportTies, outputs);
   if (made === null) return null;
@@ -175,7 +188,7 @@ export function compileForward(
   const locals = new Set<number>();
   const named = (x: number): string | undefined => (made.inLoops[x] || x < nIn || kept.has(x) ? undefined : (locals.add(x), `t${x}`));
   const inputs = inline ? inputAliases(parts) : [];
-  let direct = inline && rows === null && outs.every((x, j) => x === nIn + j);
+  let direct = inline && layout.kind === "flat" && outs.every((x, j) => x === nIn + j);
   let written = inline ? made.writeAliased(named, [...inputs, ...(direct ? [{ start: nIn, length: outs.length, name: "out" }] : [])]) : null;
   if (written?.straddled.has("out")) {
     // an access reaching both an output and something else: the outputs copied out of v after all
@@ -185,9 +198,11 @@ export function compileForward(
   }
   const { results, at, to, source: copyOut } = direct
     ? { ...outputCopy(term, outputs, outs), source: "return out;" }
-    : rows === null
+    : layout.kind === "flat"
       ? outputCopy(term, outputs, outs)
-      : rowsCopy(term, outputs, outs, rows);
+      : layout.kind === "rows"
+        ? rowsCopy(term, outputs, outs, layout.rows)
+        : intoCopy(term, outputs, outs, layout.rows ?? [outputs.length]);
   const code = written
     ? warmable(written.sources[0]).replace(/return false;/g, "return null;")
     : "for (let c = 0; c < chunks.length; c++) if (!chunks[c](v, K, KINK, live)) return null;";
@@ -197,7 +212,7 @@ export function compileForward(
   const inV = (a: Alias): boolean => written!.straddled.has(a.name) || outs.some((x) => x >= a.start && x < a.start + a.length);
   const aliased = new Set(inputs.filter((a) => !inV(a)).map((a) => a.name));
   const run = new Function(
-    "v", "K", "KINK", "chunks", "at", "to", "results", "parts", "live",
+    "v", "K", "KINK", "chunks", "at", "to", "results", "parts", "live", "dest",
     `${locals.size > 0 ? `let ${[...locals].map((x) => `t${x} = 0`).join(", ")};` : ""}
 ${inputs.map((a) => `const ${a.name} = parts[${a.name.slice(1)}];`).join("\n")}
 ${direct ? "const out = results.slice();" : ""}
@@ -205,8 +220,8 @@ ${copyIn(parts, aliased)}
 ${code}
 ${copyOut}`,
   ) as Run;
-  run(v, KERNELS, KINKS, chunks, at, to, results, parts, 0);
-  const replay: ForwardReplay = (parts) => run(v, KERNELS, KINKS, chunks, at, to, results, parts, 1);
+  run(v, KERNELS, KINKS, chunks, at, to, results, parts, 0, layout.kind === "into" ? new Float64Array(outputs.length) : undefined);
+  const replay: ForwardReplay = (parts, dest) => run(v, KERNELS, KINKS, chunks, at, to, results, parts, 1, dest);
   return { replay, stats, source };
 }
 
@@ -267,36 +282,17 @@ function rowsCopy(
   places: Int32Array,
   rows: readonly number[],
 ): { results: unknown[]; at: Int32Array; to: Int32Array; source: string } {
-  const { op, val } = term.tape;
-  const positive: number[][] = [];
-  const negative: number[][] = [];
-  const ground: number[] = [];
-  const spots: number[] = [];
-  const from = [0];
+  // arrays of doubles (a copy keeps its kind)
+  const positive = rows.map((length): number[] => Array.from({ length }, () => 0.5).fill(0));
+  const negative = positive.map((row) => row.slice());
   const at: number[] = [];
   const to: number[] = [];
-  let j = 0;
-  rows.forEach((length, r) => {
-    // the row's commonest computed output
-    const seen = new Map<number, number>();
-    for (let c = 0; c < length; c++) if (op[outputs[j + c]] !== CONST) seen.set(places[j + c], (seen.get(places[j + c]) ?? 0) + 1);
-    let g = -1;
-    for (const [x, k] of seen) if (k > 1 && (g < 0 || k > seen.get(g)!)) g = x;
-    ground.push(g);
-    // arrays of doubles (a copy keeps its kind)
-    const row: number[] = Array.from({ length }, () => 0.5).fill(0);
-    const neg = row.slice();
-    for (let c = 0; c < length; c++, j++) {
-      const x = outputs[j];
-      if (op[x] === CONST) row[c] = neg[c] = val[x];
-      else if (places[j] === g) (neg[c] = -0), spots.push(c);
-      else at.push(places[j]), to.push(r, c);
-    }
-    from.push(spots.length);
-    positive.push(row);
-    negative.push(neg);
+  const { ground, spots, from } = planRows(term, outputs, places, rows, {
+    literal: (r, c, value) => (positive[r][c] = negative[r][c] = value),
+    spot: (r, c) => (negative[r][c] = -0),
+    other: (r, c, place) => (at.push(place), to.push(r, c)),
   });
-  const results = [positive, negative, Int32Array.from(ground), Int32Array.from(spots), Int32Array.from(from)];
+  const results = [positive, negative, ground, spots, from];
   return {
     results,
     at: Int32Array.from(at),
@@ -313,6 +309,101 @@ for (let r = 0; r < ${rows.length}; r++) {
 }
 for (let k = 0; k < at.length; k++) out[to[2 * k]][to[2 * k + 1]] = v[at[k]];
 return out;`,
+  };
+}
+
+/** What planRows does with each output (r, c: its row and column). */
+interface RowVisitor {
+  literal(r: number, c: number, value: number): void;
+  /** A place of its row's ground. */
+  spot(r: number, c: number): void;
+  other(r: number, c: number, place: number): void;
+}
+
+/**
+ * The outputs as rows of the given lengths, each visited as a literal, a place of its
+ * row's `ground` (the place in v of its commonest computed output, if it is there more
+ * than once, else -1: a Hessian's structural zeros, the sweep along 0's), or another
+ * computed output. `spots`: the columns of the ground's places (the flat index where
+ * `flat`), row r's from from[r] to from[r + 1].
+ */
+function planRows(
+  term: TraceTerm,
+  outputs: readonly number[],
+  places: Int32Array,
+  rows: readonly number[],
+  visit: RowVisitor,
+  flat = false,
+): { ground: Int32Array; spots: Int32Array; from: Int32Array } {
+  const { op, val } = term.tape;
+  const ground: number[] = [];
+  const spots: number[] = [];
+  const from = [0];
+  let j = 0;
+  rows.forEach((length, r) => {
+    const seen = new Map<number, number>();
+    for (let c = 0; c < length; c++) if (op[outputs[j + c]] !== CONST) seen.set(places[j + c], (seen.get(places[j + c]) ?? 0) + 1);
+    let g = -1;
+    for (const [x, k] of seen) if (k > 1 && (g < 0 || k > seen.get(g)!)) g = x;
+    ground.push(g);
+    for (let c = 0; c < length; c++, j++) {
+      const x = outputs[j];
+      if (op[x] === CONST) visit.literal(r, c, val[x]);
+      else if (places[j] === g) spots.push(flat ? j : c), visit.spot(r, c);
+      else visit.other(r, c, places[j]);
+    }
+    from.push(spots.length);
+  });
+  return { ground: Int32Array.from(ground), spots: Int32Array.from(spots), from: Int32Array.from(from) };
+}
+
+/**
+ * The outputs written into the caller's array `dest`, in order: a copy of a template
+ * holding the literals among them (+0 elsewhere; a fill and the few others, where they
+ * are few), then, per row, its ground (planRows: a Hessian's structural
+ * zeros) at its places unless it is +0, which the template holds already; then the others,
+ * output k at to[k] from v[at[k]]. The copy of the template costs what the hand-written
+ * Hessian's fill(0) does.
+ */
+function intoCopy(
+  term: TraceTerm,
+  outputs: readonly number[],
+  places: Int32Array,
+  rows: readonly number[],
+): { results: unknown[]; at: Int32Array; to: Int32Array; source: string } {
+  const template = new Float64Array(outputs.length);
+  const at: number[] = [];
+  const to: number[] = [];
+  // the flat index of row r's column c
+  const start = [0];
+  for (const length of rows) start.push(start[start.length - 1] + length);
+  const { ground, spots, from } = planRows(
+    term,
+    outputs,
+    places,
+    rows,
+    { literal: (r, c, value) => (template[start[r] + c] = value), spot: () => {}, other: (r, c, place) => (at.push(place), to.push(start[r] + c)) },
+    true,
+  );
+  // few literals other than +0 (none, in a Hessian): a fill, as the hand-written one's, then those
+  const marked: number[] = [];
+  template.forEach((c, k) => Object.is(c, 0) || marked.push(k));
+  const sparse = marked.length <= template.length / 4;
+  return {
+    results: [template, ground, spots, from, Int32Array.from(marked)],
+    at: Int32Array.from(at),
+    to: Int32Array.from(to),
+    source: `const [template, ground, spots, from, marked] = results;
+${sparse ? "dest.fill(0);\nfor (let k = 0; k < marked.length; k++) dest[marked[k]] = template[marked[k]];" : "dest.set(template);"}
+for (let r = 0; r < ${rows.length}; r++) {
+  const g = ground[r];
+  if (g < 0) continue;
+  const d = v[g];
+  if (d === 0 && 1 / d > 0) continue;
+  for (let k = from[r]; k < from[r + 1]; k++) dest[spots[k]] = d;
+}
+for (let k = 0; k < at.length; k++) dest[to[k]] = v[at[k]];
+return dest;`,
   };
 }
 

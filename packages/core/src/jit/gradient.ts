@@ -24,8 +24,19 @@ import { Accesses, planRegisters } from "./registers.js";
 import { forwardChunk, warmable, writeChunks } from "./source.js";
 import { mayMakeCode } from "./javascript.js";
 
-/** Value and gradient at new inputs, or null where the trace does not hold there. */
+/** Value and gradient at new inputs (the value NaN where it was not asked for), or null where the trace does not hold there. */
 export type Replay = (inputs: ArrayLike<number>) => [number, number[]] | null;
+
+/** What the compiled code computes besides the gradient, the guards and the kinks. */
+export interface ReplayOptions {
+  /**
+   * The output's value (default true). Without it, the forward code computes only what
+   * the guards, the kinks and the reverse rules read: a gradient alone, as `grad`'s
+   * callers ask for it, does not pay for the value's own chain (a sum over the whole
+   * trace, in W1), nor for storing what only that chain read.
+   */
+  readonly value?: boolean;
+}
 
 /**
  * What the compiled code holds: how many statements its loops and straight code have,
@@ -55,28 +66,29 @@ type Reverse = (v: Float64Array, ct: Float64Array, g: number[], K: typeof KERNEL
  * user primitive's rule cannot be written as code for every point (it decides on values
  * or reads them: DefineOpError, trace/lifted.ts); the interpreter replays those.
  */
-export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportTies: boolean): Compiled | null {
+export function compileReplay(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, options: ReplayOptions = {}): Compiled | null {
   try {
-    return compile(term, guards, reportTies);
+    return compile(term, guards, reportTies, options.value !== false);
   } catch (e) {
     if (e instanceof DefineOpError) return null;
     throw e;
   }
 }
 
-function compile(term: TraceTerm, guards: readonly Guard[], reportTies: boolean): Compiled | null {
+function compile(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, value: boolean): Compiled | null {
   const tape = term.tape;
   const n = tape.length;
   if (n >= LITERAL_IDS || !mayMakeCode()) return null;
   const out = term.output.atoms[0];
-  const program = new Program(term, guards, reportTies);
+  const program = new Program(term, guards, reportTies, { outputs: value ? [out] : [] });
   const { usesOf, template, has } = program;
 
   // the inputs' variables, or -1 for an input no contribution reaches (its gradient is 0)
   const params = Int32Array.from(term.params[0].atoms, (p) => (has[p] ? p : -1));
   // what each loop keeps in locals: the replay reads the value and the gradient after it
   const plan = (fwd: Statements, rev: Statements, code: readonly (readonly Node[])[], outVar: number, inputs: Int32Array) => {
-    const liveOut = [{ space: "v" as const, x: outVar }, ...[...inputs].filter((p) => p >= 0).map((x) => ({ space: "g" as const, x }))];
+    const gradient = [...inputs].filter((p) => p >= 0).map((x) => ({ space: "g" as const, x }));
+    const liveOut = value ? [{ space: "v" as const, x: outVar }, ...gradient] : gradient;
     return planRegisters(code, usesOf, new Accesses(n, [fwd, rev], usesOf, liveOut));
   };
   // which variables the code still touches in the arrays, or null if it is too large
@@ -109,7 +121,7 @@ function compile(term: TraceTerm, guards: readonly Guard[], reportTies: boolean)
   // holds them too)
   const aliases = [{ start: 0, length: params2.length, name: "x" }];
   const written = [writeChunks(code[0], template, { plans: groups, aliases }), writeChunks(code[1], template, { plans: groups, aliases })];
-  const copyIn = out2 < params2.length || written.some((w) => w.straddled.size > 0);
+  const copyIn = (value && out2 < params2.length) || written.some((w) => w.straddled.size > 0);
   const source = { forward: written[0].sources, reverse: written[1].sources };
   const forwards = source.forward.map(forwardChunk);
   const reverses = source.reverse.map((s) => new Function("v", "ct", "g", "K", "live", "x", `let c = 0;\n${warmable(s)}`) as Reverse);
@@ -132,7 +144,7 @@ function compile(term: TraceTerm, guards: readonly Guard[], reportTies: boolean)
     for (const f of forwards) if (!f(v, KERNELS, KINKS, 1, inputs)) return null;
     const g = zeros.slice();
     for (const f of reverses) f(v, ct, g, KERNELS, 1, inputs);
-    return [v[out2], g];
+    return [value ? v[out2] : NaN, g];
   };
   return { replay, stats, source };
 }

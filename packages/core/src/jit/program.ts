@@ -6,6 +6,10 @@
  * In forward code alone (jit's), a statement reading a cheap function of one input (x²,
  * 1 − x, 2x: CHEAP) computes it again from the input instead of loading it: one loop
  * then does not store for the next what the next can make from what it reads anyway.
+ * In a reverse sweep, a unary rule reading a few cheap operations on at most two inputs
+ * computes them again too (reverseRemat), and the forward code computes only what the
+ * guards, the kinks, the rules and the outputs asked for read: for W1's gradient alone,
+ * nothing at all.
  */
 import type { PredicateName } from "@wengert/ops";
 import { activity } from "../diff/place.js";
@@ -30,6 +34,15 @@ export const LITERAL_IDS = 2 ** 26;
  * same number.
  */
 const CHEAP: ReadonlySet<number> = new Set([CODE.add, CODE.sub, CODE.mul, CODE.neg, CODE.square]);
+
+/** Primitives in an expression a reverse rule computes again (Program.reverseRemat): a few operations cost less than a store and a load. */
+const REMAT_NODES = 3;
+
+/** A remat expression: its form's id and its inputs (one or two variables). */
+interface Remat {
+  readonly id: number;
+  readonly inputs: readonly number[];
+}
 
 /**
  * What a program computes besides its guards and kinks: by default the output's value and
@@ -61,6 +74,7 @@ export class Program {
   private readonly active: Uint8Array;
   private readonly need: Uint8Array;
   private readonly guardsAt = new Map<number, Guard[]>();
+  private readonly rematIdsByKey = new Map<string, number>();
 
   constructor(
     private readonly term: TraceTerm,
@@ -91,9 +105,16 @@ export class Program {
     for (const v of options.outputs ?? [out]) need[v] = 1;
     for (const g of guards) need[g.a] = need[g.b] = 1;
     for (let i = 0; i < n; i++) {
-      if (!this.kinked(i) && !(this.has[i] && op[i] >= FIRST_PRIMITIVE)) continue;
-      need[i] = need[a[i]] = 1;
-      if (ARITY[op[i]] === 2) need[b[i]] = 1;
+      if (this.kinked(i)) need[a[i]] = 1;
+      if (!(this.has[i] && op[i] >= FIRST_PRIMITIVE)) continue;
+      // what the rules of the contributions made read (x + y's read nothing: W1's sum is not needed)
+      for (let k = 0; k < ARITY[op[i]]; k++) {
+        if (how[2 * i + k] === 0) continue;
+        const r = ruleReads(op[i], k);
+        if (r & READS_A && this.reverseRemat(i) === null) need[a[i]] = 1;
+        if (r & READS_B) need[b[i]] = 1;
+        if (r & READS_OUT) need[i] = 1;
+      }
     }
     // … and what the forward statements read, but what they compute again from an input
     for (let i = n - 1; i >= 0; i--) {
@@ -166,6 +187,62 @@ export class Program {
   }
 
   /**
+   * Unary instruction i's argument as an expression computed again where its reverse rule
+   * reads it, or null: CHEAP primitives over literals and at most two inputs, at most
+   * REMAT_NODES of them (W1's 2(1 − x) and 2(x' − x²) from x and x', which the reverse
+   * loop reads anyway, instead of loading 1 − x and x' − x², which the forward code then
+   * neither computes nor stores). Its id names its form (the same primitives over the
+   * same literals); its inputs go in the statement's third and fourth slots (a binary
+   * primitive's slots are all taken by its arguments' cotangents).
+   */
+  private reverseRemat(i: number): Remat | null {
+    const { op, a } = this.term.tape;
+    if (ARITY[op[i]] !== 1 || !CHEAP.has(op[a[i]])) return null;
+    const inputs: number[] = [];
+    const key = this.rematKey(a[i], inputs, { nodes: 0 });
+    if (key === null) return null;
+    let id = this.rematIdsByKey.get(key);
+    if (id === undefined) this.rematIdsByKey.set(key, (id = this.rematIdsByKey.size));
+    return { id, inputs };
+  }
+
+  /**
+   * The form of y as a remat expression (inputs numbered in order of first reading, pushed
+   * on `inputs`), or null. Recursive in the expression's size, at most REMAT_NODES.
+   */
+  private rematKey(y: number, inputs: number[], count: { nodes: number }): string | null {
+    const { op, a, b } = this.term.tape;
+    if (op[y] === CONST) return `#${y}`;
+    if (op[y] === INPUT) {
+      let k = inputs.indexOf(y);
+      if (k < 0) {
+        if (inputs.length === 2) return null;
+        k = inputs.push(y) - 1;
+      }
+      return `@${k}`;
+    }
+    if (!CHEAP.has(op[y]) || ++count.nodes > REMAT_NODES) return null;
+    const ka = this.rematKey(a[y], inputs, count);
+    if (ka === null) return null;
+    if (ARITY[op[y]] === 1) return `${op[y]}(${ka})`;
+    const kb = this.rematKey(b[y], inputs, count);
+    return kb === null ? null : `${op[y]}(${ka},${kb})`;
+  }
+
+  /** y's remat expression over the places of its inputs (in rematKey's order). */
+  private rematCode(y: number, places: readonly string[], inputs: number[]): string {
+    const { op, a, b } = this.term.tape;
+    if (op[y] === CONST) return literal(this.term.tape.val[y]);
+    if (op[y] === INPUT) {
+      let k = inputs.indexOf(y);
+      if (k < 0) k = inputs.push(y) - 1;
+      return places[k];
+    }
+    const x = this.rematCode(a[y], places, inputs);
+    return kernelSource(op[y], x, ARITY[op[y]] === 1 ? x : this.rematCode(b[y], places, inputs));
+  }
+
+  /**
    * Forward instruction i's arguments' literal ids and rematId's: -1 for a literal's, for
    * b of a unary primitive, under a square (whose code squares a place by a product, an
    * expression by a call: SIMPLE in javascript.ts), and in a program with a reverse sweep
@@ -206,13 +283,14 @@ export class Program {
     const { op, a, b, length: n } = this.term.tape;
     const usesOf = this.usesOf;
     const named: boolean[][] = []; // per shape, per slot: whether it names a variable (not an input's place in x)
-    const idx = [[0], [0, 0], [0, 0, 0]];
-    /** Append statement `sig` with the first `width` of the indices (i, j, k), renamed. */
-    const stmt = (into: Statements, sig: number, width: number, i: number, j = 0, k = 0): void => {
+    const idx = [[0], [0, 0], [0, 0, 0], [0, 0, 0, 0]];
+    /** Append statement `sig` with the first `width` of the indices (i, j, k, l), renamed. */
+    const stmt = (into: Statements, sig: number, width: number, i: number, j = 0, k = 0, l = 0): void => {
       const given = idx[width - 1];
       given[0] = i;
       if (width > 1) given[1] = j;
       if (width > 2) given[2] = k;
+      if (width > 3) given[3] = l;
       if (order !== null) {
         const slots = (named[sig] ??= given.map((_, slot) => usesOf(sig).some((u) => u.slot === slot)));
         for (let slot = 0; slot < width; slot++) if (slots[slot]) given[slot] = order[given[slot]];
@@ -236,20 +314,27 @@ export class Program {
       const how = [this.how[2 * i], this.how[2 * i + 1]];
       const into: Space[] = ARITY[code] === 1 ? [cotangent(a[i]), "ct"] : [cotangent(a[i]), cotangent(b[i])];
       const kind = ((code * 3 + how[0]) * 3 + how[1]) * 4 + (into[0] === "g" ? 2 : 0) + (into[1] === "g" ? 1 : 0);
-      const sig = this.sig(2 * kind, this.literalId(a[i]), this.literalId(b[i]), () => {
+      const remat = this.reverseRemat(i);
+      const ra = remat === null ? -1 : remat.id;
+      const make = (): [string, Form] => {
         const [sa, sb] = [this.literalAt(a[i]), this.literalAt(b[i])];
+        const ya = a[i];
         const form: Form = (at) => {
           const lines = [`c = ${at("ct", 0, "read")};`];
+          const x = sa ?? (remat !== null ? this.rematCode(ya, [at("v", 2, "read"), at("v", 3, "read")], []) : at("v", 1, "read"));
           how.forEach((h, k) => {
             if (h === 0) return;
-            const rule = ruleSource(code, k, sa ?? at("v", 1, "read"), sb ?? at("v", 2, "read"), at("v", 0, "read"), "c")!;
+            const rule = ruleSource(code, k, x, sb ?? at("v", 2, "read"), at("v", 0, "read"), "c")!;
             lines.push(`${at(into[k], k + 1, h === 1 ? "write" : "update")} ${h === 1 ? "=" : "+="} ${rule};`);
           });
           return lines.join(" ");
         };
-        return [`r${code}:${how.join("")}:${sa}:${sb}:${into.join("")}`, form];
-      });
-      stmt(reverse, sig, 3, i, a[i], b[i]);
+        return [`r${code}:${how.join("")}:${sa}:${sb}:${into.join("")}:${ra}`, form];
+      };
+      const sig = this.sig(2 * kind, this.literalId(a[i]), this.literalId(b[i]), make, ra);
+      // a rematerialised argument's inputs in the third and fourth slots
+      if (remat === null) stmt(reverse, sig, 3, i, a[i], b[i]);
+      else stmt(reverse, sig, 4, i, a[i], remat.inputs[0], remat.inputs[remat.inputs.length - 1]);
     }
 
     const forward = new Statements();
@@ -312,6 +397,20 @@ function zeroRule(code: number, k: number): boolean {
   return (zeroRules[2 * code + k] ??= ruleSource(code, k, "0", "0", "0", "c") === null);
 }
 const zeroRules: boolean[] = [];
+
+const READS_A = 1;
+const READS_B = 2;
+const READS_OUT = 4;
+
+/** Which forward values the reverse rule of `code` for argument k reads (READS_A | READS_B | READS_OUT), asked once per primitive and argument. */
+function ruleReads(code: number, k: number): number {
+  if (readsOf[2 * code + k] === undefined) {
+    const source = ruleSource(code, k, "$a", "$b", "$out", "c") ?? "";
+    readsOf[2 * code + k] = (source.includes("$a") ? READS_A : 0) | (source.includes("$b") ? READS_B : 0) | (source.includes("$out") ? READS_OUT : 0);
+  }
+  return readsOf[2 * code + k];
+}
+const readsOf: number[] = [];
 
 /** The source of the reverse rule of `code` for argument k, or null for a symbolic zero. */
 function ruleSource(code: number, k: number, x: string, y: string, out: string, ct: string): string | null {

@@ -55,14 +55,17 @@ export class Shapes {
   }
 }
 
+/** Indices a statement in Statements may have. */
+export const MAX_WIDTH = 4;
+
 /**
  * Statements in columns, as a long trace's replay is first written down: a shape and up
- * to three indices each, no object per statement (millions of them would be most of the
+ * to MAX_WIDTH indices each, no object per statement (millions of them would be most of the
  * memory, and of the time, of compiling). Re-rolling makes objects only of what it keeps.
  */
 export class Statements {
   private sigs = new Int32Array(64);
-  private idxs = new Int32Array(3 * 64);
+  private idxs = new Int32Array(MAX_WIDTH * 64);
   private widths = new Uint8Array(64);
   length = 0;
 
@@ -86,7 +89,7 @@ export class Statements {
     const i = this.length++;
     this.sigs[i] = sig;
     this.widths[i] = idx.length;
-    for (let k = 0; k < idx.length; k++) this.idxs[3 * i + k] = idx[k];
+    for (let k = 0; k < idx.length; k++) this.idxs[MAX_WIDTH * i + k] = idx[k];
   }
 
   sig(i: number): number {
@@ -98,12 +101,12 @@ export class Statements {
   }
 
   index(i: number, k: number): number {
-    return this.idxs[3 * i + k];
+    return this.idxs[MAX_WIDTH * i + k];
   }
 
   node(i: number): Stmt {
     const idx: number[] = [];
-    for (let k = 0; k < this.widths[i]; k++) idx.push(this.idxs[3 * i + k]);
+    for (let k = 0; k < this.widths[i]; k++) idx.push(this.idxs[MAX_WIDTH * i + k]);
     return { kind: "stmt", sig: this.sigs[i], idx };
   }
 }

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { BINARY_NAMES, binaryOps, PREDICATE_NAMES, predicates, UNARY_NAMES, unaryOps } from "@wengert/ops";
 import { describe, expect, it, vi } from "vitest";
 import * as api from "../../src/index.js";
-import { abs, add, compileGrad, cos, div, exp, grad, gt, hvp, jit, lt, mul, sin, square, sub, tanh, traceOf, type Scalar } from "../../src/index.js";
+import { abs, add, compileGrad, cos, div, exp, grad, gt, hvp, jit, lt, mul, sin, square, sub, tanh, traceOf, valueAndGrad, type Scalar } from "../../src/index.js";
 import { trace } from "../../src/api/tracing.js";
 import { compileReplay } from "../../src/jit/gradient.js";
 import { compileForward } from "../../src/jit/forward.js";
@@ -180,8 +180,12 @@ describe("compiled gradients = grad, to the bit", () => {
         (prog, x0, points) => {
           const f = firstOf(prog);
           const g = compileGrad(f, { ties: "ignore" });
-          // the same point first (compiled after two replays), then others: replayed where the guards hold
-          for (const x of [x0, x0, x0, x0, ...points, x0]) expect(g(x)).toEqual(grad(f, x, { ties: "ignore" }));
+          // the same point first (compiled after two replays), then others: replayed where the guards hold;
+          // the gradient alone and with the value are compiled apart (the value's chain only in the latter)
+          for (const x of [x0, x0, x0, x0, ...points, x0]) {
+            expect(g(x)).toEqual(grad(f, x, { ties: "ignore" }));
+            expect(g.valueAndGrad(x)).toEqual(valueAndGrad(f, x, { ties: "ignore" }));
+          }
           expect(g.stats.compiled).toBeGreaterThan(0);
         },
       ),

@@ -9,6 +9,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { valueAndGrad } from "../../src/index.js";
 import { trace } from "../../src/api/tracing.js";
 import { compileReplay } from "../../src/jit/gradient.js";
 import { Accesses, planRegisters, type Space, type Use } from "../../src/jit/registers.js";
@@ -164,10 +165,23 @@ describe("register promotion", () => {
       };
       // (x: the inputs, read in place from the caller's array)
       const arrays = (code: string): number => (code.match(/\b(?:v|ct|g|x)\[/g) ?? []).length;
-      // forward: x[i+1] loaded, t = x[i+1] − x[i]² and 1 − x[i] stored for the reverse sweep
-      expect(arrays(body(source.forward.join("\n")))).toBe(3);
-      // reverse: x[i], t and 1 − x[i] loaded, x[i]'s cotangent stored (into the gradient, g)
-      expect(arrays(body(source.reverse.join("\n")))).toBe(4);
+      // forward: x[i+1] loaded; t = x[i+1] − x[i]² and 1 − x[i] are not stored: the reverse
+      // sweep computes them again from x[i] and x[i+1] (program.ts reverseRemat)
+      expect(arrays(body(source.forward.join("\n")))).toBe(1);
+      // reverse: x[i] loaded (x[i+1] kept from the iteration before), x[i]'s cotangent stored (into the gradient, g)
+      expect(arrays(body(source.reverse.join("\n")))).toBe(2);
+      expect(source.reverse.join("\n")).toContain("(1 - p");
+      // the gradient alone: no forward loop at all (the sum's chain is not computed, nothing is stored)
+      const alone = compileReplay(t.term, t.trace.guards, true, { value: false })!;
+      expect(alone.source.forward.join("\n")).not.toContain("for (");
+      expect(arrays(body(alone.source.reverse.join("\n")))).toBe(2);
+      const x = Array.from({ length: n }, (_, i) => Math.sin(i));
+      const [value, g] = compileReplay(t.term, t.trace.guards, true)!.replay(x)!;
+      const [none, g2] = alone.replay(x)!;
+      expect(none).toBeNaN();
+      const [value0, g0] = valueAndGrad(rosen as never, x) as [number, number[]];
+      expect(value).toBe(value0);
+      g0.forEach((gi, i) => expect([Object.is(g[i], gi), Object.is(g2[i], gi)]).toEqual([true, true]));
     }
   });
 });
