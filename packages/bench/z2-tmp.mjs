@@ -1,0 +1,15 @@
+import { kernels, release, alloc, binaryOps } from "@wengert/ops";
+const MUL = binaryOps.mul.forward;
+const n = +process.argv[2];
+const a = new Float64Array(n).fill(1.0001), b = new Float64Array(n).fill(0.9999);
+const R = 2e7 / n;
+const cases = {
+  allocrel: () => { const r = alloc(n, true); release(r); },
+  zipww: () => { const r = kernels.zip(a, [n], b, [n], [n], MUL); release(r); },
+  zipnorel: () => { const r = kernels.zip(a, [n], b, [n], [n], MUL); },
+};
+for (let rep = 0; rep < 2; rep++) for (const [k, f] of Object.entries(cases)) {
+  for (let i = 0; i < R / 10; i++) f();
+  const c0 = process.cpuUsage(); for (let i = 0; i < R; i++) f(); const c = process.cpuUsage(c0);
+  console.log(k, n, ((c.user + c.system) * 1000 / R).toFixed(0), "ns/call");
+}
