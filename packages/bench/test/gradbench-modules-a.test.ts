@@ -254,6 +254,23 @@ describe("ode", () => {
       expect(call(modules.ode, "primal", input)).toEqual(odePlain(input.x, s));
     }
   });
+  it("primal and gradient replayed (jit) at another x of the same n and s: the same numbers as called once", () => {
+    // the module keeps a jitted function per s: the second input of each pair is a replay
+    for (const [n, s] of [
+      [3, 2],
+      [50, 7],
+    ]) {
+      const first = odeInput(n, s, 5 * n + s);
+      const second = odeInput(n, s, 11 * n + s);
+      expect(first.x).not.toEqual(second.x);
+      expect(call(modules.ode, "primal", first)).toEqual(odePlain(first.x, s));
+      expect(call(modules.ode, "primal", second)).toEqual(odePlain(second.x, s));
+      const g1 = vec(call(modules.ode, "gradient", first));
+      const g2 = vec(call(modules.ode, "gradient", second));
+      expect(relErr(g1, fdGradient((x) => odePlain(x, s)[n - 1], first.x, 1e-5))).toBeLessThan(1e-8);
+      expect(relErr(g2, fdGradient((x) => odePlain(x, s)[n - 1], second.x, 1e-5))).toBeLessThan(1e-8);
+    }
+  });
   it("primal: y₀ = 2x₀, y₁ = 2x₀x₁ exactly (RK4 integrates polynomials of degree ≤ 4)", () => {
     const y = vec(call(modules.ode, "primal", { x: [0.5, 3, 1], s: 4 }));
     expect(y[0]).toBeCloseTo(1, 15);

@@ -12,10 +12,15 @@
  * reverse sweep runs its derivative backwards over the steps, the states recomputed
  * from checkpoints.
  *
+ * Both functions are `jit`ted, one per s (the loop's length, which shapes the trace): the
+ * eval times each many times at one (n, s), and a replay runs the step's term on buffers
+ * from the pool, where the call written out made a fresh buffer for each of the step's
+ * operations (n = 1000: 8 KB each, whose allocation cost more than the arithmetic).
+ *
  * Input `{x: double[], s: int}`; `primal` gives y(2), `gradient` ∇ₓ yₙ₋₁(2), both
  * arrays like `x`.
  */
-import { add, concat, div, grad, index, mul, scan, shapeOf, slice, type Operand, type Scalar, type TensorArg } from "@wengert/core";
+import { add, concat, div, grad, index, jit, mul, scan, shapeOf, slice, type NdArray, type Operand, type Scalar, type TensorArg } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, InputError, integer, numbers, record } from "../json.js";
 import type { EvalModule } from "../module.js";
@@ -56,6 +61,25 @@ export function solve(x: TensorArg, s: number): TensorArg {
   return scan((y: Operand): [Operand] => [step(y)], new Float64Array(shapeOf(x)[0]) as Operand, s)[0] as TensorArg;
 }
 
+/** y(2) and ∇ₓ yₙ₋₁(2) for each s, jitted (the file's comment). */
+const primals = new Map<number, (x: TensorArg) => NdArray>();
+const gradients = new Map<number, (x: TensorArg) => NdArray>();
+
+function primalOf(s: number): (x: TensorArg) => NdArray {
+  let f = primals.get(s);
+  if (f === undefined) primals.set(s, (f = jit((x: TensorArg) => solve(x, s)) as (x: TensorArg) => NdArray));
+  return f;
+}
+
+function gradientOf(s: number): (x: TensorArg) => NdArray {
+  let f = gradients.get(s);
+  if (f === undefined) {
+    const last = (v: TensorArg): Scalar => index(solve(v, s), shapeOf(v)[0] - 1);
+    gradients.set(s, (f = jit((x: TensorArg) => grad(last, x)) as (x: TensorArg) => NdArray));
+  }
+  return f;
+}
+
 const prepare = (input: unknown): OdeInput => {
   const r = record(input);
   const x = numbers(field(r, "x"), "x");
@@ -64,9 +88,6 @@ const prepare = (input: unknown): OdeInput => {
 };
 
 export const ode: EvalModule = {
-  primal: defineFunction({ prepare, run: ({ x, s }: OdeInput) => solve(x, s) }),
-  gradient: defineFunction({
-    prepare,
-    run: ({ x, s }: OdeInput) => grad((v): Scalar => index(solve(v, s), x.length - 1), x),
-  }),
+  primal: defineFunction({ prepare, run: ({ x, s }: OdeInput) => primalOf(s)(x) }),
+  gradient: defineFunction({ prepare, run: ({ x, s }: OdeInput) => gradientOf(s)(x) }),
 };
