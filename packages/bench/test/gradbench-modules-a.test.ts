@@ -13,6 +13,7 @@ import { jsonable } from "../src/gradbench/json.js";
 import type { EvalFunction, EvalModule } from "../src/gradbench/module.js";
 import { modules } from "../src/gradbench/modules/index.js";
 import { assign } from "../src/gradbench/modules/kmeans.js";
+import { samples } from "../src/gradbench/modules/llsq.js";
 import { evaluate, respond } from "../src/gradbench/protocol.js";
 import { detInput, kmeansInput, llsqInput, lseInput, odeInput, SAMPLE_INPUTS } from "../src/gradbench/inputs.js";
 import { FUNCTION_PAIRS, NO_PRIMAL, ratiosForAll, ratioTable } from "../src/gradbench/report.js";
@@ -124,11 +125,23 @@ describe("llsq", () => {
       [2, 1],
       [16, 128],
       [33, 5],
+      [300, 7], // blocks of 128 rows and a last one of 44
       [1024, 128],
     ]) {
       const input = llsqInput(n, m, n + m);
       const y = num(call(modules.llsq, "primal", input));
       expect(Math.abs(y - llsqPlain(input.x, n)) / Math.abs(llsqPlain(input.x, n))).toBeLessThan(1e-12);
+    }
+  });
+  it("samples: T's rows are llsq.hpp's running products of tᵢ, bit for bit, and s their signs", () => {
+    for (const [n, m] of [[2, 3], [5, 4], [7, 9], [12, 1], [33, 17]]) {
+      const { T, s } = samples({ x: new Float64Array(m), n });
+      for (let i = 0; i < n; i++) {
+        const t = -1 + (i * 2) / (n - 1);
+        expect(s[i]).toBe(Number(0 < t) - Number(t < 0));
+        let p = 1;
+        for (let j = 0; j < m; j++, p *= t) expect(T.get(i, j), `n=${n} m=${m} i=${i} j=${j}`).toBe(p);
+      }
     }
   });
   it("gradient = the closed form and = central differences", () => {
