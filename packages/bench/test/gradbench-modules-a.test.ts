@@ -150,6 +150,10 @@ describe("llsq", () => {
     expect(relErr(g, llsqGradPlain(input.x, 64))).toBeLessThan(1e-13);
     // y is quadratic: central differences are exact up to rounding
     expect(relErr(g, fdGradient((x) => llsqPlain(x, 64), input.x, 1e-3))).toBeLessThan(1e-8);
+    // the gradient is jitted: a second x of the same shape is a replay
+    const again = llsqInput(64, 6, 12);
+    expect(again.x).not.toEqual(input.x);
+    expect(relErr(vec(call(modules.llsq, "gradient", again)), llsqGradPlain(again.x, 64))).toBeLessThan(1e-13);
     const big = llsqInput(2048, 128, 5);
     expect(relErr(vec(call(modules.llsq, "gradient", big)), llsqGradPlain(big.x, 2048))).toBeLessThan(1e-12);
   });
