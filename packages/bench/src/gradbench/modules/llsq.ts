@@ -100,6 +100,8 @@ export function objective(x: TensorArg, T: TensorArg, s: TensorArg): Scalar {
  * llsq.hpp's, which never stores T.
  */
 const BLOCK_ROWS = 128;
+/** Σᵢ (sᵢ − (T x)ᵢ)² of one block, jitted: a replay runs its operations on pooled buffers, its shapes checked once. */
+const blockSquares = jit(([x, T, s]: [TensorArg, TensorArg, TensorArg]) => residualSquares(x, T, s));
 const blockScratch = new WeakMap<LlsqInput, { T: Float64Array; s: Float64Array }>();
 
 /** y(x), the rows of T written and used a block at a time (BLOCK_ROWS): the same sum, in blocks. */
@@ -113,7 +115,7 @@ export function blockedPrimal(input: LlsqInput): number {
     const to = Math.min(n, from + rows);
     writeRows(T, s, n, m, from, to);
     const k = to - from;
-    total += residualSquares(x, ndarray(T.subarray(0, k * m), [k, m]), s.subarray(0, k)) as number;
+    total += blockSquares([x, ndarray(T.subarray(0, k * m), [k, m]), s.subarray(0, k)]) as number;
   }
   return total / 2;
 }
