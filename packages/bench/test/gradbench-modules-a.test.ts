@@ -271,8 +271,8 @@ describe("ode", () => {
       expect(call(modules.ode, "primal", input)).toEqual(odePlain(input.x, s));
     }
   });
-  it("primal and gradient replayed (jit) at another x of the same n and s: the same numbers as called once", () => {
-    // the module keeps a jitted function per s: the second input of each pair is a replay
+  it("primal replayed (jit) at another x of the same n and s: the same numbers as called once; the gradient too", () => {
+    // the module keeps a jitted primal per s: the second input of each pair is a replay
     for (const [n, s] of [
       [3, 2],
       [50, 7],
