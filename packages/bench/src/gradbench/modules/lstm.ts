@@ -14,17 +14,16 @@
  * The prediction for step t is y_t = h_last·W_out + B_out, normalised by ADBench's
  * log(Σ exp y + 2), and the loss is −Σ_t Σ_j seq[t+1]_j (y_t − lse_t)_j / ((c − 1) b).
  *
- * The gates are elementwise, so the recurrence runs one hidden unit at a time, on reals
- * (a [1, b] tensor operation would pay its fixed cost for 14 elements): a `scan` of its
- * steps, `jit`ted, for the objective (traced once per l and c, the step compiled to
- * JavaScript), the steps written out under `rd` for the gradient. Both stack the predictions of all steps
- * and take the loss on the [c − 1, b] matrix.
+ * The gates are elementwise, so the recurrence runs one hidden unit at a time, on reals:
+ * on numbers for the objective, under `rd` for the gradient (a [1, b] tensor operation
+ * would pay its fixed cost for 14 elements). Both stack the predictions of all steps and
+ * take the loss on the [c − 1, b] matrix.
  *
  * Output of `jacobian`: the gradient with respect to main_params (row-major 2l × 4b)
  * then extra_params (row-major 3 × b), concatenated.
  */
 import ndarray from "ndarray";
-import { add, exp, grad, jit, log, mul, rd, scan, sigmoid, sub, sum, tanh, type JitStats, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
+import { add, exp, grad, log, mul, rd, sigmoid, sub, sum, tanh, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, InputError, matrix, record } from "../json.js";
 import type { EvalModule } from "../module.js";
@@ -90,89 +89,58 @@ function predictionLoss(s: LstmPrepared, Y: T): Scalar {
 const unitSize = (l: number): number => 8 * l + 3;
 
 /** Hidden unit j's parameters, in unitPredictions' order, read from main_params and extra_params. */
-function unitParams(s: LstmPrepared, j: number): number[] {
+function unitParams(s: LstmPrepared, j: number): Float64Array {
   const { l, b } = s;
   const main = s.params.main.data as Float64Array;
   const extra = s.params.extra.data as Float64Array;
-  const p = new Array<number>(unitSize(l));
+  const p = new Float64Array(unitSize(l));
   for (let i = 0; i < l; i++) for (let r = 0; r < 2; r++) for (let k = 0; k < 4; k++) p[8 * i + 4 * r + k] = main[(2 * i + r) * 4 * b + k * b + j];
   for (let r = 0; r < 3; r++) p[8 * l + r] = extra[r * b + j];
   return p;
 }
 
-/** What hidden unit j's recurrence reads besides its parameters: its characters, and its initial hidden and cell values per layer. */
-interface UnitData {
-  readonly sequence: readonly number[];
-  readonly hidden: readonly number[];
-  readonly cell: readonly number[];
-}
-
-const unitData = (s: LstmPrepared, j: number): UnitData => ({
-  sequence: s.sequence.map((x) => x[j]),
-  hidden: s.hidden.map((h) => h[j]),
-  cell: s.cell.map((h) => h[j]),
-});
-
 /**
- * One step of a hidden unit through all layers: its hidden and cell values per layer
- * after reading character value `input`, and its prediction y_t, from its parameters p
- * (numbers, or wengert values when traced). lstm.hpp's gates are elementwise, so unit
- * j's hidden and cell values over all steps and layers depend on its own weights and
- * biases alone (the units meet only in the loss's normalisation).
+ * Hidden unit j's predictions y_t[j] for t = 0 … c − 2, from its parameters p (numbers,
+ * or wengert values under rd): lstm.hpp's gates are elementwise, so unit j's hidden and
+ * cell values over all steps and layers depend on its own weights and biases alone (the
+ * units meet only in the loss's normalisation).
  */
-function unitStep(p: ArrayLike<Scalar>, hidden: readonly Scalar[], cell: readonly Scalar[], input: Scalar): [[Scalar[], Scalar[]], Scalar] {
-  const l = hidden.length;
-  const h = [...hidden];
-  const c = [...cell];
-  let x = mul(input, p[8 * l]);
-  for (let i = 0; i < l; i++) {
-    const o = 8 * i;
-    const forget = sigmoid(add(mul(x, p[o]), p[o + 4]));
-    const ingate = sigmoid(add(mul(h[i], p[o + 1]), p[o + 5]));
-    const outgate = sigmoid(add(mul(x, p[o + 2]), p[o + 6]));
-    const change = tanh(add(mul(h[i], p[o + 3]), p[o + 7]));
-    c[i] = add(mul(c[i], forget), mul(ingate, change));
-    h[i] = mul(outgate, tanh(c[i]));
-    x = h[i];
-  }
-  return [[h, c], add(mul(x, p[8 * l + 1]), p[8 * l + 2])];
-}
-
-/** A hidden unit's predictions y_t for t = 0 … c − 2, step after step (unitStep), for `rd`. */
-function unitPredictions(p: ArrayLike<Scalar>, data: UnitData): Scalar[] {
-  const c = data.sequence.length;
-  let hidden: Scalar[] = [...data.hidden];
-  let cell: Scalar[] = [...data.cell];
+function unitPredictions(s: LstmPrepared, p: ArrayLike<Scalar>, j: number): Scalar[] {
+  const { l, c } = s;
+  const hidden: Scalar[] = s.hidden.map((h) => h[j]);
+  const cell: Scalar[] = s.cell.map((h) => h[j]);
   const out: Scalar[] = new Array<Scalar>(c - 1);
-  for (let t = 0; t < c - 1; t++) [[hidden, cell], out[t]] = unitStep(p, hidden, cell, data.sequence[t]);
+  for (let t = 0; t < c - 1; t++) {
+    let x = mul(s.sequence[t][j], p[8 * l]);
+    for (let i = 0; i < l; i++) {
+      const o = 8 * i;
+      const forget = sigmoid(add(mul(x, p[o]), p[o + 4]));
+      const ingate = sigmoid(add(mul(hidden[i], p[o + 1]), p[o + 5]));
+      const outgate = sigmoid(add(mul(x, p[o + 2]), p[o + 6]));
+      const change = tanh(add(mul(hidden[i], p[o + 3]), p[o + 7]));
+      cell[i] = add(mul(cell[i], forget), mul(ingate, change));
+      hidden[i] = mul(outgate, tanh(cell[i]));
+      x = hidden[i];
+    }
+    out[t] = add(mul(x, p[8 * l + 1]), p[8 * l + 2]);
+  }
   return out;
 }
 
-/**
- * A hidden unit's predictions at numbers: the steps a `scan` (its body, unitStep, traced
- * once), the whole `jit`ted with the unit's data as arguments (not captured), so that one
- * trace serves every unit of every input of the same l and c, the scan's body compiled to
- * JavaScript and run over the steps. On numbers the loop ran at about half that speed,
- * and at half of that again once the gradient had run unitStep on traced values (its
- * operations then see both, and box every number).
- */
-export const unitOnNumbers = jit(([p, data]: [number[], UnitData]) => {
-  const steps = scan(([h, c], x) => unitStep(p, h, c, x), [data.hidden, data.cell], data.sequence.slice(0, -1));
-  return steps[1];
-}) as unknown as ((x: [number[], UnitData]) => number[]) & { readonly stats: JitStats };
-
-/** The predictions of every step, [c − 1, b], unit by unit. */
+/** The predictions of every step, [c − 1, b], unit by unit on numbers. */
 function predictions(s: LstmPrepared): NdArray {
   const { b, c } = s;
   const Y = new Float64Array((c - 1) * b);
   for (let j = 0; j < b; j++) {
-    const y = unitOnNumbers([unitParams(s, j), unitData(s, j)]);
+    const y = unitPredictions(s, unitParams(s, j), j) as number[];
     for (let t = 0; t < c - 1; t++) Y[t * b + j] = y[t];
   }
   return ndarray(Y, [c - 1, b]);
 }
 
 export function lstmObjective(s: LstmPrepared): number {
+  // untraced, on numbers (wengert's operations are JavaScript's arithmetic there): a
+  // [1, b] tensor operation would pay its fixed cost for 14 elements
   return predictionLoss(s, predictions(s)) as number;
 }
 
@@ -189,8 +157,7 @@ export function lstmGradient(s: LstmPrepared): Float64Array {
   const extraAt = s.params.main.size;
   for (let j = 0; j < b; j++) {
     const seed = Array.from({ length: c - 1 }, (_, t) => Ybar[t * b + j]);
-    const data = unitData(s, j);
-    const g = rd((p: Scalar[]) => unitPredictions(p, data), unitParams(s, j), seed) as number[];
+    const g = rd((p: Scalar[]) => unitPredictions(s, p, j), Array.from(unitParams(s, j)), seed) as number[];
     for (let i = 0; i < l; i++) for (let r = 0; r < 2; r++) for (let k = 0; k < 4; k++) out[(2 * i + r) * 4 * b + k * b + j] = g[8 * i + 4 * r + k];
     for (let r = 0; r < 3; r++) out[extraAt + r * b + j] = g[8 * l + r];
   }
