@@ -23,14 +23,20 @@ export interface LlsqInput {
   readonly n: number;
 }
 
+/** T and s, or rows of them. */
+interface Buffers {
+  readonly T: Float64Array;
+  readonly s: Float64Array;
+}
+
 /**
  * The buffers of T and s for each input, written again at every call: a fresh n × m
  * buffer (16 MB at n = 16 392) cost twice the writing, in page faults and zeroing.
  */
-const scratch = new WeakMap<LlsqInput, { T: Float64Array; s: Float64Array }>();
+const scratch = new WeakMap<LlsqInput, Buffers>();
 
 /** Buffers of `length` and `n` elements kept for `input` in `store`, made at its first call. */
-function buffersOf(store: WeakMap<LlsqInput, { T: Float64Array; s: Float64Array }>, input: LlsqInput, length: number, n: number): { T: Float64Array; s: Float64Array } {
+function buffersOf(store: WeakMap<LlsqInput, Buffers>, input: LlsqInput, length: number, n: number): Buffers {
   let buffers = store.get(input);
   if (buffers === undefined) store.set(input, (buffers = { T: new Float64Array(length), s: new Float64Array(n) }));
   return buffers;
@@ -102,7 +108,7 @@ export function objective(x: TensorArg, T: TensorArg, s: TensorArg): Scalar {
 const BLOCK_ROWS = 128;
 /** Σᵢ (sᵢ − (T x)ᵢ)² of one block, jitted: a replay runs its operations on pooled buffers, its shapes checked once. */
 const blockSquares = jit(([x, T, s]: [TensorArg, TensorArg, TensorArg]) => residualSquares(x, T, s));
-const blockScratch = new WeakMap<LlsqInput, { T: Float64Array; s: Float64Array }>();
+const blockScratch = new WeakMap<LlsqInput, Buffers>();
 
 /** y(x), the rows of T written and used a block at a time (BLOCK_ROWS): the same sum, in blocks. */
 export function blockedPrimal(input: LlsqInput): number {
