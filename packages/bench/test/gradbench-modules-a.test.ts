@@ -13,6 +13,7 @@ import { jsonable } from "../src/gradbench/json.js";
 import type { EvalFunction, EvalModule } from "../src/gradbench/module.js";
 import { modules } from "../src/gradbench/modules/index.js";
 import { assign } from "../src/gradbench/modules/kmeans.js";
+import { samples } from "../src/gradbench/modules/llsq.js";
 import { evaluate, respond } from "../src/gradbench/protocol.js";
 import { detInput, kmeansInput, llsqInput, lseInput, odeInput, SAMPLE_INPUTS } from "../src/gradbench/inputs.js";
 import { FUNCTION_PAIRS, NO_PRIMAL, ratiosForAll, ratioTable } from "../src/gradbench/report.js";
@@ -124,11 +125,23 @@ describe("llsq", () => {
       [2, 1],
       [16, 128],
       [33, 5],
+      [300, 7], // blocks of 128 rows and a last one of 44
       [1024, 128],
     ]) {
       const input = llsqInput(n, m, n + m);
       const y = num(call(modules.llsq, "primal", input));
       expect(Math.abs(y - llsqPlain(input.x, n)) / Math.abs(llsqPlain(input.x, n))).toBeLessThan(1e-12);
+    }
+  });
+  it("samples: T's rows are llsq.hpp's running products of tᵢ, bit for bit, and s their signs", () => {
+    for (const [n, m] of [[2, 3], [5, 4], [7, 9], [12, 1], [33, 17]]) {
+      const { T, s } = samples({ x: new Float64Array(m), n });
+      for (let i = 0; i < n; i++) {
+        const t = -1 + (i * 2) / (n - 1);
+        expect(s[i]).toBe(Number(0 < t) - Number(t < 0));
+        let p = 1;
+        for (let j = 0; j < m; j++, p *= t) expect(T.get(i, j), `n=${n} m=${m} i=${i} j=${j}`).toBe(p);
+      }
     }
   });
   it("gradient = the closed form and = central differences", () => {
@@ -137,6 +150,10 @@ describe("llsq", () => {
     expect(relErr(g, llsqGradPlain(input.x, 64))).toBeLessThan(1e-13);
     // y is quadratic: central differences are exact up to rounding
     expect(relErr(g, fdGradient((x) => llsqPlain(x, 64), input.x, 1e-3))).toBeLessThan(1e-8);
+    // the gradient is jitted: a second x of the same shape is a replay
+    const again = llsqInput(64, 6, 12);
+    expect(again.x).not.toEqual(input.x);
+    expect(relErr(vec(call(modules.llsq, "gradient", again)), llsqGradPlain(again.x, 64))).toBeLessThan(1e-13);
     const big = llsqInput(2048, 128, 5);
     expect(relErr(vec(call(modules.llsq, "gradient", big)), llsqGradPlain(big.x, 2048))).toBeLessThan(1e-12);
   });
@@ -252,6 +269,23 @@ describe("ode", () => {
     ]) {
       const input = odeInput(n, s, n * s);
       expect(call(modules.ode, "primal", input)).toEqual(odePlain(input.x, s));
+    }
+  });
+  it("primal replayed (jit) at another x of the same n and s: the same numbers as called once; the gradient too", () => {
+    // the module keeps a jitted primal per s: the second input of each pair is a replay
+    for (const [n, s] of [
+      [3, 2],
+      [50, 7],
+    ]) {
+      const first = odeInput(n, s, 5 * n + s);
+      const second = odeInput(n, s, 11 * n + s);
+      expect(first.x).not.toEqual(second.x);
+      expect(call(modules.ode, "primal", first)).toEqual(odePlain(first.x, s));
+      expect(call(modules.ode, "primal", second)).toEqual(odePlain(second.x, s));
+      const g1 = vec(call(modules.ode, "gradient", first));
+      const g2 = vec(call(modules.ode, "gradient", second));
+      expect(relErr(g1, fdGradient((x) => odePlain(x, s)[n - 1], first.x, 1e-5))).toBeLessThan(1e-8);
+      expect(relErr(g2, fdGradient((x) => odePlain(x, s)[n - 1], second.x, 1e-5))).toBeLessThan(1e-8);
     }
   });
   it("primal: y₀ = 2x₀, y₁ = 2x₀x₁ exactly (RK4 integrates polynomials of degree ≤ 4)", () => {

@@ -5,7 +5,7 @@
  * layouts.
  */
 import { describe, expect, it } from "vitest";
-import { gemm, jsGemm } from "../src/tensor/gemm.js";
+import { gemm, gemv, jsGemm } from "../src/tensor/gemm.js";
 import { matmul, transpose } from "../src/tensor/kernels.js";
 import { simdGemm } from "../src/tensor/simd-gemm.js";
 import { randomArray, randomInt, rng, sameBits } from "./random.js";
@@ -60,6 +60,23 @@ describe("gemm", () => {
       expect(sameBits(product(jsGemm, a, 0, b, 0, n, k, m), want), `js ${n}×${k}×${m}`).toBe(true);
       expect(sameBits(product(simd, a, 0, b, 0, n, k, m), want), `simd ${n}×${k}×${m}`).toBe(true);
       expect(sameBits(product(gemm, a, 0, b, 0, n, k, m), want), `gemm ${n}×${k}×${m}`).toBe(true);
+    }
+  });
+
+  it("a matrix times a column (m = 1, gemv): the definition to the bit, at offsets and on special values", () => {
+    const next = rng(4);
+    const specials = [NaN, Infinity, -Infinity, 0, -0, 1e308, -1e-308, 1];
+    const asGemm: Kernel = (a, ao, b, bo, r, ro, n, k) => gemv(a, ao, b, bo, r, ro, n, k);
+    for (let t = 0; t < 200; t++) {
+      const [n, k] = [randomInt(next, 1, 23), randomInt(next, 0, 40)];
+      const [ao, bo] = [randomInt(next, 0, 5), randomInt(next, 0, 5)];
+      const special = t % 4 === 0;
+      const fill = (len: number) => (special ? Float64Array.from({ length: len }, () => specials[randomInt(next, 0, specials.length - 1)]) : randomArray(next, len));
+      const a = fill(ao + n * k);
+      const b = fill(bo + k);
+      const want = reference(a, ao, b, bo, n, k, 1);
+      expect(sameBits(product(asGemm, a, ao, b, bo, n, k, 1), want), `gemv ${n}×${k}`).toBe(true);
+      expect(sameBits(product(gemm, a, ao, b, bo, n, k, 1), want), `gemm ${n}×${k}×1`).toBe(true);
     }
   });
 

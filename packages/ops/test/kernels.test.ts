@@ -77,6 +77,26 @@ describe("zip", () => {
         const want = Float64Array.from(indices(out), (idx) => f(broadcastRead(a, ad, out, idx), broadcastRead(b, bd, out, idx)));
         expect(sameBits(zip(a, ad, b, bd, out, f), want), `${name} ${JSON.stringify(ad)} ${JSON.stringify(bd)}`).toBe(true);
         if (ad.length === 0) expect(sameBits(zip(a[0], ad, b, bd, out, f), want)).toBe(true); // a scalar as a number
+        if (bd.length === 0) expect(sameBits(zip(a, ad, b[0], bd, out, f), want)).toBe(true);
+      }
+    }
+  });
+
+  it("on the small cases' own loops: each side whole, a number or one element, for n = 1 … 40", () => {
+    const next = rng(41);
+    for (let n = 1; n <= 40; n++) {
+      const a = randomArray(next, n);
+      const b = randomArray(next, n);
+      const one = randomArray(next, 1);
+      for (const [name, f] of Object.entries(ARITH)) {
+        const cases: [number | Float64Array, Dims, number | Float64Array, Dims, Float64Array][] = [
+          [a, [n], b, [n], a.map((v, i) => f(v, b[i]))],
+          [a, [n], one[0], [], a.map((v) => f(v, one[0]))],
+          [a, [n], one, [1], a.map((v) => f(v, one[0]))],
+          [one[0], [], b, [n], b.map((v) => f(one[0], v))],
+          [one, [1], b, [n], b.map((v) => f(one[0], v))],
+        ];
+        for (const [x, xd, y, yd, want] of cases) expect(sameBits(zip(x, xd, y, yd, [n], f), want), `${name} n=${n} ${JSON.stringify(xd)} ${JSON.stringify(yd)}`).toBe(true);
       }
     }
   });

@@ -111,6 +111,73 @@ const callRun =
     for (let i = 0; i < len; i++) r[ro + i] = f(a[ao + i * as], b[bo + i * bs]);
   };
 
+/**
+ * The arithmetic's loops for the small cases (below the SIMD kernels' size) that make most
+ * operations of small-tensor code: both arguments whole, or one of them a single number.
+ * r[i] = a[i] ∘ b[i] ("whole"), a[i] ∘ s ("right": s the right argument), s ∘ b[i] ("left").
+ * Written without offsets and strides: the strided run, on such small buffers, cost about
+ * twice as long per element.
+ */
+interface SmallLoops {
+  readonly whole: (n: number, r: Float64Array, a: Float64Array, b: Float64Array) => void;
+  readonly right: (n: number, r: Float64Array, a: Float64Array, s: number) => void;
+  readonly left: (n: number, r: Float64Array, s: number, b: Float64Array) => void;
+}
+
+const SMALL = new Map<(a: number, b: number) => number, SmallLoops>([
+  [
+    ADD,
+    {
+      whole: (n, r, a, b) => { for (let i = 0; i < n; i++) r[i] = a[i] + b[i]; },
+      right: (n, r, a, s) => { for (let i = 0; i < n; i++) r[i] = a[i] + s; },
+      left: (n, r, s, b) => { for (let i = 0; i < n; i++) r[i] = s + b[i]; },
+    },
+  ],
+  [
+    SUB,
+    {
+      whole: (n, r, a, b) => { for (let i = 0; i < n; i++) r[i] = a[i] - b[i]; },
+      right: (n, r, a, s) => { for (let i = 0; i < n; i++) r[i] = a[i] - s; },
+      left: (n, r, s, b) => { for (let i = 0; i < n; i++) r[i] = s - b[i]; },
+    },
+  ],
+  [
+    MUL,
+    {
+      whole: (n, r, a, b) => { for (let i = 0; i < n; i++) r[i] = a[i] * b[i]; },
+      right: (n, r, a, s) => { for (let i = 0; i < n; i++) r[i] = a[i] * s; },
+      left: (n, r, s, b) => { for (let i = 0; i < n; i++) r[i] = s * b[i]; },
+    },
+  ],
+  [
+    DIV,
+    {
+      whole: (n, r, a, b) => { for (let i = 0; i < n; i++) r[i] = a[i] / b[i]; },
+      right: (n, r, a, s) => { for (let i = 0; i < n; i++) r[i] = a[i] / s; },
+      left: (n, r, s, b) => { for (let i = 0; i < n; i++) r[i] = s / b[i]; },
+    },
+  ],
+]);
+
+/**
+ * `f(a, b)` into r (n elements) by SMALL's loops when f is arithmetic and each argument is
+ * whole or one element; false otherwise.
+ */
+function small(r: Float64Array, n: number, a: number | Float64Array, b: number | Float64Array, f: (a: number, b: number) => number): boolean {
+  const loops = SMALL.get(f);
+  if (loops === undefined) return false;
+  // (a buffer of one element and a number are both one element; at n = 1 either is "whole")
+  const an = typeof a === "number" ? 1 : a.length;
+  const bn = typeof b === "number" ? 1 : b.length;
+  if (typeof a !== "number" && an === n) {
+    if (typeof b !== "number" && bn === n) loops.whole(n, r, a, b);
+    else if (bn === 1) loops.right(n, r, a, typeof b === "number" ? b : b[0]);
+    else return false;
+  } else if (typeof b !== "number" && bn === n && an === 1) loops.left(n, r, typeof a === "number" ? a : a[0], b);
+  else return false;
+  return true;
+}
+
 const RUNS = new Map<(a: number, b: number) => number, Run>([
   [ADD, addRun],
   [SUB, subRun],
@@ -135,6 +202,7 @@ export function zip(
 ): Float64Array {
   const r = alloc(size(out), true);
   const n = r.length;
+  if (n < SIMD_FROM && small(r, n, a, b, f)) return r;
   const A = typeof a === "number" ? Float64Array.of(a) : a;
   const B = typeof b === "number" ? Float64Array.of(b) : b;
   // the common small case first (most operations of lstm, ht, ba): each argument whole or

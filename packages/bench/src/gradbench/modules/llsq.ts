@@ -7,12 +7,13 @@
  *
  * for x of length m. Vectorised: the powers tᵢʲ form a constant n × m matrix T (built
  * in the timed function, by running products as llsq.hpp does), and y = ½ ‖s − T x‖²:
- * matmul, sub, square, sum, div on tensors.
+ * matmul, sub, square, sum, div on tensors. The primal takes the sum a block of rows at a
+ * time (blockedPrimal); the gradient differentiates the whole.
  *
  * Input `{x: double[], n: int}`; `primal` gives a number, `gradient` an array like `x`.
  */
 import ndarray from "ndarray";
-import { div, grad, matmul, square, sub, sum, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
+import { div, grad, jit, matmul, square, sub, sum, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, integer, numbers, record } from "../json.js";
 import type { EvalModule } from "../module.js";
@@ -22,34 +23,115 @@ export interface LlsqInput {
   readonly n: number;
 }
 
+/** T and s, or rows of them. */
+interface Buffers {
+  readonly T: Float64Array;
+  readonly s: Float64Array;
+}
+
 /**
  * The buffers of T and s for each input, written again at every call: a fresh n × m
  * buffer (16 MB at n = 16 392) cost twice the writing, in page faults and zeroing.
  */
-const scratch = new WeakMap<LlsqInput, { T: Float64Array; s: Float64Array }>();
+const scratch = new WeakMap<LlsqInput, Buffers>();
+
+/** Buffers of `length` and `n` elements kept for `input` in `store`, made at its first call. */
+function buffersOf(store: WeakMap<LlsqInput, Buffers>, input: LlsqInput, length: number, n: number): Buffers {
+  let buffers = store.get(input);
+  if (buffers === undefined) store.set(input, (buffers = { T: new Float64Array(length), s: new Float64Array(n) }));
+  return buffers;
+}
+
+/**
+ * Rows `from` … `to` − 1 of T (Tᵢⱼ = tᵢʲ, m columns) and s, written from the start of
+ * T and s: llsq.hpp's running products, four rows at a time (each row's powers are a
+ * chain of dependent products, a multiplication's latency per element; four rows run
+ * four chains side by side).
+ */
+function writeRows(T: Float64Array, s: Float64Array, n: number, m: number, from: number, to: number): void {
+  const point = (i: number): number => -1 + (i * 2) / (n - 1);
+  for (let i = from; i < to; i++) {
+    const t = point(i);
+    s[i - from] = Number(0 < t) - Number(t < 0);
+  }
+  let i = from;
+  for (; i + 3 < to; i += 4) {
+    const t0 = point(i), t1 = point(i + 1), t2 = point(i + 2), t3 = point(i + 3);
+    const r0 = (i - from) * m, r1 = r0 + m, r2 = r1 + m, r3 = r2 + m;
+    let p0 = 1, p1 = 1, p2 = 1, p3 = 1;
+    for (let j = 0; j < m; j++) {
+      T[r0 + j] = p0;
+      T[r1 + j] = p1;
+      T[r2 + j] = p2;
+      T[r3 + j] = p3;
+      p0 *= t0;
+      p1 *= t1;
+      p2 *= t2;
+      p3 *= t3;
+    }
+  }
+  for (; i < to; i++) {
+    const t = point(i);
+    const r0 = (i - from) * m;
+    let p = 1;
+    for (let j = 0; j < m; j++) {
+      T[r0 + j] = p;
+      p *= t;
+    }
+  }
+}
 
 /** The powers T (n × m, Tᵢⱼ = tᵢʲ) and signs s of llsq's sample points, written into `input`'s buffers. */
 export function samples(input: LlsqInput): { T: NdArray; s: Float64Array } {
   const { n } = input;
   const m = input.x.length;
-  let buffers = scratch.get(input);
-  if (buffers === undefined) scratch.set(input, (buffers = { T: new Float64Array(n * m), s: new Float64Array(n) }));
-  const { T, s } = buffers;
-  for (let i = 0; i < n; i++) {
-    const t = -1 + (i * 2) / (n - 1);
-    s[i] = Number(0 < t) - Number(t < 0);
-    let p = 1;
-    for (let j = 0; j < m; j++) {
-      T[i * m + j] = p;
-      p *= t;
-    }
-  }
+  const { T, s } = buffersOf(scratch, input, n * m, n);
+  writeRows(T, s, n, m, 0, n);
   return { T: ndarray(T, [n, m]), s };
 }
 
-export function objective(x: TensorArg, T: NdArray, s: Float64Array): Scalar {
-  return div(sum(square(sub(s, matmul(T, x)))), 2);
+/** Σᵢ (sᵢ − (T x)ᵢ)² over the rows of T and s given. */
+function residualSquares(x: TensorArg, T: TensorArg, s: TensorArg): Scalar {
+  return sum(square(sub(s, matmul(T, x))));
 }
+
+export function objective(x: TensorArg, T: TensorArg, s: TensorArg): Scalar {
+  return div(residualSquares(x, T, s), 2);
+}
+
+/**
+ * Rows of T per block in the primal: 128 rows of m = 128 columns are 128 KB, which stay
+ * in the cache from their writing to their reading. The whole T (16 MB at n = 16 392) went
+ * out to memory and came back: the primal took twice as long, three to four times
+ * llsq.hpp's, which never stores T.
+ */
+const BLOCK_ROWS = 128;
+/** Σᵢ (sᵢ − (T x)ᵢ)² of one block, jitted: a replay runs its operations on pooled buffers, its shapes checked once. */
+const blockSquares = jit(([x, T, s]: [TensorArg, TensorArg, TensorArg]) => residualSquares(x, T, s));
+const blockScratch = new WeakMap<LlsqInput, Buffers>();
+
+/** y(x), the rows of T written and used a block at a time (BLOCK_ROWS): the same sum, in blocks. */
+export function blockedPrimal(input: LlsqInput): number {
+  const { n, x } = input;
+  const m = x.length;
+  const rows = Math.min(n, BLOCK_ROWS);
+  const { T, s } = buffersOf(blockScratch, input, rows * m, rows);
+  let total = 0;
+  for (let from = 0; from < n; from += rows) {
+    const to = Math.min(n, from + rows);
+    writeRows(T, s, n, m, from, to);
+    const k = to - from;
+    total += blockSquares([x, ndarray(T.subarray(0, k * m), [k, m]), s.subarray(0, k)]) as number;
+  }
+  return total / 2;
+}
+
+/**
+ * ∇y at x for the T and s given, jitted (T and s arguments, not captured): traced once per
+ * shape and replayed, where `grad` traced and differentiated the five operations at every
+ * call (most of its time at n = 16).
+ */
+const gradient = jit(([x, T, s]: [TensorArg, TensorArg, TensorArg]) => grad((v) => objective(v, T, s), x));
 
 const prepare = (input: unknown): LlsqInput => {
   const r = record(input);
@@ -57,18 +139,12 @@ const prepare = (input: unknown): LlsqInput => {
 };
 
 export const llsq: EvalModule = {
-  primal: defineFunction({
-    prepare,
-    run: (input: LlsqInput) => {
-      const { T, s } = samples(input);
-      return objective(input.x, T, s);
-    },
-  }),
+  primal: defineFunction({ prepare, run: blockedPrimal }),
   gradient: defineFunction({
     prepare,
     run: (input: LlsqInput) => {
       const { T, s } = samples(input);
-      return grad((v) => objective(v, T, s), input.x);
+      return gradient([input.x, T, s]);
     },
   }),
 };
