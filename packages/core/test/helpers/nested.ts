@@ -3,7 +3,7 @@
  * gradient (differentiating it differentiates f twice), and the sizes of the terms that
  * show whether a nested derivative keeps its scans (counted, not timed).
  */
-import { add, derivativeOf, grad, hessian, hvp, jacobian, jvp, mul, traceOf, type Scalar } from "../../src/index.js";
+import { add, derivativeOf, grad, hessian, hvp, jacobian, jit, jvp, mul, traceOf, vmap, type Scalar } from "../../src/index.js";
 import { expectSame } from "./same-bits.js";
 
 export type F = (th: Scalar[]) => Scalar;
@@ -36,4 +36,16 @@ export function expectSameToThirdOrder(S: F, L: F, th: number[], v: number[]): v
   expectSame(jacobian((x: Scalar[]) => grad(S, x), th), jacobian((x: Scalar[]) => grad(L, x), th));
   expectSame(grad(gradNorm(gradNorm(S)), th), grad(gradNorm(gradNorm(L)), th));
   expectSame(jvp((x: Scalar[]) => hessian(S, x), th, v), jvp((x: Scalar[]) => hessian(L, x), th, v));
+}
+
+/**
+ * vmap of grad∘grad of S in its first input (the second fixed at 0.8) at xs, and its jit over
+ * three rounds (compiled after replays), give each point's numbers of L's, bit for bit.
+ */
+export function expectSameOverPoints(S: F, L: F, xs: readonly number[]): void {
+  const f = (y: Scalar): Scalar => grad((z: Scalar) => grad((w: Scalar) => S([w, 0.8]), z), y);
+  const g = (y: Scalar): Scalar => grad((z: Scalar) => grad((w: Scalar) => L([w, 0.8]), z), y);
+  expectSame(vmap(f)(Float64Array.from(xs)), Float64Array.from(xs, (x) => g(x) as number));
+  const jf = jit(f);
+  for (let round = 0; round < 3; round++) for (const x of xs) expectSame(jf(x), g(x));
 }
