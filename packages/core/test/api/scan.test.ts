@@ -483,6 +483,14 @@ describe("scan's errors and messages", () => {
     expect(() => grad((y: Scalar) => scan(late, y, [0, 1, 2, 3, 4])[0], 0.3)).toThrow(/iteration 3/);
     const tensorGrows = (y: Operand, i: Scalar) => [lt(i, 2) ? y : concat([T(y), T(y)], 0)] as [Operand];
     expect(() => grad((x: Operand) => sum(scan(tensorGrows, x, [0, 1, 2])[0]), new Float64Array(2))).toThrow(/real\[4\] at iteration 2, but it came in as real\[2\]/);
+    // on numbers (the loop of a carry of one number passes it on as it is): the same reports
+    const lateNumber = (c: number, x: number) => [x < 3 ? c + x : [c]] as [number];
+    expect(() => scan(lateNumber, 0.5, [0, 1, 2, 3, 4])).toThrow("scan: the body returned a carry of type ⟨real⟩ at iteration 3, but it came in as real;");
+    expect(() => scan(lateNumber, 0.5, [0, 1, 2, 3, 4])).toThrow(ShapeError);
+    expect(() => scan((c: number, x: number) => (x < 2 ? [c, x] : [c, x, x]) as never, 1, [0, 1, 2])).toThrow(/an array of length 3 at iteration 2/);
+    const [last, ys] = scan((c: number, x: number) => [c * 2 + x, x < 2 ? undefined : c] as [number, number?], 1, [0, 1, 2, 3]);
+    expect(last).toBe(((1 * 2 + 0) * 2 + 1) * 2 * 2 + 2 * 2 + 3);
+    expect(ys).toEqual([undefined, undefined, 5, 12]);
   });
   it("options and arguments are checked", () => {
     expect(() => scan((c: number) => [c], 1, 3, { checkpoint: "often" as never })).toThrow(WengertError);
