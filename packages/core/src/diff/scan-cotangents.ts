@@ -30,6 +30,19 @@ export interface Where {
   readonly outputsOf: Map<number, number[]>;
 }
 
+/** A scan instruction whose reverse sweep is to be emitted, and where: each emitter's one argument (scan-reverse.ts picks the emitter). */
+export interface ScanReverseCall {
+  readonly p: ScanParams;
+  readonly args: readonly number[];
+  /** Its scanOut instructions. */
+  readonly outputs: readonly number[];
+  readonly tape: TraceTerm["tape"];
+  readonly where: Where;
+  readonly state: CotangentState;
+  readonly active: Uint8Array;
+  readonly differentiate: Differentiate;
+}
+
 /** What a scan's reverse sweep starts from: which outputs were seeded and which arguments hold cotangents, and their variables in the sink. */
 export interface Gathered {
   readonly inputs: ReverseInputs;

@@ -41,7 +41,7 @@ import { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
 import { REAL, type Shape } from "../structure.js";
 import { cacheFor, fullDerivative, inState, outState, readByRules, type BlockDerivative, type Differentiate, type Sources } from "./reverse-plan.js";
-import { gather, planFor, type CotangentState, type Where } from "./scan-cotangents.js";
+import { gather, planFor, type ScanReverseCall } from "./scan-cotangents.js";
 
 /** Iterations of one pattern from which the reverse sweep is a scan rather than placed block by block. */
 const STACK_FROM = 4;
@@ -200,16 +200,8 @@ function aliasOf(rl: Rules): Int32Array {
  * instructions in the term's tape) into a sink that will be differentiated again: see
  * the file's comment.
  */
-export function emitNested(
-  p: ScanParams,
-  args: readonly number[],
-  outputs: readonly number[],
-  tape: TraceTerm["tape"],
-  { sink, at, self }: Where,
-  state: CotangentState,
-  active: Uint8Array,
-  differentiate: Differentiate,
-): void {
+export function emitNested(call: ScanReverseCall): void {
+  const { p, args, outputs, tape, where: { sink, at, self }, state, active, differentiate } = call;
   const { body, n, layout } = p;
   const { nc, nx, np } = body;
   const codes = scanCodes();

@@ -21,13 +21,13 @@
  */
 import type { Dims } from "@wengert/ops";
 import { size } from "@wengert/ops";
-import { scanCodes, scanOutputs, isScanCode, hasScans, type DerivedParams, type ScanParams, type ScanOutParams } from "../trace/scan-ops.js";
+import { scanCodes, scanOutputs, isScanCode, hasScans, type DerivedParams, type ScanParams } from "../trace/scan-ops.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Trace } from "../trace/tracer.js";
 import { WengertError } from "../errors.js";
 import { activity } from "./place.js";
 import { PARTS, type Differentiate } from "./reverse-plan.js";
-import { gather, planFor, type CotangentState, type Where } from "./scan-cotangents.js";
+import { gather, planFor, type CotangentState, type ScanReverseCall } from "./scan-cotangents.js";
 import { emitNested } from "./scan-nested.js";
 import { emitSingle } from "./scan-single.js";
 import { emitStacked } from "./scan-stacked.js";
@@ -63,23 +63,15 @@ export function scanSweep(term: TraceTerm, sink: Trace, at: Int32Array, differen
       // where the sweep will be differentiated again, it is emitted as scans (scan-nested.ts)
       const p = tape.params(i) as ScanParams;
       const emit = !kept ? (p.n === 1 && p.body.nc === 0 ? emitSingle : emitNested) : p.stacked !== undefined ? emitStacked : emitReverse;
-      emit(p, tape.args(i), outputsOf.get(i) ?? [], tape, { sink, at, self: i, packed, outputsOf }, state, active, differentiate);
+      emit({ p, args: tape.args(i), outputs: outputsOf.get(i) ?? [], tape, where: { sink, at, self: i, packed, outputsOf }, state, active, differentiate });
       return true;
     },
   };
 }
 
 /** Emit the reverse sweep of the scan instruction (its args, its outputs' instructions) into the sink. */
-function emitReverse(
-  p: ScanParams,
-  args: readonly number[],
-  outputs: readonly number[],
-  tape: TraceTerm["tape"],
-  { sink, at, self, packed }: Where,
-  state: CotangentState,
-  active: Uint8Array,
-  differentiate: Differentiate,
-): void {
+function emitReverse(call: ScanReverseCall): void {
+  const { p, args, outputs, tape, where: { sink, at, self, packed }, state, active, differentiate } = call;
   const codes = scanCodes();
   const { inputs, seedAtoms, accAtoms } = gather(p, args, outputs, tape, state, active);
   const { need } = inputs;

@@ -22,8 +22,8 @@ import { layoutOf, scanCodes, type ScanParams } from "../trace/scan-ops.js";
 import { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
 import { REAL, type Shape } from "../structure.js";
-import { cacheFor, outState, readByRules, type BlockDerivative, type Differentiate } from "./reverse-plan.js";
-import { gather, planFor, type CotangentState, type Where } from "./scan-cotangents.js";
+import { cacheFor, outState, readByRules, type BlockDerivative } from "./reverse-plan.js";
+import { gather, planFor, type ScanReverseCall } from "./scan-cotangents.js";
 import { copyRules, emitNested, lastFold } from "./scan-nested.js";
 
 /** The block's rules as a body of one iteration (see the file's comment). */
@@ -93,16 +93,8 @@ function makeSingle(d: BlockDerivative, p: ScanParams): Single | null {
  * Emit the reverse sweep of scan instruction `self` (one iteration, no carry: see the
  * file's comment) into a sink that will be differentiated again.
  */
-export function emitSingle(
-  p: ScanParams,
-  args: readonly number[],
-  outputs: readonly number[],
-  tape: TraceTerm["tape"],
-  where: Where,
-  state: CotangentState,
-  active: Uint8Array,
-  differentiate: Differentiate,
-): void {
+export function emitSingle(call: ScanReverseCall): void {
+  const { p, args, outputs, tape, where, state, active, differentiate } = call;
   const { body, layout } = p;
   const { sink, at, self } = where;
   const codes = scanCodes();
@@ -139,7 +131,7 @@ export function emitSingle(
     new Set(carrying).size === carrying.length &&
     lastFold(s.body, (j) => packed[offset(s.xs[j])], 0, 0) < 0;
   if (!fits) {
-    emitNested(p, args, outputs, tape, where, state, active, differentiate);
+    emitNested(call);
     return;
   }
   const rp: ScanParams = {

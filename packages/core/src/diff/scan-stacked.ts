@@ -13,23 +13,14 @@
  * forward scan's own sweep then starts from those as its outputs' seeds.
  */
 import { size, type Buf } from "@wengert/ops";
-import { flatXs, scanCodes, xArgCount, type DerivedParams, type ScanOutParams, type ScanParams } from "../trace/scan-ops.js";
-import type { TraceTerm } from "../trace/term.js";
+import { flatXs, scanCodes, xArgCount, type DerivedParams, type ScanOutParams } from "../trace/scan-ops.js";
 import { reverseRun, type ReverseSweep } from "../eval/scan-reverse-run.js";
-import { aliasOf, PARTS, type Differentiate } from "./reverse-plan.js";
-import { planFor, type CotangentState, type Where } from "./scan-cotangents.js";
+import { aliasOf, PARTS } from "./reverse-plan.js";
+import { planFor, type ScanReverseCall } from "./scan-cotangents.js";
 
 /** Emit the reverse sweep of stacked scan `self` into the sink (see the file's comment). */
-export function emitStacked(
-  p: ScanParams,
-  args: readonly number[],
-  outputs: readonly number[],
-  tape: TraceTerm["tape"],
-  { sink, at, packed, outputsOf }: Where,
-  state: CotangentState,
-  active: Uint8Array,
-  differentiate: Differentiate,
-): void {
+export function emitStacked(call: ScanReverseCall): void {
+  const { p, args, outputs, tape, where: { sink, at, packed, outputsOf }, state, active, differentiate } = call;
   const { body, n, layout } = p;
   const { nc, nx, np } = body;
   const stacked = p.stacked!;
