@@ -104,7 +104,7 @@ const TAIL = new Float64Array([
   4.5784915277060095e-17, -5.241934575393899e-17, 2.0414278897578303e-17, 4.124842848606488e-18,
 ]);
 
-/** 2^m at index m + 1023, for −1022 ≤ m ≤ 1023: exact, made from the exponent's bits. */
+/** 2^m at index m + POW2_AT, for −1022 ≤ m ≤ 1023: exact, made from the exponent's bits. */
 const POW2 = (() => {
   const bits = new BigUint64Array(2046);
   for (let m = -1022; m <= 1023; m++) bits[m + 1022] = BigInt(m + 1023) << 52n;
