@@ -39,6 +39,9 @@ export function checkOptionKeys(caller: string, options: unknown, known: readonl
   }
 }
 
+/** The ties mode `options` asks for: its own, or else the enclosing transformation's (inheritedTies). */
+export const tiesOf = (options: RdOptions): TieMode => options.ties ?? inheritedTies();
+
 /** How a trace is used, besides its options (api/tracing.ts TraceUse). */
 export interface TraceRole {
   /** Its decisions are kept as guards (TraceSettings.replayable). */
@@ -58,7 +61,7 @@ export interface TraceRole {
  */
 export function settingsOf(caller: string, options: RdOptions, role: TraceRole): TraceSettings {
   checkOptionKeys(caller, options);
-  const ties = options.ties ?? inheritedTies();
+  const ties = tiesOf(options);
   if (!TIE_MODES.includes(ties)) {
     throw new WengertError(`${caller}: options.ties is ${JSON.stringify(ties)}; expected one of ${TIE_MODES.map((m) => `"${m}"`).join(", ")}.`);
   }

@@ -32,10 +32,10 @@ import { FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import { concreteShape, toDense, type ConcreteTensor } from "../trace/host-tensor.js";
 import { isOperand, leafShape, Real, Tensor, type Operand } from "../trace/traced.js";
-import { inheritedTies, reportingAt, tracing, type Guard } from "../trace/tracer.js";
+import { reportingAt, tracing, type Guard } from "../trace/tracer.js";
 import { stack, unstack } from "./tensor.js";
 import { recordedAtTie, type JitStats } from "./traceCache.js";
-import { checkOptionKeys, RD_OPTIONS, type RdOptions } from "./options.js";
+import { checkOptionKeys, RD_OPTIONS, tiesOf, type RdOptions } from "./options.js";
 import type { Axes, BatchOf, BatchOutput, Mode } from "./types.js";
 import { trace, type Fn } from "./tracing.js";
 
@@ -196,7 +196,7 @@ const laneStructure = (shape: Shape, laneShapes: readonly Shape[]): Shape =>
  */
 function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, options: RdOptions, kept: Kept | null): unknown {
   const B = batch.size;
-  const laneOptions = { reportTies: (options.ties ?? inheritedTies()) !== "ignore", checkNaN: options.checkNaN === true };
+  const laneOptions = { reportTies: tiesOf(options) !== "ignore", checkNaN: options.checkNaN === true };
   let outs: Output | null = traces.length > 0 ? outputOf(traces[0].term, B, outAxes) : null;
   const used = new Set<LaneTrace>();
   /** f traced at lane l, its outputs written there; the trace, unless it read a value (then it holds at l alone). */
