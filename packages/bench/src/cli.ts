@@ -97,8 +97,8 @@ export function parseFlags(args: readonly string[], names: Names): Parsed {
   return { kind: "run", flags: { quick, only, memory, write, ops, part } };
 }
 
-/** The sections after the workloads: the GradBench evals, and scan beside the loops written out (scan-bench.ts). */
-const SECTIONS = ["GB", "SCAN"];
+/** The sections after the workloads: the GradBench evals, scan beside the loops written out (scan-bench.ts), the tape floor (tape-floor.ts). */
+const SECTIONS = ["GB", "SCAN", "FLOOR"];
 
 /** Every name --only takes, once each (a family of one workload is also its id). */
 const knownNames = (names: Names): string[] => [...new Set([...names.families, ...names.ids, ...SECTIONS])];
@@ -121,9 +121,9 @@ Times the workloads W1–W6 (packages/bench/WORKLOADS.md), W4's dense Hessian an
 (packages/bench/README.md) for the plain-JS primal, a hand-written gradient, wengert
 (grad, and compileGrad or jit), TF.js (cpu, wasm) and jax-js
 (eager, jit), each workload in a process of its own; then the memory probe,
-wengert's GradBench evals and the scan section. Prints the results table on stdout and
-writes packages/bench/results/latest.{md,json,svg}. Progress ([k/N], the time elapsed)
-goes to stderr.
+wengert's GradBench evals, the scan section and the tape floor. Prints the results
+table on stdout and writes packages/bench/results/latest.{md,json,svg}. Progress ([k/N],
+the time elapsed) goes to stderr.
 
 Run time on a 2-core machine: a full run takes ${RUN_TIME.full}${recorded},
 --quick ${RUN_TIME.quick}.
@@ -134,7 +134,8 @@ Flags:
   --only LIST      only these, comma-separated: workloads ${names.families.join(", ")},
                    one size of one: ${sizes.join(", ")},
                    GB (the GradBench evals), SCAN (scan beside the loop written
-                   out, each row in a process of its own). Also --only=LIST
+                   out, each row in a process of its own), FLOOR (W1's uncached
+                   gradient beside a minimal tape). Also --only=LIST
   --no-memory      skip the memory probe
   --no-write       print the table only; leave results/ as it is
   --ops            only the cost of one tensor operation at sizes 1, 14, 256, 10⁴

@@ -20,8 +20,9 @@ import { loadTf, useTfBackend } from "./peers/tfjs.js";
 import { progressLine } from "./progress.js";
 import { markdown } from "./report/markdown.js";
 import { svg } from "./report/svg.js";
-import type { BenchResults, GradBenchSection, MemoryResult, ScanSection, WorkloadResult } from "./results.js";
+import type { BenchResults, GradBenchSection, MemoryResult, Section, WorkloadResult } from "./results.js";
 import { scanSection } from "./scan-bench.js";
+import { floorSection } from "./tape-floor.js";
 import { SAMPLE_INPUTS } from "./gradbench/inputs.js";
 import { modules } from "./gradbench/modules/index.js";
 import { ratiosForAll, ratioTable } from "./gradbench/report.js";
@@ -71,6 +72,7 @@ const parts: string[] = workloads()
 if (withMemory) parts.push("memory");
 if (!only || only.includes("GB")) parts.push("GB");
 if (!only || only.includes("SCAN")) parts.push("SCAN");
+if (!only || only.includes("FLOOR")) parts.push("FLOOR");
 
 if (partArg !== undefined) {
   // Child: run one part, its result as JSON on stdout.
@@ -84,7 +86,8 @@ log(`wengert bench (${quick ? "quick" : "full"}): ${parts.length} part${parts.le
 const results: WorkloadResult[] = [];
 let memory: MemoryResult | undefined;
 let gradbench: GradBenchSection | undefined;
-let scanResults: ScanSection | undefined;
+let scanResults: Section | undefined;
+let floor: Section | undefined;
 for (const [i, part] of parts.entries()) {
   const t0 = performance.now();
   const step = { k: i + 1, n: parts.length, part };
@@ -97,13 +100,14 @@ for (const [i, part] of parts.entries()) {
   const result = JSON.parse(child.stdout.toString("utf8")) as unknown;
   if (part === "memory") memory = result as MemoryResult;
   else if (part === "GB") gradbench = result as GradBenchSection;
-  else if (part === "SCAN") scanResults = result as ScanSection;
+  else if (part === "SCAN") scanResults = result as Section;
+  else if (part === "FLOOR") floor = result as Section;
   else results.push(result as WorkloadResult);
   const now = performance.now();
   log(progressLine({ ...step, elapsed: (now - start) / 1000, took: (now - t0) / 1000 }));
 }
 
-async function runPart(part: string): Promise<WorkloadResult | MemoryResult | GradBenchSection | ScanSection> {
+async function runPart(part: string): Promise<WorkloadResult | MemoryResult | GradBenchSection | Section> {
   const gcKind: MemoryResult["gc"] = typeof (globalThis as { gc?: unknown }).gc === "function" ? "exposed" : "flag set at run time";
   const gc = getGc();
   if (part === "memory") {
@@ -116,6 +120,7 @@ async function runPart(part: string): Promise<WorkloadResult | MemoryResult | Gr
     return { table: ratioTable(rows), rows };
   }
   if (part === "SCAN") return scanSection(quick, log);
+  if (part === "FLOOR") return floorSection(quick, log);
   const w = workloads().find((w) => w.id === part);
   if (!w) throw new Error(`no workload ${part}`);
   log(`${w.title}`);
@@ -176,6 +181,7 @@ const out: BenchResults = {
   ...(memory && { memory }),
   ...(gradbench && { gradbench }),
   ...(scanResults && { scan: scanResults }),
+  ...(floor && { floor }),
 };
 
 const md = markdown(out);

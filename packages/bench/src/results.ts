@@ -100,8 +100,8 @@ export interface GradBenchSection {
   readonly rows: readonly unknown[];
 }
 
-/** The scan section (scan-bench.ts): its Markdown, and the measurements it was made from. */
-export interface ScanSection {
+/** A section after the workloads (scan-bench.ts, tape-floor.ts): its Markdown, and the measurements it was made from. */
+export interface Section {
   readonly markdown: string;
   readonly data: unknown;
 }
@@ -122,5 +122,6 @@ export interface BenchResults {
   readonly workloads: readonly WorkloadResult[];
   readonly memory?: MemoryResult;
   readonly gradbench?: GradBenchSection;
-  readonly scan?: ScanSection;
+  readonly scan?: Section;
+  readonly floor?: Section;
 }

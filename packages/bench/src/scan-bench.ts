@@ -16,50 +16,8 @@ import { odeScan } from "./workloads/w6-scan.js";
 import { relativeError } from "./check.js";
 import { MEMORY_ROWS, type LinearityProbe, type MemoryProbe } from "./scan-rows.js";
 import { formatBytes, formatMs } from "./report/format.js";
-import type { ScanSection } from "./results.js";
-
-interface Row {
-  readonly what: string;
-  readonly run: () => unknown;
-}
-
-interface Timed {
-  readonly what: string;
-  readonly ms: number;
-}
-
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-
-/**
- * Median time per call, rows interleaved: each round times every row for about `sample` ms,
- * the order rotating. Each row runs for `warm` ms first (three calls at least): a grad that
- * traces every call runs much of wengert's code once per call, which V8 optimizes over
- * hundreds of calls (seconds, on a loaded machine), and the rounds time the calls after.
- */
-function interleaved(rows: readonly Row[], rounds: number, sample: number, warm: number): Timed[] {
-  for (const r of rows) {
-    const t = performance.now();
-    for (let i = 0; i < 3 || performance.now() - t < warm; i++) r.run();
-  }
-  const samples: number[][] = rows.map(() => []);
-  for (let round = 0; round < rounds; round++) {
-    for (let j = 0; j < rows.length; j++) {
-      const k = (j + round) % rows.length;
-      let calls = 0;
-      const t = performance.now();
-      while (performance.now() - t < sample || calls === 0) {
-        rows[k].run();
-        calls++;
-      }
-      samples[k].push((performance.now() - t) / calls);
-    }
-  }
-  return rows.map((r, k) => ({ what: r.what, ms: median(samples[k]) }));
-}
+import type { Section } from "./results.js";
+import { interleaved, type Timed } from "./interleaved.js";
 
 const probePath = fileURLToPath(new URL("./scan-probe.js", import.meta.url));
 
@@ -74,7 +32,7 @@ function probe<T>(args: readonly string[]): T {
 
 const ratio = (a: number, b: number): string => `×${(a / b).toFixed(a / b < 10 ? 2 : 1)}`;
 
-export function scanSection(quick: boolean, log: (line: string) => void): ScanSection {
+export function scanSection(quick: boolean, log: (line: string) => void): Section {
   // the machine's load as the timings start: on a shared machine it moves every row, a grad that traces every call most
   const load = `load average ${loadavg()[0].toFixed(1)} on ${cpus().length} cores at the start`;
   const theta = Array.from(THETA);

@@ -20,6 +20,7 @@ import { mlpData, mlpGrad, mlpGradLength, mlpLoss, mlpParams, w2, wengertW2, D, 
 import { control, controlGrad, controlInput, controlWengertGrad, g, gPrime, w3 } from "../src/workloads/w3-control.js";
 import { rosenbrockHvp, rosenbrockWengertHvp, w4 } from "../src/workloads/w4-hvp.js";
 import { rosenbrockHessian, rosenbrockHessianRows, w4Hessian } from "../src/workloads/w4-hessian.js";
+import { minimalGrad } from "../src/tape-floor.js";
 import { perExampleInput, w7 } from "../src/workloads/w7-per-example.js";
 import { chain, chainDerivative, chainWengertDerivative, w5, X0 } from "../src/workloads/w5-chain.js";
 import { odeGrad, odeLoss, odeWengertGrad, THETA, DT, w6 } from "../src/workloads/w6-ode.js";
@@ -32,6 +33,14 @@ describe("W1 rosenbrock", () => {
   it("hand-written gradient = wengert's (n = 1000)", () => {
     const x = rosenbrockInput(1000);
     expect(relativeError(rosenbrockWengertGrad(Array.from(x)), rosenbrockGrad(x))).toBeLessThan(1e-12);
+  });
+  it("the tape floor's minimal tape gives wengert's gradient bit for bit (the same operations, the same order of adjoint sums), at sizes that grow its columns", () => {
+    for (const n of [2, 1000, 3000]) {
+      const x = rosenbrockInput(n);
+      const minimal = Array.from(minimalGrad(x));
+      expect(minimal).toEqual(rosenbrockWengertGrad(Array.from(x)));
+      expect(relativeError(minimal, rosenbrockGrad(x))).toBeLessThan(1e-12);
+    }
   });
   it("the workload's candidates agree at n = 1000", () => {
     const w = w1(1000);

@@ -180,6 +180,7 @@ export function markdown(results: BenchResults): string {
     parts.push("", "GradBench evals (wengert as a GradBench tool; derivative time over primal time, ADBench's headline metric):", "", results.gradbench.table);
   }
   if (results.scan) parts.push("", results.scan.markdown);
+  if (results.floor) parts.push("", results.floor.markdown);
   if (m.notes.length) parts.push("", "Notes:", "", ...m.notes.map((n) => `- ${n}`));
   return parts.join("\n") + "\n";
 }
