@@ -74,6 +74,8 @@ export interface ForwardCode {
   readonly source: readonly string[];
   /** Where output j is in v. */
   readonly outs: Int32Array;
+  /** Where the block of the outputs `placed` starts in v (the last places), or -1. */
+  readonly block: number;
   /** v as the code expects it: the tape's values (literals among them) in their places. */
   readonly values: Float64Array;
   readonly stats: CompiledForward["stats"];
@@ -96,7 +98,7 @@ export function forwardCode(
   guards: readonly Guard[],
   reportTies: boolean,
   outputs: readonly number[],
-  /** Per output j, its offset in a block of outputs.length places right after the inputs, or -1 (numbered as any other output). */
+  /** Per output j, its offset in a block of outputs.length places at the end of v, or -1 (numbered as any other output). */
   placed?: Int32Array,
 ): ForwardCode | null {
   if (!mayMakeCode()) return null;
@@ -123,19 +125,21 @@ function writeForward(term: TraceTerm, guards: readonly Guard[], reportTies: boo
   if (codeSize(code1) > MAX_STATEMENTS) return null;
   const inMemory = plan(code1, first, outputs, n).inMemory;
   // numbered again as gradient.ts does: the inputs first (input k is v[k]), then the outputs (so
-  // that they are copied out in order; those `placed` at their offset in a block of places
-  // as long as the outputs, which leaves the places of the others in it unused), then what
-  // stays in the array
+  // that they are copied out in order), then what stays in the array; last, the outputs
+  // `placed`, each at its offset in a block as long as the outputs (the places of the others
+  // in it unused): where the code writes them into the caller's array, v ends before it
   const order = new Int32Array(n).fill(-1);
   let next = 0;
   for (const x of term.params[0].atoms) order[x] = next++;
+  const last = -2;
+  if (placed !== undefined) outputs.forEach((x, j) => placed[j] >= 0 && order[x] === -1 && (order[x] = last));
+  for (const x of outputs) if (order[x] === -1) order[x] = next++;
+  for (const resident of [1, 0]) for (let x = 0; x < n; x++) if (order[x] === -1 && inMemory[x] === resident) order[x] = next++;
+  const block = placed === undefined ? -1 : next;
   if (placed !== undefined) {
-    const base = next;
-    outputs.forEach((x, j) => placed[j] >= 0 && order[x] < 0 && (order[x] = base + placed[j]));
+    outputs.forEach((x, j) => order[x] === last && (order[x] = block + placed[j]));
     next += outputs.length;
   }
-  for (const x of outputs) if (order[x] < 0) order[x] = next++;
-  for (const resident of [1, 0]) for (let x = 0; x < n; x++) if (order[x] < 0 && inMemory[x] === resident) order[x] = next++;
   const places = next;
   const second = program.statements(order).forward;
   const code = reroll(second, program.shapes);
@@ -147,6 +151,7 @@ function writeForward(term: TraceTerm, guards: readonly Guard[], reportTies: boo
     source: chunkSources(code, template, groups),
     outs,
     values,
+    block,
     stats: { forward: codeSize(code), locals: [...groups.values()].reduce((k, gs) => k + gs.length, 0) },
     inLoops: touchedByLoops(code, usesOf, places),
     write: (named) => chunkSources(code, template, groups, (space, index) => (space === "v" ? named(index) : undefined)),
@@ -198,7 +203,7 @@ export function compileForward(
   const placed = layout.kind === "into" ? placedOnce(term, outputs) : undefined;
   const made = forwardCode(term, guards, reportTies, outputs, placed);
   if (made === null) return null;
-  const { source, outs, values: v, stats } = made;
+  const { source, outs, stats } = made;
   const nIn = term.params[0].atoms.length;
   const inline = source.length === 1;
   // one chunk: inline, what it computes outside loops in locals (but inputs and outputs),
@@ -211,13 +216,16 @@ export function compileForward(
   const inputs = inline ? inputAliases(parts) : [];
   const target = layout.kind === "into" ? "dest" : "out";
   let direct = inline && (layout.kind === "into" ? placed!.some((d) => d >= 0) : layout.kind === "flat" && outs.every((x, j) => x === nIn + j));
-  let written = inline ? made.writeAliased(named, [...inputs, ...(direct ? [{ start: nIn, length: outs.length, name: target }] : [])]) : null;
+  const start = layout.kind === "into" ? made.block : nIn;
+  let written = inline ? made.writeAliased(named, [...inputs, ...(direct ? [{ start, length: outs.length, name: target }] : [])]) : null;
   if (written?.straddled.has(target)) {
     // an access reaching both an output and something else: the outputs copied out of v after all
     direct = false;
     locals.clear();
     written = made.writeAliased(named, inputs);
   }
+  // the block written into the caller's array is not kept in v (the last places: v ends before it)
+  const v = direct && layout.kind === "into" ? made.values.slice(0, made.block) : made.values;
   const { results, at, to, source: copyOut, before = "" }: OutputCopy =
     layout.kind === "into"
       ? intoCopy(term, outputs, outs, layout.rows ?? [outputs.length], direct ? placed! : undefined)

@@ -273,6 +273,25 @@ describe("compiled code size is counted, not timed", () => {
     expect(Array.from(dest)).toEqual((hessian(rosen, x) as number[][]).flat());
   });
 
+  it("into, outputs placed in the caller's array beside one repeated (kept in v, written after the code): the numbers of f, −0 and NaN too", () => {
+    const n = 40;
+    const x = Array.from({ length: n }, (_, i) => 0.5 * Math.cos(i));
+    // sin(x0) twice among the outputs: not placed, where the others are
+    const f = (p: Scalar[]) => {
+      const s = p.map((t) => sin(t));
+      return [...s, s[0]];
+    };
+    const t = trace("test", f as never, x, { ties: "ignore" }, "evaluate");
+    const outputs = t.term.output.atoms;
+    expect(outputs[0]).toBe(outputs[n]);
+    const into = compileForward(t.term, t.trace.guards, true, outputs, [x], { kind: "into", rows: null })!;
+    expect(into.copied).toBe(0);
+    for (const at of [x, x.map((v) => -v), [-0, ...x.slice(1)], x.map((v, i) => (i % 3 === 0 ? Infinity : v))]) {
+      const dest = new Float64Array(n + 1).fill(7);
+      expect(Array.from(into.replay([at], dest) as Float64Array)).toEqual(f(at as never));
+    }
+  });
+
   it("traceOf's tape and the compiled replay agree on the value", () => {
     const x = [0.1, 0.2, 0.3, 0.4];
     const g = hot(rosen, x);
