@@ -64,7 +64,9 @@ export interface Jitted<P, Y> {
    * `f(x)`'s numbers written into `out`, depth-first (a Hessian's or a Jacobian's rows one
    * after another: row-major; a tensor's elements in its order), and `out` returned: no
    * fresh arrays per call. `out` holds exactly as many numbers as `f(x)` has. Outside any
-   * trace only (its numbers are concrete).
+   * trace only (its numbers are concrete). Compiled code writes into `out` as it computes,
+   * so a call that throws (a new trace meeting a tie under `ties: "error"`) may leave part
+   * of f(x) there.
    */
   into<const X extends Like<P>>(x: X, out: Float64Array): Float64Array;
   /** How many calls traced `f`, how many replayed a kept trace, and how many of those ran compiled code. */

@@ -10,11 +10,12 @@
  * and written out in chunks (source.ts), as gradient.ts does for compileGrad's sweep.
  * The same kernels and rules as JavaScript source (javascript.ts): the interpreter's
  * numbers, to the bit. Code of one chunk reads the caller's arrays of inputs where they
- * are and writes flat outputs into the array it returns (aliases of v, source.ts): no
+ * are and writes flat outputs into the array it returns, or (`jit(f).into`) each output
+ * that is there once into its place in the caller's array (aliases of v, source.ts): no
  * copy in or out per call.
  */
 import { DefineOpError } from "../errors.js";
-import { CONST, KERNELS, KINKS } from "../trace/opcodes.js";
+import { CONST, INPUT, KERNELS, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { MAX_STATEMENTS } from "./gradient.js";
@@ -50,6 +51,8 @@ export interface CompiledForward {
   /** Statements of the re-rolled code, and groups of variables its loops keep in locals. */
   readonly stats: { readonly forward: number; readonly locals: number };
   readonly source: readonly string[];
+  /** How many outputs are read out of v one by one after the code, per call (not those it writes in place, nor rows' grounds). */
+  readonly copied: number;
 }
 
 type Run = (
@@ -71,6 +74,8 @@ export interface ForwardCode {
   readonly source: readonly string[];
   /** Where output j is in v. */
   readonly outs: Int32Array;
+  /** Where the block of the outputs `placed` starts in v (the last places), or -1. */
+  readonly block: number;
   /** v as the code expects it: the tape's values (literals among them) in their places. */
   readonly values: Float64Array;
   readonly stats: CompiledForward["stats"];
@@ -88,49 +93,67 @@ export interface ForwardCode {
  * code may not be made here (mayMakeCode), or a user primitive's rule cannot be written
  * as code for every point (DefineOpError, trace/lifted.ts); the interpreter runs those.
  */
-export function forwardCode(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, outputs: readonly number[]): ForwardCode | null {
+export function forwardCode(
+  term: TraceTerm,
+  guards: readonly Guard[],
+  reportTies: boolean,
+  outputs: readonly number[],
+  /** Per output j, its offset in a block of outputs.length places at the end of v, or -1 (numbered as any other output). */
+  placed?: Int32Array,
+): ForwardCode | null {
   if (!mayMakeCode()) return null;
   try {
-    return writeForward(term, guards, reportTies, outputs);
+    return writeForward(term, guards, reportTies, outputs, placed);
   } catch (e) {
     if (e instanceof DefineOpError) return null;
     throw e;
   }
 }
 
-function writeForward(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, outputs: readonly number[]): ForwardCode | null {
+function writeForward(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, outputs: readonly number[], placed?: Int32Array): ForwardCode | null {
   const tape = term.tape;
   const n = tape.length;
   if (n >= LITERAL_IDS) return null;
   const program = new Program(term, guards, reportTies, { reverse: false, outputs });
   const { usesOf, template } = program;
-  const plan = (code: readonly Node[], statements: Statements, outs: readonly number[]) =>
-    planRegisters([code], usesOf, new Accesses(n, [statements], usesOf, outs.map((x) => ({ space: "v" as const, x }))));
+  const plan = (code: readonly Node[], statements: Statements, outs: readonly number[], size: number) =>
+    planRegisters([code], usesOf, new Accesses(size, [statements], usesOf, outs.map((x) => ({ space: "v" as const, x }))));
 
   // which variables the code still touches in the array, or null if it is too large
   const first = program.statements(null).forward;
   const code1 = reroll(first, program.shapes);
   if (codeSize(code1) > MAX_STATEMENTS) return null;
-  const inMemory = plan(code1, first, outputs).inMemory;
+  const inMemory = plan(code1, first, outputs, n).inMemory;
   // numbered again as gradient.ts does: the inputs first (input k is v[k]), then the outputs (so
-  // that they are copied out in order), then what stays in the array
+  // that they are copied out in order), then what stays in the array; last, the outputs
+  // `placed`, each at its offset in a block as long as the outputs (the places of the others
+  // in it unused): where the code writes them into the caller's array, v ends before it
   const order = new Int32Array(n).fill(-1);
   let next = 0;
   for (const x of term.params[0].atoms) order[x] = next++;
-  for (const x of outputs) if (order[x] < 0) order[x] = next++;
-  for (const resident of [1, 0]) for (let x = 0; x < n; x++) if (order[x] < 0 && inMemory[x] === resident) order[x] = next++;
+  const last = -2;
+  if (placed !== undefined) outputs.forEach((x, j) => placed[j] >= 0 && order[x] === -1 && (order[x] = last));
+  for (const x of outputs) if (order[x] === -1) order[x] = next++;
+  for (const resident of [1, 0]) for (let x = 0; x < n; x++) if (order[x] === -1 && inMemory[x] === resident) order[x] = next++;
+  const block = placed === undefined ? -1 : next;
+  if (placed !== undefined) {
+    outputs.forEach((x, j) => order[x] === last && (order[x] = block + placed[j]));
+    next += outputs.length;
+  }
+  const places = next;
   const second = program.statements(order).forward;
   const code = reroll(second, program.shapes);
   const outs = Int32Array.from(outputs, (x) => order[x]);
-  const { groups } = plan(code, second, [...outs]);
-  const values = new Float64Array(n);
+  const { groups } = plan(code, second, [...outs], places);
+  const values = new Float64Array(places);
   for (let x = 0; x < n; x++) values[order[x]] = tape.val[x];
   return {
     source: chunkSources(code, template, groups),
     outs,
     values,
+    block,
     stats: { forward: codeSize(code), locals: [...groups.values()].reduce((k, gs) => k + gs.length, 0) },
-    inLoops: touchedByLoops(code, usesOf, n),
+    inLoops: touchedByLoops(code, usesOf, places),
     write: (named) => chunkSources(code, template, groups, (space, index) => (space === "v" ? named(index) : undefined)),
     writeAliased: (named, aliases) =>
       writeChunks(code, template, { plans: groups, named: (space, index) => (space === "v" ? named(index) : undefined), aliases }),
@@ -176,33 +199,41 @@ export function compileForward(
   parts: readonly (number | ArrayLike<number>)[],
   layout: Layout = FLAT,
 ): CompiledForward | null {
-  const made = forwardCode(term, guards, reportTies, outputs);
+  // into the caller's array: each computed output that is there once is placed at its index there
+  const placed = layout.kind === "into" ? placedOnce(term, outputs) : undefined;
+  const made = forwardCode(term, guards, reportTies, outputs, placed);
   if (made === null) return null;
-  const { source, outs, values: v, stats } = made;
+  const { source, outs, stats } = made;
   const nIn = term.params[0].atoms.length;
   const inline = source.length === 1;
   // one chunk: inline, what it computes outside loops in locals (but inputs and outputs),
-  // the inputs read from the caller's arrays in place and flat outputs written straight
-  // into the array returned, where they are a block after the inputs; more: each a function
+  // the inputs read from the caller's arrays in place, and the outputs written straight
+  // into the array returned (flat outputs, where they are a block after the inputs) or
+  // into the caller's (those placed); more: each a function
   const kept = new Set(outs);
   const locals = new Set<number>();
   const named = (x: number): string | undefined => (made.inLoops[x] || x < nIn || kept.has(x) ? undefined : (locals.add(x), `t${x}`));
   const inputs = inline ? inputAliases(parts) : [];
-  let direct = inline && layout.kind === "flat" && outs.every((x, j) => x === nIn + j);
-  let written = inline ? made.writeAliased(named, [...inputs, ...(direct ? [{ start: nIn, length: outs.length, name: "out" }] : [])]) : null;
-  if (written?.straddled.has("out")) {
+  const target = layout.kind === "into" ? "dest" : "out";
+  let direct = inline && (layout.kind === "into" ? placed!.some((d) => d >= 0) : layout.kind === "flat" && outs.every((x, j) => x === nIn + j));
+  const start = layout.kind === "into" ? made.block : nIn;
+  let written = inline ? made.writeAliased(named, [...inputs, ...(direct ? [{ start, length: outs.length, name: target }] : [])]) : null;
+  if (written?.straddled.has(target)) {
     // an access reaching both an output and something else: the outputs copied out of v after all
     direct = false;
     locals.clear();
     written = made.writeAliased(named, inputs);
   }
-  const { results, at, to, source: copyOut } = direct
-    ? { ...outputCopy(term, outputs, outs), source: "return out;" }
-    : layout.kind === "flat"
-      ? outputCopy(term, outputs, outs)
-      : layout.kind === "rows"
-        ? rowsCopy(term, outputs, outs, layout.rows)
-        : intoCopy(term, outputs, outs, layout.rows ?? [outputs.length]);
+  // the block written into the caller's array is not kept in v (the last places: v ends before it)
+  const v = direct && layout.kind === "into" ? made.values.slice(0, made.block) : made.values;
+  const { results, at, to, source: copyOut, before = "" }: OutputCopy =
+    layout.kind === "into"
+      ? intoCopy(term, outputs, outs, layout.rows ?? [outputs.length], direct ? placed! : undefined)
+      : direct
+        ? { ...outputCopy(term, outputs, outs), source: "return out;", before: "const out = results.slice();" }
+        : layout.kind === "flat"
+          ? outputCopy(term, outputs, outs)
+          : rowsCopy(term, outputs, outs, layout.rows);
   const code = written
     ? warmable(written.sources[0]).replace(/return false;/g, "return null;")
     : "for (let c = 0; c < chunks.length; c++) if (!chunks[c](v, K, KINK, live)) return null;";
@@ -215,14 +246,26 @@ export function compileForward(
     "v", "K", "KINK", "chunks", "at", "to", "results", "parts", "live", "dest",
     `${locals.size > 0 ? `let ${[...locals].map((x) => `t${x} = 0`).join(", ")};` : ""}
 ${inputs.map((a) => `const ${a.name} = parts[${a.name.slice(1)}];`).join("\n")}
-${direct ? "const out = results.slice();" : ""}
+${before}
 ${copyIn(parts, aliased)}
 ${code}
 ${copyOut}`,
   ) as Run;
   run(v, KERNELS, KINKS, chunks, at, to, results, parts, 0, layout.kind === "into" ? new Float64Array(outputs.length) : undefined);
   const replay: ForwardReplay = (parts, dest) => run(v, KERNELS, KINKS, chunks, at, to, results, parts, 1, dest);
-  return { replay, stats, source };
+  return { replay, stats, source, copied: direct && layout.kind === "flat" ? 0 : at.length };
+}
+
+/**
+ * How the outputs leave v: `source` after the code (reading `at`, `to` and `results`),
+ * `before` ahead of it where the code writes outputs in place.
+ */
+interface OutputCopy {
+  readonly results: unknown[];
+  readonly at: Int32Array;
+  readonly to: Int32Array;
+  readonly source: string;
+  readonly before?: string;
 }
 
 /** The arrays among `parts` as aliases of their places in v (input k is v[k]): `x${i}` for parts[i]. */
@@ -358,19 +401,32 @@ function planRows(
 }
 
 /**
- * The outputs written into the caller's array `dest`, in order: a copy of a template
- * holding the literals among them (+0 elsewhere; a fill and the few others, where they
- * are few), then, per row, its ground (planRows: a Hessian's structural
- * zeros) at its places unless it is +0, which the template holds already; then the others,
- * output k at to[k] from v[at[k]]. The copy of the template costs what the hand-written
- * Hessian's fill(0) does.
+ * Per output, its own index where it is a computed variable (no literal, no input) that no
+ * other output repeats, else -1: the code computing it can write it straight into the
+ * caller's array, and no copy reads it. (A Hessian's entries but its rows' structural zeros.)
+ */
+function placedOnce(term: TraceTerm, outputs: readonly number[]): Int32Array {
+  const { op } = term.tape;
+  const count = new Map<number, number>();
+  for (const x of outputs) count.set(x, (count.get(x) ?? 0) + 1);
+  return Int32Array.from(outputs, (x, j) => (op[x] !== CONST && op[x] !== INPUT && count.get(x) === 1 ? j : -1));
+}
+
+/**
+ * The outputs written into the caller's array `dest`, in order: before the code, a copy of
+ * a template holding the literals among them (+0 elsewhere; a fill and the few others,
+ * where they are few), and the code writes the outputs `placed` (placedOnce) there itself;
+ * after it, per row, its ground (planRows: a Hessian's structural zeros) at its places
+ * unless it is +0, which the template holds already; then the others, output k at to[k]
+ * from v[at[k]]. The copy of the template costs what the hand-written Hessian's fill(0) does.
  */
 function intoCopy(
   term: TraceTerm,
   outputs: readonly number[],
   places: Int32Array,
   rows: readonly number[],
-): { results: unknown[]; at: Int32Array; to: Int32Array; source: string } {
+  placed?: Int32Array,
+): Required<OutputCopy> {
   const template = new Float64Array(outputs.length);
   const at: number[] = [];
   const to: number[] = [];
@@ -382,7 +438,11 @@ function intoCopy(
     outputs,
     places,
     rows,
-    { literal: (r, c, value) => (template[start[r] + c] = value), spot: () => {}, other: (r, c, place) => (at.push(place), to.push(start[r] + c)) },
+    {
+      literal: (r, c, value) => (template[start[r] + c] = value),
+      spot: () => {},
+      other: (r, c, place) => placed?.[start[r] + c] === start[r] + c || (at.push(place), to.push(start[r] + c)),
+    },
     true,
   );
   // few literals other than +0 (none, in a Hessian): a fill, as the hand-written one's, then those
@@ -393,9 +453,9 @@ function intoCopy(
     results: [template, ground, spots, from, Int32Array.from(marked)],
     at: Int32Array.from(at),
     to: Int32Array.from(to),
-    source: `const [template, ground, spots, from, marked] = results;
-${sparse ? "dest.fill(0);\nfor (let k = 0; k < marked.length; k++) dest[marked[k]] = template[marked[k]];" : "dest.set(template);"}
-for (let r = 0; r < ${rows.length}; r++) {
+    before: `const [template, ground, spots, from, marked] = results;
+${sparse ? "dest.fill(0);\nfor (let k = 0; k < marked.length; k++) dest[marked[k]] = template[marked[k]];" : "dest.set(template);"}`,
+    source: `for (let r = 0; r < ${rows.length}; r++) {
   const g = ground[r];
   if (g < 0) continue;
   const d = v[g];

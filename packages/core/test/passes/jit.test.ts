@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { BINARY_NAMES, binaryOps, PREDICATE_NAMES, predicates, UNARY_NAMES, unaryOps } from "@wengert/ops";
 import { describe, expect, it, vi } from "vitest";
 import * as api from "../../src/index.js";
-import { abs, add, compileGrad, cos, div, exp, grad, gt, hvp, jit, lt, mul, sin, square, sub, tanh, traceOf, valueAndGrad, type Scalar } from "../../src/index.js";
+import { abs, add, compileGrad, cos, div, exp, grad, gt, hessian, hvp, jit, lt, mul, sin, square, sub, tanh, traceOf, valueAndGrad, type Scalar } from "../../src/index.js";
 import { trace } from "../../src/api/tracing.js";
 import { compileReplay } from "../../src/jit/gradient.js";
 import { compileForward } from "../../src/jit/forward.js";
@@ -257,6 +257,39 @@ describe("compiled code size is counted, not timed", () => {
     const j = jit(f);
     for (let k = 0; k < 4; k++) expect(j([x.map((t) => t + k / 3), v])).toEqual(hvp(rosen, x.map((t) => t + k / 3), v));
     expect(j.stats.compiled).toBe(1);
+  });
+
+  it("a dense Hessian into the caller's buffer: its entries written there by the code that computes them, none copied out of v after it", () => {
+    const n = 30;
+    const x = Array.from({ length: n }, (_, i) => 0.5 * Math.cos(i));
+    const f = (p: Scalar[]) => hessian(rosen, p);
+    const t = trace("test", f as never, x, { ties: "ignore" }, "evaluate");
+    const outputs = t.term.output.atoms;
+    const into = compileForward(t.term, t.trace.guards, true, outputs, [x], { kind: "into", rows: Array(n).fill(n) })!;
+    // before: 3n − 2 entries (the tridiagonal's) read from v one by one
+    expect(into.copied).toBe(0);
+    const dest = new Float64Array(n * n).fill(7);
+    expect(into.replay([x], dest)).toBe(dest);
+    expect(Array.from(dest)).toEqual((hessian(rosen, x) as number[][]).flat());
+  });
+
+  it("into, outputs placed in the caller's array beside one repeated (kept in v, written after the code): the numbers of f, −0 and NaN too", () => {
+    const n = 40;
+    const x = Array.from({ length: n }, (_, i) => 0.5 * Math.cos(i));
+    // sin(x0) twice among the outputs: not placed, where the others are
+    const f = (p: Scalar[]) => {
+      const s = p.map((t) => sin(t));
+      return [...s, s[0]];
+    };
+    const t = trace("test", f as never, x, { ties: "ignore" }, "evaluate");
+    const outputs = t.term.output.atoms;
+    expect(outputs[0]).toBe(outputs[n]);
+    const into = compileForward(t.term, t.trace.guards, true, outputs, [x], { kind: "into", rows: null })!;
+    expect(into.copied).toBe(0);
+    for (const at of [x, x.map((v) => -v), [-0, ...x.slice(1)], x.map((v, i) => (i % 3 === 0 ? Infinity : v))]) {
+      const dest = new Float64Array(n + 1).fill(7);
+      expect(Array.from(into.replay([at], dest) as Float64Array)).toEqual(f(at as never));
+    }
   });
 
   it("traceOf's tape and the compiled replay agree on the value", () => {
