@@ -383,6 +383,9 @@ describe("kmeans", () => {
     // GradBench's own shape: the centroids are the last k points
     const { points, centroids } = kmeansInput(2000, 300, 8, 9);
     cases.push([points, centroids]);
+    // few centroids: blocks of 2048 points, and a last one of 904
+    const few = kmeansInput(5000, 16, 3, 4);
+    cases.push([few.points, few.centroids]);
     for (const [P, C] of cases) expect(Array.from(assign(asNd(P), asNd(C)))).toEqual(assignPlain(P, C));
   });
   it("cost = kmeans.hpp in plain JS", () => {

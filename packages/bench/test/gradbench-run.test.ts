@@ -3,7 +3,7 @@
  * eval on a fake checkout (a temporary directory shaped like one), the tools' evals.txt,
  * and the table written from a made-up run.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -210,6 +210,18 @@ describe("on a fake checkout", () => {
     expect(planTool("wengert", setup, "saddle", "/w/my main.js")).toEqual({ kind: "run", command: `${shellWord(process.execPath)} '/w/my main.js'` });
   });
 
+  it("the pytorch tool runs with one thread: OMP_NUM_THREADS and MKL_NUM_THREADS set to 1 before its command", () => {
+    write("tools/pytorch/evals.txt", "lse\nba error\n");
+    // a Python that imports anything: the probe for torch passes without torch installed
+    write("bin/python-with-torch", "#!/bin/sh\nexit 0\n");
+    chmodSync(join(root, "bin/python-with-torch"), 0o755);
+    const python = join(root, "bin/python-with-torch");
+    expect(planTool("pytorch", { ...setup, python }, "lse", "/w/main.js")).toEqual({
+      kind: "run",
+      command: `OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 ${shellWord(python)} python/gradbench/gradbench/tools/pytorch/run.py`,
+    });
+  });
+
   it("the relay: --relay must hold driver.py and run_eval.py; else shared/gradbench in a parent directory", () => {
     expect(() => findRelay(join(root, "nowhere"), root)).toThrow(GradbenchSetupError);
     expect(() => findRelay(join(root, "nowhere"), root)).toThrow(/has no driver.py and run_eval.py. Pass the directory that holds both/);
@@ -300,6 +312,12 @@ describe("the table", () => {
   const md = gradbenchMarkdown(report);
 
   it("the header says when, where, how, and that the machine is shared", () => {
+    expect(md).not.toContain("PyTorch ran");
+    const withTorch: RunReport = {
+      ...report,
+      evals: [{ eval: "lse", notes: [], tools: [{ tool: "pytorch", outcome: ran([ev(2, "primal", "n=10", 1)]) }] }],
+    };
+    expect(gradbenchMarkdown(withTorch)).toContain("PyTorch ran with one thread (`OMP_NUM_THREADS=1 MKL_NUM_THREADS=1` in its environment)");
     expect(md).toContain(
       "GradBench at f26651a7 (1 tracked file(s) of the checkout differ from it: `M evals/lstm/data/lstm_full.txt`), Node 20.0.0, 2 × Fake CPU",
     );

@@ -227,7 +227,12 @@ export function index(t: TensorArg, i: number | readonly number[]): RealResult {
   return op("index", [x], { at: typeof i === "number" ? [i] : [...i] }) as RealResult;
 }
 
+/**
+ * The library's own copy of `indices` (ops keep it, and may keep facts about it: see
+ * ops' index-range.ts), checked to be integers unless they came as an Int32Array.
+ */
 function indicesOf(name: string, indices: ArrayLike<number>): Int32Array {
+  if (indices instanceof Int32Array) return indices.slice();
   const r = Int32Array.from(indices as ArrayLike<number>);
   for (let k = 0; k < indices.length; k++) {
     if (r[k] !== indices[k]) throw shapeError(name, `index ${indices[k]} (position ${k}) is not an integer`);

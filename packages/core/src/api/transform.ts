@@ -125,9 +125,13 @@ export function emitTransformed(traced: TracedFn, transform: Transform, emission
   } finally {
     t.nanCaller = saved;
   }
-  // the term is placed in t now: when nobody keeps it, its tape's columns serve the next
-  // trace (its tensor buffers stay: t may hold its literals' as its own)
-  if (keep === "neither") term.tape.recycle();
+  // the term is placed in t now: when nobody keeps it, its computations' buffers go back to
+  // the pool and its tape's columns serve the next trace (its inputs', free variables' and
+  // literals' buffers stay: they are t's)
+  if (keep === "neither") {
+    term.tape.releaseComputed();
+    term.tape.recycle();
+  }
   // x and the extras untraced: the types promise numbers and tensors, traced only because f closes over t's values
   const caller = traced.trace.caller;
   const handBack = untraced(traced.point) && untraced(extra.leaves) ? (v: number) => hostTyped(wrap(t, v), caller) : (v: number) => wrap(t, v);

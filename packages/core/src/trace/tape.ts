@@ -161,6 +161,31 @@ export class Tape {
   private released = false;
 
   /**
+   * Hand the buffers of the tape's own computations back to the pool, not those of its
+   * inputs, free variables or literals (an enclosing trace holds those): for a term
+   * placed in an enclosing trace and not read again. place (diff/place.ts) replays its
+   * instructions there, each computing a buffer of its own, so these are dead; a nested
+   * grad (kmeans' dir: jvp of grad) otherwise left its primal's buffers to the collector
+   * and allocated them afresh at every call. A buffer is released once, however many
+   * instructions name it.
+   */
+  releaseComputed(): void {
+    if (this.released) return;
+    this.released = true;
+    const held = new Set<Float64Array>();
+    for (let i = 0; i < this.length; i++) {
+      const buf = this.x[i] === 0 ? null : this.extras[this.x[i] - 1].buf;
+      if (buf !== null && this.op[i] < FIRST_PRIMITIVE) held.add(buf);
+    }
+    for (let i = 0; i < this.length; i++) {
+      const buf = this.x[i] === 0 ? null : this.extras[this.x[i] - 1].buf;
+      if (buf === null || this.op[i] < FIRST_PRIMITIVE || held.has(buf)) continue;
+      held.add(buf);
+      release(buf);
+    }
+  }
+
+  /**
    * Hand the columns back for other tapes (columns.ts), once nothing will read this tape
    * again: an outermost grad's, after its results are read. The tape is empty after.
    */

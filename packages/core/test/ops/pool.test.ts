@@ -5,7 +5,7 @@
 import ndarray from "ndarray";
 import { poolStats } from "@wengert/ops";
 import { describe, expect, it } from "vitest";
-import { add, grad, jacfwd, jvp, matmul, mul, sum, tanh, traceOf, valueAndGrad, vjp, type NdArray, type Tensor } from "../../src/index.js";
+import { add, gather, grad, jacfwd, jvp, matmul, mul, square, sub, sum, tanh, traceOf, valueAndGrad, vjp, type NdArray, type Tensor } from "../../src/index.js";
 import { keptBytes } from "../../src/trace/columns.js";
 
 const X = ndarray(Float64Array.from({ length: 32 * 16 }, (_, i) => Math.cos(i)), [32, 16]);
@@ -70,6 +70,24 @@ describe("buffer pool", () => {
     expect(first).toBeLessThan(10);
     expect(freshPerCall()).toBe(first);
     expect(poolStats.bytes).toBe(bytes);
+  });
+  it("a grad nested in jvp hands its primal's buffers back: repeated calls allocate only the two results", () => {
+    // kmeans' dir: the inner grad's term is replayed in jvp's trace (diff/place.ts); its own
+    // gather, sub and square (1000 × 3 each) were left to the collector at every call
+    const P = ndarray(Float64Array.from({ length: 3000 }, (_, i) => Math.sin(i)), [1000, 3]);
+    const at = Int32Array.from({ length: 1000 }, (_, i) => i % 10);
+    const c = ndarray(Float64Array.from({ length: 30 }, (_, i) => Math.cos(i)), [10, 3]);
+    const ones = ndarray(new Float64Array(30).fill(1), [10, 3]);
+    const dir = () => jvp((q: Tensor) => grad((q2: Tensor) => sum(square(sub(gather(q2, at), P))), q), c, ones) as [NdArray, NdArray];
+    const first = dir();
+    for (let i = 0; i < 3; i++) dir();
+    const before = poolStats.fresh;
+    const again = dir();
+    expect(poolStats.fresh - before).toBe(2);
+    expect(Array.from(again[0].data)).toEqual(Array.from(first[0].data));
+    expect(Array.from(again[1].data)).toEqual(Array.from(first[1].data));
+    // H·1 of Σ‖c_a(i) − Pᵢ‖²: twice the number of points at each centroid, in every coordinate
+    expect(Array.from(again[1].data)).toEqual(Array(30).fill(200));
   });
   it("a term kept for inspection keeps its buffers", () => {
     const term = traceOf(loss, params());

@@ -121,6 +121,19 @@ describe("ShapeError: the op, the shapes, and the call site", () => {
     bothWays(nd([3, 2]), (t) => gather(t, [1.5]), "gather", "1.5");
     bothWays(nd([3, 2]), (t) => gather(t, [0], 2), "gather", "axis 2", "[3, 2]");
     bothWays(nd([3, 2]), (t) => gather(t, [2], 1), "gather", "2", "[3, 2]");
+    // an Int32Array is copied without the integer check, and checked against the axis all the same
+    bothWays(nd([3, 2]), (t) => gather(t, Int32Array.of(0, 3)), "gather", "3", "[3, 2]");
+    bothWays(nd([3, 2]), (t) => gather(t, Int32Array.of(1, -1)), "gather", "-1");
+  });
+
+  it("gather keeps its own copy of an Int32Array of indices: writing the caller's array later changes nothing", () => {
+    const indices = Int32Array.of(2, 0);
+    const weights = ndarray(Float64Array.of(1, 2, 3, 4), [2, 2]);
+    const f = compileGrad((t: Tensor) => sum(mul(gather(t, indices), weights)));
+    const first = Array.from((f(nd([3, 2])) as NdArray).data);
+    indices[0] = 1;
+    expect(Array.from((f(nd([3, 2])) as NdArray).data)).toEqual(first);
+    expect(first).toEqual([3, 4, 0, 0, 1, 2]);
   });
 
   it("scatterAdd with values of the wrong shape, or indices out of range", () => {

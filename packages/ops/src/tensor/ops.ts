@@ -16,6 +16,7 @@
 import { alloc, pooledCopy, release } from "./pool.js";
 import { broadcastAxes, broadcastDims, emptyAxis, reducedDims, sameDims, showDims, size, type Dims } from "./dims.js";
 import * as K from "./kernels.js";
+import { firstOutOfRange } from "./index-range.js";
 import type { Emitter } from "../scalar.js";
 import type { PredicateName } from "../predicates.js";
 import { alignedDims, broadcastLanes, laneDims, owned, shifted, withLanes, type LaneArgs } from "./lanes.js";
@@ -389,7 +390,7 @@ export class TensorPrimitives {
     arity: 1,
     call: (x, indices, axis) => ({ args: [x], params: { indices, axis } }),
     shape: ([xd], p) => {
-      const bad = p.indices.findIndex((i) => i < 0 || i >= xd[p.axis]);
+      const bad = firstOutOfRange(p.indices, xd[p.axis]);
       if (bad >= 0) return `index ${p.indices[bad]} (position ${bad}) is out of range for axis ${p.axis} of length ${xd[p.axis]}`;
       return xd.map((d, i) => (i === p.axis ? p.indices.length : d));
     },
@@ -409,7 +410,7 @@ export class TensorPrimitives {
       if (!sameDims(vd, want)) {
         return `values have dims ${showDims(vd)}; ${p.indices.length} indices along axis ${p.axis} of ${showDims(td)} need ${showDims(want)}`;
       }
-      const bad = p.indices.findIndex((i) => i < 0 || i >= td[p.axis]);
+      const bad = firstOutOfRange(p.indices, td[p.axis]);
       if (bad >= 0) return `index ${p.indices[bad]} (position ${bad}) is out of range for axis ${p.axis} of length ${td[p.axis]}`;
       return td;
     },

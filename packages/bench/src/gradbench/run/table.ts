@@ -7,7 +7,7 @@
 import { formatMs, formatRatio } from "../../report/format.js";
 import type { Evaluation } from "./log.js";
 import type { RelayRun } from "./relay.js";
-import type { ToolName } from "./tools.js";
+import { pytorchEnvWords, type ToolName } from "./tools.js";
 
 export type ToolOutcome = { readonly kind: "ran"; readonly run: RelayRun } | { readonly kind: "not run"; readonly reason: string };
 
@@ -186,6 +186,11 @@ export function gradbenchMarkdown(report: RunReport): string {
     meta.changed.length === 0
       ? ""
       : ` (${meta.changed.length} tracked file(s) of the checkout differ from it: ${shown}${meta.changed.length > 5 ? ", …" : ""})`;
+  const others = otherTools(report);
+  const torchRan = report.evals.some((e) => e.tools.some((t) => t.tool === "pytorch" && t.outcome.kind === "ran"));
+  const threads = torchRan
+    ? ` PyTorch ran with one thread (\`${pytorchEnvWords()}\` in its environment), as wengert and the C++ tool run.`
+    : "";
   return [
     "# GradBench: wengert beside GradBench's tools",
     "",
@@ -195,11 +200,11 @@ export function gradbenchMarkdown(report: RunReport): string {
       `a verdict is the eval's own check of the output (GradBench's manual tool's answer, within its tolerance). ` +
       `The machine is shared: other jobs ran on the same cores ` +
       `(1-minute load average ${meta.load[0].toFixed(1)} at the start, ${meta.load[1].toFixed(1)} at the end), ` +
-      `so single times may be off by tens of percent.`,
+      `so single times may be off by tens of percent.${threads}`,
     "",
     "## Summary",
     "",
-    ...summary(report, otherTools(report)),
+    ...summary(report, others),
     "",
     ...report.evals.flatMap(section),
   ].join("\n");

@@ -31,6 +31,20 @@ export function parseEvalsTxt(text: string): Map<string, string | undefined> {
   return out;
 }
 
+/**
+ * The environment the pytorch tool runs in: one thread, as GradBench's published PyTorch
+ * figures were measured (float64, one thread) and as wengert and the C++ tool run. Left to
+ * itself PyTorch starts a thread per core for its kernels, and a comparison of one core
+ * against all of them says little about either library.
+ */
+export const PYTORCH_ENV: Readonly<Record<string, string>> = { OMP_NUM_THREADS: "1", MKL_NUM_THREADS: "1" };
+
+/** `PYTORCH_ENV` as the words before a command in `sh -c` (the relay runs a tool's command through the shell). */
+export const pytorchEnvWords = (): string =>
+  Object.entries(PYTORCH_ENV)
+    .map(([name, value]) => `${name}=${shellWord(value)}`)
+    .join(" ");
+
 const torchProbe = new Map<string, string | undefined>();
 
 /** Why `python` cannot import torch (undefined: it can). Asked once per Python. */
@@ -64,7 +78,7 @@ export function planTool(tool: ToolName, setup: Setup, name: string, wengertMain
     case "pytorch": {
       const why = torchMissing(setup.python);
       if (why !== undefined) return { kind: "not run", reason: `${setup.python} cannot import torch (${why}); on Debian: apt-get install python3-torch` };
-      return { kind: "run", command: `${python} python/gradbench/gradbench/tools/pytorch/run.py` };
+      return { kind: "run", command: `${pytorchEnvWords()} ${python} python/gradbench/gradbench/tools/pytorch/run.py` };
     }
   }
 }
