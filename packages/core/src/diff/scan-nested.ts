@@ -29,6 +29,11 @@
  * not the instruction's), the run of rules stops and that block is placed, the value a
  * literal there: the tape folds it as the loop written out does (`lastFold`).
  *
+ * xs that are traced values are written alike where the rules read them (an element that is
+ * an x is read as the x's variable by those who read it again: scan-x-elements.ts), and the
+ * scan of rules returns each iteration's x cotangent as its y: the rules' instruction that
+ * computes it, or the chained cotangent it is (the carry′ written one iteration before).
+ *
  * The instructions are those of the loop written out, in its order, applied per
  * iteration: the numbers are the same to the last bit, and the next differentiation of
  * this term (scan-reverse.ts, or this file again) sees a scan whose body is the rules.

@@ -109,3 +109,37 @@ describe("an x that is the initial carry's variable (one variable, two arguments
     expectSame(grad(gradNorm(S), [0.3, 0.5]), grad(gradNorm(L), [0.3, 0.5]));
   });
 });
+
+describe("traced xs used elsewhere, repeated, mixed with data, beside a time counter, deciding: the loop's numbers to third order", () => {
+  const d = (n: number): number[] => Array.from({ length: n }, (_, i) => [0.25, 0.7, 1.5, 0.4, 2, 0.45][i % 6]);
+  const step = (y: Scalar, x: Scalar, a: Scalar): Scalar => add(mul(a, sin(mul(y, x))), x);
+  /** The scan over xs made from θ, and the loop written out over the same xs, then `after` of the result and the xs. */
+  const pair = (xsOf: (a: Scalar, b: Scalar) => Scalar[], body: (y: Scalar, x: Scalar, a: Scalar) => Scalar, after = (y: Scalar, _xs: Scalar[]): Scalar => y): [F, F] => [
+    ([y0, a, b]) => {
+      const xs = xsOf(a, b);
+      return after(scan((y: Scalar, x: Scalar) => [body(y, x, a)], y0, xs)[0], xs);
+    },
+    ([y0, a, b]) => {
+      const xs = xsOf(a, b);
+      return after(xs.reduce<Scalar>((y, x) => body(y, x, a), y0), xs);
+    },
+  ];
+  const scaled = (_a: Scalar, b: Scalar): Scalar[] => d(30).map((w) => mul(b, w));
+  const CASES: Record<string, [F, F]> = {
+    "xs also read after the loop (their cotangents held: those blocks placed)": pair(scaled, step, (y, xs) => add(y, mul(xs[3], xs[20]))),
+    "one variable as every x": pair((_a, b) => d(30).map(() => b), step),
+    "an x that is a captured value": pair((a, b) => d(30).map((w, i) => (i === 10 ? a : mul(b, w))), step),
+    "numbers among the traced xs": pair((_a, b) => d(30).map((w, i) => (i % 7 === 3 ? w : mul(b, w))), step),
+    "decisions on x": pair(scaled, (y, x, a) => (lt(x, 0.5) ? mul(y, add(a, x)) : step(y, x, a))),
+    "a time counter beside the traced xs": [
+      ([y0, a, b]) =>
+        scan(([y, t]: Scalar[], x: Scalar) => [[add(y, mul(0.25, mul(a, sin(mul(t, add(y, x)))))), add(t, 0.25)]], [y0, 0] as Scalar[], scaled(a, b))[0][0],
+      ([y0, a, b]) => {
+        let [y, t]: Scalar[] = [y0, 0];
+        for (const x of scaled(a, b)) [y, t] = [add(y, mul(0.25, mul(a, sin(mul(t, add(y, x)))))), add(t, 0.25)];
+        return y;
+      },
+    ],
+  };
+  for (const [name, [S, L]] of Object.entries(CASES)) it(name, () => expectSameToThirdOrder(S, L, [0.3, 0.8, 0.5], [0.1, 0.2, 0.3]));
+});
