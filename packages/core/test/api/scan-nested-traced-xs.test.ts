@@ -8,7 +8,7 @@
  * different sizes. And an x that is the initial carry's variable, at first order.
  */
 import { describe, expect, it } from "vitest";
-import { add, derivativeOf, exp, grad, lt, mul, scan, sin, sub, tanh, type Scalar } from "../../src/index.js";
+import { add, derivativeOf, exp, grad, hessian, hvp, jit, lt, mul, scan, sin, sub, tanh, type Scalar } from "../../src/index.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
 import { expectSame } from "../helpers/same-bits.js";
 import { expectSameOverPoints, expectSameToThirdOrder, gradNorm, scanAndLoop, type F, type LoopBody } from "../helpers/nested.js";
@@ -97,6 +97,22 @@ describe("nested derivatives of a scan over traced xs: memory", () => {
     const S: F = ([y0, a]) => scan((y: Scalar, x: Scalar) => [step(y, x, a)], y0, xsOf(mul(y0, a), 300))[0];
     const L: F = ([y0, a]) => xsOf(mul(y0, a), 300).reduce<Scalar>((y, x) => step(y, x, a), y0);
     expectSameOverPoints(S, L, [0.3, 0.5, 1.5, -0.7]);
+  });
+});
+
+describe("nested derivatives of a scan over traced xs under jit", () => {
+  it("jit of hvp, of grad∘grad and of hessian at several points (compiled after replays): each point's numbers", () => {
+    const xs = (b: Scalar, n: number): Scalar[] => Array.from({ length: n }, (_, i) => mul(b, [0.5, 0.25, 1.5, 0.7][i % 4]));
+    const body = (y: Scalar, x: Scalar, a: Scalar): Scalar => tanh(add(mul(mul(a, x), sin(y)), mul(0.5, x)));
+    const S: F = ([y0, a, b]) => scan((y: Scalar, x: Scalar) => [body(y, x, a)], y0, xs(b, 600))[0];
+    const L: F = ([y0, a, b]) => xs(b, 600).reduce<Scalar>((y, x) => body(y, x, a), y0);
+    const points = [0.3, 0.35, 0.9, 0.3];
+    const jh = jit((th: Scalar[]) => hvp(S, th, [1, 0.5, 0.2]));
+    for (const y0 of points) expectSame(jh([y0, 0.8, 0.5]), hvp(L, [y0, 0.8, 0.5], [1, 0.5, 0.2]));
+    const jg = jit((th: Scalar[]) => grad(gradNorm(S), th));
+    for (const y0 of points) expectSame(jg([y0, 0.8, 0.5]), grad(gradNorm(L), [y0, 0.8, 0.5]));
+    const jH = jit((th: Scalar[]) => hessian(S, th));
+    for (const y0 of points) expectSame(jH([y0, 0.8, 0.5]), hessian(L, [y0, 0.8, 0.5]));
   });
 });
 
