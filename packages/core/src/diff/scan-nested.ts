@@ -175,7 +175,8 @@ function makeRules(d: BlockDerivative, p: ScanParams): Rules | null {
   // written out, as in the body: the rules' folds on it are decisions (lastFold), its cotangent none
   const literal = new Uint8Array(states.length + xs.length + ps.length);
   xs.forEach(({ v }, j) => (literal[states.length + j] = body.literalOnly[v]));
-  const rb = new Body(term, states.length, xs.length, ps.length, literal, tuple(states.length), tuple(xs.length), ys.length === 0 ? null : tuple(ys.length), [], false);
+  const yShape = ys.length === 0 ? null : tuple(ys.length);
+  const rb = new Body(term, states.length, xs.length, ps.length, literal, tuple(states.length), tuple(xs.length), yShape, [], false);
   if (!rb.carryKind.every((k) => k === "internal" || k === "identity")) return null;
   // an x cotangent is computed, or a chained cotangent passed on (read as the carry′ written one iteration before)
   if (!rb.ySource.every((y) => y.kind === "var" || (y.kind === "carry" && rb.carryKind[y.k] === "internal"))) return null;
