@@ -324,7 +324,9 @@ export class Loop {
     if (this.c.untilDone === true) limit = Math.min(limit, i + Math.max(1024, i));
     // how far x fits the term (identity carries keep their variables through the run)
     const x = this.xLeaves(i).leaves;
-    const kept = this.carry.filter((v, k) => body.carryKind[k] === "identity" && !(typeof v === "number" || isConcreteTensor(v))).map((v) => atomIn(target, v));
+    // every traced carry leaf as it comes in (an x that is the initial carry's variable is one variable of two
+    // arguments, whose cotangents the sweep would keep apart: the run stops before it)
+    const kept = this.carry.filter((v) => !(typeof v === "number" || isConcreteTensor(v))).map((v) => atomIn(target, v));
     const xTaken = new Set([...pAtoms, ...kept, ...x.filter((v) => typeof v !== "number" && !isConcreteTensor(v)).map((v) => atomIn(target, v))]);
     const lengthOnly = typeof this.c.xs === "number";
     // a loop given a length has no x to fit: it runs to the limit (a body taking x cannot run on)

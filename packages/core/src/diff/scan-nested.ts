@@ -29,6 +29,11 @@
  * not the instruction's), the run of rules stops and that block is placed, the value a
  * literal there: the tape folds it as the loop written out does (`lastFold`).
  *
+ * xs that are traced values are written alike where the rules read them (an element that is
+ * an x is read as the x's variable by those who read it again: scan-x-elements.ts), and the
+ * scan of rules returns each iteration's x cotangent as its y: the rules' instruction that
+ * computes it, or the chained cotangent it is (the carry′ written one iteration before).
+ *
  * The instructions are those of the loop written out, in its order, applied per
  * iteration: the numbers are the same to the last bit, and the next differentiation of
  * this term (scan-reverse.ts, or this file again) sees a scan whose body is the rules.
@@ -49,8 +54,9 @@ const STACK_FROM = 4;
 /**
  * Whether the reverse sweep of a scan can be emitted as scans: a body of reals, xs that are
  * data (literal leaves: numbers, whose values the forward scan writes where the rules read
- * them; a traced x would want a cotangent per iteration), every carry leaf computed, passed
- * on, or a literal throughout (a time counter: written as data is), and enough iterations;
+ * them) or traced values (written alike; the scan of rules returns each iteration's x
+ * cotangent as its y), every carry leaf computed, passed on, or a literal throughout (a
+ * time counter: written as data is), and enough iterations;
  * or one iteration without a carry (checkpoint(f): its block one scan of its rules,
  * scan-single.ts). Other scans are written out (unroll.ts).
  */
@@ -61,14 +67,14 @@ export function nestable(p: ScanParams): boolean {
   if (p.n === 1 && nc === 0) return true;
   return (
     p.n >= STACK_FROM + 2 &&
-    body.literal.every((l, k) => k >= nc + nx || l === (k < nc ? +(body.carryKind[k] === "literal") : 1)) &&
+    body.literal.every((l, k) => k >= nc || l === +(body.carryKind[k] === "literal")) &&
     body.carryKind.every((k) => k === "internal" || k === "identity" || k === "literal")
   );
 }
 
 /**
  * The scan's params writing, besides its own, the body variables the rules of its
- * derivative read (carries as their carry′ one iteration before, x's literal leaves as they come in).
+ * derivative read (carries as their carry′ one iteration before, x's leaves as they come in).
  */
 export function withResiduals(p: ScanParams, differentiate: Differentiate): ScanParams {
   const { body } = p;
@@ -79,7 +85,7 @@ export function withResiduals(p: ScanParams, differentiate: Differentiate): Scan
   };
   for (const v of readByRules(fullDerivative(body, p.layout.obs, differentiate), body)) {
     const k = tape.op[v] === INPUT ? tape.a[v] : -1;
-    if (k < 0 || (k >= body.nc && k < body.nc + body.nx && body.literal[k])) add(v);
+    if (k < 0 || (k >= body.nc && k < body.nc + body.nx)) add(v);
     else if (k < body.nc && body.carryKind[k] !== "identity") add(body.carryOut[k]);
   }
   if (obs.length === p.layout.obs.length) return p;
@@ -97,6 +103,8 @@ interface Rules {
   readonly ps: readonly number[];
   /** Per carry leaf of the loop: its carry′ variable. */
   readonly outOf: readonly number[];
+  /** Per y leaf: the traced x leaf of the loop whose cotangent it is (one per iteration of the sweep). */
+  readonly ys: readonly number[];
 }
 
 /** A cotangent passed between blocks: carry leaf k's (chained or running), or captured value q's running sum. */
@@ -129,10 +137,12 @@ function makeRules(d: BlockDerivative, p: ScanParams): Rules | null {
     else if (k >= body.nc + body.nx) states.push({ kind: "p", q: k - body.nc - body.nx });
     else return null;
   }
-  // what each state becomes: the result for its input; nothing else may come out
+  // what each state becomes: the result for its input; besides, only traced x leaves' cotangents (the ys) come out
   const resultOf = (s: State): number => 2 * (s.kind === "p" ? body.nc + body.nx + s.q : s.k);
   const wanted = states.map(resultOf);
-  if (d.results.length !== wanted.length || !wanted.every((e) => d.results.includes(e))) return null;
+  const ys = d.results.filter((e) => !wanted.includes(e)).map((e) => (e >> 1) - body.nc);
+  if (!wanted.every((e) => d.results.includes(e)) || ys.some((l) => l < 0 || l >= body.nx || body.literal[body.nc + l])) return null;
+  if (d.results.some((e) => (e & 1) !== 0)) return null;
   const from = d.term.tape;
   const B = body.length;
   const tape = new Tape();
@@ -158,14 +168,19 @@ function makeRules(d: BlockDerivative, p: ScanParams): Rules | null {
   }
   copyRules(d, B, nin, tape, map, stateVar);
   const results = states.map((s) => map[d.term.output.atoms[d.results.indexOf(resultOf(s))]]);
-  const term = new TraceTerm(tape, [{ name: "in", shape: { kind: "tuple", items: [] }, atoms: [] }], { shape: tuple(results.length), atoms: results });
+  const yAtoms = ys.map((l) => map[d.term.output.atoms[d.results.indexOf(2 * (body.nc + l))]]);
+  const shape: Shape = ys.length === 0 ? tuple(results.length) : { kind: "tuple", items: [tuple(results.length), tuple(ys.length)] };
+  const term = new TraceTerm(tape, [{ name: "in", shape: { kind: "tuple", items: [] }, atoms: [] }], { shape, atoms: [...results, ...yAtoms] });
   // a value of the data alone (x's leaves, what the body computes from them) is a literal of the loop
   // written out, as in the body: the rules' folds on it are decisions (lastFold), its cotangent none
   const literal = new Uint8Array(states.length + xs.length + ps.length);
   xs.forEach(({ v }, j) => (literal[states.length + j] = body.literalOnly[v]));
-  const rb = new Body(term, states.length, xs.length, ps.length, literal, tuple(states.length), tuple(xs.length), null, [], false);
+  const yShape = ys.length === 0 ? null : tuple(ys.length);
+  const rb = new Body(term, states.length, xs.length, ps.length, literal, tuple(states.length), tuple(xs.length), yShape, [], false);
   if (!rb.carryKind.every((k) => k === "internal" || k === "identity")) return null;
-  return { body: rb, states, xs, ps, outOf: body.carryOut };
+  // an x cotangent is computed, or a chained cotangent passed on (read as the carry′ written one iteration before)
+  if (!rb.ySource.every((y) => y.kind === "var" || (y.kind === "carry" && rb.carryKind[y.k] === "internal"))) return null;
+  return { body: rb, states, xs, ps, outOf: body.carryOut, ys };
 }
 
 /**
@@ -298,11 +313,12 @@ export function emitNested(call: ScanReverseCall): void {
     const m = hi - lo + 1;
     const states = statesAt(d, hi);
     const xsAt = Int32Array.from(rl.xs, (_x, j) => xAt(rl, j, hi));
+    const rb = rl.body;
     const rp: ScanParams = {
-      body: rl.body,
+      body: rb,
       n: m,
       start: 0,
-      layout: layoutOf(rl.body, new Int32Array(0), m),
+      layout: layoutOf(rb, yWritten(rb), m),
       reportTies: false,
       checkpoint: p.checkpoint,
       caller: p.caller,
@@ -311,12 +327,31 @@ export function emitNested(call: ScanReverseCall): void {
     };
     const ps = rl.ps.map((k) => input(hi, k));
     const scanVar = sink.recordOp(codes.scan, [...states, at[self], ...ps], rp);
+    // one variable per element read; a carry′ written per iteration (an x cotangent passed on) is read at the last slot (unroll.ts `moved`)
+    const { obs, obsOffset, width: w, carryOffset } = rp.layout;
+    const got = new Map<number, number>();
+    const element = (offset: number): number => {
+      let v = got.get(offset);
+      if (v === undefined) got.set(offset, (v = sink.recordOp(codes.scanOut, [scanVar], { offset, dims: [], held: false })));
+      return v;
+    };
+    const slotOf = (i: number, v: number): number => element(i * w + obsOffset[obs.indexOf(v)]);
     const after = rl.states.map((_s, j) =>
-      rl.body.carryKind[j] === "identity" ? states[j] : sink.recordOp(codes.scanOut, [scanVar], { offset: rp.layout.carryOffset[j], dims: [], held: false }),
+      rb.carryKind[j] === "identity" ? states[j] : obs.includes(rb.carryOut[j]) ? slotOf(m - 1, rb.carryOut[j]) : element(carryOffset[j]),
     );
     const byResult = new Map<number, number>();
     rl.states.forEach((s, j) => byResult.set(2 * (s.kind === "p" ? nc + nx + s.q : s.k), after[j]));
     settle(d, (e) => byResult.get(e)!);
+    // each iteration's traced x cotangents: the rules scan's ys (iteration i of the run is the loop's hi − i)
+    for (let i = 0; i < m; i++) {
+      rl.ys.forEach((l, j) => {
+        const a = nc + (hi - i) * nx + l;
+        if (!inputs.need[a]) return;
+        const y = rb.ySource[j];
+        const c = y.kind === "var" ? slotOf(i, rb.yOut[j]) : y.kind === "carry" && i === 0 ? states[y.k] : slotOf(i - 1, rb.carryOut[(y as { k: number }).k]);
+        state.replace(args[a], c, -1);
+      });
+    }
   };
 
   let r = n - 1;
@@ -346,6 +381,16 @@ export function emitNested(call: ScanReverseCall): void {
     const c = k < nc ? (body.carryKind[k] === "internal" ? chain[k] : identity[k]) : pAcc[k - nc];
     state.replace(args[a], c, -1);
   }
+}
+
+/** What a rules' body writes per iteration: its ys computed, and the carry′ a y passes on (scan-record.ts `observed`, for its bodies). */
+function yWritten(body: Body): Int32Array {
+  const list: number[] = [];
+  body.ySource.forEach((y, j) => {
+    const v = y.kind === "var" ? body.yOut[j] : y.kind === "carry" ? body.carryOut[y.k] : -1;
+    if (v >= 0 && !list.includes(v)) list.push(v);
+  });
+  return Int32Array.from(list);
 }
 
 const foldCheckers = new WeakMap<Body, Interpreter>();

@@ -13,10 +13,11 @@
  * forward scan's own sweep then starts from those as its outputs' seeds.
  */
 import { size, type Buf } from "@wengert/ops";
-import { flatXs, scanCodes, xArgCount, type DerivedParams, type ScanOutParams } from "../trace/scan-ops.js";
+import { flatXs, scanCodes, xArgCount, type DerivedParams, type ScanOutParams, type ScanParams } from "../trace/scan-ops.js";
 import { reverseRun, type ReverseSweep } from "../eval/scan-reverse-run.js";
 import { aliasOf, PARTS } from "./reverse-plan.js";
 import { planFor, type ScanReverseCall } from "./scan-cotangents.js";
+import { tracedXElements } from "./scan-x-elements.js";
 
 /** Emit the reverse sweep of stacked scan `self` into the sink (see the file's comment). */
 export function emitStacked(call: ScanReverseCall): void {
@@ -29,19 +30,22 @@ export function emitStacked(call: ScanReverseCall): void {
   const nargs = nc + n * nx + np;
   const argOf = (a: number): number => (a < nc ? args[a] : a < nc + n * nx ? source : args[a - n * nx + 1]);
   const offsetOf = (a: number): number => stacked.at[(a - nc) % nx] + Math.floor((a - nc) / nx) * stacked.step;
-  // the elements also read by scanOut: their variables
-  const readers = new Map<number, number>();
+  // the elements also read by scanOut: their variables; the traced xs the source writes: its arguments
+  const readers = tape.op[source] === codes.scan ? tracedXElements(tape.params(source) as ScanParams, tape.args(source)) : new Map<number, number>();
   for (const j of outputsOf.get(source) ?? []) readers.set((tape.params(j) as ScanOutParams).offset, j);
   const isX = (a: number): boolean => a >= nc && a < nc + n * nx;
-  // seeds: the final carry's leaves read after the run
-  const seedObs = new Uint8Array(0);
+  // seeds: the final carry's leaves read after the run, and the written values read (a scan of rules' ys: x cotangents, scan-nested.ts)
+  const nobs = layout.obs.length;
+  const seedObs = new Uint8Array(PARTS * n * nobs);
   const seedFinal = new Uint8Array(PARTS * nc);
   const seedAtoms = new Map<number, number>();
   for (const j of outputs) {
     const q = tape.params(j) as ScanOutParams;
     if (q.held || state.ct[j] < 0) continue;
     seedAtoms.set(2 * q.offset, state.ct[j]);
-    seedFinal[2 * layout.carryOffset.indexOf(q.offset)] = 1;
+    const r = Math.floor(q.offset / layout.width);
+    if (q.offset < n * layout.width) seedObs[2 * (r * nobs + layout.obsOffset.indexOf(q.offset - r * layout.width))] = 1;
+    else seedFinal[2 * layout.carryOffset.indexOf(q.offset)] = 1;
   }
   const need = new Uint8Array(nargs);
   const acc = new Uint8Array(PARTS * nargs);

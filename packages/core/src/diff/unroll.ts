@@ -18,6 +18,7 @@ import { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
 import type { Guard, Trace } from "../trace/tracer.js";
 import { ownedCopy } from "../trace/host-tensor.js";
+import { tracedXElements } from "./scan-x-elements.js";
 
 /**
  * Whether a transformation of `term` emitting into `sink` keeps its scans as single
@@ -170,8 +171,11 @@ class Writer {
   private source(from: Tape, fromVar: number, toVar: number): (offset: number) => number {
     const written = this.outputs.get(from)?.get(fromVar);
     if (written !== undefined) return (offset) => written.get(offset)!;
-    if (!this.kept.has(toVar)) throw new WengertError("internal: a stacked scan reads a value that is no scan's.");
-    return (offset) => this.read(toVar, offset, { offset, dims: [], held: false });
+    const kept = this.kept.get(toVar);
+    if (kept === undefined) throw new WengertError("internal: a stacked scan reads a value that is no scan's.");
+    // a traced x written by the kept scan is its argument (scan-x-elements.ts)
+    const xs = tracedXElements(kept.now, this.to.args(toVar));
+    return (offset) => xs.get(offset) ?? this.read(toVar, offset, { offset, dims: [], held: false });
   }
 
   /**

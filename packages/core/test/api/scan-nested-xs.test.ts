@@ -5,15 +5,16 @@
  * raises to a power) and decisions that change part way, and a number of instructions that
  * does not grow with the iterations (counted, with data of a few distinct values, each
  * one constant of the trace). So are those of a scan carrying a literal (a time counter
- * carried as a number). Traced xs (a cotangent per iteration) are written out, exactly.
+ * carried as a number). Traced xs: scan-nested-traced-xs.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { add, cos, derivativeOf, div, exp, grad, hessian, hvp, jacobian, jit, lt, mul, pow, scan, sin, sub, tanh, type Scalar } from "../../src/index.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
 import { expectSame } from "../helpers/same-bits.js";
-import { expectSameOverPoints, expectSameToThirdOrder, gradNorm, nestedSizes, sumSquares, type F } from "../helpers/nested.js";
+import { expectSameOverPoints, expectSameToThirdOrder, gradNorm, nestedSizes, scanAndLoop, type F } from "../helpers/nested.js";
+import type { LoopBody } from "../helpers/nested.js";
 
-type Body = (carry: Scalar[], x: Scalar[], a: Scalar) => Scalar[];
+type Body = LoopBody;
 
 
 const BODIES: { name: string; body: Body; carry: number; nx: number }[] = [
@@ -44,34 +45,8 @@ const data = (n: number, nx: number, folding = true): number[][] => {
   return Array.from({ length: n }, (_, i) => Array.from({ length: nx }, (_, l) => values[(i * (l + 3) + l) % 8]));
 };
 
-/** f(θ) = Σ carry² (+ 0.01 Σ ys: each y a variable of the trace) after the data, the carry starting at θ's first leaves, a = θ's last: as a scan, or the loop written out. */
-function model(body: Body, carry: number, xs: number[][], ys = true): { scanned: F; loop: F } {
-  const out = (c: Scalar[], path: Scalar[]): Scalar => (ys ? add(sumSquares(c), path.reduce<Scalar>((s, p) => add(s, mul(0.01, p)), 0)) : sumSquares(c));
-  const scanned: F = (th) => {
-    const a = th[th.length - 1];
-    const [c, path] = scan(
-      (cr: Scalar[], x: Scalar[]) => {
-        const next = body(cr, x, a);
-        // a y returned is a variable per iteration of the trace: none when the sum does not read them
-        return ys ? [next, next[0]] : [next];
-      },
-      th.slice(0, carry),
-      xs,
-    );
-    return out(c as Scalar[], (path ?? []) as Scalar[]);
-  };
-  const loop: F = (th) => {
-    const a = th[th.length - 1];
-    let c = th.slice(0, carry);
-    const path: Scalar[] = [];
-    for (const x of xs) {
-      c = body(c, x, a);
-      path.push(c[0]);
-    }
-    return out(c, path);
-  };
-  return { scanned, loop };
-}
+/** f(θ) = Σ carry² (+ 0.01 Σ ys) after the data, the carry starting at θ's first leaves, a = θ's last: as a scan, or the loop written out. */
+const model = (body: Body, carry: number, xs: number[][], ys = true): { scanned: F; loop: F } => scanAndLoop(body, carry, () => xs, ys);
 
 describe("nested derivatives of a scan over data: the loop's numbers, bit for bit", () => {
   for (const { name, body, carry, nx } of BODIES) {
@@ -106,7 +81,7 @@ describe("nested derivatives of a scan over data under jit and vmap", () => {
   });
 });
 
-describe("xs that are traced values (a cotangent per iteration): written out, the loop's numbers", () => {
+describe("xs that are traced values (a cotangent per iteration): the loop's numbers", () => {
   it("y ← a·sin y + x, x = b·dᵢ", () => {
     const d = data(30, 1, false).map(([x]) => x);
     const S: F = ([y0, a, b]) => scan((y: Scalar, x: Scalar) => [add(mul(a, sin(y)), x)], y0, d.map((x) => mul(b, x)))[0];

@@ -3,7 +3,7 @@
  * gradient (differentiating it differentiates f twice), and the sizes of the terms that
  * show whether a nested derivative keeps its scans (counted, not timed).
  */
-import { add, derivativeOf, grad, hessian, hvp, jacobian, jit, jvp, mul, traceOf, vmap, type Scalar } from "../../src/index.js";
+import { add, derivativeOf, grad, hessian, hvp, jacobian, jit, jvp, mul, scan, traceOf, vmap, type Scalar } from "../../src/index.js";
 import { expectSame } from "./same-bits.js";
 
 export type F = (th: Scalar[]) => Scalar;
@@ -48,4 +48,42 @@ export function expectSameOverPoints(S: F, L: F, xs: readonly number[]): void {
   expectSame(vmap(f)(Float64Array.from(xs)), Float64Array.from(xs, (x) => g(x) as number));
   const jf = jit(f);
   for (let round = 0; round < 3; round++) for (const x of xs) expectSame(jf(x), g(x));
+}
+
+/** A loop body of the tests: the carry's leaves, x's leaves, a parameter a. */
+export type LoopBody = (carry: Scalar[], x: Scalar[], a: Scalar) => Scalar[];
+
+/**
+ * f(θ) = Σ carry² (+ 0.01 Σ ys: each y a variable of the trace) after the xs, the carry
+ * starting at θ's first `carry` leaves, a = θ[carry], the xs made from θ (data, or traced
+ * values) before the loop: as a scan, or the loop written out.
+ */
+export function scanAndLoop(body: LoopBody, carry: number, xsOf: (th: Scalar[]) => Scalar[][], ys = true): { scanned: F; loop: F } {
+  const out = (c: Scalar[], path: Scalar[]): Scalar => (ys ? add(sumSquares(c), path.reduce<Scalar>((s, p) => add(s, mul(0.01, p)), 0)) : sumSquares(c));
+  const scanned: F = (th) => {
+    const a = th[carry];
+    const [c, path] = scan(
+      (cr: Scalar[], x: Scalar[]) => {
+        const next = body(cr, x, a);
+        // a y returned is a variable per iteration of the trace: none when the sum does not read them
+        return ys ? [next, next[0]] : [next];
+      },
+      th.slice(0, carry),
+      xsOf(th),
+    );
+    return out(c as Scalar[], (path ?? []) as Scalar[]);
+  };
+  // the xs made before the loop, as the scan's are (the order of the instructions is the order of a cotangent's sum)
+  const loop: F = (th) => {
+    const a = th[carry];
+    const xs = xsOf(th);
+    let c = th.slice(0, carry);
+    const path: Scalar[] = [];
+    for (const x of xs) {
+      c = body(c, x, a);
+      path.push(c[0]);
+    }
+    return out(c, path);
+  };
+  return { scanned, loop };
 }
