@@ -10,7 +10,7 @@ import type { Body } from "../trace/body.js";
 import { segmentLength, writeAt, type ScanParams } from "../trace/scan-ops.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
 import { runForward } from "./scan-forward.js";
-import { Interpreter } from "./interpreter.js";
+import { termRunner } from "../jit/scan-fused.js";
 import { compiledBlock, compiledStep, scanCode } from "../jit/scan-code.js";
 import {
   aliasOf,
@@ -119,7 +119,7 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
       const states: Buf[] = [];
       for (const e of d.outs) states.push(outState(o, e >> 1, e & 1, r, n, src)!);
       for (const e of d.ins) states.push(inState(body, o, e >> 1, e & 1, r, n, src)!);
-      const it = (d.interpreter ??= new Interpreter(d.term.tape, d.term.output.atoms));
+      const it = (d.interpreter ??= termRunner(d.term.tape, d.term.output.atoms));
       it.run([...inputsOf, ...states]);
       const out = d.term.output.atoms;
       got.fill(null);
