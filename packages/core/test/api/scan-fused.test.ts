@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { add, concat, div, exp, grad, index, jit, matmul, mul, scan, shapeOf, sin, slice, sub, sum, type Operand, type Scalar, type TensorArg } from "../../src/index.js";
 import { fusedCode, fusedStats } from "../../src/jit/scan-fused.js";
+import { reverseStats } from "../../src/eval/scan-reverse-run.js";
 import { expectSame, numbers } from "../helpers/same-bits.js";
 import ndarray from "ndarray";
 
@@ -16,7 +17,7 @@ afterEach(() => {
 
 const N = 37;
 const STEPS = 25;
-const xs = (seed: number): Float64Array => Float64Array.from({ length: N }, (_, i) => 0.3 + 0.5 * Math.sin(seed + 1.7 * i));
+const xs = (seed: number, n = N): Float64Array => Float64Array.from({ length: n }, (_, i) => 0.3 + 0.5 * Math.sin(seed + 1.7 * i));
 
 /** GradBench's ode step: the right-hand side x ⊙ [1, y₀, …, yₙ₋₂], four stages. */
 function rk4(x: TensorArg, y: Operand): Operand {
@@ -48,7 +49,7 @@ function run(step: (x: TensorArg, y: Operand) => Operand, fused: boolean): { val
   fusedCode.enabled = fused;
   const before = fusedStats.runs;
   const j = jit(solve(step));
-  const points = [1, 2, 3, 1].map(xs);
+  const points = [1, 2, 3, 1].map((seed) => xs(seed));
   const values = points.map((x) => j(x));
   const grads = points.map((x) => grad((v): Scalar => index(solve(step)(v), [N - 1]), x));
   return { values, grads, runs: fusedStats.runs - before };
@@ -82,6 +83,17 @@ describe("scan bodies on tensors run as fused loops", () => {
       down[i] -= e;
       expect(g[i]).toBeCloseTo((f(up) - f(down)) / (2 * e), 6);
     }
+  });
+
+  it("jit(grad) keeps a short scan on tensors as one instruction (its sweep runs), not the loop written out: grad's numbers", () => {
+    const g = (v: TensorArg): unknown => grad((w): Scalar => index(solve(rk4)(w), [shapeOf(w)[0] - 1]), v);
+    const j = jit(g);
+    const swept = reverseStats.total;
+    const points = [1, 2, 3].map((seed) => xs(seed, 400));
+    const replayed = points.map((x) => j(x));
+    // STEPS = 25 iterations of ~30 instructions: a body of reals this short is written out
+    expect(reverseStats.total - swept).toBe(points.length * STEPS);
+    expectSame(replayed, points.map(g));
   });
 
   it("a body with a reduction, a matrix product or a box across rows keeps the interpreter", () => {
