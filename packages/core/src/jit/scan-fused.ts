@@ -46,7 +46,10 @@ const CACHE_SIZE = 256;
 
 const size = (d: Dims): number => d.reduce((p, n) => p * n, 1);
 const sameDims = (a: Dims, b: Dims): boolean => a.length === b.length && a.every((n, i) => n === b[i]);
-/** The flat offset of a box starting at `starts` in dims `d`, when the box spans whole rows (axes past the first start at 0 with d's extent `inner`); else -1. */
+/**
+ * The flat offset of a box starting at `starts` in dims `d`, when the box spans whole rows
+ * (axes past the first start at 0 with d's extent `inner`); else -1.
+ */
 function contiguousStart(d: Dims, starts: readonly number[], inner: Dims): number {
   for (let i = 1; i < d.length; i++) if (starts[i] !== 0 || inner[i] !== d[i]) return -1;
   return d.length === 0 ? 0 : starts[0] * size(d.slice(1));
@@ -219,7 +222,8 @@ class FusedTerm implements TermRunner {
     if (!any) return null;
     // stored: read more than once, after the run, or made of pieces; the rest are computed where they are read
     // (a slice is an offset: read again, never copied)
-    const stored = (v: number): boolean => op[v] < FIRST_PRIMITIVE || kept[v] === 1 || (uses[v] > 1 && op[v] !== CODE.slice) || op[v] === CODE.concat || op[v] === CODE.embed;
+    const stored = (v: number): boolean =>
+      op[v] < FIRST_PRIMITIVE || kept[v] === 1 || (uses[v] > 1 && op[v] !== CODE.slice) || op[v] === CODE.concat || op[v] === CODE.embed;
     const real = (v: number): string => (op[v] === CONST || op[v] === FREE ? literal(tape.val[v]) : `s${v}`);
     // v's element i + d, as an expression; a stored value's element is a token (a register
     // or an array element, decided with the loops), and goes to `reads`
