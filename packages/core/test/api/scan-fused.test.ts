@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { add, concat, div, exp, grad, index, jit, matmul, mul, scan, shapeOf, sin, slice, sub, sum, type Operand, type Scalar, type TensorArg } from "../../src/index.js";
 import { fusedCode, fusedStats } from "../../src/jit/scan-fused.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
+import { poolStats } from "@wengert/ops";
 import { expectSame, numbers } from "../helpers/same-bits.js";
 import ndarray from "ndarray";
 
@@ -94,6 +95,19 @@ describe("scan bodies on tensors run as fused loops", () => {
     // STEPS = 25 iterations of ~30 instructions: a body of reals this short is written out
     expect(reverseStats.total - swept).toBe(points.length * STEPS);
     expectSame(replayed, points.map(g));
+  });
+
+  it("a reverse sweep hands each iteration's cotangents and carries back to the pool: its fresh buffers do not grow with the steps", () => {
+    const x = xs(5, 400);
+    const f = (steps: number) => (v: TensorArg): Scalar =>
+      index(scan((y: Operand): [Operand] => [rk4(v, y)], new Float64Array(400) as Operand, steps)[0] as TensorArg, [399]);
+    const fresh = (steps: number): number => {
+      grad(f(steps), x);
+      const before = poolStats.fresh;
+      grad(f(steps), x);
+      return poolStats.fresh - before;
+    };
+    expect(fresh(4 * STEPS)).toBeLessThan(fresh(STEPS) + STEPS);
   });
 
   it("a body with a reduction, a matrix product or a box across rows keeps the interpreter", () => {
