@@ -9,7 +9,7 @@ import type { Body } from "../trace/body.js";
 import type { ScanParams } from "../trace/scan-ops.js";
 import { TraceTerm } from "../trace/term.js";
 import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
-import type { Interpreter } from "../eval/interpreter.js";
+import type { TermRunner } from "../eval/interpreter.js";
 import { byStructure, type CompiledBlock, type CompiledStep } from "../jit/scan-code.js";
 import { Runs } from "./runs.js";
 import { ARITY, CONST, FIRST_PRIMITIVE } from "../trace/opcodes.js";
@@ -75,7 +75,7 @@ export interface BlockDerivative {
   /** The inputs' parts it returns (2k + part), in order; and which are present. */
   readonly results: readonly number[];
   readonly present: Uint8Array;
-  interpreter: Interpreter | null;
+  interpreter: TermRunner | null;
   /** Its middle iterations as JavaScript (bodies of reals), once compiled. */
   compiled?: CompiledBlock;
   /** One iteration as JavaScript (the first and last of a sweep), once compiled. */

@@ -50,7 +50,13 @@ const KEEP_FROM = 1 << 15;
  */
 const MIN_MEAN_RUN = 256;
 
-/** What the term's scans would be written out: instructions (their bodies', per iteration), iterations, scan instructions. */
+/**
+ * What the term's scans would be written out: instructions (their bodies', per iteration,
+ * a tensor's counted once per element), iterations (each weighted by its body's elements
+ * per instruction), scan instructions. A body on tensors written out is replayed
+ * instruction by instruction, each on all its elements, not compiled into one function:
+ * its loop pays per element what a body of reals pays per instruction.
+ */
 function writtenOut(term: TraceTerm): { instructions: number; iterations: number; runs: number } {
   const tape = term.tape;
   const code = scanCodes().scan;
@@ -60,11 +66,26 @@ function writtenOut(term: TraceTerm): { instructions: number; iterations: number
   for (let i = 0; i < tape.length; i++) {
     if (tape.op[i] !== code) continue;
     const p = tape.params(i) as ScanParams;
-    instructions += p.n * p.body.length;
-    iterations += p.n;
+    const elements = elementsOf(p.body);
+    instructions += p.n * elements;
+    iterations += (p.n * elements) / Math.max(1, p.body.length);
     runs++;
   }
   return { instructions, iterations, runs };
+}
+
+const elementCounts = new WeakMap<Body, number>();
+
+/** The elements a body's instructions make per iteration (a real's one). */
+function elementsOf(body: Body): number {
+  let e = elementCounts.get(body);
+  if (e === undefined) {
+    const tape = body.term.tape;
+    e = 0;
+    for (let v = 0; v < tape.length; v++) e += tape.dims(v).reduce((m, d) => m * d, 1);
+    elementCounts.set(body, e);
+  }
+  return e;
 }
 
 /**

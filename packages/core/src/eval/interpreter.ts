@@ -12,7 +12,35 @@ import { ARITY, CONST, FIRST_PRIMITIVE, FREE, INPUT, KERNELS } from "../trace/op
 import { binaryKernel, compute, type Tape } from "../trace/tape.js";
 import { EvaluationError } from "../errors.js";
 
-export class Interpreter {
+/** The variables the kept ones need (themselves included): 1 at each, 0 elsewhere. */
+export function liveVariables(tape: Tape, keep: Iterable<number>): Uint8Array {
+  const { op, a, b, length: n } = tape;
+  const live = new Uint8Array(n);
+  for (const v of keep) live[v] = 1;
+  for (let i = n - 1; i >= 0; i--) {
+    if (!live[i] || op[i] < FIRST_PRIMITIVE) continue;
+    if (tape.x[i] !== 0) for (const v of tape.args(i)) live[v] = 1;
+    else {
+      live[a[i]] = 1;
+      if (ARITY[op[i]] === 2) live[b[i]] = 1;
+    }
+  }
+  return live;
+}
+
+/** A term evaluated at new inputs: what a scan needs of it (the interpreter, or jit/scan-fused.ts's compiled code). */
+export interface TermRunner {
+  /** Evaluate at `inputs` (by input index: numbers, or buffers the caller keeps). */
+  run(inputs: ArrayLike<Buf>): void;
+  /** Variable v's value after a run (the runner's). */
+  value(v: number): Buf;
+  /** Variable v's value for the caller to keep. */
+  take(v: number): Buf;
+  /** After the results of a run have been read. */
+  clear(): void;
+}
+
+export class Interpreter implements TermRunner {
   private readonly live: Uint8Array;
   private readonly kept: Uint8Array;
   private readonly dying: Int32Array[];
@@ -29,7 +57,7 @@ export class Interpreter {
     /** The variables read after a run (outputs, what checks read). */
     keep: Iterable<number>,
   ) {
-    const { op, a, b, length: n } = tape;
+    const { op, length: n } = tape;
     this.args = [];
     this.dims = [];
     for (let i = 0; i < n; i++) {
@@ -37,17 +65,9 @@ export class Interpreter {
       this.dims.push(tape.dims(i));
     }
     this.tensor = Uint8Array.from({ length: n }, (_, i) => +tape.isTensor(i));
-    const live = (this.live = new Uint8Array(n));
     const kept = (this.kept = new Uint8Array(n));
-    for (const v of keep) live[v] = kept[v] = 1;
-    for (let i = n - 1; i >= 0; i--) {
-      if (!live[i] || op[i] < FIRST_PRIMITIVE) continue;
-      if (tape.x[i] !== 0) for (const v of this.args[i]) live[v] = 1;
-      else {
-        live[a[i]] = 1;
-        if (ARITY[op[i]] === 2) live[b[i]] = 1;
-      }
-    }
+    for (const v of keep) kept[v] = 1;
+    const live = (this.live = liveVariables(tape, keep));
     const lastUse = Int32Array.from({ length: n }, (_, i) => i);
     for (let i = 0; i < n; i++) {
       if (!live[i] || op[i] < FIRST_PRIMITIVE) continue;

@@ -13,8 +13,9 @@ import { predicates, release, type Buf } from "@wengert/ops";
 import type { Body } from "../trace/body.js";
 import { folds } from "../trace/body.js";
 import { KINKS, tensorSpec } from "../trace/opcodes.js";
-import { Interpreter } from "./interpreter.js";
 import { compiledForward, scanCode } from "../jit/scan-code.js";
+import { termRunner } from "../jit/scan-fused.js";
+import type { TermRunner } from "./interpreter.js";
 
 const NONE = new Int32Array(0);
 
@@ -98,13 +99,13 @@ export function forwardKeep(body: Body, obs: Int32Array | null): Set<number> {
   return keep;
 }
 
-const interpreters = new WeakMap<Body, Map<Int32Array | null, Interpreter>>();
+const interpreters = new WeakMap<Body, Map<Int32Array | null, TermRunner>>();
 
-function interpreterFor(body: Body, obs: Int32Array | null): Interpreter {
+function interpreterFor(body: Body, obs: Int32Array | null): TermRunner {
   let byObs = interpreters.get(body);
   if (byObs === undefined) interpreters.set(body, (byObs = new Map()));
   let it = byObs.get(obs);
-  if (it === undefined) byObs.set(obs, (it = new Interpreter(body.term.tape, forwardKeep(body, obs))));
+  if (it === undefined) byObs.set(obs, (it = termRunner(body.term.tape, forwardKeep(body, obs))));
   return it;
 }
 

@@ -5,12 +5,12 @@
  * runs its middle iterations as compiled blocks (jit/scan-code.ts); any other, each
  * block's term interpreted, buffers handed back after their last use.
  */
-import type { Buf } from "@wengert/ops";
+import { pooledCopy, release, type Buf } from "@wengert/ops";
 import type { Body } from "../trace/body.js";
 import { segmentLength, writeAt, type ScanParams } from "../trace/scan-ops.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
 import { runForward } from "./scan-forward.js";
-import { Interpreter } from "./interpreter.js";
+import { termRunner } from "../jit/scan-fused.js";
 import { compiledBlock, compiledStep, scanCode } from "../jit/scan-code.js";
 import {
   aliasOf,
@@ -91,7 +91,7 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
   // the carries: checkpoints every K iterations, then each segment's recomputed
   const K = segmentLength(p.checkpoint, p.n);
   const checkpoints: Buf[][] = [];
-  const copy = (c: readonly Buf[]): Buf[] => c.map((b) => (typeof b === "number" ? b : b.slice()));
+  const copy = (c: readonly Buf[]): Buf[] => c.map((b) => (typeof b === "number" ? b : pooledCopy(b)));
   const forward = (from: number, to: number, carry: Buf[], store: (i: number, c: readonly Buf[]) => void): void => {
     runForward({ body, x: xAt, p: pv, from, to, checkFrom: n, reportTies: false, obs: null, write: null, store }, carry, false);
   };
@@ -104,6 +104,13 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
   const inputsOf = new Array<Buf>(nin);
   for (let q = 0; q < body.np; q++) inputsOf[body.nc + body.nx + q] = pv[q];
   const got: (Buf | null)[] = new Array<Buf | null>(PARTS * nin);
+  // the buffers the sweep took from its blocks: one replaced by the next block's goes back to the pool
+  // (a running cotangent is read only by the block after it; the caller's and the held ones are not the sweep's)
+  const made = new Set<Buf>();
+  const replaced = (old: Buf | null, now: Buf | null): Buf | null => {
+    if (old !== null && old !== now && typeof old !== "number" && made.delete(old)) release(old);
+    return now;
+  };
   for (let seg = checkpoints.length - 1; seg >= 0; seg--) {
     const lo = seg * K;
     const hi = Math.min(n, lo + K);
@@ -119,23 +126,28 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
       const states: Buf[] = [];
       for (const e of d.outs) states.push(outState(o, e >> 1, e & 1, r, n, src)!);
       for (const e of d.ins) states.push(inState(body, o, e >> 1, e & 1, r, n, src)!);
-      const it = (d.interpreter ??= new Interpreter(d.term.tape, d.term.output.atoms));
+      const it = (d.interpreter ??= termRunner(d.term.tape, d.term.output.atoms));
       it.run([...inputsOf, ...states]);
       const out = d.term.output.atoms;
       got.fill(null);
-      d.results.forEach((e, j) => (got[e] = it.take(out[j])));
+      d.results.forEach((e, j) => {
+        const b = (got[e] = it.take(out[j]));
+        if (b !== null && typeof b !== "number") made.add(b);
+      });
       it.clear();
+      // this iteration's carries are read no more
+      for (const b of c) if (typeof b !== "number") release(b);
       for (let e = 0; e < PARTS * body.nc; e++) {
         const kind = body.carryKind[e >> 1];
-        if (kind === "internal") chain[e] = got[e];
-        else if (kind === "identity" && !body.literal[e >> 1]) identity[e] = got[e];
+        if (kind === "internal") chain[e] = replaced(chain[e], got[e]);
+        else if (kind === "identity" && !body.literal[e >> 1]) identity[e] = replaced(identity[e], got[e]);
       }
       for (let l = 0; l < body.nx; l++) {
         for (let part = 0; part < PARTS; part++) {
           xResult[PARTS * (r * body.nx + l) + part] = got[PARTS * (body.nc + l) + part] ?? held[PARTS * (body.nc + r * body.nx + l) + part];
         }
       }
-      for (let e = 0; e < PARTS * body.np; e++) pAcc[e] = got[PARTS * (body.nc + body.nx) + e];
+      for (let e = 0; e < PARTS * body.np; e++) pAcc[e] = replaced(pAcc[e], got[PARTS * (body.nc + body.nx) + e]);
       reverseStats.swept++;
     }
   }

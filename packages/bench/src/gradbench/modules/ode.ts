@@ -12,13 +12,12 @@
  * reverse sweep runs its derivative backwards over the steps, the states recomputed
  * from checkpoints.
  *
- * The primal is `jit`ted, one function per s (the loop's length, which shapes the trace):
- * the eval times it many times at one (n, s), and a replay runs the step's term on buffers
- * from the pool, where the call written out made a fresh buffer for each of the step's
- * operations (n = 1000: 8 KB each, whose allocation cost more than the arithmetic). The
- * gradient is not: its first call, which the eval times too (it runs a large workload
- * once), took 2–13 times as long as an unjitted one at s = 100 (n = 10³, 10⁴), where
- * replays took half as long.
+ * Both functions are `jit`ted, one function per s (the loop's length, which shapes the
+ * trace): the eval times each many times at one (n, s). A replay runs the scan's step as
+ * compiled loops (jit/scan-fused.ts: the stages of a step in one pass over the vectors),
+ * and the gradient's reverse sweep likewise; the gradient's trace keeps the scan as one
+ * instruction (diff/unroll.ts: a body on tensors is not written out), so its first call
+ * costs about what an unjitted call does.
  *
  * Input `{x: double[], s: int}`; `primal` gives y(2), `gradient` ∇ₓ yₙ₋₁(2), both
  * arrays like `x`.
@@ -64,13 +63,14 @@ export function solve(x: TensorArg, s: number): TensorArg {
   return scan((y: Operand): [Operand] => [step(y)], new Float64Array(shapeOf(x)[0]) as Operand, s)[0] as TensorArg;
 }
 
-/** y(2) for each s, jitted (the file's comment). */
+/** y(2), and ∇ₓ yₙ₋₁(2), for each s, jitted (the file's comment). */
 const primals = new Map<number, (x: TensorArg) => NdArray>();
+const gradients = new Map<number, (x: TensorArg) => NdArray>();
 
-function primalOf(s: number): (x: TensorArg) => NdArray {
-  let f = primals.get(s);
-  if (f === undefined) primals.set(s, (f = jit((x: TensorArg) => solve(x, s)) as (x: TensorArg) => NdArray));
-  return f;
+function jitted(cache: Map<number, (x: TensorArg) => NdArray>, s: number, f: (x: TensorArg) => unknown): (x: TensorArg) => NdArray {
+  let g = cache.get(s);
+  if (g === undefined) cache.set(s, (g = jit(f) as (x: TensorArg) => NdArray));
+  return g;
 }
 
 const prepare = (input: unknown): OdeInput => {
@@ -81,9 +81,9 @@ const prepare = (input: unknown): OdeInput => {
 };
 
 export const ode: EvalModule = {
-  primal: defineFunction({ prepare, run: ({ x, s }: OdeInput) => primalOf(s)(x) }),
+  primal: defineFunction({ prepare, run: ({ x, s }: OdeInput) => jitted(primals, s, (v) => solve(v, s))(x) }),
   gradient: defineFunction({
     prepare,
-    run: ({ x, s }: OdeInput) => grad((v): Scalar => index(solve(v, s), x.length - 1), x),
+    run: ({ x, s }: OdeInput) => jitted(gradients, s, (v) => grad((w): Scalar => index(solve(w, s), shapeOf(v)[0] - 1), v))(x),
   }),
 };

@@ -1,0 +1,129 @@
+/**
+ * A scan whose body works on tensors by elementwise operations, slices, concatenations
+ * (and, in its derivative, embeds and masks) runs its body as compiled loops
+ * (jit/scan-fused.ts): the interpreter's numbers, to the bit, on jit's replays and on
+ * grad's sweeps; a body with any other operation keeps the interpreter.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { add, concat, div, exp, grad, index, jit, matmul, mul, scan, shapeOf, sin, slice, sub, sum, type Operand, type Scalar, type TensorArg } from "../../src/index.js";
+import { fusedCode, fusedStats } from "../../src/jit/scan-fused.js";
+import { reverseStats } from "../../src/eval/scan-reverse-run.js";
+import { poolStats } from "@wengert/ops";
+import { expectSame, numbers } from "../helpers/same-bits.js";
+import ndarray from "ndarray";
+
+afterEach(() => {
+  fusedCode.enabled = true;
+});
+
+const N = 37;
+const STEPS = 25;
+const xs = (seed: number, n = N): Float64Array => Float64Array.from({ length: n }, (_, i) => 0.3 + 0.5 * Math.sin(seed + 1.7 * i));
+
+/** GradBench's ode step: the right-hand side x ⊙ [1, y₀, …, yₙ₋₂], four stages. */
+function rk4(x: TensorArg, y: Operand): Operand {
+  const n = shapeOf(x)[0];
+  const x0 = slice(x, [0], [1]);
+  const rhs = (v: Operand): Operand => concat([x0, mul(slice(x, [1], [n]), slice(v as TensorArg, [0], [n - 1])) as TensorArg], 0);
+  const h = 0.08;
+  const k1 = rhs(y);
+  const k2 = rhs(add(y, mul(h / 2, k1)));
+  const k3 = rhs(add(y, mul(h / 2, k2)));
+  const k4 = rhs(add(y, mul(h, k3)));
+  return add(y, div(mul(h, add(add(add(k1, mul(2, k2)), mul(2, k3)), k4)), 6));
+}
+
+/** Shifts both ways (the next element and the previous), a unary kernel and one by name. */
+function twoWays(x: TensorArg, y: Operand): Operand {
+  const n = shapeOf(x)[0];
+  const t = y as TensorArg;
+  const back = concat([slice(x, [0], [1]), mul(slice(x, [1], [n]), slice(t, [0], [n - 1])) as TensorArg], 0);
+  const ahead = concat([mul(slice(t, [1], [n]), 0.5) as TensorArg, slice(x, [n - 1], [n])], 0);
+  return add(mul(0.9, y), mul(0.05, sin(sub(add(back, ahead), exp(mul(-1, y))))));
+}
+
+const solve = (step: (x: TensorArg, y: Operand) => Operand) => (x: TensorArg): TensorArg =>
+  scan((y: Operand): [Operand] => [step(x, y)], new Float64Array(shapeOf(x)[0]) as Operand, STEPS)[0] as TensorArg;
+
+/** The last element's gradient and jit's values at three points, with the fused path on or off. */
+function run(step: (x: TensorArg, y: Operand) => Operand, fused: boolean): { values: unknown[]; grads: unknown[]; runs: number } {
+  fusedCode.enabled = fused;
+  const before = fusedStats.runs;
+  const j = jit(solve(step));
+  const points = [1, 2, 3, 1].map((seed) => xs(seed));
+  const values = points.map((x) => j(x));
+  const grads = points.map((x) => grad((v): Scalar => index(solve(step)(v), [N - 1]), x));
+  return { values, grads, runs: fusedStats.runs - before };
+}
+
+describe("scan bodies on tensors run as fused loops", () => {
+  it.each([
+    ["ode's Runge–Kutta step", rk4],
+    ["shifts both ways", twoWays],
+  ])("%s: jit's replays and grad's sweeps give the interpreter's numbers, bit for bit", (_, step) => {
+    const fused = run(step, true);
+    const interpreted = run(step, false);
+    expect(fused.runs).toBeGreaterThan(0);
+    expect(interpreted.runs).toBe(0);
+    expectSame(fused.values, interpreted.values);
+    expectSame(fused.grads, interpreted.grads);
+  });
+
+  it("the values are the loop's written out (no scan), the gradient finite differences'", () => {
+    const x = xs(4);
+    let y: Operand = new Float64Array(N) as Operand;
+    for (let s = 0; s < STEPS; s++) y = rk4(x, y);
+    expectSame(jit(solve(rk4))(x), y);
+    const g = numbers(grad((v): Scalar => index(solve(rk4)(v), [N - 1]), x));
+    const f = (v: Float64Array): number => numbers(solve(rk4)(v))[N - 1];
+    for (const i of [0, 5, N - 1]) {
+      const e = 1e-6;
+      const up = x.slice();
+      const down = x.slice();
+      up[i] += e;
+      down[i] -= e;
+      expect(g[i]).toBeCloseTo((f(up) - f(down)) / (2 * e), 6);
+    }
+  });
+
+  it("jit(grad) keeps a short scan on tensors as one instruction (its sweep runs), not the loop written out: grad's numbers", () => {
+    const g = (v: TensorArg): unknown => grad((w): Scalar => index(solve(rk4)(w), [shapeOf(w)[0] - 1]), v);
+    const j = jit(g);
+    const swept = reverseStats.total;
+    const points = [1, 2, 3].map((seed) => xs(seed, 400));
+    const replayed = points.map((x) => j(x));
+    // STEPS = 25 iterations of ~30 instructions: a body of reals this short is written out
+    expect(reverseStats.total - swept).toBe(points.length * STEPS);
+    expectSame(replayed, points.map(g));
+  });
+
+  it("a reverse sweep hands each iteration's cotangents and carries back to the pool: its fresh buffers do not grow with the steps", () => {
+    const x = xs(5, 400);
+    const f = (steps: number) => (v: TensorArg): Scalar =>
+      index(scan((y: Operand): [Operand] => [rk4(v, y)], new Float64Array(400) as Operand, steps)[0] as TensorArg, [399]);
+    const fresh = (steps: number): number => {
+      grad(f(steps), x);
+      const before = poolStats.fresh;
+      grad(f(steps), x);
+      return poolStats.fresh - before;
+    };
+    expect(fresh(4 * STEPS)).toBeLessThan(fresh(STEPS) + STEPS);
+  });
+
+  it("a body with a reduction, a matrix product or a box across rows keeps the interpreter", () => {
+    const m = ndarray(Float64Array.from({ length: 9 }, (_, i) => (i % 4 === 0 ? 0.5 : 0.1)), [3, 3]);
+    const bodies: ((y: TensorArg) => Operand)[] = [
+      (y) => add(mul(0.5, y), sum(mul(y, y))),
+      (y) => matmul(m, y),
+      // [3, 2]: the last column of each row moved to the front, not a contiguous range
+      (y) => concat([slice(y, [0, 1], [3, 2]), slice(y, [0, 0], [3, 1])], 1),
+    ];
+    const starts = [Float64Array.of(0.1, 0.2, 0.3), Float64Array.of(0.1, 0.2, 0.3), ndarray(Float64Array.of(0.1, 0.2, 0.3, 0.4, 0.5, 0.6), [3, 2])];
+    bodies.forEach((body, k) => {
+      const before = fusedStats.runs;
+      const j = jit((x: TensorArg) => scan((y: Operand): [Operand] => [body(y as TensorArg)], x as Operand, 5)[0]);
+      for (let r = 0; r < 3; r++) j(starts[k] as TensorArg);
+      expect(fusedStats.runs).toBe(before);
+    });
+  });
+});
