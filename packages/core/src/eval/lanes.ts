@@ -7,7 +7,9 @@
  * variable, as its arguments are. A variable that is not batched is computed once, a
  * batched real into a column (one number per lane, the primitive's loop inside), a
  * batched tensor into one buffer of the lanes side by side (a lane axis in front), by
- * one kernel call for all lanes where the primitive has a batching rule (lane-rules.ts).
+ * one kernel call for all lanes where the primitive has a batching rule (lane-rules.ts),
+ * or, for a chain of elementwise instructions and gathers, one loop that writes only the
+ * chain's last result (lane-fusion.ts).
  * Lanes are taken in blocks, so that the columns of a long trace stay a bounded size.
  *
  * The term holds at a lane where its recorded decisions come out as they did (the
@@ -22,6 +24,7 @@ import { liveness } from "../diff/place.js";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, KINKS, tensorSpec } from "../trace/opcodes.js";
 import { binaryKernel, compute } from "../trace/tape.js";
 import { laneArg, onLanes } from "./lane-rules.js";
+import { planFusion, runFused, type ChainOperand } from "./lane-fusion.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { isScanCode, scanCodes, type ScanParams } from "../trace/scan-ops.js";
@@ -127,12 +130,21 @@ export function runLanes(
   }
   const varying = guards.filter((g) => batched[g.a] || batched[g.b]);
 
+  // chains of elementwise instructions, each computed by its last one in one loop (lane-fusion.ts);
+  // not under checkNaN, which checks every instruction's values
+  const pinned = new Uint8Array(n);
+  for (const v of term.output.atoms) pinned[v] = 1;
+  for (const g of guards) pinned[g.a] = pinned[g.b] = 1;
+  for (let i = 0; i < n; i++) if (tieChecked[i] || kinked(i)) pinned[i] = 1;
+  const fusion = options.checkNaN ? null : planFusion({ tape, batched, live, pinned });
+  const at = fusion?.at ?? null;
+
   // the batched variables, in blocks of lanes; a real's column is reused once its last
   // reader has run (the guards', read at the end of a block, and the outputs' are kept)
-  const slotOf = columnSlots(term, batched, live, varying, isTensor);
+  const slotOf = columnSlots(term, batched, live, varying, isTensor, at);
   const slots = slotOf.reduce((k, s) => Math.max(k, s + 1), 0);
   let tensors = 0;
-  for (let i = 0; i < n; i++) if (batched[i] && live[i] && isTensor(i)) tensors++;
+  for (let i = 0; i < n; i++) if (batched[i] && live[i] && isTensor(i) && !fusion?.absorbed[i]) tensors++;
   const L = Math.max(1, Math.min(m, Math.floor(BLOCK_VALUES / Math.max(1, slots + tensors))));
   const columns = Array.from({ length: slots }, () => new Float64Array(L));
   const cols: (Float64Array | null)[] = Array.from(slotOf, (s) => (s < 0 ? null : columns[s]));
@@ -145,7 +157,7 @@ export function runLanes(
     laneBuf[v] = null;
     owned[v] = 0;
   };
-  const endsAt = tensorsEndingAt(term, batched, live);
+  const endsAt = tensorsEndingAt(term, batched, live, at);
   // scalar primitives recorded with dims (a real from a tensor operation's rules): on
   // reals, the same kernel as a column, not lane by lane
   const onReals = new Uint8Array(n);
@@ -210,8 +222,19 @@ export function runLanes(
       }
     };
 
+    /** Chain i's lanes of the block (a pool's buffer), its operands as they are now. */
+    const chainStep = (i: number): void => {
+      const ys = alloc(w * widthOf[i], true);
+      runFused(fusion!.chains.get(i)!, w, ys, (v): ChainOperand => {
+        if (!batched[v]) return { values: isTensor(v) ? bufs[v]! : Float64Array.of(vals[v]), laneSize: 0 };
+        return isTensor(v) ? { values: laneBuf[v]!, laneSize: widthOf[v] } : { values: cols[v]!, laneSize: 1 };
+      });
+      laneBuf[i] = ys;
+      owned[i] = 1;
+    };
+
     for (let i = 0; i < n; i++) {
-      if (!batched[i] || !live[i]) continue;
+      if (!batched[i] || !live[i] || fusion?.absorbed[i]) continue;
       const code = op[i];
       if (code === INPUT) {
         const input = inputs[a[i]];
@@ -230,7 +253,8 @@ export function runLanes(
         }
         continue;
       }
-      if (tensorOp[i]) tensorStep(i);
+      if (fusion?.chains.has(i)) chainStep(i);
+      else if (tensorOp[i]) tensorStep(i);
       else {
         realColumn(code, cols[i]!, w, cols[a[i]], vals[a[i]], ARITY[code] === 2 ? cols[b[i]] : null, vals[b[i]]);
         // a tie at a kink, as tieAt checks it for a scalar primitive on a real
@@ -276,12 +300,12 @@ export function runLanes(
  * A column (by number) for each batched real that is needed, shared with reals whose last
  * reader ran before it is made (a linear scan in the tape's order): -1 for the others.
  */
-function columnSlots(term: TraceTerm, batched: Uint8Array, live: Uint8Array, guards: readonly Guard[], isTensor: (v: number) => boolean): Int32Array {
+function columnSlots(term: TraceTerm, batched: Uint8Array, live: Uint8Array, guards: readonly Guard[], isTensor: (v: number) => boolean, at: Int32Array | null): Int32Array {
   const tape = term.tape;
   const n = tape.length;
   const column = (v: number): boolean => batched[v] === 1 && live[v] === 1 && !isTensor(v);
   const lastUse = Int32Array.from({ length: n }, (_, i) => i);
-  for (let i = 0; i < n; i++) if (live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], i);
+  for (let i = 0; i < n; i++) if (live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], at === null ? i : at[i]);
   for (const g of guards) lastUse[g.a] = lastUse[g.b] = n;
   for (const v of term.output.atoms) lastUse[v] = n;
   const endsAt: number[][] = Array.from({ length: n + 1 }, () => []);
@@ -303,11 +327,11 @@ const NONE: readonly number[] = [];
  * For each instruction, the batched tensors (computed, not inputs or outputs) that it is
  * the last to read: their lanes' buffers may go back to the pool once it has run.
  */
-function tensorsEndingAt(term: TraceTerm, batched: Uint8Array, live: Uint8Array): (number[] | undefined)[] {
+function tensorsEndingAt(term: TraceTerm, batched: Uint8Array, live: Uint8Array, at: Int32Array | null): (number[] | undefined)[] {
   const tape = term.tape;
   const n = tape.length;
   const lastUse = new Int32Array(n).fill(-1);
-  for (let i = 0; i < n; i++) if (batched[i] && live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = i;
+  for (let i = 0; i < n; i++) if (batched[i] && live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], at === null ? i : at[i]);
   for (const v of term.output.atoms) lastUse[v] = -1;
   const endsAt: (number[] | undefined)[] = new Array<number[] | undefined>(n);
   for (let v = 0; v < n; v++) {
