@@ -79,7 +79,8 @@ const INLINE: ReadonlyMap<number, string> = new Map([
 /** The chains of the term (see the file's comment); instructions outside them are evaluated one by one as before. */
 export function planFusion({ tape, batched, live, pinned }: FusionInput): FusionPlan {
   const { op, length: n } = tape;
-  const at = Int32Array.from({ length: n }, (_, i) => i);
+  const at = new Int32Array(n);
+  for (let i = 0; i < n; i++) at[i] = i;
   const absorbed = new Uint8Array(n);
   const chains = new Map<number, FusedChain>();
   const elementwise = (i: number): boolean =>

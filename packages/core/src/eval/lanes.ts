@@ -124,7 +124,7 @@ export function runLanes(
   const test = (g: Guard, va: number, vb: number): boolean => !(options.reportTies && va === vb && g.distinct) && predicates[g.pred].test(va, vb) === g.outcome;
   const fixed = guards.filter((g) => !batched[g.a] && !batched[g.b]);
   const atKink = (i: number): boolean => !batched[i] && live[i] !== 0 && kinked(i) && KINKS[op[i]]!(vals[a[i]]);
-  if (nowhere || !fixed.every((g) => test(g, vals[g.a], vals[g.b])) || [...Array(n).keys()].some(atKink)) {
+  if (nowhere || !fixed.every((g) => test(g, vals[g.a], vals[g.b])) || someIndex(n, atKink)) {
     for (const i of made) release(bufs[i]!);
     return held.fill(0);
   }
@@ -138,6 +138,13 @@ export function runLanes(
   for (let i = 0; i < n; i++) if (tieChecked[i] || kinked(i)) pinned[i] = 1;
   const fusion = options.checkNaN ? null : planFusion({ tape, batched, live, pinned });
   const at = fusion?.at ?? null;
+  // a chain that is an output writes its lanes into the output itself where no lane can
+  // fail (no guard, tie or kink varies with the lane): every lane's output is then written
+  const laneMayFail = varying.length > 0 || someIndex(n, (i) => batched[i] === 1 && live[i] === 1 && (tieChecked[i] === 1 || kinked(i)));
+  const directTo = new Int32Array(n).fill(-1);
+  if (fusion !== null && !laneMayFail) term.output.atoms.forEach((v, j) => {
+    if (fusion.chains.has(v) && directTo[v] < 0) directTo[v] = j;
+  });
 
   // the batched variables, in blocks of lanes; a real's column is reused once its last
   // reader has run (the guards', read at the end of a block, and the outputs' are kept)
@@ -151,7 +158,7 @@ export function runLanes(
   // a batched tensor's lanes of the block side by side; a pool's buffer (owned) or a view of the input
   const laneBuf: (Float64Array | null)[] = new Array<Float64Array | null>(n).fill(null);
   const owned = new Uint8Array(n);
-  const widthOf = Int32Array.from({ length: n }, (_, v) => (isTensor(v) ? size(dims(v)) : 1));
+  const widthOf = tabulate(new Int32Array(n), (v) => (isTensor(v) ? size(dims(v)) : 1));
   const drop = (v: number): void => {
     if (owned[v]) release(laneBuf[v]!);
     laneBuf[v] = null;
@@ -171,7 +178,7 @@ export function runLanes(
   const valueAt = (v: number, k: number): Buf => (batched[v] ? batchedAt(v, k) : one(v));
 
   // a tensor primitive, or a scalar one on tensors (not a column's loop of reals)
-  const tensorOp = Uint8Array.from({ length: n }, (_, i) => +(op[i] >= FIRST_PRIMITIVE && (isTensor(i) || (x[i] !== 0 && !onReals[i]))));
+  const tensorOp = tabulate(new Uint8Array(n), (i) => +(op[i] >= FIRST_PRIMITIVE && (isTensor(i) || (x[i] !== 0 && !onReals[i]))));
 
   for (let start = 0; start < m; start += L) {
     const end = Math.min(m, start + L);
@@ -222,15 +229,20 @@ export function runLanes(
       }
     };
 
-    /** Chain i's lanes of the block (a pool's buffer), its operands as they are now. */
+    /** Chain i's lanes of the block (a pool's buffer, or its place in the output), its operands as they are now. */
+    const written = new Uint8Array(outs.length);
     const chainStep = (i: number): void => {
-      const ys = alloc(w * widthOf[i], true);
+      const W = widthOf[i];
+      const j = directTo[i];
+      const direct = j >= 0 && lanes[end - 1] - lanes[start] === w - 1;
+      const ys = direct ? outs[j].subarray(lanes[start] * W, (lanes[start] + w) * W) : alloc(w * W, true);
       runFused(fusion!.chains.get(i)!, w, ys, (v): ChainOperand => {
         if (!batched[v]) return { values: isTensor(v) ? bufs[v]! : Float64Array.of(vals[v]), laneSize: 0 };
         return isTensor(v) ? { values: laneBuf[v]!, laneSize: widthOf[v] } : { values: cols[v]!, laneSize: 1 };
       });
       laneBuf[i] = ys;
-      owned[i] = 1;
+      owned[i] = +!direct;
+      if (direct) written[j] = 1;
     };
 
     for (let i = 0; i < n; i++) {
@@ -279,6 +291,7 @@ export function runLanes(
     }
     // the outputs of the lanes where the term held
     for (let j = 0; j < outAtoms.length; j++) {
+      if (written[j]) continue;
       const v = outAtoms[j];
       const width = outWidths[j];
       const out = outs[j];
@@ -304,7 +317,7 @@ function columnSlots(term: TraceTerm, batched: Uint8Array, live: Uint8Array, gua
   const tape = term.tape;
   const n = tape.length;
   const column = (v: number): boolean => batched[v] === 1 && live[v] === 1 && !isTensor(v);
-  const lastUse = Int32Array.from({ length: n }, (_, i) => i);
+  const lastUse = tabulate(new Int32Array(n), (i) => i);
   for (let i = 0; i < n; i++) if (live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], at === null ? i : at[i]);
   for (const g of guards) lastUse[g.a] = lastUse[g.b] = n;
   for (const v of term.output.atoms) lastUse[v] = n;
@@ -322,6 +335,21 @@ function columnSlots(term: TraceTerm, batched: Uint8Array, live: Uint8Array, gua
 }
 
 const NONE: readonly number[] = [];
+
+/**
+ * `a` with a[i] = f(i): per instruction of a long tape, a loop (TypedArray.from with a
+ * mapping function took 0.7 ms per call over ht's Jacobian's tape).
+ */
+function tabulate<A extends Uint8Array | Int32Array>(a: A, f: (i: number) => number): A {
+  for (let i = 0; i < a.length; i++) a[i] = f(i);
+  return a;
+}
+
+/** Whether f holds at some i < n (without an array of the indices). */
+function someIndex(n: number, f: (i: number) => boolean): boolean {
+  for (let i = 0; i < n; i++) if (f(i)) return true;
+  return false;
+}
 
 /**
  * For each instruction, the batched tensors (computed, not inputs or outputs) that it is

@@ -34,25 +34,25 @@ function laneOf(x: NdArray | Float64Array, d: readonly number[], l: number): Val
 
 /**
  * vmap(f) at B lanes (argument `shared` the first lane's for all) against f at each lane,
- * every number to the bit; returns how many instructions ran fused.
+ * every output's numbers to the bit; returns how many instructions ran fused.
  */
 function expectMapped(dims: readonly (readonly number[])[], f: (xs: readonly Value[]) => unknown, shared: number | null, seed: number): number {
   const xs = batch(dims, seed).map((x, k) => (k === shared ? (laneOf(x, dims[k], 0) as never) : x));
   const inAxes = dims.map((_, k) => (k === shared ? null : 0));
+  const parts = (ys: unknown): unknown[] => (Array.isArray(ys) ? ys : [ys]);
   const before = fusionStats.instructions;
-  const got = numbers(vmap(f, { inAxes })(xs));
+  const got = parts(vmap(f, { inAxes })(xs)).map((y) => numbers(y));
   const fused = fusionStats.instructions - before;
-  const perLane = Array.from({ length: B }, (_, l) => numbers(f(xs.map((x, k) => (k === shared ? (x as unknown as Value) : laneOf(x, dims[k], l))))));
-  const outs = Array.isArray(f(xs.map((x, k) => (k === shared ? (x as unknown as Value) : laneOf(x, dims[k], 0))))) ? null : perLane[0].length;
-  // one output: lane l's numbers at l · width; several: each output's lanes in turn
-  if (outs !== null) {
-    expect(got.length).toBe(B * outs);
+  const perLane = Array.from({ length: B }, (_, l) => parts(f(xs.map((x, k) => (k === shared ? (x as unknown as Value) : laneOf(x, dims[k], l))))).map((y) => numbers(y)));
+  got.forEach((out, j) => {
+    const w = perLane[0][j].length;
+    expect(out.length).toBe(B * w);
     perLane.forEach((want, l) =>
-      want.forEach((y, e) => {
-        if (!Object.is(got[l * outs + e], y)) expect.fail(`lane ${l}, element ${e}: ${got[l * outs + e]} (vmap) vs ${y} (f at the lane)`);
+      want[j].forEach((y, e) => {
+        if (!Object.is(out[l * w + e], y)) expect.fail(`output ${j}, lane ${l}, element ${e}: ${out[l * w + e]} (vmap) vs ${y} (f at the lane)`);
       }),
     );
-  }
+  });
   return fused;
 }
 
@@ -104,6 +104,13 @@ describe("vmap's fused elementwise chains", () => {
       return [add(d, y as Tensor), d];
     };
     expectMapped([[3, 3], [3, 3]], kept, null, 33);
+  });
+
+  it("a chain returned is written into the output in place: alone, twice, and read after", () => {
+    const chain = (x: Value, y: Value) => add(mul(sin(x as Tensor), y as Tensor), 1);
+    expect(expectMapped([[3, 40], [40]], ([x, y]) => chain(x, y), null, 35)).toBe(3);
+    expectMapped([[3, 40], [40]], ([x, y]) => { const d = chain(x, y); return [d, d]; }, null, 36);
+    expectMapped([[3, 40], [40]], ([x, y]) => { const d = chain(x, y); return [mul(d, d), d]; }, 0, 37);
   });
 
   it("lanes that branch apart each run their own trace's chain", () => {
