@@ -48,7 +48,16 @@ export interface FusedChain {
  * The chain at `w` lanes: loads' values (a batched one's lanes side by side, `laneSize`
  * apart; 0 for one value for every lane) into `out`, lane l's S = R · n results at l · S.
  */
-type ChainRun = (w: number, R: number, n: number, out: Float64Array, B: readonly Float64Array[], Z: readonly number[], O: readonly Int32Array[], X: readonly Int32Array[]) => void;
+type ChainRun = (
+  w: number,
+  R: number,
+  n: number,
+  out: Float64Array,
+  B: readonly Float64Array[],
+  Z: readonly number[],
+  O: readonly Int32Array[],
+  X: readonly Int32Array[],
+) => void;
 
 /** The fused chains of a term: by sink, and for every instruction the position where it is computed. */
 export interface FusionPlan {
@@ -208,7 +217,8 @@ const MAX_COMPILED = 256;
  * the term, and its code entered mid-loop, on-stack replaced, ran 6× slower).
  */
 function compile(loads: readonly Load[], lines: readonly string[], sink: string, codes: readonly number[]): ChainRun {
-  const rowParams = ["out", "at", "n", ...loads.flatMap((ld, k) => (ld.along === 0 ? [`l${k}`] : ld.along === 1 ? [`b${k}`, `p${k}`] : [`b${k}`, `p${k}`, `x${k}`]))];
+  // per load: its one value of the row, or its buffer, the row's start and (a gather) the indices
+  const rowParams = ["out", "at", "n", ...loads.flatMap((ld, k) => (ld.along === 0 ? [`l${k}`] : [`b${k}`, `p${k}`, ...(ld.along === 1 ? [] : [`x${k}`])]))];
   const perElement = loads.flatMap((ld, k) => (ld.along === 0 ? [] : [`const l${k} = b${k}[p${k} + ${ld.along === 1 ? "q" : `x${k}[q]`}];`]));
   const row = [
     ...codes.map((c) => `const K${c} = K[${c}];`),

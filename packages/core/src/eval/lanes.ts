@@ -313,12 +313,21 @@ export function runLanes(
  * A column (by number) for each batched real that is needed, shared with reals whose last
  * reader ran before it is made (a linear scan in the tape's order): -1 for the others.
  */
-function columnSlots(term: TraceTerm, batched: Uint8Array, live: Uint8Array, guards: readonly Guard[], isTensor: (v: number) => boolean, at: Int32Array | null): Int32Array {
+function columnSlots(
+  term: TraceTerm,
+  batched: Uint8Array,
+  live: Uint8Array,
+  guards: readonly Guard[],
+  isTensor: (v: number) => boolean,
+  at: Int32Array | null,
+): Int32Array {
   const tape = term.tape;
   const n = tape.length;
   const column = (v: number): boolean => batched[v] === 1 && live[v] === 1 && !isTensor(v);
   const lastUse = tabulate(new Int32Array(n), (i) => i);
-  for (let i = 0; i < n; i++) if (live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], at === null ? i : at[i]);
+  // an instruction inside a fused chain reads its operands where the chain runs (at its sink)
+  const readAt = (i: number): number => (at === null ? i : at[i]);
+  for (let i = 0; i < n; i++) if (live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], readAt(i));
   for (const g of guards) lastUse[g.a] = lastUse[g.b] = n;
   for (const v of term.output.atoms) lastUse[v] = n;
   const endsAt: number[][] = Array.from({ length: n + 1 }, () => []);
@@ -359,7 +368,10 @@ function tensorsEndingAt(term: TraceTerm, batched: Uint8Array, live: Uint8Array,
   const tape = term.tape;
   const n = tape.length;
   const lastUse = new Int32Array(n).fill(-1);
-  for (let i = 0; i < n; i++) if (batched[i] && live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], at === null ? i : at[i]);
+  const readAt = (i: number): number => (at === null ? i : at[i]);
+  for (let i = 0; i < n; i++) {
+    if (batched[i] && live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], readAt(i));
+  }
   for (const v of term.output.atoms) lastUse[v] = -1;
   const endsAt: (number[] | undefined)[] = new Array<number[] | undefined>(n);
   for (let v = 0; v < n; v++) {
