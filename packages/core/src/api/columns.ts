@@ -39,12 +39,14 @@ export function forwardColumns(traced: TracedFn, tensors: boolean): unknown {
   const v0 = leavesLike(caller, "v", xs, basisVector(xs, 0), "x");
   const applied = emitTransformed(traced, pushforward, { extra: { name: "v", shape: xs, leaves: v0 }, resultShape: out, keep: "both" });
   const emitted = applied.term!;
-  const release = (): void => {
-    emitted.tape.releaseBuffers(true, term.tape.length);
+  // the emitted term extends C's tape; `all`: C's buffers too (every value read is copied out by then)
+  const release = (all: boolean): void => {
+    emitted.tape.releaseBuffers(true, all ? 0 : term.tape.length);
     emitted.tape.recycle();
   };
   if (applied.opaque) {
-    release();
+    // the caller goes on with C (a sweep per column)
+    release(false);
     return null;
   }
   // the point, the same in every lane; the direction, lane c the basis vector c
@@ -65,7 +67,8 @@ export function forwardColumns(traced: TracedFn, tensors: boolean): unknown {
   // every lane holds (no guards, no checks): each column written whole; the pool's, given back below
   const columns = widths.map((w) => alloc(C * w, true));
   runLanes(emitted, [], { reportTies: false, checkNaN: false }, inputs, Int32Array.from({ length: C }, (_, c) => c), columns);
-  release();
+  // nothing reads C after the lanes (f(x) is not returned): its buffers go back to the pool with the tangents', rather than to the collector
+  release(true);
   if (!tensors) {
     // reals: row j holds ∂y_j/∂x_i for every input i
     const rowsOfReals = columns.map((col) => unflatten(xs, Array.from(col)));

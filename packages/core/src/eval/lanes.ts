@@ -7,7 +7,9 @@
  * variable, as its arguments are. A variable that is not batched is computed once, a
  * batched real into a column (one number per lane, the primitive's loop inside), a
  * batched tensor into one buffer of the lanes side by side (a lane axis in front), by
- * one kernel call for all lanes where the primitive has a batching rule (lane-rules.ts).
+ * one kernel call for all lanes where the primitive has a batching rule (lane-rules.ts),
+ * or, for a chain of elementwise instructions and gathers, one loop that writes only the
+ * chain's last result (lane-fusion.ts).
  * Lanes are taken in blocks, so that the columns of a long trace stay a bounded size.
  *
  * The term holds at a lane where its recorded decisions come out as they did (the
@@ -22,6 +24,7 @@ import { liveness } from "../diff/place.js";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, KINKS, tensorSpec } from "../trace/opcodes.js";
 import { binaryKernel, compute } from "../trace/tape.js";
 import { laneArg, onLanes } from "./lane-rules.js";
+import { planFusion, runFused, type ChainOperand } from "./lane-fusion.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { isScanCode, scanCodes, type ScanParams } from "../trace/scan-ops.js";
@@ -121,31 +124,47 @@ export function runLanes(
   const test = (g: Guard, va: number, vb: number): boolean => !(options.reportTies && va === vb && g.distinct) && predicates[g.pred].test(va, vb) === g.outcome;
   const fixed = guards.filter((g) => !batched[g.a] && !batched[g.b]);
   const atKink = (i: number): boolean => !batched[i] && live[i] !== 0 && kinked(i) && KINKS[op[i]]!(vals[a[i]]);
-  if (nowhere || !fixed.every((g) => test(g, vals[g.a], vals[g.b])) || [...Array(n).keys()].some(atKink)) {
+  if (nowhere || !fixed.every((g) => test(g, vals[g.a], vals[g.b])) || someIndex(n, atKink)) {
     for (const i of made) release(bufs[i]!);
     return held.fill(0);
   }
   const varying = guards.filter((g) => batched[g.a] || batched[g.b]);
 
+  // chains of elementwise instructions, each computed by its last one in one loop (lane-fusion.ts);
+  // not under checkNaN, which checks every instruction's values
+  const pinned = new Uint8Array(n);
+  for (const v of term.output.atoms) pinned[v] = 1;
+  for (const g of guards) pinned[g.a] = pinned[g.b] = 1;
+  for (let i = 0; i < n; i++) if (tieChecked[i] || kinked(i)) pinned[i] = 1;
+  const fusion = options.checkNaN ? null : planFusion({ tape, batched, live, pinned });
+  const at = fusion?.at ?? null;
+  // a chain that is an output writes its lanes into the output itself where no lane can
+  // fail (no guard, tie or kink varies with the lane): every lane's output is then written
+  const laneMayFail = varying.length > 0 || someIndex(n, (i) => batched[i] === 1 && live[i] === 1 && (tieChecked[i] === 1 || kinked(i)));
+  const directTo = new Int32Array(n).fill(-1);
+  if (fusion !== null && !laneMayFail) term.output.atoms.forEach((v, j) => {
+    if (fusion.chains.has(v) && directTo[v] < 0) directTo[v] = j;
+  });
+
   // the batched variables, in blocks of lanes; a real's column is reused once its last
   // reader has run (the guards', read at the end of a block, and the outputs' are kept)
-  const slotOf = columnSlots(term, batched, live, varying, isTensor);
+  const slotOf = columnSlots(term, batched, live, varying, isTensor, at);
   const slots = slotOf.reduce((k, s) => Math.max(k, s + 1), 0);
   let tensors = 0;
-  for (let i = 0; i < n; i++) if (batched[i] && live[i] && isTensor(i)) tensors++;
+  for (let i = 0; i < n; i++) if (batched[i] && live[i] && isTensor(i) && !fusion?.absorbed[i]) tensors++;
   const L = Math.max(1, Math.min(m, Math.floor(BLOCK_VALUES / Math.max(1, slots + tensors))));
   const columns = Array.from({ length: slots }, () => new Float64Array(L));
   const cols: (Float64Array | null)[] = Array.from(slotOf, (s) => (s < 0 ? null : columns[s]));
   // a batched tensor's lanes of the block side by side; a pool's buffer (owned) or a view of the input
   const laneBuf: (Float64Array | null)[] = new Array<Float64Array | null>(n).fill(null);
   const owned = new Uint8Array(n);
-  const widthOf = Int32Array.from({ length: n }, (_, v) => (isTensor(v) ? size(dims(v)) : 1));
+  const widthOf = tabulate(new Int32Array(n), (v) => (isTensor(v) ? size(dims(v)) : 1));
   const drop = (v: number): void => {
     if (owned[v]) release(laneBuf[v]!);
     laneBuf[v] = null;
     owned[v] = 0;
   };
-  const endsAt = tensorsEndingAt(term, batched, live);
+  const endsAt = tensorsEndingAt(term, batched, live, at);
   // scalar primitives recorded with dims (a real from a tensor operation's rules): on
   // reals, the same kernel as a column, not lane by lane
   const onReals = new Uint8Array(n);
@@ -159,7 +178,7 @@ export function runLanes(
   const valueAt = (v: number, k: number): Buf => (batched[v] ? batchedAt(v, k) : one(v));
 
   // a tensor primitive, or a scalar one on tensors (not a column's loop of reals)
-  const tensorOp = Uint8Array.from({ length: n }, (_, i) => +(op[i] >= FIRST_PRIMITIVE && (isTensor(i) || (x[i] !== 0 && !onReals[i]))));
+  const tensorOp = tabulate(new Uint8Array(n), (i) => +(op[i] >= FIRST_PRIMITIVE && (isTensor(i) || (x[i] !== 0 && !onReals[i]))));
 
   for (let start = 0; start < m; start += L) {
     const end = Math.min(m, start + L);
@@ -210,8 +229,24 @@ export function runLanes(
       }
     };
 
+    /** Chain i's lanes of the block (a pool's buffer, or its place in the output), its operands as they are now. */
+    const written = new Uint8Array(outs.length);
+    const chainStep = (i: number): void => {
+      const W = widthOf[i];
+      const j = directTo[i];
+      const direct = j >= 0 && lanes[end - 1] - lanes[start] === w - 1;
+      const ys = direct ? outs[j].subarray(lanes[start] * W, (lanes[start] + w) * W) : alloc(w * W, true);
+      runFused(fusion!.chains.get(i)!, w, ys, (v): ChainOperand => {
+        if (!batched[v]) return { values: isTensor(v) ? bufs[v]! : Float64Array.of(vals[v]), laneSize: 0 };
+        return isTensor(v) ? { values: laneBuf[v]!, laneSize: widthOf[v] } : { values: cols[v]!, laneSize: 1 };
+      });
+      laneBuf[i] = ys;
+      owned[i] = +!direct;
+      if (direct) written[j] = 1;
+    };
+
     for (let i = 0; i < n; i++) {
-      if (!batched[i] || !live[i]) continue;
+      if (!batched[i] || !live[i] || fusion?.absorbed[i]) continue;
       const code = op[i];
       if (code === INPUT) {
         const input = inputs[a[i]];
@@ -230,7 +265,8 @@ export function runLanes(
         }
         continue;
       }
-      if (tensorOp[i]) tensorStep(i);
+      if (fusion?.chains.has(i)) chainStep(i);
+      else if (tensorOp[i]) tensorStep(i);
       else {
         realColumn(code, cols[i]!, w, cols[a[i]], vals[a[i]], ARITY[code] === 2 ? cols[b[i]] : null, vals[b[i]]);
         // a tie at a kink, as tieAt checks it for a scalar primitive on a real
@@ -255,6 +291,7 @@ export function runLanes(
     }
     // the outputs of the lanes where the term held
     for (let j = 0; j < outAtoms.length; j++) {
+      if (written[j]) continue;
       const v = outAtoms[j];
       const width = outWidths[j];
       const out = outs[j];
@@ -276,12 +313,21 @@ export function runLanes(
  * A column (by number) for each batched real that is needed, shared with reals whose last
  * reader ran before it is made (a linear scan in the tape's order): -1 for the others.
  */
-function columnSlots(term: TraceTerm, batched: Uint8Array, live: Uint8Array, guards: readonly Guard[], isTensor: (v: number) => boolean): Int32Array {
+function columnSlots(
+  term: TraceTerm,
+  batched: Uint8Array,
+  live: Uint8Array,
+  guards: readonly Guard[],
+  isTensor: (v: number) => boolean,
+  at: Int32Array | null,
+): Int32Array {
   const tape = term.tape;
   const n = tape.length;
   const column = (v: number): boolean => batched[v] === 1 && live[v] === 1 && !isTensor(v);
-  const lastUse = Int32Array.from({ length: n }, (_, i) => i);
-  for (let i = 0; i < n; i++) if (live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], i);
+  const lastUse = tabulate(new Int32Array(n), (i) => i);
+  // an instruction inside a fused chain reads its operands where the chain runs (at its sink)
+  const readAt = (i: number): number => (at === null ? i : at[i]);
+  for (let i = 0; i < n; i++) if (live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], readAt(i));
   for (const g of guards) lastUse[g.a] = lastUse[g.b] = n;
   for (const v of term.output.atoms) lastUse[v] = n;
   const endsAt: number[][] = Array.from({ length: n + 1 }, () => []);
@@ -300,14 +346,32 @@ function columnSlots(term: TraceTerm, batched: Uint8Array, live: Uint8Array, gua
 const NONE: readonly number[] = [];
 
 /**
+ * `a` with a[i] = f(i): per instruction of a long tape, a loop (TypedArray.from with a
+ * mapping function took 0.7 ms per call over ht's Jacobian's tape).
+ */
+function tabulate<A extends Uint8Array | Int32Array>(a: A, f: (i: number) => number): A {
+  for (let i = 0; i < a.length; i++) a[i] = f(i);
+  return a;
+}
+
+/** Whether f holds at some i < n (without an array of the indices). */
+function someIndex(n: number, f: (i: number) => boolean): boolean {
+  for (let i = 0; i < n; i++) if (f(i)) return true;
+  return false;
+}
+
+/**
  * For each instruction, the batched tensors (computed, not inputs or outputs) that it is
  * the last to read: their lanes' buffers may go back to the pool once it has run.
  */
-function tensorsEndingAt(term: TraceTerm, batched: Uint8Array, live: Uint8Array): (number[] | undefined)[] {
+function tensorsEndingAt(term: TraceTerm, batched: Uint8Array, live: Uint8Array, at: Int32Array | null): (number[] | undefined)[] {
   const tape = term.tape;
   const n = tape.length;
   const lastUse = new Int32Array(n).fill(-1);
-  for (let i = 0; i < n; i++) if (batched[i] && live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = i;
+  const readAt = (i: number): number => (at === null ? i : at[i]);
+  for (let i = 0; i < n; i++) {
+    if (batched[i] && live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], readAt(i));
+  }
   for (const v of term.output.atoms) lastUse[v] = -1;
   const endsAt: (number[] | undefined)[] = new Array<number[] | undefined>(n);
   for (let v = 0; v < n; v++) {

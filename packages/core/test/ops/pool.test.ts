@@ -89,6 +89,20 @@ describe("buffer pool", () => {
     // H·1 of Σ‖c_a(i) − Pᵢ‖²: twice the number of points at each centroid, in every coordinate
     expect(Array.from(again[1].data)).toEqual(Array(30).fill(200));
   });
+  it("a Jacobian by lanes gives the trace's buffers back too once its columns are computed: per call, only its result is new", () => {
+    const A = Float64Array.from({ length: 300 }, (_, i) => Math.cos(i));
+    const f = (t: Tensor) => mul(tanh(mul(t, A)), add(t, mul(A, A)));
+    const x = Float64Array.from({ length: 300 }, (_, i) => Math.sin(i));
+    const want = jacfwd(f, x) as NdArray;
+    for (let k = 0; k < 2; k++) jacfwd(f, x);
+    for (let k = 0; k < 3; k++) {
+      const fresh = poolStats.fresh;
+      expect(Array.from((jacfwd(f, x) as NdArray).data)).toEqual(Array.from(want.data));
+      // the 300 × 300 block handed out, and f(x)'s copy; the trace's copies of x and A, its
+      // values and the lanes' from the pool (9 when the trace's were left to the collector)
+      expect(poolStats.fresh - fresh).toBeLessThanOrEqual(2);
+    }
+  });
   it("a term kept for inspection keeps its buffers", () => {
     const term = traceOf(loss, params());
     for (let i = 0; i < 3; i++) grad(loss, params());

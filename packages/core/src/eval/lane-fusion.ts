@@ -1,0 +1,277 @@
+/**
+ * @file Chains of elementwise instructions over a batch of lanes (vmap's evaluator,
+ * lanes.ts) fused into one loop: each result element computed from its operands'
+ * elements in registers, the chain's intermediate tensors never written.
+ *
+ * A forward-mode Jacobian evaluates its tangent term with the columns as lanes (columns.ts),
+ * and the per-element part of such a term is a chain of gathers, products and sums over
+ * lanes × elements (GradBench's ht: for each point, u0·∂V_a + u1·∂V_b + w·∂V_c, 26 lanes
+ * of [3, N]). Instruction by instruction, every link writes and reads the whole batch
+ * back: memory-bound passes. Fused, the batch is written once.
+ *
+ * A chain is a tree of instructions that are batched, elementwise (a scalar primitive on
+ * tensors) or a gather, of the same dims, each read by one instruction only, the next in
+ * the chain (not an output, nor a guard's, tie's or NaN check's operand), rooted at an
+ * elementwise one (its sink). Its other operands are loads: at result element (row r,
+ * element q of the last axis), a tensor is read at its row's offset plus q (or its one
+ * element along the row, broadcast), a gather's source at the row's offset plus
+ * indices[q] (along the last axis) or q (along another: the row's offset then says which
+ * entry), a real once per lane. Every element is the primitive's own kernel on the same
+ * operands (`KERNELS`, the one that `compute` maps over a tensor; + − × ÷ written inline,
+ * the same IEEE operations), so the numbers are those of the instructions one by one.
+ */
+import { broadcastStrides, sameDims, size, strides as stridesOf, type Dims } from "@wengert/ops";
+import { ARITY, CODE, FIRST_PRIMITIVE, IS_TENSOR_OP, KERNELS } from "../trace/opcodes.js";
+import type { Tape } from "../trace/tape.js";
+
+/** An operand read from outside the chain (see the file's comment). */
+interface Load {
+  /** The variable read: the operand, or a gather's source. */
+  readonly v: number;
+  /** Per result row, where the row starts in v's value (at one lane). */
+  readonly rows: Int32Array;
+  /** Along the row: one element (0), consecutive ones (1), or a gather's indices. */
+  readonly along: 0 | 1 | Int32Array;
+}
+
+/** A fused chain: what its sink computes. */
+export interface FusedChain {
+  readonly dims: Dims;
+  /** How many instructions it computes (the sink and those absorbed). */
+  readonly instructions: number;
+  readonly loads: readonly Load[];
+  /** The compiled loop (see compile). */
+  readonly run: ChainRun;
+}
+
+/**
+ * The chain at `w` lanes: loads' values (a batched one's lanes side by side, `laneSize`
+ * apart; 0 for one value for every lane) into `out`, lane l's S = R · n results at l · S.
+ */
+type ChainRun = (
+  w: number,
+  R: number,
+  n: number,
+  out: Float64Array,
+  B: readonly Float64Array[],
+  Z: readonly number[],
+  O: readonly Int32Array[],
+  X: readonly Int32Array[],
+) => void;
+
+/** The fused chains of a term: by sink, and for every instruction the position where it is computed. */
+export interface FusionPlan {
+  /** The chains by their sink's index. */
+  readonly chains: ReadonlyMap<number, FusedChain>;
+  /** Per instruction, 1 where it is inside a chain (not its sink): computed by the sink. */
+  readonly absorbed: Uint8Array;
+  /** Per instruction, where its operands are read: its chain's sink, else itself. */
+  readonly at: Int32Array;
+}
+
+export interface FusionInput {
+  readonly tape: Tape;
+  readonly batched: Uint8Array;
+  readonly live: Uint8Array;
+  /** Instructions whose value is read besides their readers (outputs, guards, ties): never inside a chain. */
+  readonly pinned: Uint8Array;
+}
+
+const GATHER = CODE.gather;
+const INLINE: ReadonlyMap<number, string> = new Map([
+  [CODE.add, "+"],
+  [CODE.sub, "-"],
+  [CODE.mul, "*"],
+  [CODE.div, "/"],
+]);
+
+/** The chains of the term (see the file's comment); instructions outside them are evaluated one by one as before. */
+export function planFusion({ tape, batched, live, pinned }: FusionInput): FusionPlan {
+  const { op, length: n } = tape;
+  const at = new Int32Array(n);
+  for (let i = 0; i < n; i++) at[i] = i;
+  const absorbed = new Uint8Array(n);
+  const chains = new Map<number, FusedChain>();
+  const elementwise = (i: number): boolean =>
+    batched[i] === 1 && live[i] === 1 && op[i] >= FIRST_PRIMITIVE && !IS_TENSOR_OP[op[i]] && tape.isTensor(i) && tape.dims(i).length > 0;
+  const gather = (i: number): boolean => batched[i] === 1 && live[i] === 1 && op[i] === GATHER && tape.dims(i).length > 0;
+  // each instruction's one reader, or -1 (none, or several)
+  const reader = new Int32Array(n).fill(-1);
+  const readers = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    if (!live[i] || op[i] < FIRST_PRIMITIVE) continue;
+    const args = tape.args(i);
+    args.forEach((v, k) => {
+      if (args.indexOf(v) !== k) return;
+      readers[v]++;
+      reader[v] = i;
+    });
+  }
+  // joined to its reader: read there only, elementwise, at the same dims
+  const into = new Int32Array(n).fill(-1);
+  for (let i = 0; i < n; i++) {
+    const r = reader[i];
+    if (readers[i] !== 1 || pinned[i] || !(elementwise(i) || gather(i)) || !elementwise(r) || !sameDims(tape.dims(i), tape.dims(r))) continue;
+    into[i] = r;
+  }
+  // the sinks, readers coming after what they read
+  for (let i = n - 1; i >= 0; i--) if (into[i] >= 0) at[i] = at[into[i]];
+  const members = new Map<number, number[]>();
+  for (let i = 0; i < n; i++) {
+    if (into[i] < 0) continue;
+    absorbed[i] = 1;
+    const list = members.get(at[i]);
+    if (list === undefined) members.set(at[i], [i]);
+    else list.push(i);
+  }
+  for (const [sink, list] of members) chains.set(sink, chainOf(tape, [...list, sink], into));
+  return { chains, absorbed, at };
+}
+
+/** The loads and the compiled loop of a chain (its instructions in tape order, the sink last). */
+function chainOf(tape: Tape, instructions: readonly number[], into: Int32Array): FusedChain {
+  const dims = tape.dims(instructions[instructions.length - 1]);
+  const loads: Load[] = [];
+  const loadOf = new Map<number, number>();
+  const lines: string[] = [];
+  const name = new Map<number, string>();
+  const operand = (v: number): string => {
+    const known = name.get(v);
+    if (known !== undefined) return known;
+    // a tensor or real read from outside, once per variable
+    let k = loadOf.get(v);
+    if (k === undefined) {
+      k = loads.push(broadcastLoad(tape, v, dims)) - 1;
+      loadOf.set(v, k);
+    }
+    return `l${k}`;
+  };
+  for (const i of instructions) {
+    const code = tape.op[i];
+    if (code === GATHER) {
+      const k = loads.push(gatherLoad(tape, i, dims)) - 1;
+      name.set(i, `l${k}`);
+      continue;
+    }
+    const args = tape.args(i).map((v) => (into[v] === i ? name.get(v)! : operand(v)));
+    const inline = INLINE.get(code);
+    const value = inline !== undefined ? `${args[0]} ${inline} ${args[1]}` : ARITY[code] === 1 ? `K${code}(${args[0]}, 0)` : `K${code}(${args[0]}, ${args[1]})`;
+    lines.push(`const t${i} = ${value};`);
+    name.set(i, `t${i}`);
+  }
+  const sink = name.get(instructions[instructions.length - 1])!;
+  const codes = [...new Set(instructions.map((i) => tape.op[i]).filter((c) => c !== GATHER && !INLINE.has(c)))];
+  return { dims, instructions: instructions.length, loads, run: compile(loads, lines, sink, codes) };
+}
+
+/** For each row of a result of dims `out` (all axes but the last), the offset `f(index)` of its start. */
+function rowOffsets(out: Dims, f: (index: readonly number[]) => number): Int32Array {
+  const prefix = out.slice(0, -1);
+  const R = size(prefix);
+  const rows = new Int32Array(R);
+  const index = new Array<number>(prefix.length).fill(0);
+  for (let r = 0; r < R; r++) {
+    rows[r] = f(index);
+    for (let ax = prefix.length - 1; ax >= 0; ax--) {
+      if (++index[ax] < prefix[ax]) break;
+      index[ax] = 0;
+    }
+  }
+  return rows;
+}
+
+/** Operand v (a real, or a tensor broadcasting to `out`) read at each result element. */
+function broadcastLoad(tape: Tape, v: number, out: Dims): Load {
+  const d = tape.dims(v);
+  if (!tape.isTensor(v) || d.length === 0) return { v, rows: new Int32Array(size(out.slice(0, -1))), along: 0 };
+  // v's axes aligned with out's last ones (NumPy broadcasting): stride 0 where it is repeated
+  const st = broadcastStrides(d, out);
+  const rows = rowOffsets(out, (index) => index.reduce((o, i, ax) => o + i * st[ax], 0));
+  return { v, rows, along: st[out.length - 1] === 0 ? 0 : 1 };
+}
+
+/** Gather instruction g's source read at each result element (its result's dims are `out`). */
+function gatherLoad(tape: Tape, g: number, out: Dims): Load {
+  const x = tape.args(g)[0];
+  const { indices, axis } = tape.params(g) as { indices: Int32Array; axis: number };
+  const strides = stridesOf(tape.dims(x));
+  const last = out.length - 1;
+  const rows = rowOffsets(out, (index) => {
+    let o = 0;
+    for (let ax = 0; ax < index.length; ax++) o += (ax === axis ? indices[index[ax]] : index[ax]) * strides[ax];
+    return o;
+  });
+  return { v: x, rows, along: axis === last ? indices : 1 };
+}
+
+const compiled = new Map<string, ChainRun>();
+const MAX_COMPILED = 256;
+
+/**
+ * The chain's loop: per lane and row, each load's start; per element, the loads, then
+ * the instructions in order, then the sink's value stored. Cached by its source (the
+ * chain's structure, not its sizes).
+ *
+ * The loop over a row's elements is a function of its own, called per row: V8 then
+ * optimizes it as a function after a few rows (the whole chain runs once per call of
+ * the term, and its code entered mid-loop, on-stack replaced, ran 6× slower).
+ */
+function compile(loads: readonly Load[], lines: readonly string[], sink: string, codes: readonly number[]): ChainRun {
+  // per load: its one value of the row, or its buffer, the row's start and (a gather) the indices
+  const rowParams = ["out", "at", "n", ...loads.flatMap((ld, k) => (ld.along === 0 ? [`l${k}`] : [`b${k}`, `p${k}`, ...(ld.along === 1 ? [] : [`x${k}`])]))];
+  const perElement = loads.flatMap((ld, k) => (ld.along === 0 ? [] : [`const l${k} = b${k}[p${k} + ${ld.along === 1 ? "q" : `x${k}[q]`}];`]));
+  const row = [
+    ...codes.map((c) => `const K${c} = K[${c}];`),
+    `return function row(${rowParams.join(", ")}) {`,
+    "  for (let q = 0; q < n; q++) {",
+    ...[...perElement, ...lines].map((s) => `    ${s}`),
+    `    out[at + q] = ${sink};`,
+    "  }",
+    "};",
+  ].join("\n");
+  const perRow = loads.map((ld, k) => (ld.along === 0 ? `const l${k} = b${k}[l * z${k} + o${k}[r]];` : `const p${k} = l * z${k} + o${k}[r];`));
+  const source = [
+    ...loads.map((ld, k) => `const b${k} = B[${k}], z${k} = Z[${k}], o${k} = O[${k}]${ld.along instanceof Int32Array ? `, x${k} = X[${k}]` : ""};`),
+    "const S = R * n;",
+    "for (let l = 0; l < w; l++) {",
+    "  for (let r = 0; r < R; r++) {",
+    ...perRow.map((s) => `    ${s}`),
+    `    row(${rowParams.map((p) => (p === "at" ? "l * S + r * n" : p)).join(", ")});`,
+    "  }",
+    "}",
+  ].join("\n");
+  const key = `${row}\n${source}`;
+  let run = compiled.get(key);
+  if (run === undefined) {
+    const rowOf = new Function("K", row) as (K: typeof KERNELS) => unknown;
+    run = new Function("row", `return function chain(w, R, n, out, B, Z, O, X) {\n${source}\n};`)(rowOf(KERNELS)) as ChainRun;
+    // bounded: a program that makes ever new chains compiles them again rather than keeping them all
+    if (compiled.size >= MAX_COMPILED) compiled.clear();
+    compiled.set(key, run);
+  }
+  return run;
+}
+
+/** What runFused reads of a variable: its value for every lane (a batched one's lanes side by side). */
+export interface ChainOperand {
+  readonly values: Float64Array;
+  /** How far apart the lanes are (0: one value for every lane). */
+  readonly laneSize: number;
+}
+
+/** Counters for tests: chains run, and the instructions they computed (sinks included). */
+export const fusionStats = { chains: 0, instructions: 0 };
+
+/** The chain at `w` lanes into `out` (w · size(dims) values), its loads read through `operand`. */
+export function runFused(chain: FusedChain, w: number, out: Float64Array, operand: (v: number) => ChainOperand): void {
+  fusionStats.chains++;
+  fusionStats.instructions += chain.instructions;
+  const n = chain.dims[chain.dims.length - 1];
+  const R = size(chain.dims) / Math.max(1, n);
+  if (n === 0 || R === 0) return;
+  const ops = chain.loads.map((ld) => operand(ld.v));
+  const X = chain.loads.map((ld) => (ld.along instanceof Int32Array ? ld.along : EMPTY));
+  chain.run(w, R, n, out, ops.map((o) => o.values), ops.map((o) => o.laneSize), chain.loads.map((ld) => ld.rows), X);
+}
+
+const EMPTY = new Int32Array(0);
