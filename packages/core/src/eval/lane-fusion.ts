@@ -12,7 +12,8 @@
  * A chain is a tree of instructions that are batched, elementwise (a scalar primitive on
  * tensors) or a gather, of the same dims, each read by one instruction only, the next in
  * the chain (not an output, nor a guard's, tie's or NaN check's operand), rooted at an
- * elementwise one (its sink). Its other operands are loads: at result element (row r,
+ * elementwise one (its sink); an instruction whose lanes are checked for ties is neither
+ * (its check runs per lane on its own result, lanes.ts). Its other operands are loads: at result element (row r,
  * element q of the last axis), a tensor is read at its row's offset plus q (or its one
  * element along the row, broadcast), a gather's source at the row's offset plus
  * indices[q] (along the last axis) or q (along another: the row's offset then says which
@@ -75,6 +76,8 @@ export interface FusionInput {
   readonly live: Uint8Array;
   /** Instructions whose value is read besides their readers (outputs, guards, ties): never inside a chain. */
   readonly pinned: Uint8Array;
+  /** Instructions whose lanes are checked (a tie, a kink): evaluated one by one, never in a chain nor its sink. */
+  readonly checked: Uint8Array;
 }
 
 const GATHER = CODE.gather;
@@ -86,7 +89,7 @@ const INLINE: ReadonlyMap<number, string> = new Map([
 ]);
 
 /** The chains of the term (see the file's comment); instructions outside them are evaluated one by one as before. */
-export function planFusion({ tape, batched, live, pinned }: FusionInput): FusionPlan {
+export function planFusion({ tape, batched, live, pinned, checked }: FusionInput): FusionPlan {
   const { op, length: n } = tape;
   const at = new Int32Array(n);
   for (let i = 0; i < n; i++) at[i] = i;
@@ -111,7 +114,7 @@ export function planFusion({ tape, batched, live, pinned }: FusionInput): Fusion
   const into = new Int32Array(n).fill(-1);
   for (let i = 0; i < n; i++) {
     const r = reader[i];
-    if (readers[i] !== 1 || pinned[i] || !(elementwise(i) || gather(i)) || !elementwise(r) || !sameDims(tape.dims(i), tape.dims(r))) continue;
+    if (readers[i] !== 1 || pinned[i] || checked[i] || checked[r] || !(elementwise(i) || gather(i)) || !elementwise(r) || !sameDims(tape.dims(i), tape.dims(r))) continue;
     into[i] = r;
   }
   // the sinks, readers coming after what they read

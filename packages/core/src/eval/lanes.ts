@@ -135,8 +135,9 @@ export function runLanes(
   const pinned = new Uint8Array(n);
   for (const v of term.output.atoms) pinned[v] = 1;
   for (const g of guards) pinned[g.a] = pinned[g.b] = 1;
-  for (let i = 0; i < n; i++) if (tieChecked[i] || kinked(i)) pinned[i] = 1;
-  const fusion = options.checkNaN ? null : planFusion({ tape, batched, live, pinned });
+  const checked = new Uint8Array(n);
+  for (let i = 0; i < n; i++) if (tieChecked[i] || kinked(i)) checked[i] = 1;
+  const fusion = options.checkNaN ? null : planFusion({ tape, batched, live, pinned, checked });
   const at = fusion?.at ?? null;
   // a chain that is an output writes its lanes into the output itself where no lane can
   // fail (no guard, tie or kink varies with the lane): every lane's output is then written

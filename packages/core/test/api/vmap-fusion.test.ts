@@ -8,7 +8,7 @@
 import ndarray from "ndarray";
 import { describe, expect, it } from "vitest";
 import {
-  add, exp, gather, gt, index, jacfwd, jvp, matmul, mul, neg, reshape, sin, sub, tanh, vmap, type NdArray, type Scalar, type Tensor,
+  abs, add, exp, gather, grad, gt, index, jacfwd, jvp, matmul, mul, neg, reshape, sin, sub, sum, tanh, vmap, TieError, type NdArray, type Scalar, type Tensor,
 } from "../../src/index.js";
 import { fusionStats } from "../../src/eval/lane-fusion.js";
 import { numbers } from "../helpers/same-bits.js";
@@ -140,5 +140,20 @@ describe("vmap's fused elementwise chains", () => {
         if (!Object.is(J.data[k * 3 + c], y)) expect.fail(`column ${c}, row ${k}: ${J.data[k * 3 + c]} (jacfwd) vs ${y} (jvp)`);
       });
     }
+  });
+});
+
+describe("a chain ending at a kink", () => {
+  it("keeps the kink's check: a tie at one lane's element is reported for that lane", () => {
+    // abs(3u) at u = 0 is a tie: in the chain mul → add → abs, abs is checked per lane (an
+    // instruction checked for ties is never fused, lane-fusion.ts; abs's rule reads add too)
+    const g = (t: Tensor) => grad((u: Tensor) => sum(abs(add(mul(u, 2), u))), t, { ties: "error" });
+    const lanes = ndarray(Float64Array.of(1, 2, 3, 0.5, 0, -1, -2, 4, 5), [3, 3]);
+    expect(() => vmap(g)(lanes)).toThrow(TieError);
+    expect(() => vmap(g)(lanes)).toThrow(/in lane 1 of vmap/);
+    // without the tie, the same chain under vmap is g at each lane, bit for bit
+    const clear = ndarray(Float64Array.of(1, 2, 3, 0.5, 0.25, -1, -2, 4, 5), [3, 3]);
+    const got = numbers(vmap(g)(clear));
+    for (let l = 0; l < 3; l++) expect(got.slice(3 * l, 3 * l + 3)).toEqual(numbers(g(Float64Array.from(clear.data.subarray(3 * l, 3 * l + 3)) as never)));
   });
 });
