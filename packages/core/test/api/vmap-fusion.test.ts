@@ -11,7 +11,7 @@ import {
   abs, add, exp, gather, grad, gt, index, jacfwd, jvp, matmul, mul, neg, reshape, sin, sub, sum, tanh, vmap, TieError, type NdArray, type Scalar, type Tensor,
 } from "../../src/index.js";
 import { fusionStats } from "../../src/eval/lane-fusion.js";
-import { numbers } from "../helpers/same-bits.js";
+import { expectLanes, numbers } from "../helpers/same-bits.js";
 import { rng, sizeOf } from "../helpers/tensors.js";
 
 type Value = Tensor | Scalar;
@@ -44,15 +44,7 @@ function expectMapped(dims: readonly (readonly number[])[], f: (xs: readonly Val
   const got = parts(vmap(f, { inAxes })(xs)).map((y) => numbers(y));
   const fused = fusionStats.instructions - before;
   const perLane = Array.from({ length: B }, (_, l) => parts(f(xs.map((x, k) => (k === shared ? (x as unknown as Value) : laneOf(x, dims[k], l))))).map((y) => numbers(y)));
-  got.forEach((out, j) => {
-    const w = perLane[0][j].length;
-    expect(out.length).toBe(B * w);
-    perLane.forEach((want, l) =>
-      want[j].forEach((y, e) => {
-        if (!Object.is(out[l * w + e], y)) expect.fail(`output ${j}, lane ${l}, element ${e}: ${out[l * w + e]} (vmap) vs ${y} (f at the lane)`);
-      }),
-    );
-  });
+  expectLanes(got, perLane);
   return fused;
 }
 

@@ -12,7 +12,7 @@ import {
   add, broadcastTo, concat, conv2d, gather, grad, gt, index, logSoftmax, logsumexp, matmul, max, min, mul, neg, reshape, scatterAdd,
   sin, slice, stack, sum, tanh, transpose, vmap, where, type NdArray, type Scalar, type Tensor,
 } from "../../src/index.js";
-import { numbers } from "../helpers/same-bits.js";
+import { expectLanes, numbers } from "../helpers/same-bits.js";
 import { rng, sizeOf } from "../helpers/tensors.js";
 
 type Value = Tensor | Scalar;
@@ -106,15 +106,7 @@ function expectMapped(c: Case, f: (xs: readonly Value[]) => unknown, shared: num
   const parts = (ys: unknown): unknown[] => (Array.isArray(ys) ? ys : [ys]);
   const got = parts(vmap(f, { inAxes })(xs)).map((y) => numbers(y));
   const perLane = Array.from({ length: B }, (_, l) => parts(f(xs.map((x, k) => laneOf(x, c.dims[k], l, k === shared)))).map((y) => numbers(y)));
-  got.forEach((out, j) => {
-    const w = perLane[0][j].length;
-    expect(out.length).toBe(B * w);
-    perLane.forEach((want, l) =>
-      want[j].forEach((y, e) => {
-        if (!Object.is(out[l * w + e], y)) expect.fail(`output ${j}, lane ${l}, element ${e}: ${out[l * w + e]} (vmap) vs ${y} (f at the lane)`);
-      }),
-    );
-  });
+  expectLanes(got, perLane);
 }
 
 /** f behind a branch on its first argument's first element: lanes take it apart (traced apart, each trace run at the others). */

@@ -1,7 +1,7 @@
 /**
  * @file Two results compared to the last bit: every number of a result in order (reals,
  * Float64Arrays, ndarrays, arrays and records of them), Object.is on each, so −0 is not 0.
- * The scan tests hold a scan's numbers to the loop written out with it.
+ * The scan tests hold a scan's numbers to the loop written out with it; the vmap tests a batch to f lane by lane.
  */
 import { expect } from "vitest";
 
@@ -23,5 +23,21 @@ export function expectSame(scanned: unknown, loop: unknown): void {
   expect(a.length).toBe(b.length);
   a.forEach((x, i) => {
     if (!Object.is(x, b[i])) expect.fail(`number ${i}: ${x} (scan) vs ${b[i]} (loop)`);
+  });
+}
+
+/**
+ * vmap's outputs (each a batch's numbers, lane after lane) hold, lane by lane, f's at that
+ * lane (perLane[l][j], output j at lane l), to the last bit.
+ */
+export function expectLanes(got: readonly (readonly number[])[], perLane: readonly (readonly (readonly number[])[])[]): void {
+  got.forEach((out, j) => {
+    const w = perLane[0][j].length;
+    expect(out.length).toBe(perLane.length * w);
+    perLane.forEach((want, l) =>
+      want[j].forEach((y, e) => {
+        if (!Object.is(out[l * w + e], y)) expect.fail(`output ${j}, lane ${l}, element ${e}: ${out[l * w + e]} (vmap) vs ${y} (f at the lane)`);
+      }),
+    );
   });
 }
