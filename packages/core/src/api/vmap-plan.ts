@@ -81,7 +81,8 @@ export function planOf(shape: Shape, leaves: readonly (number | ConcreteTensor)[
     laneShapes.push(s);
     return laneInput(v, true, s);
   });
-  const key = JSON.stringify(laneShapes.map((s) => (s.kind === "tensor" ? s.dims : null))) + JSON.stringify(batched) + typeString(laneStructure(shape, laneShapes));
+  const laneDims = JSON.stringify(laneShapes.map((s) => (s.kind === "tensor" ? s.dims : null)));
+  const key = laneDims + JSON.stringify(batched) + typeString(laneStructure(shape, laneShapes));
   return { plan: { shape, batched: [...batched], laneShapes, key }, leaves, inputs, size: B };
 }
 
