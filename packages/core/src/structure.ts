@@ -41,7 +41,7 @@ export function describe(v: unknown): string {
 /** An option's value in a message: a number or boolean as written, anything else described. */
 export const showValue = (v: unknown): string => (typeof v === "number" || typeof v === "boolean" ? String(v) : describe(v));
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (typeof v !== "object" || v === null) return false;
   const proto = Object.getPrototypeOf(v);
   return proto === Object.prototype || proto === null;

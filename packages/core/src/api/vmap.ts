@@ -27,10 +27,11 @@ import { size, type Dims } from "@wengert/ops";
 import { runLanes, type LaneInput } from "../eval/lanes.js";
 import { compileLanes, type LaneRun } from "../jit/lanes.js";
 import { WengertError } from "../errors.js";
-import { assemble, childPath, describe, flatten, leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
+import { childPath, describe, flatten, leafShapes, typeString, unflatten, type Shape } from "../structure.js";
+import { leafPaths, planned, planOf, type CallPlan, type Planned } from "./vmap-plan.js";
 import { FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
-import { concreteShape, toDense, type ConcreteTensor } from "../trace/host-tensor.js";
+import type { ConcreteTensor } from "../trace/host-tensor.js";
 import { isOperand, leafShape, Real, Tensor, type Operand } from "../trace/traced.js";
 import { reportingAt, tracing, type Guard } from "../trace/tracer.js";
 import { stack, unstack } from "./tensor.js";
@@ -69,11 +70,13 @@ export const JIT_LANES = Symbol("jit of vmap");
 export function vmap<P, Y, const I extends Axes = 0, const O extends Axes = 0>(f: (x: P) => Y, options: VmapOptions<I, O> = {}): Vmapped<P, Y, I, O> {
   checkOptionKeys("vmap", options, VMAP_OPTIONS);
   const { inAxes = 0, outAxes = 0, ...rd } = options;
-  const call = (x: unknown): unknown => batchCall(f as Fn, x, inAxes, outAxes, rd, null);
+  const plain: Mapping = { f: f as Fn, inAxes, outAxes, options: rd, kept: null, plan: null };
+  const call = (x: unknown): unknown => batchCall(plain, x);
   return Object.assign(call as Vmapped<P, Y, I, O>, {
     [JIT_LANES]: (more: RdOptions) => {
       const kept: Kept = { traces: new Map(), stats: { traces: 0, replays: 0, compiled: 0 }, calls: 0 };
-      return Object.assign((x: unknown) => batchCall(f as Fn, x, inAxes, outAxes, { ...rd, ...more }, kept), { stats: kept.stats });
+      const jitted: Mapping = { f: f as Fn, inAxes, outAxes, options: { ...rd, ...more }, kept, plan: null };
+      return Object.assign((x: unknown) => batchCall(jitted, x), { stats: kept.stats });
     },
   });
 }
@@ -110,21 +113,38 @@ const KEEP = 64;
 /** x split into lanes: its leaves as LaneInputs, the batch size, and each lane's point. */
 interface Batch {
   readonly size: number;
-  readonly inputs: LaneInput[];
-  readonly batched: boolean[];
+  readonly inputs: readonly LaneInput[];
+  readonly batched: readonly boolean[];
   /** The key of a lane's structure (jit of vmap keeps traces by it). */
   readonly key: string;
   pointAt(l: number): unknown;
 }
 
+/** A vmapped function: f, its axes and options, what jit keeps of it, and the plan of its last call. */
+interface Mapping {
+  readonly f: Fn;
+  readonly inAxes: Axes;
+  readonly outAxes: Axes;
+  readonly options: RdOptions;
+  readonly kept: Kept | null;
+  plan: CallPlan | null;
+}
+
 /** One call: at the outermost level by lanes, inside a trace by mapping f. */
-function batchCall(f: Fn, x: unknown, inAxes: Axes, outAxes: Axes, options: RdOptions, kept: Kept | null): unknown {
+function batchCall(m: Mapping, x: unknown): unknown {
+  const { f, inAxes, outAxes, options, kept } = m;
   if (typeof f !== "function") throw new WengertError(`vmap: f is ${typeof f}; expected the function to map over the batch.`);
-  const { shape, leaves } = flatten(x, "x", isOperand, "vmap's input", undefined, leafShape);
-  const batched = axesPerLeaf("vmap", "inAxes", inAxes, shape, "x");
-  if (!batched.some((b) => b)) throw new WengertError(`vmap: no input is batched (inAxes ${JSON.stringify(inAxes)}); mark the batched inputs with 0.`);
-  if (tracing() || leaves.some((v) => v instanceof Real || v instanceof Tensor)) return mapInTrace(f, shape, leaves, batched, outAxes);
-  const batch = split(shape, leaves as (number | ConcreteTensor)[], batched);
+  // x with the last call's structure: its leaves read by that call's plan
+  let lanes = m.plan !== null && !tracing() ? planned(m.plan, x) : null;
+  if (lanes === null) {
+    const { shape, leaves } = flatten(x, "x", isOperand, "vmap's input", undefined, leafShape);
+    const batched = axesPerLeaf("vmap", "inAxes", inAxes, shape, "x");
+    if (!batched.some((b) => b)) throw new WengertError(`vmap: no input is batched (inAxes ${JSON.stringify(inAxes)}); mark the batched inputs with 0.`);
+    if (tracing() || leaves.some((v) => v instanceof Real || v instanceof Tensor)) return mapInTrace(f, shape, leaves, batched, outAxes);
+    lanes = planOf(shape, leaves as (number | ConcreteTensor)[], batched, () => leafPaths(shape, "x"));
+    m.plan = lanes.plan;
+  }
+  const batch = batchOf(lanes);
   let traces: LaneTrace[] = [];
   if (kept !== null) {
     traces = kept.traces.get(batch.key) ?? [];
@@ -133,43 +153,14 @@ function batchCall(f: Fn, x: unknown, inAxes: Axes, outAxes: Axes, options: RdOp
   return byLanes(f, batch, traces, outAxes, options, kept);
 }
 
-/** x's leaves as lane inputs, checked: a batched leaf is a tensor whose leading dim is the batch size. */
-function split(shape: Shape, leaves: readonly (number | ConcreteTensor)[], batched: readonly boolean[]): Batch {
-  let B = -1;
-  const paths = leafPaths(shape, "x");
-  const laneShapes: Shape[] = [];
-  const inputs = leaves.map((v, k): LaneInput => {
-    if (!batched[k]) {
-      laneShapes.push(typeof v === "number" ? REAL : concreteShape(v));
-      return typeof v === "number"
-        ? { values: Float64Array.of(v), batched: false, width: 1 }
-        : { values: toDense(v, "vmap's input").data, batched: false, width: size(toDense(v, "vmap's input").dims) };
-    }
-    if (typeof v === "number") {
-      throw new WengertError(
-        `vmap: ${paths[k]} is a number, marked batched; a batch of reals is a Float64Array of B numbers ` +
-          "(or mark it null in inAxes for the same value in every lane).",
-      );
-    }
-    const d = toDense(v, "vmap's input");
-    if (d.dims.length === 0) throw new WengertError(`vmap: ${paths[k]} is a 0-d tensor, marked batched; a batch has a leading axis.`);
-    if (B >= 0 && d.dims[0] !== B) {
-      throw new WengertError(
-        `vmap: ${paths[k]} has ${d.dims[0]} lanes (dims [${d.dims.join(", ")}]), but an earlier batched input has ${B}; ` +
-          "every batched input needs the same leading dim.",
-      );
-    }
-    B = d.dims[0];
-    const lane = d.dims.slice(1);
-    laneShapes.push(lane.length === 0 ? REAL : { kind: "tensor", dims: lane, container: "ndarray" });
-    return { values: d.data, batched: true, width: size(lane) };
-  });
+/** The lanes of planned leaves, and each lane's point as f takes it. */
+function batchOf({ plan, leaves, inputs, size: B }: Planned): Batch {
+  const { shape, laneShapes } = plan;
   return {
     size: B,
     inputs,
-    batched: [...batched],
-    // a lane's structure, not the batch's: the batch size is no part of a lane's trace
-    key: JSON.stringify(laneShapes.map((s) => (s.kind === "tensor" ? s.dims : null))) + JSON.stringify(batched) + typeString(laneStructure(shape, laneShapes)),
+    batched: plan.batched,
+    key: plan.key,
     pointAt: (l) =>
       unflatten(
         shape,
@@ -182,10 +173,6 @@ function split(shape: Shape, leaves: readonly (number | ConcreteTensor)[], batch
       ),
   };
 }
-
-/** The structure of x at one lane: x's, its leaves the lanes' shapes. */
-const laneStructure = (shape: Shape, laneShapes: readonly Shape[]): Shape =>
-  assemble<Shape>(shape, laneShapes, (items) => ({ kind: "tuple", items }), (keys, fields) => ({ kind: "record", keys, fields }));
 
 /**
  * The lanes of a batch: each trace evaluated at the lanes left, f traced at the first
@@ -304,12 +291,29 @@ interface Output {
   result(used: readonly LaneTrace[]): unknown;
 }
 
-function outputOf(first: TraceTerm, B: number, outAxes: Axes): Output {
+/** What a trace's outputs are, for the buffers of a call: made once per trace (a kept one serves many calls). */
+interface OutputLayout {
+  readonly shape: Shape;
+  readonly batchedOut: readonly boolean[];
+  readonly dims: readonly Dims[];
+  readonly widths: readonly number[];
+}
+
+const layouts = new WeakMap<TraceTerm, OutputLayout>();
+
+function layoutOf(first: TraceTerm, outAxes: Axes): OutputLayout {
+  let layout = layouts.get(first);
+  if (layout !== undefined) return layout;
   const shape = first.output.shape;
-  const shapes = leafShapes(shape);
   const batchedOut = axesPerLeaf("vmap", "outAxes", outAxes, shape, "f(x)");
-  const dims = shapes.map((s): Dims => (s.kind === "tensor" ? s.dims : []));
-  const widths = dims.map((d) => size(d));
+  const dims = leafShapes(shape).map((s): Dims => (s.kind === "tensor" ? s.dims : []));
+  layout = { shape, batchedOut, dims, widths: dims.map((d) => size(d)) };
+  layouts.set(first, layout);
+  return layout;
+}
+
+function outputOf(first: TraceTerm, B: number, outAxes: Axes): Output {
+  const { shape, batchedOut, dims, widths } = layoutOf(first, outAxes);
   const buffers = widths.map((w) => new Float64Array(B * w));
   const described = (t: TraceTerm): string => {
     const leafDims = leafShapes(t.output.shape).map((s) => (s.kind === "tensor" ? ` [${s.dims.join(", ")}]` : ""));
@@ -332,12 +336,11 @@ function outputOf(first: TraceTerm, B: number, outAxes: Axes): Output {
       });
     },
     result(used) {
-      const paths = leafPaths(shape, "f(x)");
       const leaves = buffers.map((buf, j) => {
         if (batchedOut[j]) return dims[j].length === 0 ? buf : ndarray(buf, [B, ...dims[j]]);
         for (const t of used) {
           if (varies(t)[t.term.output.atoms[j]]) {
-            throw new WengertError(`vmap: ${paths[j]} varies along the batch, but outAxes marks it null; mark it 0 for one value per lane.`);
+            throw new WengertError(`vmap: ${leafPaths(shape, "f(x)")[j]} varies along the batch, but outAxes marks it null; mark it 0 for one value per lane.`);
           }
         }
         return dims[j].length === 0 ? buf[0] : ndarray(buf.slice(0, widths[j]), [...dims[j]]);
@@ -347,10 +350,16 @@ function outputOf(first: TraceTerm, B: number, outAxes: Axes): Output {
   };
 }
 
+/** What `varies` found of a trace (a kept one is asked at every call). */
+const variesIn = new WeakMap<LaneTrace, Uint8Array>();
+
 /** Which variables of a lane trace vary along the batch (depend on a batched input). */
 function varies(t: LaneTrace): Uint8Array {
+  const known = variesIn.get(t);
+  if (known !== undefined) return known;
   const tape = t.term.tape;
   const out = new Uint8Array(tape.length);
+  variesIn.set(t, out);
   for (let i = 0; i < tape.length; i++) {
     if (tape.op[i] === INPUT) out[i] = +t.batched[tape.a[i]];
     else if (tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) out[i] |= out[v];
@@ -412,17 +421,5 @@ function axesPerLeaf(caller: string, name: string, axes: Axes, shape: Shape, roo
     );
   };
   walk(axes, shape, root);
-  return out;
-}
-
-/** Each leaf's path (`x[1].w`), for messages. */
-function leafPaths(shape: Shape, root: string): string[] {
-  const out: string[] = [];
-  const walk = (s: Shape, path: string): void => {
-    if (s.kind === "tuple") s.items.forEach((item, i) => walk(item, childPath(path, i)));
-    else if (s.kind === "record") s.keys.forEach((k, i) => walk(s.fields[i], childPath(path, k)));
-    else out.push(path);
-  };
-  walk(shape, root);
   return out;
 }

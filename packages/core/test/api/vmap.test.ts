@@ -12,6 +12,7 @@ import {
   add, div, grad, gt, hessian, jit, jvp, lt, matmul, mul, NaNError, sin, sqrt, square, sub, sum, tanh, TieError, vmap, WengertError,
   type NdArray, type Scalar, type Tensor,
 } from "../../src/index.js";
+import { planStats } from "../../src/api/vmap-plan.js";
 import { rosenbrock } from "../helpers/cases.js";
 import { branchy } from "../helpers/programs/generate.js";
 import { firstOf } from "../helpers/programs/run.js";
@@ -85,6 +86,58 @@ describe("vmap", () => {
     expect(jv.stats.traces).toBe(traces);
     expect(jv.stats.compiled - compiled).toBe(77);
     for (let l = 0; l < 77; l++) expect(got[l]).toEqual(f([xs[0][l], xs[1][l]]));
+  });
+
+  it("a call whose x has the last call's structure reuses its plan: x walked once, no key made; any other x is planned again", () => {
+    const f = (p: { q: Scalar[]; w: Tensor; c: Scalar }) => [mul(add(p.q[0], p.q[1]), p.c), sum(mul(p.w, p.q[2]))];
+    const jv = jit(vmap(f, { inAxes: { q: 0, w: 0, c: null } }));
+    const batch = (B: number, s = 1) => ({
+      q: [0, 1, 2].map((k) => Float64Array.from({ length: B }, (_, l) => Math.sin(s * l + k))),
+      w: ndarray(Float64Array.from({ length: 2 * B }, (_, i) => Math.cos(s * i)), [B, 2]),
+      c: 1.5 * s,
+    });
+    const want = (x: ReturnType<typeof batch>) => vmap(f, { inAxes: { q: 0, w: 0, c: null } })(x);
+    // 5 calls, batches of three sizes: one plan made, reused by the 4 others, the numbers those of a fresh vmap
+    const sizes = [[7, 1], [7, 2], [3, 3], [7, 4], [30, 5]];
+    const wants = sizes.map(([B, s]) => want(batch(B, s)));
+    const { made, reused } = planStats;
+    const got = sizes.map(([B, s]) => jv(batch(B, s)));
+    expect(planStats.made - made).toBe(1);
+    expect(planStats.reused - reused).toBe(4);
+    expect(got).toEqual(wants);
+    // another lane structure (w of 3 columns): planned again, its own traces
+    const wide = { ...batch(4), w: ndarray(Float64Array.from({ length: 12 }, (_, i) => i / 7), [4, 3]) };
+    expect(jv(wide)).toEqual(want(wide));
+    expect(planStats.made - made).toBe(3);
+    // the record's keys in another order: another structure (its leaves in another order), planned again
+    const reordered = { c: 1, w: batch(4).w, q: batch(4).q };
+    expect(jv(reordered)).toEqual(want(reordered));
+    expect(planStats.made - made).toBe(5);
+    // mistakes after a plan: named as at a first call
+    const fresh = () => jit(vmap(f, { inAxes: { q: 0, w: 0, c: null } }));
+    const mistakes = [
+      { ...batch(4), c: "3" },
+      { ...batch(4), w: 2 },
+      { ...batch(4), w: ndarray(new Float64Array(10), [5, 2]) },
+      { ...batch(4), q: [Float64Array.of(1), 2, 3] },
+      { ...batch(4), extra: 1 },
+    ];
+    for (const [k, x] of mistakes.entries()) {
+      let message = "";
+      try {
+        fresh()(x as never);
+      } catch (e) {
+        message = (e as Error).message;
+      }
+      expect(message, `mistake ${k}`).not.toBe("");
+      expect(() => jv(x as never)).toThrow(message);
+    }
+    // traced values after a plan: mapped in the enclosing trace
+    const total = (g: (x: unknown) => unknown) => (c: Scalar) => {
+      const [ys, zs] = g({ ...batch(3), c }) as [Tensor, Tensor];
+      return add(sum(ys), sum(zs)) as Scalar;
+    };
+    expect(grad(total(jv as never), 2)).toEqual(grad(total(vmap(f, { inAxes: { q: 0, w: 0, c: null } }) as never), 2));
   });
 
   it("tensors: a leading axis, f's tensors per lane, outputs stacked", () => {

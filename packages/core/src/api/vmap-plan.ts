@@ -1,0 +1,163 @@
+/**
+ * @file The plan of a vmap call: the structure of x as a call found it (its shape, which
+ * leaves are batched, a lane's dims, and the key by which jit(vmap(f)) keeps its traces),
+ * made once and reused by every later call whose x has that structure, whatever its
+ * batch size.
+ *
+ * A call of jit(vmap(f)) on a batch it has seen replays compiled code over the lanes;
+ * what is left of its cost whatever the batch size is reading x. So a call whose x has
+ * the plan's structure walks x once, collecting its leaves and checking their dims, and
+ * builds no shapes, paths or key strings; any other x (a first call, another structure,
+ * a mistake) is planned from scratch, and its mistakes named there (`planOf`), as if no
+ * plan had been kept.
+ */
+import { size, type Dims } from "@wengert/ops";
+import { WengertError } from "../errors.js";
+import type { LaneInput } from "../eval/lanes.js";
+import { assemble, assertNever, childPath, isPlainObject, REAL, typeString, type Shape } from "../structure.js";
+import { concreteShape, isConcreteTensor, toDense, type ConcreteTensor } from "../trace/host-tensor.js";
+
+/** x's structure as a call of vmap found it. */
+export interface CallPlan {
+  /** x's structure (its batched leaves' dims those of the call that made the plan). */
+  readonly shape: Shape;
+  /** Which leaves are batched (by inAxes). */
+  readonly batched: readonly boolean[];
+  /** Each leaf's structure at one lane. */
+  readonly laneShapes: readonly Shape[];
+  /** The key of a lane's structure (jit(vmap(f)) keeps traces by it): the batch size is no part of it. */
+  readonly key: string;
+}
+
+/** x's leaves read by a plan: as lane inputs, and the batch size. */
+export interface Planned {
+  readonly plan: CallPlan;
+  readonly leaves: readonly (number | ConcreteTensor)[];
+  readonly inputs: readonly LaneInput[];
+  readonly size: number;
+}
+
+/** Counters for tests: plans made (x's structure walked and keyed) and plans reused, since set. */
+export const planStats = { made: 0, reused: 0 };
+
+/** A lane input of leaf v (checked). */
+function laneInput(v: number | ConcreteTensor, batched: boolean, laneShape: Shape): LaneInput {
+  if (typeof v === "number") return { values: Float64Array.of(v), batched: false, width: 1 };
+  const data = toDense(v, "vmap's input").data;
+  return { values: data, batched, width: laneShape.kind === "tensor" ? size(laneShape.dims) : 1 };
+}
+
+/**
+ * x's leaves planned from scratch, checked: a batched leaf is a tensor whose leading dim
+ * is the batch size, the same for all of them.
+ */
+export function planOf(shape: Shape, leaves: readonly (number | ConcreteTensor)[], batched: readonly boolean[], paths: () => readonly string[]): Planned {
+  planStats.made++;
+  let B = -1;
+  const laneShapes: Shape[] = [];
+  const inputs = leaves.map((v, k): LaneInput => {
+    if (!batched[k]) {
+      const s = typeof v === "number" ? REAL : concreteShape(v);
+      laneShapes.push(s);
+      return laneInput(v, false, s);
+    }
+    if (typeof v === "number") {
+      throw new WengertError(
+        `vmap: ${paths()[k]} is a number, marked batched; a batch of reals is a Float64Array of B numbers ` +
+          "(or mark it null in inAxes for the same value in every lane).",
+      );
+    }
+    const d = toDense(v, "vmap's input");
+    if (d.dims.length === 0) throw new WengertError(`vmap: ${paths()[k]} is a 0-d tensor, marked batched; a batch has a leading axis.`);
+    if (B >= 0 && d.dims[0] !== B) {
+      throw new WengertError(
+        `vmap: ${paths()[k]} has ${d.dims[0]} lanes (dims [${d.dims.join(", ")}]), but an earlier batched input has ${B}; ` +
+          "every batched input needs the same leading dim.",
+      );
+    }
+    B = d.dims[0];
+    const lane = d.dims.slice(1);
+    const s: Shape = lane.length === 0 ? REAL : { kind: "tensor", dims: lane, container: "ndarray" };
+    laneShapes.push(s);
+    return laneInput(v, true, s);
+  });
+  const laneDims = JSON.stringify(laneShapes.map((s) => (s.kind === "tensor" ? s.dims : null)));
+  const key = laneDims + JSON.stringify(batched) + typeString(laneStructure(shape, laneShapes));
+  return { plan: { shape, batched: [...batched], laneShapes, key }, leaves, inputs, size: B };
+}
+
+/** The structure of x at one lane: x's, its leaves the lanes' shapes. */
+const laneStructure = (shape: Shape, laneShapes: readonly Shape[]): Shape =>
+  assemble<Shape>(shape, laneShapes, (items) => ({ kind: "tuple", items }), (keys, fields) => ({ kind: "record", keys, fields }));
+
+/** Whether dims d are `lane`, after a leading (batch) dim if `batched`. */
+function dimsFit(d: Dims, lane: Shape, batched: boolean): boolean {
+  const want: Dims = lane.kind === "tensor" ? lane.dims : [];
+  const skip = batched ? 1 : 0;
+  if (d.length !== want.length + skip) return false;
+  for (let i = 0; i < want.length; i++) if (d[i + skip] !== want[i]) return false;
+  return true;
+}
+
+/**
+ * x's leaves read by `plan`, or null where x does not have its structure (another
+ * structure, other lane dims, batch sizes that differ, traced values): the caller then
+ * plans x from scratch, which names any mistake. One walk of x, recursive in the nesting
+ * of the user's data only.
+ */
+export function planned(plan: CallPlan, x: unknown): Planned | null {
+  const leaves: (number | ConcreteTensor)[] = [];
+  const walk = (s: Shape, v: unknown): boolean => {
+    switch (s.kind) {
+      case "real":
+        if (typeof v !== "number") return false;
+        leaves.push(v);
+        return true;
+      case "tensor":
+        if (!isConcreteTensor(v)) return false;
+        leaves.push(v);
+        return true;
+      case "tuple":
+        if (!Array.isArray(v) || v.length !== s.items.length) return false;
+        for (let i = 0; i < s.items.length; i++) if (!walk(s.items[i], v[i])) return false;
+        return true;
+      case "record": {
+        if (!isPlainObject(v)) return false;
+        const names = Object.keys(v);
+        if (names.length !== s.keys.length) return false;
+        for (let i = 0; i < names.length; i++) if (names[i] !== s.keys[i] || !walk(s.fields[i], v[names[i]])) return false;
+        return true;
+      }
+      default:
+        return assertNever(s);
+    }
+  };
+  if (!walk(plan.shape, x)) return null;
+  // every leaf's dims checked before any is read: a mistake anywhere is named by planOf, in its order
+  let B = -1;
+  for (let k = 0; k < leaves.length; k++) {
+    const v = leaves[k];
+    if (typeof v === "number") continue;
+    const d = v instanceof Float64Array ? [v.length] : v.shape;
+    if (!dimsFit(d, plan.laneShapes[k], plan.batched[k])) return null;
+    if (plan.batched[k]) {
+      if (B >= 0 && d[0] !== B) return null;
+      B = d[0];
+    }
+  }
+  planStats.reused++;
+  const inputs = leaves.map((v, k) => laneInput(v, plan.batched[k], plan.laneShapes[k]));
+  return { plan, leaves, inputs, size: B };
+}
+
+/** Each leaf's path (`x[1].w`), for messages. */
+export function leafPaths(shape: Shape, root: string): string[] {
+  const out: string[] = [];
+  const walk = (s: Shape, path: string): void => {
+    if (s.kind === "tuple") s.items.forEach((item, i) => walk(item, childPath(path, i)));
+    else if (s.kind === "record") s.keys.forEach((k, i) => walk(s.fields[i], childPath(path, k)));
+    else out.push(path);
+  };
+  walk(shape, root);
+  return out;
+}
