@@ -114,7 +114,8 @@ export function planFusion({ tape, batched, live, pinned, checked }: FusionInput
   const into = new Int32Array(n).fill(-1);
   for (let i = 0; i < n; i++) {
     const r = reader[i];
-    if (readers[i] !== 1 || pinned[i] || checked[i] || checked[r] || !(elementwise(i) || gather(i)) || !elementwise(r) || !sameDims(tape.dims(i), tape.dims(r))) continue;
+    if (readers[i] !== 1 || pinned[i] || checked[i] || checked[r]) continue;
+    if (!(elementwise(i) || gather(i)) || !elementwise(r) || !sameDims(tape.dims(i), tape.dims(r))) continue;
     into[i] = r;
   }
   // the sinks, readers coming after what they read
