@@ -152,7 +152,8 @@ export function floorSection(quick: boolean, log: (line: string) => void): Secti
   const [h, m, w] = times.map((t) => t.ms);
   const ratio = (a: number, b: number) => `×${(a / b).toFixed(1)}`;
   const markdown = [
-    `The tape floor (tape-floor.ts): an uncached gradient of W1's scalar code, n = 1000 (about 11 000 tape entries), in the least a tracer can do — one object per operation, four columns, a switch sweep — beside wengert's \`grad\` (${load}).`,
+    "The tape floor (tape-floor.ts): an uncached gradient of W1's scalar code, n = 1000 (about 11 000 tape entries), " +
+      `in the least a tracer can do — one object per operation, four columns, a switch sweep — beside wengert's \`grad\` (${load}).`,
     "",
     "| W1 rosenbrock n=1000 | median | / hand-written | / minimal tape |",
     "|---|--:|--:|--:|",

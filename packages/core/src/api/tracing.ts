@@ -126,7 +126,8 @@ export function closeTraceWith(opened: OpenedTrace, y: unknown): TracedFn {
  */
 export function userValue(tape: Tape, v: number, shape: Shape, owned = false): unknown {
   if (shape.kind !== "tensor") return tape.val[v];
-  return owned ? fromDense({ dims: tape.dims(v), data: tape.handOver(v) }, shape.container, false) : fromDense({ dims: tape.dims(v), data: tape.buf(v) }, shape.container);
+  const dims = tape.dims(v);
+  return owned ? fromDense({ dims, data: tape.handOver(v) }, shape.container, false) : fromDense({ dims, data: tape.buf(v) }, shape.container);
 }
 
 /** The leaves of a value that must have the structure `shape` (a seed, a tangent). */
