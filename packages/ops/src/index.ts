@@ -24,6 +24,6 @@ export type { Arg, Buf, Contribution, ConvDims, EmbedParams, GatherParams, Reduc
 export { broadcastLanes, type LaneArgs } from "./tensor/lanes.js";
 export { tensorOps, TENSOR_OP_NAMES, sumTo, inversePerm } from "./tensor/ops.js";
 export type { TensorDeclaration, TensorEmitter, TensorOp, TensorOpName, TensorPrimitives } from "./tensor/ops.js";
-export { alloc, pooledCopy, release, poolStats } from "./tensor/pool.js";
+export { alloc, pooledCopy, release, poolStats, SLAB_MAX } from "./tensor/pool.js";
 export { indexRangeStats } from "./tensor/index-range.js";
 import "./extent-end.js";

@@ -120,10 +120,14 @@ export function closeTraceWith(opened: OpenedTrace, y: unknown): TracedFn {
 }
 
 
-/** Variable v of a finished tape as the user gets it, by the leaf's structure. */
-export function userValue(tape: Tape, v: number, shape: Shape): unknown {
+/**
+ * Variable v of a finished tape as the user gets it, by the leaf's structure: a copy of a
+ * tensor's buffer, or the buffer itself where `owned` (the tape handed it over).
+ */
+export function userValue(tape: Tape, v: number, shape: Shape, owned = false): unknown {
   if (shape.kind !== "tensor") return tape.val[v];
-  return fromDense({ dims: tape.dims(v), data: tape.buf(v) }, shape.container);
+  const dims = tape.dims(v);
+  return owned ? fromDense({ dims, data: tape.handOver(v) }, shape.container, false) : fromDense({ dims, data: tape.buf(v) }, shape.container);
 }
 
 /** The leaves of a value that must have the structure `shape` (a seed, a tangent). */

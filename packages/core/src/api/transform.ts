@@ -17,6 +17,8 @@ import { primalOf, wrap } from "../trace/record.js";
 import { closeTrace, recorder, sinkFor, type Trace } from "../trace/tracer.js";
 import { hostTyped } from "./host-typed.js";
 import { userValue, type TracedFn } from "./tracing.js";
+import type { Tape } from "../trace/tape.js";
+import { SLAB_MAX } from "@wengert/ops";
 
 /** The innermost live trace that a transformation of the term depends on, or null. */
 function enclosing(traced: TracedFn, extras: readonly Operand[]): Trace | null {
@@ -73,6 +75,30 @@ export interface Emission {
   readonly keep?: Keep;
 }
 
+const NONE: ReadonlySet<number> = new Set();
+
+/**
+ * The values among `vs` whose buffers the user can have as they are, not copied, when
+ * the tape's buffers go back to the pool right after: tensors the tape owns, each given
+ * once (a copy for the second of two equal results), and longer than the pool's slab
+ * cells (SLAB_MAX: a cell kept would keep its whole 64 KiB slab alive) and each an
+ * ArrayBuffer of its own (a view into another value's buffer, which goes to the pool,
+ * would be overwritten). W2's gradient copied 9 600 doubles per call for nothing.
+ */
+function handedOver(tape: Tape, vs: readonly number[]): ReadonlySet<number> {
+  if (!tape.ownsBuffers()) return NONE;
+  const once = new Set<number>();
+  const seen = new Set<number>();
+  for (const v of vs) {
+    if (seen.has(v)) once.delete(v);
+    else if (tape.isTensor(v) && wholeBuffer(tape.buf(v))) once.add(v);
+    seen.add(v);
+  }
+  return once;
+}
+
+const wholeBuffer = (b: Float64Array): boolean => b.length > SLAB_MAX && b.byteOffset === 0 && b.buffer.byteLength === 8 * b.length;
+
 /** Emit `transform` of the traced term with the extra inputs and result structure of `emission`. */
 export function emitTransformed(traced: TracedFn, transform: Transform, emission: Emission): Applied {
   const { extra, resultShape, inspect, outermost = false, keep = "both" } = emission;
@@ -94,9 +120,10 @@ export function emitTransformed(traced: TracedFn, transform: Transform, emission
     inspect?.(term, emitted);
     const outShapes = leafShapes(term.output.shape);
     const resultShapes = leafShapes(resultShape);
+    const owned = keep === "neither" && inspect === undefined ? handedOver(sink.tape, [...d.outputs, ...d.results]) : NONE;
     const applied = {
-      outputs: d.outputs.map((v, j) => userValue(sink.tape, v, outShapes[j])),
-      results: d.results.map((v, j) => userValue(sink.tape, v, resultShapes[j])),
+      outputs: d.outputs.map((v, j) => userValue(sink.tape, v, outShapes[j], owned.has(v))),
+      results: d.results.map((v, j) => userValue(sink.tape, v, resultShapes[j], owned.has(v))),
       term: keep === "both" ? emitted : null,
       opaque: sink.opaque,
     };

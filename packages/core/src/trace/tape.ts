@@ -147,16 +147,34 @@ export class Tape {
    * false: a replay of the tape goes on reading those, eval/replay.ts), from instruction
    * `from` on (those before it may be a kept tape's, which this one extends). Only for a
    * tape nobody will read otherwise, whose buffers nobody else holds (no free variables
-   * aliasing an outer trace's).
+   * aliasing an outer trace's). The buffers `handOver` gave away stay out of the pool.
    */
   releaseBuffers(literals = true, from = 0): void {
-    if (this.frees.length > 0 || this.released) return;
+    if (!this.ownsBuffers()) return;
     this.released = true;
     for (let i = from; i < this.length; i++) {
       const buf = this.x[i] === 0 ? null : this.extras[this.x[i] - 1].buf;
-      if (buf !== null && (literals || this.op[i] !== CONST)) release(buf);
+      if (buf !== null && (literals || this.op[i] !== CONST) && !this.handedOver.includes(buf)) release(buf);
     }
   }
+
+  /** Whether every tensor buffer here is this tape's alone (none aliases an outer trace's free variable) and not yet released. */
+  ownsBuffers(): boolean {
+    return this.frees.length === 0 && !this.released;
+  }
+
+  /**
+   * Tensor variable v's buffer, given to the caller for good: `releaseBuffers` will not
+   * hand it to the pool. Only for a tape that owns its buffers, v read nowhere else.
+   */
+  handOver(v: number): Float64Array {
+    const buf = this.buf(v);
+    this.handedOver.push(buf);
+    return buf;
+  }
+
+  /** Buffers `handOver` gave away (a few results: a list is cheaper to search than a set to make). */
+  private readonly handedOver: Float64Array[] = [];
 
   private released = false;
 

@@ -32,6 +32,34 @@ describe("buffer pool", () => {
     expect(Array.from(g3.W.data)).toEqual(keep);
     expect(Array.from(g2.W.data)).toEqual(keep); // g3's call did not reuse g2's buffers
   });
+  it("a gradient longer than a slab cell is handed over, not copied; later calls never reuse it", () => {
+    // W of 16×32: a buffer of its own (b, 32 elements, a slab cell, is still copied)
+    const XL = ndarray(Float64Array.from({ length: 32 * 16 }, (_, i) => Math.cos(i)), [32, 16]);
+    const lossL = (p: { W: Tensor; b: Tensor }) => sum(tanh(add(matmul(XL, p.W), p.b)));
+    const at = (s: number) => ({ W: ndarray(Float64Array.from({ length: 16 * 32 }, (_, i) => s * Math.sin(i)), [16, 32]), b: new Float64Array(32).fill(s) });
+    grad(lossL, at(0.1));
+    const typed = Object.getPrototypeOf(Float64Array.prototype) as { slice: (this: Float64Array, ...a: number[]) => Float64Array };
+    const slice = typed.slice;
+    let copiedW = 0;
+    typed.slice = function (this: Float64Array, ...a: number[]) {
+      if (this.length === 16 * 32) copiedW++;
+      return slice.apply(this, a);
+    };
+    let g1: { W: NdArray; b: Float64Array };
+    try {
+      g1 = grad(lossL, at(0.1)) as { W: NdArray; b: Float64Array };
+    } finally {
+      typed.slice = slice;
+    }
+    expect(copiedW).toBe(0);
+    const keep = Array.from(g1.W.data);
+    const g2 = grad(lossL, at(0.2)) as { W: NdArray; b: Float64Array };
+    const g3 = grad(lossL, at(0.1)) as { W: NdArray; b: Float64Array };
+    expect(g2.W.data).not.toBe(g1.W.data);
+    expect(Array.from(g1.W.data)).toEqual(keep); // g2's and g3's calls wrote nothing into it
+    expect(Array.from(g3.W.data)).toEqual(keep);
+    expect(Array.from(g2.W.data)).not.toEqual(keep);
+  });
   it("the pool stays the same size from call to call: inputs and literals are copied into pooled buffers", () => {
     // before, the copies of x's tensors and of X were fresh buffers handed to the pool at
     // the end of every call, and the pool grew by their size each call up to its bound
