@@ -33,15 +33,18 @@ export function emitStacked(call: ScanReverseCall): void {
   const readers = new Map<number, number>();
   for (const j of outputsOf.get(source) ?? []) readers.set((tape.params(j) as ScanOutParams).offset, j);
   const isX = (a: number): boolean => a >= nc && a < nc + n * nx;
-  // seeds: the final carry's leaves read after the run
-  const seedObs = new Uint8Array(0);
+  // seeds: the final carry's leaves read after the run, and ys (a forward sweep's tangents: scan-tangent-nested.ts)
+  const nobs = layout.obs.length;
+  const seedObs = new Uint8Array(PARTS * n * nobs);
   const seedFinal = new Uint8Array(PARTS * nc);
   const seedAtoms = new Map<number, number>();
   for (const j of outputs) {
     const q = tape.params(j) as ScanOutParams;
     if (q.held || state.ct[j] < 0) continue;
     seedAtoms.set(2 * q.offset, state.ct[j]);
-    seedFinal[2 * layout.carryOffset.indexOf(q.offset)] = 1;
+    const r = Math.floor(q.offset / layout.width);
+    if (q.offset < n * layout.width) seedObs[2 * (r * nobs + layout.obsOffset.indexOf(q.offset - r * layout.width))] = 1;
+    else seedFinal[2 * layout.carryOffset.indexOf(q.offset)] = 1;
   }
   const need = new Uint8Array(nargs);
   const acc = new Uint8Array(PARTS * nargs);
