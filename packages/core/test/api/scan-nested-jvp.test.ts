@@ -7,7 +7,7 @@
  * written out, the loop would give it some per iteration).
  */
 import { describe, expect, it } from "vitest";
-import { add, cos, derivativeOf, exp, grad, hessian, jvp, lt, mul, scan, sin, sub, tanh, traceOf, type Scalar } from "../../src/index.js";
+import { add, cos, derivativeOf, exp, grad, hessian, jit, jvp, lt, mul, scan, sin, sub, tanh, traceOf, vmap, type Scalar } from "../../src/index.js";
 import { expectSame } from "../helpers/same-bits.js";
 import { gradNorm, sumSquares, type F } from "../helpers/nested.js";
 
@@ -85,6 +85,18 @@ describe("a jvp inside another transformation: the loop's numbers, bit for bit",
       });
     }
   }
+});
+
+describe("a jvp inside another transformation, under jit and vmap", () => {
+  it("jit and vmap of grad of jvp over a long loop (a stacked scan stepping forward in their traces) give each point's numbers", () => {
+    const { scanned: S, loop: L } = model(STEPS[0].step, 1, 0, 600);
+    const f = (y: Scalar): Scalar => (grad(tangent(S, [0.1, 0.2]), [y, 0.8]) as Scalar[])[1];
+    const g = (y: Scalar): Scalar => (grad(tangent(L, [0.1, 0.2]), [y, 0.8]) as Scalar[])[1];
+    const xs = [0.3, 0.5, 1.5, -0.7];
+    expectSame(vmap(f)(Float64Array.from(xs)), Float64Array.from(xs, (x) => g(x) as number));
+    const jf = jit(f);
+    for (let round = 0; round < 3; round++) for (const x of xs) expectSame(jf(x), g(x));
+  });
 });
 
 describe("a jvp inside another transformation: instructions that do not grow with the iterations", () => {
