@@ -12,7 +12,7 @@ import { expectSame } from "../helpers/same-bits.js";
 import { gradNorm, sumSquares, type F } from "../helpers/nested.js";
 
 /** A step of the loop: the carry, iteration i's data (or none), the parameter. */
-type Step = (carry: Scalar[], x: number[], a: Scalar) => Scalar[];
+type Step = (carry: Scalar[], x: Scalar[], a: Scalar) => Scalar[];
 
 const STEPS: { name: string; step: Step; carry: number; nx: number }[] = [
   { name: "y ← exp(a·sin y) (rules reading carry′)", step: ([y], _x, a) => [exp(mul(a, sin(y)))], carry: 1, nx: 0 },
@@ -44,12 +44,12 @@ function model(step: Step, carry: number, nx: number, n: number, ys = false, fol
   const out = (c: Scalar[], path: Scalar[]): Scalar => add(sumSquares(c), path.reduce<Scalar>((s, p) => add(s, mul(0.01, p)), 0));
   const scanned: F = (th) => {
     const a = th[th.length - 1];
-    const body = (c: Scalar[], x: number[]) => {
+    const body = (c: Scalar[], x: Scalar[]): [Scalar[], Scalar] | [Scalar[]] => {
       const next = step(c, x, a);
       return ys ? [next, next[0]] : [next];
     };
     const [c, path] = nx === 0 ? scan((c: Scalar[]) => body(c, []), th.slice(0, carry), n) : scan(body, th.slice(0, carry), xs);
-    return out(c as Scalar[], (path ?? []) as Scalar[]);
+    return out(c as Scalar[], (path ?? []) as unknown as Scalar[]);
   };
   const loop: F = (th) => {
     const a = th[th.length - 1];

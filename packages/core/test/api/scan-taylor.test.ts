@@ -40,12 +40,12 @@ function model({ step, carry, xs }: (typeof STEPS)[number], n: number): { scanne
   const out = (c: Scalar[], path: Scalar[]): Scalar => path.reduce<Scalar>((s, p) => add(s, mul(0.01, p)), c.reduce<Scalar>((s, e) => add(s, mul(e, e)), 0));
   const scanned: F = (th) => {
     const a = th[th.length - 1];
-    const body = (c: Scalar[], x: Scalar[]) => {
+    const body = (c: Scalar[], x: Scalar[]): [Scalar[], Scalar] => {
       const next = step(c, x, a);
       return [next, next[0]];
     };
     const [c, path] = xs === undefined ? scan((c: Scalar[]) => body(c, []), start(th), n) : scan(body, start(th), xs);
-    return out(c as Scalar[], path as Scalar[]);
+    return out(c as Scalar[], path as unknown as Scalar[]);
   };
   const loop: F = (th) => {
     const a = th[th.length - 1];
