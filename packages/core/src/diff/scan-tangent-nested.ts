@@ -161,11 +161,13 @@ function makeRules(t: BlockTangent, body: Body): Rules | null {
     ys[s] = yAtoms.length;
     yAtoms.push(map[atoms[j++]]);
   });
-  const term = new TraceTerm(tape, [{ name: "in", shape: tuple(0), atoms: [] }], { shape: tuple(results.length + yAtoms.length), atoms: [...results, ...yAtoms] });
+  const atomsOut = [...results, ...yAtoms];
+  const term = new TraceTerm(tape, [{ name: "in", shape: tuple(0), atoms: [] }], { shape: tuple(atomsOut.length), atoms: atomsOut });
   // a value of the data alone is a literal of the loop written out, as in the body: the rules' folds on it are decisions
   const literal = new Uint8Array(base + ps.length);
   xs.forEach(({ v }, i) => (literal[states.length + i] = body.literalOnly[v]));
-  const rb = new Body(term, states.length, xs.length, ps.length, literal, tuple(states.length), tuple(xs.length), yAtoms.length > 0 ? tuple(yAtoms.length) : null, [], false);
+  const yShape = yAtoms.length > 0 ? tuple(yAtoms.length) : null;
+  const rb = new Body(term, states.length, xs.length, ps.length, literal, tuple(states.length), tuple(xs.length), yShape, [], false);
   if (!rb.carryKind.every((kind) => kind === "internal")) return null;
   return { body: rb, states, xs, ps, ys };
 }

@@ -29,7 +29,8 @@ export function scansOfReals(tape: Tape): boolean {
   for (let i = 0; i < tape.length; i++) {
     const code = tape.op[i];
     if (tape.x[i] === 0 || code === codes.scanOut) continue;
-    if (code === codes.scan ? !(tape.params(i) as ScanParams).body.reals : code < FIRST_PRIMITIVE || IS_TENSOR_OP[code] || tape.dims(i).length > 0) return false;
+    const real = code === codes.scan ? (tape.params(i) as ScanParams).body.reals : code >= FIRST_PRIMITIVE && !IS_TENSOR_OP[code] && tape.dims(i).length === 0;
+    if (!real) return false;
   }
   return true;
 }
