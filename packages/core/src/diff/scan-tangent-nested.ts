@@ -309,8 +309,10 @@ function emitNestedTangent({ p, args, outputs, tape, sink, at, self, dt, pushfor
       const value = (i: number, at: number): number => packed[xAt(rl!, i, at)];
       if (rl.body.folds.length > 0) for (let f = r; f <= hi; f++) if (foldsAt(rl.body, value, f)) hi = f - 1;
       const args = [...rl.states.map((k) => chain[k]), ...rl.ps.map((k) => (k >= 0 ? input(r, k) : tangentOf(-1 - k)))];
-      // a scan's arguments are distinct variables (a tangent held by one is its own)
-      if (hi - r + 1 < STACK_FROM || new Set(args).size !== args.length) rl = null;
+      // a scan's arguments are distinct variables (a cotangent held by one is its own), but for
+      // literals, which hold none (a one-hot direction's zeros are one literal)
+      const traced = args.filter((v) => sink.tape.op[v] !== CONST);
+      if (hi - r + 1 < STACK_FROM || new Set(traced).size !== traced.length) rl = null;
     }
     if (rl !== null) {
       run(rl, r, hi);

@@ -100,6 +100,20 @@ describe("a jvp inside another transformation, under jit and vmap", () => {
 });
 
 describe("a jvp inside another transformation: instructions that do not grow with the iterations", () => {
+  it("two captured values whose tangents are one constant (a one-hot direction): the same for n = 100 and 10⁴, the loop's numbers", () => {
+    const S = (n: number): F => ([y0, a, b]) => scan((y: Scalar) => [add(exp(mul(a, sin(y))), mul(0.1, b))], y0, n)[0];
+    const L: F = ([y0, a, b]) => {
+      let y = y0;
+      for (let i = 0; i < 40; i++) y = add(exp(mul(a, sin(y))), mul(0.1, b));
+      return y;
+    };
+    const th = [0.3, 0.8, 0.5];
+    const v = [1, 0, 0];
+    expectSame(grad(tangent(S(40), v), th), grad(tangent(L, v), th));
+    expectSame(hessian(tangent(S(40), v), th), hessian(tangent(L, v), th));
+    const size = (n: number): number => derivativeOf(tangent(S(n), v), th, 1).length;
+    expect(size(10_000)).toBe(size(100));
+  });
   for (const { name, step, carry, nx } of STEPS) {
     it(`${name}: the trace of a jvp inside grad, and grad's derivative term, the same for n = 100 and 10⁴${nx > 0 ? " (data that folds nowhere)" : ""}`, () => {
       const th = carry === 1 ? [0.3, 0.8] : [1, 0.5, 1.5];
