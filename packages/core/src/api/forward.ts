@@ -1,13 +1,14 @@
 /**
  * @file Forward mode and Taylor mode on the trace term.
  */
-import type { Series } from "@wengert/ops";
+import { series, type Series } from "@wengert/ops";
 import { pushforward } from "../diff/pushforward.js";
 import { seriesEmitter } from "../diff/series.js";
 import { ArgumentError, NaNError, WengertError } from "../errors.js";
 import { showValue, unflatten } from "../structure.js";
 import { atCallSite } from "../trace/callsite.js";
-import { ARITY, CONST, FIRST_PRIMITIVE, FREE, INPUT, primitiveOf } from "../trace/opcodes.js";
+import { ARITY, primitiveOf } from "../trace/opcodes.js";
+import { scansOfReals, seriesOf } from "../diff/series-term.js";
 import { primal } from "../trace/record.js";
 import { Real, type Scalar } from "../trace/traced.js";
 import { tangentSweep } from "../diff/tangents.js";
@@ -75,9 +76,10 @@ function checkOrder(k: unknown): void {
 export function taylor<const X, Y, const V extends Like<X>>(f: (x: Traced<X>) => Y, x: X, v: V, k: number, options?: RdOptions): Output<Y, "host">[] {
   checkOrder(k);
   const traced = trace("taylor", f as Fn, x, options);
-  // Taylor arithmetic runs over a term of reals: its scans written out (diff/unroll.ts)
-  const term = hasScans(traced.term.tape) ? writeOut(traced.term).term : traced.term;
-  if (term.tape.tensorCount > 0) {
+  // Taylor arithmetic runs over a term of reals, its scans as scans of series (diff/series-term.ts)
+  // where their bodies are reals, else written out (diff/unroll.ts)
+  const term = scansOfReals(traced.term.tape) || !hasScans(traced.term.tape) ? traced.term : writeOut(traced.term).term;
+  if (!scansOfReals(term.tape)) {
     throw new WengertError(
       "taylor: f computes with tensors; Taylor mode covers reals only so far. " +
         "Use nested jvp for higher directional derivatives of tensor programs.",
@@ -97,35 +99,29 @@ export function taylor<const X, Y, const V extends Like<X>>(f: (x: Traced<X>) =>
   const factorials = [1];
   for (let j = 1; j < K; j++) factorials.push(factorials[j - 1] * j);
   const derivative = (c: Series, j: number): number => c[j] * factorials[j];
-  const checkNaN = traced.trace.settings.checkNaN;
-  const { op, a, b, val, length: n } = term.tape;
-  const s: Series[] = new Array(n);
-  const constant = (c: number): Series => {
-    const out = new Float64Array(K);
-    out[0] = c;
-    return out;
-  };
-  for (let i = 0; i < n; i++) {
-    if (op[i] === INPUT) {
-      s[i] = constant(val[i]);
-      if (K > 1) s[i][1] = primal(tangents[a[i]]);
-    } else if (op[i] === CONST || op[i] === FREE) {
-      s[i] = constant(val[i]);
-    } else if (op[i] >= FIRST_PRIMITIVE) {
-      const name = primitiveOf(op[i]).name;
-      // order 0 is the value, already recorded (and checked while tracing)
-      s[i] = K === 1 ? constant(val[i]) : e.apply(op[i], s[a[i]], s[b[i]]);
-      for (let j = 1; checkNaN && j < K; j++) {
-        if (Number.isFinite(s[i][j])) continue;
-        const args = [val[a[i]], val[b[i]]].slice(0, ARITY[op[i]]).join(", ");
-        throw new NaNError(
-          `taylor: checkNaN: the derivative of order ${j} of ${name} (for v${i}) along v is ${derivative(s[i], j)} ` +
-            `(argument values ${args}).`,
-        );
-      }
-    }
-  }
   const out = term.output;
+  const tape = term.tape;
+  // order 0 alone: the values recorded (and checked while tracing)
+  if (K === 1) return [unflatten(out.shape, out.atoms.map((v) => tape.val[v]))] as Output<Y, "host">[];
+  const check = (c: Series, v: number): void => {
+    for (let j = 1; j < K; j++) {
+      if (Number.isFinite(c[j])) continue;
+      const args = [tape.val[tape.a[v]], tape.val[tape.b[v]]].slice(0, ARITY[tape.op[v]]).join(", ");
+      throw new NaNError(
+        `taylor: checkNaN: the derivative of order ${j} of ${primitiveOf(tape.op[v]).name} (for v${v}) along v is ${derivative(c, j)} ` +
+          `(argument values ${args}).`,
+      );
+    }
+  };
+  const s = seriesOf(
+    tape,
+    (k, v) => {
+      const c = series.constant(tape.val[v], K);
+      c[1] = primal(tangents[k]);
+      return c;
+    },
+    { e, K, check: traced.trace.settings.checkNaN ? check : null },
+  );
   const derivatives: unknown[] = [];
   for (let j = 0; j < K; j++) derivatives.push(unflatten(out.shape, out.atoms.map((v) => derivative(s[v], j))));
   return derivatives as Output<Y, "host">[];

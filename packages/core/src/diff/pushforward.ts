@@ -16,14 +16,18 @@ import type { Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity, liveness, place, type Emitted, type Placement } from "./place.js";
 import { scanTangents } from "./scan-tangent.js";
+import { nestedScanTangents, withTangentResiduals } from "./scan-tangent-nested.js";
 import { keepsScans, unrolled } from "./unroll.js";
+import { hasScans, scanCodes, type ScanParams } from "../trace/scan-ops.js";
 
 const ADD = CODE.add;
 
 /** Emit the tangents of C's outputs given `tangents` of its inputs (by input index). */
 export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly number[], placement: Placement | null): Emitted {
-  // emitted where it will be differentiated again: the loops written out (unroll.ts)
-  ({ term, placement } = unrolled(term, placement, sink));
+  // emitted where it will be differentiated again: the loops written out (unroll.ts), but for
+  // scans whose forward sweep can be scans again (scan-tangent-nested.ts)
+  const nest = stackedIn(term) ? undefined : (p: ScanParams) => withTangentResiduals(p, pushforward);
+  ({ term, placement } = unrolled(term, placement, sink, nest));
   const tape = term.tape;
   const { op, a, x, length: n } = tape;
   const at = place(term, sink, placement);
@@ -34,7 +38,8 @@ export function pushforward(term: TraceTerm, sink: Trace, tangents: readonly num
   // dt[i]: the sink variable holding v_i's tangent; -1 is the symbolic zero.
   const dt = new Int32Array(n).fill(-1);
   // at the outermost level (or into a trace only evaluated), a scan's tangents are a scan (scan-tangent.ts)
-  const scans = keepsScans(term, sink, placement) ? scanTangents(term, sink, at, pushforward) : null;
+  // and where it will be differentiated again, a scan kept is pushed forward as scans (scan-tangent-nested.ts)
+  const scans = keepsScans(term, sink, placement) ? scanTangents(term, sink, at, pushforward) : nestedScanTangents(term, sink, at, pushforward);
   for (let i = 0; i < n; i++) {
     if (op[i] === INPUT) {
       dt[i] = tangents[a[i]];
@@ -98,4 +103,16 @@ export function tangentRule(term: TraceTerm, sink: Trace, at: Int32Array): (i: n
     }
     return t;
   };
+}
+
+/**
+ * Whether the term holds a stacked scan (a reverse sweep emitted as scans): it reads its
+ * forward scan's packed value as laid out, so that scan's layout stays as it is (written out).
+ */
+function stackedIn(term: TraceTerm): boolean {
+  const tape = term.tape;
+  if (!hasScans(tape)) return false;
+  const code = scanCodes().scan;
+  for (let i = 0; i < tape.length; i++) if (tape.op[i] === code && (tape.params(i) as ScanParams).stacked !== undefined) return true;
+  return false;
 }

@@ -44,6 +44,7 @@ import { Interpreter } from "../eval/interpreter.js";
 import { layoutOf, scanCodes, type ScanParams } from "../trace/scan-ops.js";
 import { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
+import type { Trace } from "../trace/tracer.js";
 import { REAL, type Shape } from "../structure.js";
 import { cacheFor, fullDerivative, inState, outState, readByRules, type BlockDerivative, type Differentiate, type Sources } from "./reverse-plan.js";
 import { gather, planFor, type ScanReverseCall } from "./scan-cotangents.js";
@@ -77,13 +78,21 @@ export function nestable(p: ScanParams): boolean {
  * derivative read (carries as their carry′ one iteration before, x's leaves as they come in).
  */
 export function withResiduals(p: ScanParams, differentiate: Differentiate): ScanParams {
+  return withReads(p, readByRules(fullDerivative(p.body, p.layout.obs, differentiate), p.body));
+}
+
+/**
+ * The scan's params writing, besides its own, the body variables `read` (a derivative's
+ * rules read them: carries as their carry′ one iteration before, x's literal leaves as they come in).
+ */
+export function withReads(p: ScanParams, read: readonly number[]): ScanParams {
   const { body } = p;
   const tape = body.term.tape;
   const obs = [...p.layout.obs];
   const add = (v: number): void => {
     if (!obs.includes(v)) obs.push(v);
   };
-  for (const v of readByRules(fullDerivative(body, p.layout.obs, differentiate), body)) {
+  for (const v of read) {
     const k = tape.op[v] === INPUT ? tape.a[v] : -1;
     if (k < 0 || (k >= body.nc && k < body.nc + body.nx)) add(v);
     else if (k < body.nc && body.carryKind[k] !== "identity") add(body.carryOut[k]);
@@ -188,7 +197,7 @@ function makeRules(d: BlockDerivative, p: ScanParams): Rules | null {
  * the body variables they read; the states are D's inputs past the body's nin (its seeds,
  * then its inputs' starting cotangents), `stateVar` theirs in `tape`.
  */
-export function copyRules(d: BlockDerivative, B: number, nin: number, tape: Tape, map: Int32Array, stateVar: Int32Array): void {
+export function copyRules(d: Pick<BlockDerivative, "term">, B: number, nin: number, tape: Tape, map: Int32Array, stateVar: Int32Array): void {
   const from = d.term.tape;
   for (let v = 0; v < B; v++) if (from.op[v] === CONST && map[v] < 0) map[v] = tape.constant(from.val[v]);
   for (let i = B; i < from.length; i++) {
@@ -226,29 +235,7 @@ export function emitNested(call: ScanReverseCall): void {
   /** The argument of captured value q (after the carry and every iteration's x). */
   const pArg = (q: number): number => nc + n * nx + q;
   const width = layout.width;
-  const packed = tape.value(self) as Float64Array;
-  // the forward values: one variable per output of the scan (the term's own reads of it first)
-  const reads = new Map<number, number>();
-  for (const j of outputs) {
-    const q = tape.params(j) as { offset: number; held: boolean };
-    if (!q.held) reads.set(q.offset, at[j]);
-  }
-  const readAt = (offset: number): number => {
-    let v = reads.get(offset);
-    if (v === undefined) reads.set(offset, (v = sink.recordOp(codes.scanOut, [at[self]], { offset, dims: [], held: false })));
-    return v;
-  };
-  const slotOffset = (r: number, v: number): number => r * width + layout.obsOffset[layout.obs.indexOf(v)];
-  /**
-   * Body variable v's value at iteration r (the term's final carry is read at the last
-   * iteration's slot: unroll.ts); a value of the data alone is the literal the loop written out has.
-   */
-  const forward = (r: number, v: number): number => (body.literalOnly[v] ? sink.constant(packed[slotOffset(r, v)]) : readAt(slotOffset(r, v)));
-  const input = (r: number, k: number): number => {
-    if (k >= nc + nx) return at[args[pArg(k - nc - nx)]];
-    if (k >= nc) return at[args[nc + r * nx + (k - nc)]];
-    return body.carryKind[k] === "identity" || r === 0 ? at[args[k]] : forward(r - 1, body.carryOut[k]);
-  };
+  const { packed, slotOffset, forward, input } = forwardValues(p, { args, outputs, tape, sink, at, self });
   // the cotangents passed from block to block (-1: the symbolic zero), as scan-reverse-run.ts keeps them
   const chain = new Int32Array(nc).fill(-1);
   const identity = Int32Array.from({ length: nc }, (_, k) => (body.carryKind[k] === "identity" ? held[2 * k] : -1));
@@ -393,6 +380,57 @@ function yWritten(body: Body): Int32Array {
   return Int32Array.from(list);
 }
 
+/** How a derivative's rules, placed in the sink, read a scan's forward values (see forwardValues). */
+export interface ForwardValues {
+  readonly packed: Float64Array;
+  /** The offset of body variable v's slot at iteration r. */
+  slotOffset(r: number, v: number): number;
+  /**
+   * Body variable v's value at iteration r (the term's final carry is read at the last
+   * iteration's slot: unroll.ts); a value of the data alone is the literal the loop written out has.
+   */
+  forward(r: number, v: number): number;
+  /** Body input k's value at iteration r (carry-in k: carry′ k one iteration before). */
+  input(r: number, k: number): number;
+}
+
+/** The scan instruction `self` of a term placed in `sink` (`at`), its args and outputs' instructions. */
+export interface PlacedScan {
+  readonly args: readonly number[];
+  readonly outputs: readonly number[];
+  readonly tape: TraceTerm["tape"];
+  readonly sink: Trace;
+  readonly at: Int32Array;
+  readonly self: number;
+}
+
+/** The forward values of a scan placed in a sink: one variable per output of the scan read (the term's own reads of it first). */
+export function forwardValues(p: ScanParams, { args, outputs, tape, sink, at, self }: PlacedScan): ForwardValues {
+  const { body, n, layout } = p;
+  const { nc, nx } = body;
+  const codes = scanCodes();
+  const width = layout.width;
+  const packed = tape.value(self) as Float64Array;
+  const reads = new Map<number, number>();
+  for (const j of outputs) {
+    const q = tape.params(j) as { offset: number; held: boolean };
+    if (!q.held) reads.set(q.offset, at[j]);
+  }
+  const readAt = (offset: number): number => {
+    let v = reads.get(offset);
+    if (v === undefined) reads.set(offset, (v = sink.recordOp(codes.scanOut, [at[self]], { offset, dims: [], held: false })));
+    return v;
+  };
+  const slotOffset = (r: number, v: number): number => r * width + layout.obsOffset[layout.obs.indexOf(v)];
+  const forward = (r: number, v: number): number => (body.literalOnly[v] ? sink.constant(packed[slotOffset(r, v)]) : readAt(slotOffset(r, v)));
+  const input = (r: number, k: number): number => {
+    if (k >= nc + nx) return at[args[nc + n * nx + (k - nc - nx)]];
+    if (k >= nc) return at[args[nc + r * nx + (k - nc)]];
+    return body.carryKind[k] === "identity" || r === 0 ? at[args[k]] : forward(r - 1, body.carryOut[k]);
+  };
+  return { packed, slotOffset, forward, input };
+}
+
 const foldCheckers = new WeakMap<Body, Interpreter>();
 
 /**
@@ -403,13 +441,18 @@ const foldCheckers = new WeakMap<Body, Interpreter>();
  */
 export function lastFold(body: Body, value: (j: number, r: number) => number, lo: number, hi: number): number {
   if (body.folds.length === 0) return lo - 1;
-  let it = foldCheckers.get(body);
-  if (it === undefined) foldCheckers.set(body, (it = new Interpreter(body.term.tape, body.folds.map((f) => f.v))));
-  const inputs = new Float64Array(body.nc + body.nx + body.np);
-  for (let r = hi; r >= lo; r--) {
-    for (let j = 0; j < body.nx; j++) if (body.literal[body.nc + j]) inputs[body.nc + j] = value(j, r);
-    it.run(inputs);
-    if (body.folds.some((f) => folds(f.code, it.value(f.v) as number))) return r;
-  }
+  for (let r = hi; r >= lo; r--) if (foldsAt(body, value, r)) return r;
   return lo - 1;
+}
+
+/** Whether a rule of a rules' body folds a value of the data at iteration r (see lastFold). */
+export function foldsAt(body: Body, value: (j: number, r: number) => number, r: number): boolean {
+  if (body.folds.length === 0) return false;
+  let made = foldCheckers.get(body);
+  if (made === undefined) foldCheckers.set(body, (made = new Interpreter(body.term.tape, body.folds.map((f) => f.v))));
+  const it = made;
+  const inputs = new Float64Array(body.nc + body.nx + body.np);
+  for (let j = 0; j < body.nx; j++) if (body.literal[body.nc + j]) inputs[body.nc + j] = value(j, r);
+  it.run(inputs);
+  return body.folds.some((f) => folds(f.code, it.value(f.v) as number));
 }

@@ -34,7 +34,8 @@ export function emitStacked(call: ScanReverseCall): void {
   const readers = tape.op[source] === codes.scan ? tracedXElements(tape.params(source) as ScanParams, tape.args(source)) : new Map<number, number>();
   for (const j of outputsOf.get(source) ?? []) readers.set((tape.params(j) as ScanOutParams).offset, j);
   const isX = (a: number): boolean => a >= nc && a < nc + n * nx;
-  // seeds: the final carry's leaves read after the run, and the written values read (a scan of rules' ys: x cotangents, scan-nested.ts)
+  // seeds: the final carry's leaves read after the run, and the written values read (ys: a scan of rules' x
+  // cotangents, scan-nested.ts; a forward sweep's tangents, scan-tangent-nested.ts)
   const nobs = layout.obs.length;
   const seedObs = new Uint8Array(PARTS * n * nobs);
   const seedFinal = new Uint8Array(PARTS * nc);

@@ -67,8 +67,10 @@ export function scanTangents(term: TraceTerm, sink: Trace, at: Int32Array, pushf
 }
 
 /** One block's tangent term for one pattern of present input tangents. */
-interface BlockTangent {
+export interface BlockTangent {
   readonly term: TraceTerm;
+  /** Its outputs' first: carry′ of the leaves that change (the tangents follow). */
+  readonly primalCount: number;
   /** The inputs whose tangents it takes (in order). */
   readonly ins: readonly number[];
   /** Per carry leaf: whether carry′'s tangent comes out present; per written slot, likewise. */
@@ -110,7 +112,8 @@ function blockTangent(body: Body, obs: Int32Array, ins: number[], pushforward: T
     atoms.push(d.results[body.nc + s]);
   });
   const term = new TraceTerm(sink.tape, [{ name: "in", shape: UNIT, atoms: [] }], { shape: UNIT, atoms });
-  return { term, ins, carryPresent, obsPresent, interpreter: null };
+  const primalCount = body.carryKind.filter((kind) => kind !== "identity").length;
+  return { term, primalCount, ins, carryPresent, obsPresent, interpreter: null };
 }
 
 const tangentTerms = new WeakMap<Body, Map<string, BlockTangent>>();
@@ -128,8 +131,6 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
   const { body, n, layout } = p;
   const obs = layout.obs;
   const nin = body.nc + body.nx + body.np;
-  let terms = tangentTerms.get(body);
-  if (terms === undefined) tangentTerms.set(body, (terms = new Map()));
   const chain = Uint8Array.from({ length: body.nc }, (_, k) => (body.literal[k] ? 0 : has[k]));
   const at = new Runs(1);
   const obsOffset = new Int32Array(n * obs.length).fill(-1);
@@ -159,7 +160,7 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
       if (now !== present[nc + l]) (present[nc + l] = now), (changed = true);
     }
     if (changed) {
-      t = patternOf(body, present, terms, obs, pushforward);
+      t = patternOf(body, present, obs, pushforward);
       const known = index.get(t);
       if (known === undefined) {
         index.set(t, (i = patterns.length));
@@ -199,8 +200,10 @@ function planTangent(p: ScanParams, has: Uint8Array, pushforward: Transform): Ta
   return { patterns, at, obsOffset, carryOffset, length };
 }
 
-/** The block tangent taking the present inputs' tangents (made once per body and pattern). */
-function patternOf(body: Body, present: Uint8Array, terms: Map<string, BlockTangent>, obs: Int32Array, pushforward: Transform): BlockTangent {
+/** The block tangent taking the present inputs' tangents, for the tangents of `obs` (made once per body, obs and pattern). */
+export function patternOf(body: Body, present: Uint8Array, obs: Int32Array, pushforward: Transform): BlockTangent {
+  let terms = tangentTerms.get(body);
+  if (terms === undefined) tangentTerms.set(body, (terms = new Map()));
   const ins: number[] = [];
   for (let k = 0; k < present.length; k++) if (present[k]) ins.push(k);
   const key = `${obs.join(",")}|${ins.join(",")}`;
