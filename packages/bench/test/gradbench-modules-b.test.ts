@@ -490,6 +490,13 @@ describe("lstm", () => {
     const [v, unflat] = lstmParameters(inp);
     expect(worst(lstmGradient(prepareLstm(inp)), fdGradient((w) => lstmPlain(unflat(w)), v))).toBeLessThan(1e-8);
   });
+
+  it("the objective at new inputs of one shape (the jitted scan of a shape reused, run compiled) and of another length", () => {
+    for (const [c, seed] of [[40, 1], [40, 2], [40, 3], [41, 4]]) {
+      const inp = lstmInput(2, c, 5, seed);
+      expect(Math.abs((call(lstm.objective, inp) as number) - lstmPlain(inp))).toBeLessThan(1e-14);
+    }
+  });
 });
 
 // ---------------------------------------------------------------- particle
