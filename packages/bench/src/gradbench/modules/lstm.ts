@@ -16,10 +16,10 @@
  *
  * The gates are elementwise, so the recurrence runs one hidden unit at a time, on reals
  * (a [1, b] tensor operation would pay its fixed cost for 14 elements): for the
- * predictions, a `jit`ted `scan` over the characters, the unit's hidden and cell values
- * carried (the eval times many calls at one shape: from the third unit on, the step runs
- * as compiled JavaScript); for the gradient, the steps written out under `rd`. Both stack
- * the predictions of all steps and take the loss on the [c − 1, b] matrix.
+ * predictions, a `jit`ted `scan` over 128 characters at a time, the unit's hidden and cell
+ * values carried (the eval times many calls: from the third chunk on, the steps run as
+ * compiled JavaScript); for the gradient, the steps written out under `rd`. Both stack the
+ * predictions of all steps and take the loss on the [c − 1, b] matrix.
  *
  * Output of `jacobian`: the gradient with respect to main_params (row-major 2l × 4b)
  * then extra_params (row-major 3 × b), concatenated.
@@ -133,46 +133,62 @@ function unitPredictions(s: LstmPrepared, p: ArrayLike<Scalar>, j: number): Scal
   return out;
 }
 
-/** A unit's parameters, initial hidden and cell values (one per layer) and its column of characters 0 … c − 2. */
-type UnitInput = readonly [p: number[], hidden: number[], cell: number[], chars: number[]];
+/** A unit's parameters, its layers' hidden and cell values, and CHUNK of its characters. */
+type ChunkInput = readonly [p: number[], state: number[], chars: number[]];
 
 /**
- * A unit's predictions as a `scan` over the characters, the hidden and cell values of
- * its layers carried as reals, `jit`ted: the body is traced once and runs as compiled
- * JavaScript from the third call on (docs/jit-vmap.md), which drops the dispatch of each
- * operation on numbers. One function per (l, c), the shape of its trace.
+ * How many characters one call of the jitted scan takes. A fixed length makes one trace
+ * serve every c (the eval's workloads differ in c) and keeps the first call, which traces,
+ * short; the last chunk of a unit is padded with zeros, whose predictions and state are
+ * dropped. 128 was the fastest of 64, 128, 256 and the whole sequence (l = 2, c = 1024 and
+ * l = 4, c = 4096).
  */
-const unitScans = new Map<string, (x: UnitInput) => number[]>();
+const CHUNK = 128;
 
-function unitScan(l: number, c: number): (x: UnitInput) => number[] {
-  const key = `${l},${c}`;
-  let f = unitScans.get(key);
+/**
+ * CHUNK steps of a unit as a `scan` over its characters, the hidden and cell values of its
+ * layers carried as reals (hidden first), `jit`ted: the body is traced once and runs as
+ * compiled JavaScript from the third call on (docs/jit-vmap.md), without the dispatch of
+ * each operation on numbers. Returns the state after the chunk and its predictions. One
+ * function per l, the shape of its trace.
+ */
+const unitScans = new Map<number, (x: ChunkInput) => [number[], number[]]>();
+
+function unitScan(l: number): (x: ChunkInput) => [number[], number[]] {
+  let f = unitScans.get(l);
   if (f === undefined) {
-    const scanned = ([p, hidden, cell, chars]: UnitInput) =>
+    const chunk = ([p, state, chars]: ChunkInput) =>
       scan(
         (carry: Scalar[], ch: Scalar): [Scalar[], Scalar] => {
-          const h = carry.slice(0, l);
-          const k = carry.slice(l);
-          const y = unitStep(l, p, h, k, ch);
-          return [[...h, ...k], y];
+          const hidden = carry.slice(0, l);
+          const cell = carry.slice(l);
+          const y = unitStep(l, p, hidden, cell, ch);
+          return [[...hidden, ...cell], y];
         },
-        [...hidden, ...cell],
+        state,
         chars,
-      )[1];
-    unitScans.set(key, (f = jit(scanned) as (x: UnitInput) => number[]));
+      );
+    unitScans.set(l, (f = jit(chunk) as (x: ChunkInput) => [number[], number[]]));
   }
   return f;
 }
 
-/** The predictions of every step, [c − 1, b], unit by unit through the jitted scan. */
+/** The predictions of every step, [c − 1, b], unit by unit and CHUNK characters at a time through the jitted scan. */
 function predictions(s: LstmPrepared): NdArray {
   const { l, b, c } = s;
-  const f = unitScan(l, c);
+  const f = unitScan(l);
   const Y = new Float64Array((c - 1) * b);
+  const chars = new Array<number>(CHUNK);
   for (let j = 0; j < b; j++) {
-    const chars = Array.from({ length: c - 1 }, (_, t) => s.sequence[t][j]);
-    const y = f([Array.from(unitParams(s, j)), s.hidden.map((h) => h[j]), s.cell.map((h) => h[j]), chars]);
-    for (let t = 0; t < c - 1; t++) Y[t * b + j] = y[t];
+    const p = Array.from(unitParams(s, j));
+    let state = [...s.hidden.map((h) => h[j]), ...s.cell.map((h) => h[j])];
+    for (let t0 = 0; t0 < c - 1; t0 += CHUNK) {
+      const n = Math.min(CHUNK, c - 1 - t0);
+      for (let t = 0; t < CHUNK; t++) chars[t] = t < n ? s.sequence[t0 + t][j] : 0;
+      const [next, y] = f([p, state, chars]);
+      state = next;
+      for (let t = 0; t < n; t++) Y[(t0 + t) * b + j] = y[t];
+    }
   }
   return ndarray(Y, [c - 1, b]);
 }
