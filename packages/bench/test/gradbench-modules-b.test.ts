@@ -490,6 +490,13 @@ describe("lstm", () => {
     const [v, unflat] = lstmParameters(inp);
     expect(worst(lstmGradient(prepareLstm(inp)), fdGradient((w) => lstmPlain(unflat(w)), v))).toBeLessThan(1e-8);
   });
+
+  it("the objective at new inputs of one l, at lengths within a chunk of the jitted scan, filling one, just over and several (the trace reused, run compiled)", () => {
+    for (const [c, seed] of [[40, 1], [40, 2], [129, 3], [130, 4], [300, 5]]) {
+      const inp = lstmInput(2, c, 5, seed);
+      expect(Math.abs((call(lstm.objective, inp) as number) - lstmPlain(inp))).toBeLessThan(1e-14);
+    }
+  });
 });
 
 // ---------------------------------------------------------------- particle

@@ -14,16 +14,18 @@
  * The prediction for step t is y_t = h_last·W_out + B_out, normalised by ADBench's
  * log(Σ exp y + 2), and the loss is −Σ_t Σ_j seq[t+1]_j (y_t − lse_t)_j / ((c − 1) b).
  *
- * The gates are elementwise, so the recurrence runs one hidden unit at a time, on reals:
- * on numbers for the objective, under `rd` for the gradient (a [1, b] tensor operation
- * would pay its fixed cost for 14 elements). Both stack the predictions of all steps and
- * take the loss on the [c − 1, b] matrix.
+ * The gates are elementwise, so the recurrence runs one hidden unit at a time, on reals
+ * (a [1, b] tensor operation would pay its fixed cost for 14 elements): for the
+ * predictions, a `jit`ted `scan` over 128 characters at a time, the unit's hidden and cell
+ * values carried (the eval times many calls: from the third chunk on, the steps run as
+ * compiled JavaScript); for the gradient, the steps written out under `rd`. Both stack the
+ * predictions of all steps and take the loss on the [c − 1, b] matrix.
  *
  * Output of `jacobian`: the gradient with respect to main_params (row-major 2l × 4b)
  * then extra_params (row-major 3 × b), concatenated.
  */
 import ndarray from "ndarray";
-import { add, exp, grad, log, mul, rd, sigmoid, sub, sum, tanh, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
+import { add, exp, grad, jit, log, mul, rd, scan, sigmoid, sub, sum, tanh, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, InputError, matrix, record } from "../json.js";
 import type { EvalModule } from "../module.js";
@@ -100,47 +102,98 @@ function unitParams(s: LstmPrepared, j: number): Float64Array {
 }
 
 /**
- * Hidden unit j's predictions y_t[j] for t = 0 … c − 2, from its parameters p (numbers,
- * or wengert values under rd): lstm.hpp's gates are elementwise, so unit j's hidden and
- * cell values over all steps and layers depend on its own weights and biases alone (the
- * units meet only in the loss's normalisation).
+ * One character's step of hidden unit j with parameters p (numbers, or wengert values
+ * under rd or jit): the layers' hidden and cell values updated in place from the
+ * character's value `ch`, and the unit's prediction y_t[j] returned. lstm.hpp's gates are
+ * elementwise, so unit j's hidden and cell values over all steps and layers depend on its
+ * own weights and biases alone (the units meet only in the loss's normalisation).
  */
+function unitStep(l: number, p: ArrayLike<Scalar>, hidden: Scalar[], cell: Scalar[], ch: Scalar): Scalar {
+  let x = mul(ch, p[8 * l]);
+  for (let i = 0; i < l; i++) {
+    const o = 8 * i;
+    const forget = sigmoid(add(mul(x, p[o]), p[o + 4]));
+    const ingate = sigmoid(add(mul(hidden[i], p[o + 1]), p[o + 5]));
+    const outgate = sigmoid(add(mul(x, p[o + 2]), p[o + 6]));
+    const change = tanh(add(mul(hidden[i], p[o + 3]), p[o + 7]));
+    cell[i] = add(mul(cell[i], forget), mul(ingate, change));
+    hidden[i] = mul(outgate, tanh(cell[i]));
+    x = hidden[i];
+  }
+  return add(mul(x, p[8 * l + 1]), p[8 * l + 2]);
+}
+
+/** Hidden unit j's predictions y_t[j] for t = 0 … c − 2, the steps written out (the gradient's rd traces them). */
 function unitPredictions(s: LstmPrepared, p: ArrayLike<Scalar>, j: number): Scalar[] {
   const { l, c } = s;
   const hidden: Scalar[] = s.hidden.map((h) => h[j]);
   const cell: Scalar[] = s.cell.map((h) => h[j]);
   const out: Scalar[] = new Array<Scalar>(c - 1);
-  for (let t = 0; t < c - 1; t++) {
-    let x = mul(s.sequence[t][j], p[8 * l]);
-    for (let i = 0; i < l; i++) {
-      const o = 8 * i;
-      const forget = sigmoid(add(mul(x, p[o]), p[o + 4]));
-      const ingate = sigmoid(add(mul(hidden[i], p[o + 1]), p[o + 5]));
-      const outgate = sigmoid(add(mul(x, p[o + 2]), p[o + 6]));
-      const change = tanh(add(mul(hidden[i], p[o + 3]), p[o + 7]));
-      cell[i] = add(mul(cell[i], forget), mul(ingate, change));
-      hidden[i] = mul(outgate, tanh(cell[i]));
-      x = hidden[i];
-    }
-    out[t] = add(mul(x, p[8 * l + 1]), p[8 * l + 2]);
-  }
+  for (let t = 0; t < c - 1; t++) out[t] = unitStep(l, p, hidden, cell, s.sequence[t][j]);
   return out;
 }
 
-/** The predictions of every step, [c − 1, b], unit by unit on numbers. */
+/** A unit's parameters, its layers' hidden and cell values, and CHUNK of its characters. */
+type ChunkInput = readonly [p: number[], state: number[], chars: number[]];
+
+/**
+ * How many characters one call of the jitted scan takes. A fixed length makes one trace
+ * serve every c (the eval's workloads differ in c) and keeps the first call, which traces,
+ * short; the last chunk of a unit is padded with zeros, whose predictions and state are
+ * dropped. 128 was the fastest of 64, 128, 256 and the whole sequence (l = 2, c = 1024 and
+ * l = 4, c = 4096).
+ */
+const CHUNK = 128;
+
+/**
+ * CHUNK steps of a unit as a `scan` over its characters, the hidden and cell values of its
+ * layers carried as reals (hidden first), `jit`ted: the body is traced once and runs as
+ * compiled JavaScript from the third call on (docs/jit-vmap.md), without the dispatch of
+ * each operation on numbers. Returns the state after the chunk and its predictions. One
+ * function per l, the shape of its trace.
+ */
+const unitScans = new Map<number, (x: ChunkInput) => [number[], number[]]>();
+
+function unitScan(l: number): (x: ChunkInput) => [number[], number[]] {
+  let f = unitScans.get(l);
+  if (f === undefined) {
+    const chunk = ([p, state, chars]: ChunkInput) =>
+      scan(
+        (carry: Scalar[], ch: Scalar): [Scalar[], Scalar] => {
+          const hidden = carry.slice(0, l);
+          const cell = carry.slice(l);
+          const y = unitStep(l, p, hidden, cell, ch);
+          return [[...hidden, ...cell], y];
+        },
+        state,
+        chars,
+      );
+    unitScans.set(l, (f = jit(chunk) as (x: ChunkInput) => [number[], number[]]));
+  }
+  return f;
+}
+
+/** The predictions of every step, [c − 1, b], unit by unit and CHUNK characters at a time through the jitted scan. */
 function predictions(s: LstmPrepared): NdArray {
-  const { b, c } = s;
+  const { l, b, c } = s;
+  const f = unitScan(l);
   const Y = new Float64Array((c - 1) * b);
+  const chars = new Array<number>(CHUNK);
   for (let j = 0; j < b; j++) {
-    const y = unitPredictions(s, unitParams(s, j), j) as number[];
-    for (let t = 0; t < c - 1; t++) Y[t * b + j] = y[t];
+    const p = Array.from(unitParams(s, j));
+    let state = [...s.hidden.map((h) => h[j]), ...s.cell.map((h) => h[j])];
+    for (let t0 = 0; t0 < c - 1; t0 += CHUNK) {
+      const n = Math.min(CHUNK, c - 1 - t0);
+      for (let t = 0; t < CHUNK; t++) chars[t] = t < n ? s.sequence[t0 + t][j] : 0;
+      const [next, y] = f([p, state, chars]);
+      state = next;
+      for (let t = 0; t < n; t++) Y[(t0 + t) * b + j] = y[t];
+    }
   }
   return ndarray(Y, [c - 1, b]);
 }
 
 export function lstmObjective(s: LstmPrepared): number {
-  // untraced, on numbers (wengert's operations are JavaScript's arithmetic there): a
-  // [1, b] tensor operation would pay its fixed cost for 14 elements
   return predictionLoss(s, predictions(s)) as number;
 }
 
