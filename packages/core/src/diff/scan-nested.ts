@@ -44,10 +44,9 @@ import { Interpreter } from "../eval/interpreter.js";
 import { layoutOf, scanCodes, type ScanParams } from "../trace/scan-ops.js";
 import { Tape } from "../trace/tape.js";
 import { TraceTerm } from "../trace/term.js";
-import type { Trace } from "../trace/tracer.js";
 import { REAL, type Shape } from "../structure.js";
 import { cacheFor, fullDerivative, inState, outState, readByRules, type BlockDerivative, type Differentiate, type Sources } from "./reverse-plan.js";
-import { gather, planFor, type ScanReverseCall } from "./scan-cotangents.js";
+import { gather, planFor, type ScanReverseCall, type Where } from "./scan-cotangents.js";
 
 /** Iterations of one pattern from which the reverse sweep is a scan rather than placed block by block. */
 const STACK_FROM = 4;
@@ -394,15 +393,8 @@ export interface ForwardValues {
   input(r: number, k: number): number;
 }
 
-/** The scan instruction `self` of a term placed in `sink` (`at`), its args and outputs' instructions. */
-export interface PlacedScan {
-  readonly args: readonly number[];
-  readonly outputs: readonly number[];
-  readonly tape: TraceTerm["tape"];
-  readonly sink: Trace;
-  readonly at: Int32Array;
-  readonly self: number;
-}
+/** The scan instruction `self` of a term placed in `sink` (`at`), its args and outputs' instructions: a reverse call's, or a pushforward's. */
+export type PlacedScan = Pick<ScanReverseCall, "args" | "outputs" | "tape"> & Pick<Where, "sink" | "at" | "self">;
 
 /** The forward values of a scan placed in a sink: one variable per output of the scan read (the term's own reads of it first). */
 export function forwardValues(p: ScanParams, { args, outputs, tape, sink, at, self }: PlacedScan): ForwardValues {
