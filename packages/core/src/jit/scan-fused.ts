@@ -20,7 +20,7 @@
  * Anything else (reductions, matmul, broadcasting other than a real against a tensor, a
  * box that is not contiguous) leaves the body to the interpreter.
  */
-import { alloc, type Buf, type Dims } from "@wengert/ops";
+import { alloc, sameDims, size, type Buf, type Dims } from "@wengert/ops";
 import { Interpreter, liveVariables, type TermRunner } from "../eval/interpreter.js";
 import { CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
@@ -44,8 +44,6 @@ type Run = (I: ArrayLike<Buf>, B: (Float64Array | null)[], V: Float64Array, K: t
 const compiled = new Map<string, Run>();
 const CACHE_SIZE = 256;
 
-const size = (d: Dims): number => d.reduce((p, n) => p * n, 1);
-const sameDims = (a: Dims, b: Dims): boolean => a.length === b.length && a.every((n, i) => n === b[i]);
 /**
  * The flat offset of a box starting at `starts` in dims `d`, when the box spans whole rows
  * (axes past the first start at 0 with d's extent `inner`); else -1.
