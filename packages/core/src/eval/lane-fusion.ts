@@ -24,6 +24,7 @@
 import { broadcastStrides, sameDims, size, strides as stridesOf, type Dims } from "@wengert/ops";
 import { ARITY, CODE, FIRST_PRIMITIVE, IS_TENSOR_OP, KERNELS } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
+import { codeCache } from "../jit/javascript.js";
 
 /** An operand read from outside the chain (see the file's comment). */
 interface Load {
@@ -208,8 +209,8 @@ function gatherLoad(tape: Tape, g: number, out: Dims): Load {
   return { v: x, rows, along: axis === last ? indices : 1 };
 }
 
-const compiled = new Map<string, ChainRun>();
-const MAX_COMPILED = 256;
+/** Chains' loops by their source: a term traced again by a later call has the same chains. */
+const compiled = codeCache<ChainRun>();
 
 /**
  * The chain's loop: per lane and row, each load's start; per element, the loads, then
@@ -244,16 +245,10 @@ function compile(loads: readonly Load[], lines: readonly string[], sink: string,
     "  }",
     "}",
   ].join("\n");
-  const key = `${row}\n${source}`;
-  let run = compiled.get(key);
-  if (run === undefined) {
+  return compiled(`${row}\n${source}`, () => {
     const rowOf = new Function("K", row) as (K: typeof KERNELS) => unknown;
-    run = new Function("row", `return function chain(w, R, n, out, B, Z, O, X) {\n${source}\n};`)(rowOf(KERNELS)) as ChainRun;
-    // bounded: a program that makes ever new chains compiles them again rather than keeping them all
-    if (compiled.size >= MAX_COMPILED) compiled.clear();
-    compiled.set(key, run);
-  }
-  return run;
+    return new Function("row", `return function chain(w, R, n, out, B, Z, O, X) {\n${source}\n};`)(rowOf(KERNELS)) as ChainRun;
+  });
 }
 
 /** What runFused reads of a variable: its value for every lane (a batched one's lanes side by side). */

@@ -95,3 +95,20 @@ export function mayMakeCode(): boolean {
   }
   return codeAllowed;
 }
+
+/**
+ * Functions made from generated source, kept by their source: a term traced again by a later
+ * call has the same code. Bounded (cleared at `limit`): a program that makes ever new code
+ * compiles it again rather than keeping all of it.
+ */
+export function codeCache<T>(limit = 256): (source: string, make: () => T) => T {
+  const made = new Map<string, T>();
+  return (source, make) => {
+    let f = made.get(source);
+    if (f === undefined) {
+      if (made.size >= limit) made.clear();
+      made.set(source, (f = make()));
+    }
+    return f;
+  };
+}

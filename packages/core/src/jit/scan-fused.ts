@@ -24,7 +24,7 @@ import { alloc, sameDims, size, type Buf, type Dims } from "@wengert/ops";
 import { Interpreter, liveVariables, type TermRunner } from "../eval/interpreter.js";
 import { CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
-import { javascript, literal, mayMakeCode } from "./javascript.js";
+import { codeCache, javascript, literal, mayMakeCode } from "./javascript.js";
 
 /** Whether bodies on tensors run compiled (tests turn it off to compare with the interpreter). */
 export const fusedCode = { enabled: mayMakeCode() };
@@ -41,8 +41,7 @@ export function termRunner(tape: Tape, keep: Iterable<number>): TermRunner {
 type Run = (I: ArrayLike<Buf>, B: (Float64Array | null)[], V: Float64Array, K: typeof KERNELS) => void;
 
 /** Generated functions by source: a body traced again by a later call has the same code. */
-const compiled = new Map<string, Run>();
-const CACHE_SIZE = 256;
+const compiled = codeCache<Run>();
 
 /**
  * The flat offset of a box starting at `starts` in dims `d`, when the box spans whole rows
@@ -297,11 +296,7 @@ class FusedTerm implements TermRunner {
     const made = loops.filter((m) => m.array).map((m): [number, number] => [m.v, m.size]);
     const lines = [...head, ...made.map(([v]) => `const b${v} = B[${v}];`), ...body];
     const source = `"use strict";\nreturn function fused(I, B, V, K) {\n${lines.join("\n")}\n};`;
-    let code = compiled.get(source);
-    if (code === undefined) {
-      if (compiled.size >= CACHE_SIZE) compiled.clear();
-      compiled.set(source, (code = new Function(source)() as Run));
-    }
+    const code = compiled(source, () => new Function(source)() as Run);
     return new FusedTerm(tape, code, made, inputs);
   }
 
