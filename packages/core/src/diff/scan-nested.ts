@@ -38,14 +38,18 @@
  * iteration: the numbers are the same to the last bit, and the next differentiation of
  * this term (scan-reverse.ts, or this file again) sees a scan whose body is the rules.
  */
-import { ARITY, CONST, FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
+import { size, type Dims } from "@wengert/ops";
+import { ARITY, CODE, CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP } from "../trace/opcodes.js";
+import { copyInstruction } from "../trace/copy-instruction.js";
+import { ownedCopy } from "../trace/host-tensor.js";
 import { Body, folds } from "../trace/body.js";
 import { Interpreter } from "../eval/interpreter.js";
-import { layoutOf, scanCodes, type ScanParams } from "../trace/scan-ops.js";
+import { hasScans, layoutOf, scanCodes, type ScanParams } from "../trace/scan-ops.js";
 import { Tape } from "../trace/tape.js";
+import type { Trace } from "../trace/tracer.js";
 import { TraceTerm } from "../trace/term.js";
 import { REAL, type Shape } from "../structure.js";
-import { cacheFor, fullDerivative, inState, outState, readByRules, type BlockDerivative, type Differentiate, type Sources } from "./reverse-plan.js";
+import { cacheFor, fullDerivative, inState, outState, PARTS, readByRules, type BlockDerivative, type Differentiate, type Sources } from "./reverse-plan.js";
 import { gather, planFor, type ScanReverseCall, type Where } from "./scan-cotangents.js";
 
 /** Iterations of one pattern from which the reverse sweep is a scan rather than placed block by block. */
@@ -58,13 +62,17 @@ const STACK_FROM = 4;
  * cotangent as its y), every carry leaf computed, passed on, or a literal throughout (a
  * time counter: written as data is), and enough iterations;
  * or one iteration without a carry (checkpoint(f): its block one scan of its rules,
- * scan-single.ts). Other scans are written out (unroll.ts).
+ * scan-single.ts). A body on tensors nests where no input is a literal (its carries and xs
+ * traced: no fold on data to stop a run at) and no scan is inside it; the rules' carry then
+ * holds a tensor cotangent's dense sum and its pieces apart, as the written-out sweep keeps
+ * them until the variable is settled. Other scans are written out (unroll.ts).
  */
 export function nestable(p: ScanParams): boolean {
   const { body } = p;
   const { nc, nx } = body;
-  if (p.stacked !== undefined || !body.reals || body.opaque) return false;
-  if (p.n === 1 && nc === 0) return true;
+  if (p.stacked !== undefined || body.opaque) return false;
+  if (!body.reals && (body.literal.some((l) => l !== 0) || hasScans(body.term.tape))) return false;
+  if (p.n === 1 && nc === 0) return body.reals;
   return (
     p.n >= STACK_FROM + 2 &&
     body.literal.every((l, k) => k >= nc || l === +(body.carryKind[k] === "literal")) &&
@@ -115,11 +123,20 @@ interface Rules {
   readonly ys: readonly number[];
 }
 
-/** A cotangent passed between blocks: carry leaf k's (chained or running), or captured value q's running sum. */
-type State = { readonly kind: "chain" | "identity"; readonly k: number } | { readonly kind: "p"; readonly q: number };
+/**
+ * A cotangent passed between blocks: carry leaf k's (chained or running), or captured value
+ * q's running sum; `part` 0 its dense sum, 1 a tensor's pieces (reverse-plan.ts PARTS).
+ */
+type State = ({ readonly kind: "chain" | "identity"; readonly k: number } | { readonly kind: "p"; readonly q: number }) & { readonly part: number };
 
 const rulesOf = new WeakMap<BlockDerivative, Rules | null>();
-const tuple = (n: number): Shape => ({ kind: "tuple", items: Array.from({ length: n }, () => REAL) });
+const leafShape = (dims: Dims): Shape => (dims.length === 0 ? REAL : { kind: "tensor", dims, container: "float64array" });
+const tuple = (dims: readonly Dims[]): Shape => ({ kind: "tuple", items: dims.map(leafShape) });
+
+/** An input of a rules' tape: a real, or a tensor of `dims` (its value a placeholder: the rules' tape is a term, never evaluated as traced). */
+function inputOf(tape: Tape, index: number, dims: Dims): number {
+  return dims.length === 0 ? tape.input(index, 0) : tape.tensorInput(index, { dims, data: new Float64Array(size(dims)) });
+}
 
 /** Pattern d's rules as a scan's body, or null where its cotangents are not passed on as they come in (not a steady run). */
 function rules(d: BlockDerivative, p: ScanParams): Rules | null {
@@ -137,20 +154,22 @@ function makeRules(d: BlockDerivative, p: ScanParams): Rules | null {
   for (const e of d.outs) {
     const k = o.carry[e >> 1];
     if (k < 0) return null;
-    states.push({ kind: "chain", k });
+    states.push({ kind: "chain", k, part: e & 1 });
   }
   for (const e of d.ins) {
     const k = e >> 1;
-    if (k < body.nc && body.carryKind[k] === "identity") states.push({ kind: "identity", k });
-    else if (k >= body.nc + body.nx) states.push({ kind: "p", q: k - body.nc - body.nx });
+    const part = e & 1;
+    if (k < body.nc && body.carryKind[k] === "identity") states.push({ kind: "identity", k, part });
+    else if (k >= body.nc + body.nx) states.push({ kind: "p", q: k - body.nc - body.nx, part });
     else return null;
   }
-  // what each state becomes: the result for its input; besides, only traced x leaves' cotangents (the ys) come out
-  const resultOf = (s: State): number => 2 * (s.kind === "p" ? body.nc + body.nx + s.q : s.k);
+  // what each state becomes: the result for its input; besides, only traced x leaves' dense cotangents (the ys) come out
+  const resultOf = (s: State): number => 2 * (s.kind === "p" ? body.nc + body.nx + s.q : s.k) + s.part;
   const wanted = states.map(resultOf);
-  const ys = d.results.filter((e) => !wanted.includes(e)).map((e) => (e >> 1) - body.nc);
+  const others = d.results.filter((e) => !wanted.includes(e));
+  if (others.some((e) => (e & 1) !== 0)) return null;
+  const ys = others.map((e) => (e >> 1) - body.nc);
   if (!wanted.every((e) => d.results.includes(e)) || ys.some((l) => l < 0 || l >= body.nx || body.literal[body.nc + l])) return null;
-  if (d.results.some((e) => (e & 1) !== 0)) return null;
   const from = d.term.tape;
   const B = body.length;
   const tape = new Tape();
@@ -159,36 +178,50 @@ function makeRules(d: BlockDerivative, p: ScanParams): Rules | null {
   const ps: number[] = [];
   const read = readByRules(d, body);
   // inputs: the states, then the forward values read per iteration (x's leaves among them), then those read alike at every iteration
+  const stateDims = states.map((s) => body.inputDims[s.kind === "p" ? body.nc + body.nx + s.q : s.k]);
   const stateVar = new Int32Array(states.length);
-  states.forEach((_s, j) => (stateVar[j] = tape.input(j, 0)));
+  states.forEach((_s, j) => (stateVar[j] = inputOf(tape, j, stateDims[j])));
   const alike = (k: number): boolean => k >= body.nc + body.nx || (k >= 0 && k < body.nc && body.carryKind[k] === "identity");
   for (const v of read) {
     const k = from.op[v] === INPUT ? from.a[v] : -1;
     if (alike(k)) continue;
-    map[v] = tape.input(states.length + xs.length, from.val[v]);
+    map[v] = inputOf(tape, states.length + xs.length, from.dims(v));
     xs.push({ v, carry: k < body.nc ? k : -1 });
   }
   for (const v of read) {
     const k = from.op[v] === INPUT ? from.a[v] : -1;
     if (!alike(k)) continue;
-    map[v] = tape.input(states.length + xs.length + ps.length, from.val[v]);
+    map[v] = inputOf(tape, states.length + xs.length + ps.length, from.dims(v));
     ps.push(k);
   }
   copyRules(d, B, nin, tape, map, stateVar);
   const results = states.map((s) => map[d.term.output.atoms[d.results.indexOf(resultOf(s))]]);
   const yAtoms = ys.map((l) => map[d.term.output.atoms[d.results.indexOf(2 * (body.nc + l))]]);
-  const shape: Shape = ys.length === 0 ? tuple(results.length) : { kind: "tuple", items: [tuple(results.length), tuple(ys.length)] };
+  const yDims = ys.map((l) => body.inputDims[body.nc + l]);
+  const shape: Shape = ys.length === 0 ? tuple(stateDims) : { kind: "tuple", items: [tuple(stateDims), tuple(yDims)] };
   const term = new TraceTerm(tape, [{ name: "in", shape: { kind: "tuple", items: [] }, atoms: [] }], { shape, atoms: [...results, ...yAtoms] });
   // a value of the data alone (x's leaves, what the body computes from them) is a literal of the loop
   // written out, as in the body: the rules' folds on it are decisions (lastFold), its cotangent none
   const literal = new Uint8Array(states.length + xs.length + ps.length);
   xs.forEach(({ v }, j) => (literal[states.length + j] = body.literalOnly[v]));
-  const yShape = ys.length === 0 ? null : tuple(ys.length);
-  const rb = new Body(term, states.length, xs.length, ps.length, literal, tuple(states.length), tuple(xs.length), yShape, [], false);
+  const yShape = ys.length === 0 ? null : tuple(yDims);
+  const xDims = xs.map(({ v }) => from.dims(v));
+  const rb = new Body(term, states.length, xs.length, ps.length, literal, tuple(stateDims), tuple(xDims), yShape, [], false);
   if (!rb.carryKind.every((k) => k === "internal" || k === "identity")) return null;
+  // a fold on data is found per iteration for reals alone (lastFold); a tensor x sliced by a rule
+  // would take pieces, which the forward scan's packed cotangent does not hold (scan-stacked.ts)
+  if (!rb.reals && (rb.folds.length > 0 || slicesX(rb))) return null;
   // an x cotangent is computed, or a chained cotangent passed on (read as the carry′ written one iteration before)
   if (!rb.ySource.every((y) => y.kind === "var" || (y.kind === "carry" && rb.carryKind[y.k] === "internal"))) return null;
   return { body: rb, states, xs, ps, outOf: body.carryOut, ys };
+}
+
+/** Whether a rule of a rules' body slices or indexes one of its x leaves (whose cotangent then has pieces). */
+function slicesX(rb: Body): boolean {
+  const tape = rb.term.tape;
+  const isX = (v: number): boolean => tape.op[v] === INPUT && tape.a[v] >= rb.nc && tape.a[v] < rb.nc + rb.nx;
+  for (let i = 0; i < tape.length; i++) if ((tape.op[i] === CODE.slice || tape.op[i] === CODE.index) && tape.args(i).some(isX)) return true;
+  return false;
 }
 
 /**
@@ -198,13 +231,22 @@ function makeRules(d: BlockDerivative, p: ScanParams): Rules | null {
  */
 export function copyRules(d: Pick<BlockDerivative, "term">, B: number, nin: number, tape: Tape, map: Int32Array, stateVar: Int32Array): void {
   const from = d.term.tape;
-  for (let v = 0; v < B; v++) if (from.op[v] === CONST && map[v] < 0) map[v] = tape.constant(from.val[v]);
+  for (let v = 0; v < B; v++) if (from.op[v] === CONST && map[v] < 0) map[v] = copyInstruction(from, v, tape, map);
   for (let i = B; i < from.length; i++) {
     const code = from.op[i];
     if (code === INPUT) map[i] = stateVar[from.a[i] - nin];
-    else if (code === CONST) map[i] = tape.constant(from.val[i]);
+    else if (code === CONST || (code >= FIRST_PRIMITIVE && from.x[i] !== 0)) map[i] = copyInstruction(from, i, tape, map);
     else if (code >= FIRST_PRIMITIVE) map[i] = tape.append(code, map[from.a[i]], ARITY[code] === 2 ? map[from.b[i]] : 0);
   }
+}
+
+/** Instruction i of a derivative's tape recorded in the sink, its arguments through `map` (a real's, an elementwise or a tensor primitive). */
+function recordIn(sink: Trace, from: Tape, i: number, map: Int32Array): number {
+  const code = from.op[i];
+  if (code === CONST) return from.x[i] === 0 ? sink.constant(from.val[i]) : sink.tape.tensorConstant(ownedCopy({ dims: from.dims(i), data: from.buf(i) }));
+  if (from.x[i] === 0) return sink.record(code, map[from.a[i]], ARITY[code] === 2 ? map[from.b[i]] : 0);
+  const args = from.args(i).map((v) => map[v]);
+  return IS_TENSOR_OP[code] ? sink.recordOp(code, args, from.params(i)) : sink.record(code, args[0], args[1] ?? 0);
 }
 
 /**
@@ -235,31 +277,33 @@ export function emitNested(call: ScanReverseCall): void {
   const pArg = (q: number): number => nc + n * nx + q;
   const width = layout.width;
   const { packed, slotOffset, forward, input } = forwardValues(p, { args, outputs, tape, sink, at, self });
-  // the cotangents passed from block to block (-1: the symbolic zero), as scan-reverse-run.ts keeps them
-  const chain = new Int32Array(nc).fill(-1);
-  const identity = Int32Array.from({ length: nc }, (_, k) => (body.carryKind[k] === "identity" ? held[2 * k] : -1));
-  const pAcc = Int32Array.from({ length: np }, (_, q) => held[2 * pArg(q)]);
+  // the cotangents passed from block to block by part (2k + part; -1: the symbolic zero), as scan-reverse-run.ts keeps them
+  const chain = new Int32Array(PARTS * nc).fill(-1);
+  const identity = Int32Array.from({ length: PARTS * nc }, (_, e) => (body.carryKind[e >> 1] === "identity" ? held[e] : -1));
+  const pAcc = Int32Array.from({ length: PARTS * np }, (_, e) => held[PARTS * pArg(e >> 1) + (e & 1)]);
   const src: Sources<number> = {
-    chain: (k) => chain[k],
-    identity: (k) => identity[k],
-    p: (q) => pAcc[q],
-    seedObs: (r, s) => (s < 0 ? -1 : (seedAtoms.get(2 * (r * width + layout.obsOffset[s])) ?? -1)),
-    seedFinal: (k) => seedAtoms.get(2 * layout.carryOffset[k]) ?? -1,
-    acc: (a) => held[2 * a],
+    chain: (k, part) => chain[2 * k + part],
+    identity: (k, part) => identity[2 * k + part],
+    p: (q, part) => pAcc[2 * q + part],
+    seedObs: (r, s, part) => (s < 0 ? -1 : (seedAtoms.get(2 * (r * width + layout.obsOffset[s]) + part) ?? -1)),
+    seedFinal: (k, part) => seedAtoms.get(2 * layout.carryOffset[k] + part) ?? -1,
+    acc: (a, part) => held[2 * a + part],
     none: -1,
   };
   const statesAt = (d: BlockDerivative, r: number): number[] => [
-    ...d.outs.map((e) => outState(o, e >> 1, 0, r, n, src)),
-    ...d.ins.map((e) => inState(body, o, e >> 1, 0, r, n, src)),
+    ...d.outs.map((e) => outState(o, e >> 1, e & 1, r, n, src)),
+    ...d.ins.map((e) => inState(body, o, e >> 1, e & 1, r, n, src)),
   ];
   const settle = (d: BlockDerivative, got: (e: number) => number): void => {
-    for (let k = 0; k < nc; k++) {
-      const c = d.present[2 * k] ? got(2 * k) : -1;
-      if (body.carryKind[k] === "internal") chain[k] = c;
-      else identity[k] = c;
+    for (let e = 0; e < PARTS * nc; e++) {
+      const c = d.present[e] ? got(e) : -1;
+      if (body.carryKind[e >> 1] === "internal") chain[e] = c;
+      else identity[e] = c;
     }
-    for (let q = 0; q < np; q++) pAcc[q] = d.present[2 * (nc + nx + q)] ? got(2 * (nc + nx + q)) : -1;
+    for (let e = 0; e < PARTS * np; e++) pAcc[e] = d.present[PARTS * (nc + nx) + e] ? got(PARTS * (nc + nx) + e) : -1;
   };
+  /** The result part e of block derivative d placed (-1: not present). */
+  const partOf = (d: BlockDerivative, e: number, got: (e: number) => number): number => (d.present[e] ? got(e) : -1);
   // iterations seeded from outside (a y used), which a run does not cover: from the last down
   const seeded = [...new Set([...seedAtoms.keys()].filter((e) => e >> 1 < n * width).map((e) => Math.floor((e >> 1) / width)))].sort((x, y) => y - x);
   let nextSeeded = 0;
@@ -274,17 +318,19 @@ export function emitNested(call: ScanReverseCall): void {
     const nin = nc + nx + np;
     for (let i = 0; i < from.length; i++) {
       const code = from.op[i];
-      if (code === CONST) map[i] = sink.constant(from.val[i]);
+      if (code === CONST) map[i] = recordIn(sink, from, i, map);
       else if (i < B) continue;
       else if (code === INPUT) map[i] = states[from.a[i] - nin];
-      else if (code >= FIRST_PRIMITIVE) map[i] = sink.record(code, map[from.a[i]], ARITY[code] === 2 ? map[from.b[i]] : 0);
+      else if (code >= FIRST_PRIMITIVE) map[i] = recordIn(sink, from, i, map);
     }
     const out = d.term.output.atoms;
-    settle(d, (e) => map[out[d.results.indexOf(e)]]);
+    const got = (e: number): number => map[out[d.results.indexOf(e)]];
+    settle(d, got);
     // traced x leaves (a checkpoint's arguments: scan-single.ts) take their cotangents here
     for (let l = 0; l < nx; l++) {
       const a = nc + r * nx + l;
-      if (d.present[2 * (nc + l)] && inputs.need[a]) state.replace(args[a], map[out[d.results.indexOf(2 * (nc + l))]], -1);
+      const e = 2 * (nc + l);
+      if ((d.present[e] || d.present[e + 1]) && inputs.need[a]) state.replace(args[a], partOf(d, e, got), partOf(d, e + 1, got));
     }
   };
 
@@ -316,17 +362,18 @@ export function emitNested(call: ScanReverseCall): void {
     // one variable per element read; a carry′ written per iteration (an x cotangent passed on) is read at the last slot (unroll.ts `moved`)
     const { obs, obsOffset, width: w, carryOffset } = rp.layout;
     const got = new Map<number, number>();
-    const element = (offset: number): number => {
+    const element = (offset: number, dims: Dims): number => {
       let v = got.get(offset);
-      if (v === undefined) got.set(offset, (v = sink.recordOp(codes.scanOut, [scanVar], { offset, dims: [], held: false })));
+      if (v === undefined) got.set(offset, (v = sink.recordOp(codes.scanOut, [scanVar], { offset, dims, held: false })));
       return v;
     };
-    const slotOf = (i: number, v: number): number => element(i * w + obsOffset[obs.indexOf(v)]);
+    const rt = rb.term.tape;
+    const slotOf = (i: number, v: number): number => element(i * w + obsOffset[obs.indexOf(v)], rt.dims(v));
     const after = rl.states.map((_s, j) =>
-      rb.carryKind[j] === "identity" ? states[j] : obs.includes(rb.carryOut[j]) ? slotOf(m - 1, rb.carryOut[j]) : element(carryOffset[j]),
+      rb.carryKind[j] === "identity" ? states[j] : obs.includes(rb.carryOut[j]) ? slotOf(m - 1, rb.carryOut[j]) : element(carryOffset[j], rb.inputDims[j]),
     );
     const byResult = new Map<number, number>();
-    rl.states.forEach((s, j) => byResult.set(2 * (s.kind === "p" ? nc + nx + s.q : s.k), after[j]));
+    rl.states.forEach((s, j) => byResult.set(2 * (s.kind === "p" ? nc + nx + s.q : s.k) + s.part, after[j]));
     settle(d, (e) => byResult.get(e)!);
     // each iteration's traced x cotangents: the rules scan's ys (iteration i of the run is the loop's hi − i)
     for (let i = 0; i < m; i++) {
@@ -363,9 +410,9 @@ export function emitNested(call: ScanReverseCall): void {
   }
   for (let k = 0; k < nc + np; k++) {
     const a = k < nc ? k : pArg(k - nc);
-    if (!inputs.need[a] || !plan.present[2 * a]) continue;
-    const c = k < nc ? (body.carryKind[k] === "internal" ? chain[k] : identity[k]) : pAcc[k - nc];
-    state.replace(args[a], c, -1);
+    if (!inputs.need[a] || (!plan.present[2 * a] && !plan.present[2 * a + 1])) continue;
+    const c = (part: number): number => (k < nc ? (body.carryKind[k] === "internal" ? chain : identity)[2 * k + part] : pAcc[2 * (k - nc) + part]);
+    state.replace(args[a], c(0), c(1));
   }
 }
 
@@ -408,13 +455,18 @@ export function forwardValues(p: ScanParams, { args, outputs, tape, sink, at, se
     const q = tape.params(j) as { offset: number; held: boolean };
     if (!q.held) reads.set(q.offset, at[j]);
   }
-  const readAt = (offset: number): number => {
+  const readAt = (offset: number, dims: Dims): number => {
     let v = reads.get(offset);
-    if (v === undefined) reads.set(offset, (v = sink.recordOp(codes.scanOut, [at[self]], { offset, dims: [], held: false })));
+    if (v === undefined) reads.set(offset, (v = sink.recordOp(codes.scanOut, [at[self]], { offset, dims, held: false })));
     return v;
   };
   const slotOffset = (r: number, v: number): number => r * width + layout.obsOffset[layout.obs.indexOf(v)];
-  const forward = (r: number, v: number): number => (body.literalOnly[v] ? sink.constant(packed[slotOffset(r, v)]) : readAt(slotOffset(r, v)));
+  const literalAt = (offset: number, dims: Dims): number =>
+    dims.length === 0 ? sink.constant(packed[offset]) : sink.tape.tensorConstant(ownedCopy({ dims, data: packed.subarray(offset, offset + size(dims)) }));
+  const forward = (r: number, v: number): number => {
+    const dims = body.term.tape.dims(v);
+    return body.literalOnly[v] ? literalAt(slotOffset(r, v), dims) : readAt(slotOffset(r, v), dims);
+  };
   const input = (r: number, k: number): number => {
     if (k >= nc + nx) return at[args[nc + n * nx + (k - nc - nx)]];
     if (k >= nc) return at[args[nc + r * nx + (k - nc)]];

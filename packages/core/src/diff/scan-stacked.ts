@@ -10,10 +10,13 @@
  * instruction is that instruction's variable (its cotangent so far is where the sweep
  * starts, the sum goes back to it), any other is an element of the packed value's
  * cotangent, a dense tensor whose present elements are listed beside it (Where.packed). The
- * forward scan's own sweep then starts from those as its outputs' seeds.
+ * forward scan's own sweep then starts from those as its outputs' seeds. A tensor leaf is
+ * its slot of elements; its cotangent is dense there (scan-nested.ts keeps a run of rules
+ * only where no rule slices an x leaf, which would give it pieces).
  */
-import { size, type Buf } from "@wengert/ops";
-import { flatXs, scanCodes, xArgCount, type DerivedParams, type ScanOutParams, type ScanParams } from "../trace/scan-ops.js";
+import { size, type Buf, type Dims } from "@wengert/ops";
+import { WengertError } from "../errors.js";
+import { flatXs, scanCodes, stackedXs, xArgCount, type DerivedParams, type ScanOutParams, type ScanParams } from "../trace/scan-ops.js";
 import { reverseRun, type ReverseSweep } from "../eval/scan-reverse-run.js";
 import { aliasOf, PARTS } from "./reverse-plan.js";
 import { planFor, type ScanReverseCall } from "./scan-cotangents.js";
@@ -30,10 +33,12 @@ export function emitStacked(call: ScanReverseCall): void {
   const nargs = nc + n * nx + np;
   const argOf = (a: number): number => (a < nc ? args[a] : a < nc + n * nx ? source : args[a - n * nx + 1]);
   const offsetOf = (a: number): number => stacked.at[(a - nc) % nx] + Math.floor((a - nc) / nx) * stacked.step;
+  const isX = (a: number): boolean => a >= nc && a < nc + n * nx;
+  // argument a's dims, as one argument per leaf and iteration
+  const dimsOf = (a: number): Dims => body.inputDims[a < nc ? a : isX(a) ? nc + ((a - nc) % nx) : a - (n - 1) * nx];
   // the elements also read by scanOut: their variables; the traced xs the source writes: its arguments
   const readers = tape.op[source] === codes.scan ? tracedXElements(tape.params(source) as ScanParams, tape.args(source)) : new Map<number, number>();
   for (const j of outputsOf.get(source) ?? []) readers.set((tape.params(j) as ScanOutParams).offset, j);
-  const isX = (a: number): boolean => a >= nc && a < nc + n * nx;
   // seeds: the final carry's leaves read after the run, and the written values read (ys: a scan of rules' x
   // cotangents, scan-nested.ts; a forward sweep's tangents, scan-tangent-nested.ts)
   const nobs = layout.obs.length;
@@ -62,10 +67,14 @@ export function emitStacked(call: ScanReverseCall): void {
     const reader = isX(a) ? readers.get(offsetOf(a)) : undefined;
     const v = isX(a) ? reader : argOf(a);
     if (v !== undefined) {
-      if (state.ct[v] < 0) continue;
-      acc[2 * a] = 1;
-      heldFrom.push(atoms.length);
-      atoms.push(state.ct[v]);
+      // a tensor's dense sum and its pieces, apart (scan-cotangents.ts gather)
+      const parts = [state.ct[v], tape.dims(v).length === 0 ? -1 : state.pending(v)];
+      parts.forEach((c, part) => {
+        if (c < 0) return;
+        acc[2 * a + part] = 1;
+        heldFrom.push(atoms.length);
+        atoms.push(c);
+      });
     } else if (mask !== undefined && mask[offsetOf(a)]) {
       acc[2 * a] = 1;
       heldFrom.push(-1 - offsetOf(a));
@@ -78,7 +87,7 @@ export function emitStacked(call: ScanReverseCall): void {
   let length = 0;
   for (let e = 0; e < PARTS * nargs; e++) {
     offsets.push(length);
-    if (plan.present[e]) length++;
+    if (plan.present[e]) length += size(dimsOf(e >> 1));
   }
   const sweep: ReverseSweep = { p, plan, inputs, seedOrder, offsets, length };
   const nA = nc + xArgCount(p) + np;
@@ -91,14 +100,25 @@ export function emitStacked(call: ScanReverseCall): void {
       // the values as a scan with one argument per x leaf and iteration would take them
       const base = nA + seedOrder.length;
       const ct = usesPacked ? (values[values.length - 1] as Float64Array) : null;
-      const xs = flatXs(p, values);
       const all = new Array<Buf>(nargs + seedOrder.length + heldFrom.length);
       let w = 0;
       for (let k = 0; k < nc; k++) all[w++] = values[k];
-      for (let e = 0; e < xs.length; e++) all[w++] = xs[e];
+      if (body.reals) {
+        const xs = flatXs(p, values);
+        for (let e = 0; e < xs.length; e++) all[w++] = xs[e];
+      } else for (let i = 0; i < n; i++) for (const x of stackedXs(p, values, i)) all[w++] = x;
       for (let q = 0; q < np; q++) all[w++] = values[nc + 1 + q];
       for (let j = 0; j < seedOrder.length; j++) all[w++] = values[nA + j];
-      for (const h of heldFrom) all[w++] = h >= 0 ? values[base + h] : ct![-1 - h];
+      // an element of the packed cotangent: a real, or a tensor leaf's slot (heldFrom names its first element)
+      const element = (e: number, a: number): Buf => (body.reals ? ct![e] : ct!.slice(e, e + size(dimsOf(a))));
+      let at = 0;
+      for (let a = 0; a < nargs; a++) {
+        for (let part = 0; part < PARTS; part++) {
+          if (!acc[2 * a + part]) continue;
+          const h = heldFrom[at++];
+          all[w++] = h >= 0 ? values[base + h] : element(-1 - h, a);
+        }
+      }
       return reverseRun(sweep, all);
     },
   };
@@ -107,23 +127,26 @@ export function emitStacked(call: ScanReverseCall): void {
     [...args.map((v) => at[v]), ...seedOrder.map((o) => seedAtoms.get(o)!), ...atoms, ...(usesPacked ? [packedCt] : [])],
     params,
   );
-  const read = (a: number): number => sink.recordOp(codes.scanOut, [grad], { offset: offsets[2 * a], dims: [], held: false });
+  const read = (e: number): number => (plan.present[e] ? sink.recordOp(codes.scanOut, [grad], { offset: offsets[e], dims: dimsOf(e >> 1), held: false }) : -1);
   // the carry's and the captured values' cotangents, and the elements' read by scanOut
   const intoPacked: number[] = [];
   const passed = new Set<number>();
   for (let a = 0; a < nargs; a++) if (need[a] && aliasOf(p, a) >= 0) passed.add(aliasOf(p, a));
   for (let a = 0; a < nargs; a++) {
     // a cotangent passed on to another leaf is not the element's yet
-    if (!need[a] || !plan.present[2 * a] || passed.has(a)) continue;
-    if (!isX(a)) state.replace(argOf(a), read(a), -1);
-    else if (readers.has(offsetOf(a))) state.replace(readers.get(offsetOf(a))!, read(a), -1);
+    if (!need[a] || (!plan.present[2 * a] && !plan.present[2 * a + 1]) || passed.has(a)) continue;
+    if (!isX(a)) state.replace(argOf(a), read(2 * a), read(2 * a + 1));
+    else if (readers.has(offsetOf(a))) state.replace(readers.get(offsetOf(a))!, read(2 * a), read(2 * a + 1));
+    else if (plan.present[2 * a + 1]) throw new WengertError("internal: a stacked scan's x leaf took pieces of a cotangent, which its packed value's cotangent does not hold.");
     else intoPacked.push(a);
   }
   if (intoPacked.length === 0) return;
   // the other elements into the packed value's cotangent (a copy of what it held, those elements replaced)
   const total = size(tape.dims(source));
-  const into = Int32Array.from(intoPacked, offsetOf);
-  const from = Int32Array.from(intoPacked, (a) => offsets[2 * a]);
+  // element by element (a tensor leaf's slot is size(dims) of them)
+  const into: number[] = [];
+  const from: number[] = [];
+  for (const a of intoPacked) for (let e = 0; e < size(dimsOf(a)); e++) into.push(offsetOf(a) + e), from.push(offsets[2 * a] + e);
   const merged: DerivedParams = {
     scan: p,
     length: total,

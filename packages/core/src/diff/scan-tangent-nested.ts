@@ -43,14 +43,14 @@ const tuple = (n: number): Shape => ({ kind: "tuple", items: Array.from({ length
 
 /**
  * Whether a scan's forward sweep emitted into an enclosing trace can be scans: as for its
- * reverse sweep (scan-nested.ts `nestable`: a body of reals, carries computed, passed on or
- * literal), xs that are data (a traced x's tangent per iteration is not read from one scan),
+ * reverse sweep (scan-nested.ts `nestable`: carries computed, passed on or literal), a body
+ * of reals, xs that are data (a traced x's tangent per iteration is not read from one scan),
  * more than one iteration, no scan inside the body.
  */
 export function tangentNestable(p: ScanParams): boolean {
   const { body } = p;
   for (let l = 0; l < body.nx; l++) if (!body.literal[body.nc + l]) return false;
-  return p.n > 1 && nestable(p) && !hasScans(body.term.tape);
+  return p.n > 1 && body.reals && nestable(p) && !hasScans(body.term.tape);
 }
 
 /** Every input of the body whose tangent can be present (not a literal). */

@@ -15,6 +15,7 @@ import { size } from "@wengert/ops";
 import type { Body } from "../trace/body.js";
 import {
   flatXs,
+  stackedLeaf,
   hasScans,
   isScanCode,
   scanCodes,
@@ -273,10 +274,14 @@ function emitTangent(
     // the tangent as the packed value is laid out (zero where absent), for the stacked scans that read it
     const mask = new Uint8Array(layout.length);
     const from = new Int32Array(layout.length).fill(-1);
-    layout.obs.forEach((_v, s) => {
-      for (let r = 0; r < n; r++) if (plan.obsOffset[r * nobs + s] >= 0) from[r * layout.width + layout.obsOffset[s]] = plan.obsOffset[r * nobs + s];
+    // a tensor's slot element by element
+    const relay = (to: number, at: number, dims: Dims): void => {
+      for (let e = 0; e < size(dims); e++) from[to + e] = at + e;
+    };
+    layout.obs.forEach((v, s) => {
+      for (let r = 0; r < n; r++) if (plan.obsOffset[r * nobs + s] >= 0) relay(r * layout.width + layout.obsOffset[s], plan.obsOffset[r * nobs + s], body.term.tape.dims(v));
     });
-    for (let k = 0; k < body.nc; k++) if (plan.carryOffset[k] >= 0) from[layout.carryOffset[k]] = plan.carryOffset[k];
+    for (let k = 0; k < body.nc; k++) if (plan.carryOffset[k] >= 0) relay(layout.carryOffset[k], plan.carryOffset[k], body.inputDims[k]);
     for (let e = 0; e < from.length; e++) mask[e] = from[e] >= 0 ? 1 : 0;
     const relaid: DerivedParams = {
       scan: p,
@@ -308,13 +313,14 @@ function tangentRun(p: ScanParams, plan: TangentPlan, { has, hasArg }: { has: Ui
   const tangentOf: (Buf | null)[] = new Array<Buf | null>(nargs).fill(null);
   for (let k = 0; k < body.nc; k++) tangentOf[k] = ofArg[k];
   for (let q = 0; q < body.np; q++) tangentOf[nargs - body.np + q] = ofArg[body.nc + xArgs + q];
-  const xs = stacked === undefined ? null : flatXs(p, values);
+  const xs = stacked === undefined || !body.reals ? null : flatXs(p, values);
   if (stacked === undefined) for (let e = 0; e < n * body.nx; e++) tangentOf[body.nc + e] = ofArg[body.nc + e];
   // a stacked scan's x tangents, read where they are (a million iterations are not a million boxed numbers)
   const packedTangent = stacked === undefined ? null : (ofArg[body.nc] as Float64Array | null);
   const xTangent = (r: number, l: number): Buf | null =>
-    packedTangent === null ? tangentOf[body.nc + r * body.nx + l] : has[body.nc + r * body.nx + l] ? packedTangent[stacked!.at[l] + r * stacked!.step] : null;
-  const xValue = (e: number): Buf => (xs !== null ? xs[e] : values[body.nc + e]);
+    packedTangent === null ? tangentOf[body.nc + r * body.nx + l] : has[body.nc + r * body.nx + l] ? stackedLeaf(p, packedTangent, r, l) : null;
+  const xValue = (r: number, l: number): Buf =>
+    xs !== null ? xs[r * body.nx + l] : stacked !== undefined ? stackedLeaf(p, values[body.nc] as Float64Array, r, l) : values[body.nc + r * body.nx + l];
   const carry = values.slice(0, body.nc) as Buf[];
   const chain: (Buf | null)[] = Array.from({ length: body.nc }, (_, k) => tangentOf[k]);
   const pv = values.slice(body.nc + xArgs, body.nc + xArgs + body.np) as Buf[];
@@ -329,7 +335,7 @@ function tangentRun(p: ScanParams, plan: TangentPlan, { has, hasArg }: { has: Ui
     const t = plan.patterns[which];
     const argv = argvs[which];
     for (let k = 0; k < body.nc; k++) argv[k] = carry[k];
-    for (let l = 0; l < body.nx; l++) argv[body.nc + l] = xValue(r * body.nx + l);
+    for (let l = 0; l < body.nx; l++) argv[body.nc + l] = xValue(r, l);
     t.ins.forEach((k, j) => {
       argv[nin + j] = (
         k < body.nc
@@ -342,11 +348,13 @@ function tangentRun(p: ScanParams, plan: TangentPlan, { has, hasArg }: { has: Ui
     const it = (t.interpreter ??= new Interpreter(t.term.tape, t.term.output.atoms));
     it.run(argv);
     const atoms = t.term.output.atoms;
-    let j = 0;
+    // the written values first: one may be a carry′ (a nested sweep's residual), whose buffer is taken below
+    let j = atoms.length;
+    for (let s = obs.length - 1; s >= 0; s--) if (t.obsPresent[s]) writeAt(out, plan.obsOffset[r * obs.length + s], it.value(atoms[--j]));
+    j = 0;
     for (let k = 0; k < body.nc; k++) nextCarry[k] = carry[k];
     for (let k = 0; k < body.nc; k++) if (body.carryKind[k] !== "identity") nextCarry[k] = it.take(atoms[j++]);
     for (let k = 0; k < body.nc; k++) if (body.carryKind[k] === "internal") chain[k] = t.carryPresent[k] ? it.take(atoms[j++]) : null;
-    for (let s = 0; s < obs.length; s++) if (t.obsPresent[s]) writeAt(out, plan.obsOffset[r * obs.length + s], it.value(atoms[j++]));
     it.clear();
     for (let k = 0; k < body.nc; k++) carry[k] = nextCarry[k];
   }

@@ -9,6 +9,7 @@
  * derivatives are those of the loop, bit for bit. (The outermost transformation keeps
  * the scan instructions: diff/scan-reverse.ts and diff/scan-tangent.ts.)
  */
+import type { Dims } from "@wengert/ops";
 import { WengertError } from "../errors.js";
 import type { Body } from "../trace/body.js";
 import { copyInstruction } from "../trace/copy-instruction.js";
@@ -189,14 +190,14 @@ class Writer {
   }
 
   /** Where a stacked scan reads its xs: the outputs of the scan written out before it, or reads of one kept. */
-  private source(from: Tape, fromVar: number, toVar: number): (offset: number) => number {
+  private source(from: Tape, fromVar: number, toVar: number): (offset: number, dims: Dims) => number {
     const written = this.outputs.get(from)?.get(fromVar);
     if (written !== undefined) return (offset) => written.get(offset)!;
     const kept = this.kept.get(toVar);
     if (kept === undefined) throw new WengertError("internal: a stacked scan reads a value that is no scan's.");
     // a traced x written by the kept scan is its argument (scan-x-elements.ts)
     const xs = tracedXElements(kept.now, this.to.args(toVar));
-    return (offset) => xs.get(offset) ?? this.read(toVar, offset, { offset, dims: [], held: false });
+    return (offset, dims) => xs.get(offset) ?? this.read(toVar, offset, { offset, dims, held: false });
   }
 
   /**
@@ -204,7 +205,7 @@ class Writer {
    * iteration's variables (the tape folds literals as tracing would). Returns its outputs'
    * variables by offset; its decisions go to `guards`.
    */
-  private unrollScan(p: ScanParams, args: readonly number[], source: ((offset: number) => number) | null): Map<number, number> {
+  private unrollScan(p: ScanParams, args: readonly number[], source: ((offset: number, dims: Dims) => number) | null): Map<number, number> {
     const { body, n, layout } = p;
     const tape = body.term.tape;
     const out = body.term.output.atoms;
@@ -219,7 +220,7 @@ class Writer {
       const xs =
         stacked === undefined || source === null
           ? args.slice(body.nc + r * body.nx, body.nc + (r + 1) * body.nx)
-          : Array.from(stacked.at, (o) => source(o + r * stacked.step));
+          : Array.from(stacked.at, (o, l) => source(o + r * stacked.step, body.inputDims[body.nc + l]));
       const inputs = [...carry, ...xs, ...pAtoms];
       for (let v = 0; v < tape.length; v++) {
         const code = tape.op[v];

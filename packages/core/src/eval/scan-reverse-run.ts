@@ -5,7 +5,7 @@
  * runs its middle iterations as compiled blocks (jit/scan-code.ts); any other, each
  * block's term interpreted, buffers handed back after their last use.
  */
-import { pooledCopy, release, type Buf } from "@wengert/ops";
+import { pooledCopy, release, size, type Buf } from "@wengert/ops";
 import type { Body } from "../trace/body.js";
 import { segmentLength, writeAt, type ScanParams } from "../trace/scan-ops.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
@@ -66,7 +66,15 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
   const held: (Buf | null)[] = new Array<Buf | null>(PARTS * nargs).fill(null);
   let next = nargs + seedOrder.length;
   for (let e = 0; e < PARTS * nargs; e++) if (inputs.acc[e]) held[e] = values[next++];
-  if (s.packedSeeds !== undefined && s.packedSeeds.length > 0) for (const o of s.packedSeeds) seed.set(2 * o, (values[next] as Float64Array)[o]);
+  if (s.packedSeeds !== undefined && s.packedSeeds.length > 0) {
+    // a tensor written per iteration is seeded with its slot of the packed cotangent
+    const ct = values[next] as Float64Array;
+    for (const o of s.packedSeeds) {
+      const r = Math.floor(o / layout.width);
+      const dims = body.term.tape.dims(layout.obs[layout.obsOffset.indexOf(o - r * layout.width)]);
+      seed.set(2 * o, dims.length === 0 ? ct[o] : ct.slice(o, o + size(dims)));
+    }
+  }
   const { outs: o } = cacheFor(body, layout.obs);
   // running cotangents, by part
   const chain: (Buf | null)[] = new Array<Buf | null>(PARTS * body.nc).fill(null);

@@ -59,7 +59,7 @@ export interface ScanParams {
  * the carry): leaf l of iteration i at `at[l] + i · step`. A scan's reverse sweep emitted
  * where it will be differentiated again reads the forward run's values so
  * (diff/scan-nested.ts): iteration i of the sweep is iteration n − 1 − i of the loop.
- * A body of reals only.
+ * A tensor leaf is the `size(dims)` elements from there (its slot in the packed value).
  */
 export interface Stacked {
   readonly at: Int32Array;
@@ -76,6 +76,20 @@ export interface Stacked {
 /** How many of a scan's arguments hold its xs: one per leaf and iteration, or the one packed value a stacked scan reads. */
 export function xArgCount(p: ScanParams): number {
   return p.stacked === undefined ? p.n * p.body.nx : 1;
+}
+
+/** Iteration i's x leaves of a stacked scan, read from the packed value (args[nc]): a real, or a tensor's slot copied. */
+export function stackedXs(p: ScanParams, args: readonly Buf[], i: number): Buf[] {
+  const packed = args[p.body.nc] as Float64Array;
+  return Array.from(p.stacked!.at, (_at, l) => stackedLeaf(p, packed, i, l));
+}
+
+/** Leaf l of iteration i of a stacked scan's xs, read from `packed` (the packed value, or its tangent): a real, or a tensor's slot copied. */
+export function stackedLeaf(p: ScanParams, packed: Float64Array, i: number, l: number): Buf {
+  const s = p.stacked!;
+  const dims = p.body.inputDims[p.body.nc + l];
+  const o = s.at[l] + i * s.step;
+  return dims.length === 0 ? packed[o] : packed.slice(o, o + size(dims));
 }
 
 /** Every iteration's x leaves of a scan, flat (iteration i's leaf l at i·nx + l), from its arguments' values (reals). */
@@ -150,7 +164,12 @@ export function scanValue(args: readonly Buf[], p: ScanParams): Float64Array {
   const stop = runForward(
     {
       body,
-      x: (i) => (xs !== null ? Array.from(xs.subarray(i * body.nx, (i + 1) * body.nx)) : args.slice(xBase + i * body.nx, xBase + (i + 1) * body.nx)),
+      x: (i) =>
+        xs !== null
+          ? Array.from(xs.subarray(i * body.nx, (i + 1) * body.nx))
+          : p.stacked !== undefined
+            ? stackedXs(p, args, i)
+            : args.slice(xBase + i * body.nx, xBase + (i + 1) * body.nx),
       p: pArgs,
       from: 0,
       to: n,
