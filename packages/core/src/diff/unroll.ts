@@ -20,6 +20,7 @@ import { TraceTerm } from "../trace/term.js";
 import type { Guard, Trace } from "../trace/tracer.js";
 import { ownedCopy } from "../trace/host-tensor.js";
 import { tracedXElements } from "./scan-x-elements.js";
+import { maskedScans } from "./scan-masks.js";
 
 /**
  * Whether a transformation of `term` emitting into `sink` keeps its scans as single
@@ -119,7 +120,9 @@ export function writeOut(term: TraceTerm, keep: ((p: ScanParams) => ScanParams |
   const from = term.tape;
   const to = new Tape();
   const map = new Int32Array(from.length);
-  const w = new Writer(to, keep);
+  // a scan of a body on tensors whose outputs' cotangents would be masked is written out (scan-masks.ts)
+  const masked = keep === null || !hasScans(from) ? null : maskedScans(from);
+  const w = new Writer(to, keep, from, masked);
   for (let i = 0; i < from.length; i++) map[i] = w.copy(from, i, map);
   const written = new TraceTerm(
     to,
@@ -141,6 +144,9 @@ class Writer {
   constructor(
     private readonly to: Tape,
     private readonly keep: ((p: ScanParams) => ScanParams | null) | null,
+    /** The term's own tape, and its scans that `keep` is not asked about. */
+    private readonly top: Tape | null = null,
+    private readonly masked: Set<number> | null = null,
   ) {}
 
   /** Instruction i of `from` copied (its arguments through `map`); its variable, or -1 for a scan's own. */
@@ -154,7 +160,8 @@ class Writer {
     if (code === this.codes.scan) {
       const p = from.params(i) as ScanParams;
       const args = from.args(i).map((v) => map[v]);
-      const now = p.stacked === undefined ? (this.keep?.(p) ?? null) : null;
+      const refused = from === this.top && this.masked !== null && this.masked.has(i);
+      const now = p.stacked === undefined && !refused ? (this.keep?.(p) ?? null) : null;
       if (now !== null) {
         const v = to.appendOp(code, args, now, [now.layout.length]);
         this.kept.set(v, { was: p, now, reads: new Map() });
