@@ -6,11 +6,11 @@
  * elementwise, carry′ read by its rule (tanh), slices and concatenation along the axis
  * (GradBench ode's right-hand side), an index, a captured tensor used twice per step (RK2),
  * two carries (a tensor and a real), tensor ys used after the loop, decisions that change
- * part way. A tensor output read by an index after the loop (its cotangent masked from block
+ * part way; under jit and vmap too. A tensor output read by an index after the loop (its cotangent masked from block
  * to block, diff/scan-masks.ts) is written out, with the loop's numbers.
  */
 import { describe, expect, it } from "vitest";
-import { add, concat, grad, index, lt, mul, scan, sin, slice, sum, tanh, type Operand, type Scalar, type TensorArg } from "../../src/index.js";
+import { add, concat, grad, hessian, hvp, index, jit, lt, mul, scan, sin, slice, sum, tanh, vmap, type Operand, type Scalar, type TensorArg } from "../../src/index.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
 import { expectSame } from "../helpers/same-bits.js";
 import { expectSameToThirdOrder, gradNorm, nestedSizes, type F } from "../helpers/nested.js";
@@ -92,6 +92,23 @@ describe("nested derivatives of a scan of tensors are scans, with the loop's num
       });
     }
   }
+
+  it("jit of grad∘grad, of hessian and of hvp (replayed, at several points) and vmap of grad∘grad give each point's numbers", () => {
+    const { S, L } = scanAndLoop(BODIES[0].step, 1, false);
+    const gg = (f: F) => (z: Scalar): Scalar => grad((w: Scalar) => grad((u: Scalar) => f([u, 0.8]), w), z) as Scalar;
+    const points = [0.3, 0.35, 0.5];
+    const jg = jit(gg(S(40)));
+    const jh = jit((th: Scalar[]) => hessian(S(40), th));
+    const jv = jit((th: Scalar[]) => hvp(S(40), th, [0.1, 0.2]));
+    for (let round = 0; round < 3; round++) {
+      for (const x of points) {
+        expectSame(jg(x), gg(L(40))(x));
+        expectSame(jh([x, 0.8]), hessian(L(40), [x, 0.8]));
+        expectSame(jv([x, 0.8]), hvp(L(40), [x, 0.8], [0.1, 0.2]));
+      }
+    }
+    expectSame(vmap(gg(S(40)))(Float64Array.from(points)), Float64Array.from(points, (x) => gg(L(40))(x) as number));
+  });
 
   it("the reverse sweeps of grad∘grad store the carries their checkpoint policy asks for (√n, not n)", () => {
     const n = 2500;
