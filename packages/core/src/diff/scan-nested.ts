@@ -51,6 +51,7 @@ import { TraceTerm } from "../trace/term.js";
 import { REAL, type Shape } from "../structure.js";
 import { cacheFor, fullDerivative, inState, outState, PARTS, readByRules, type BlockDerivative, type Differentiate, type Sources } from "./reverse-plan.js";
 import { gather, planFor, type ScanReverseCall, type Where } from "./scan-cotangents.js";
+import { masksInputs } from "./scan-masks.js";
 
 /** Iterations of one pattern from which the reverse sweep is a scan rather than placed block by block. */
 const STACK_FROM = 4;
@@ -63,8 +64,8 @@ const STACK_FROM = 4;
  * time counter: written as data is), and enough iterations;
  * or one iteration without a carry (checkpoint(f): its block one scan of its rules,
  * scan-single.ts). A body on tensors nests where no input is a literal (its carries and xs
- * traced: no fold on data to stop a run at), no scan is inside it and no `where` (whose mask
- * the written-out sweep carries on the cotangents from block to block, scan-masks.ts); the
+ * traced: no fold on data to stop a run at), no scan is inside it, and the written-out sweep
+ * masks no cotangent of its inputs (a `where`, slices that leave elements out: scan-masks.ts); the
  * rules' carry then holds a tensor cotangent's dense sum and its pieces apart, as the
  * written-out sweep keeps them until the variable is settled. Other scans are written out
  * (unroll.ts), as are those whose tensor outputs are read by a slice, an index or a where.
@@ -73,20 +74,13 @@ export function nestable(p: ScanParams): boolean {
   const { body } = p;
   const { nc, nx } = body;
   if (p.stacked !== undefined || body.opaque) return false;
-  if (!body.reals && (body.literal.some((l) => l !== 0) || hasScans(body.term.tape) || masks(body))) return false;
+  if (!body.reals && (body.literal.some((l) => l !== 0) || hasScans(body.term.tape) || masksInputs(body))) return false;
   if (p.n === 1 && nc === 0) return body.reals;
   return (
     p.n >= STACK_FROM + 2 &&
     body.literal.every((l, k) => k >= nc || l === +(body.carryKind[k] === "literal")) &&
     body.carryKind.every((k) => k === "internal" || k === "identity" || k === "literal")
   );
-}
-
-/** Whether a body selects with `where` (a mask the written-out sweep passes on between blocks). */
-function masks(body: Body): boolean {
-  const { op, length } = body.term.tape;
-  for (let i = 0; i < length; i++) if (op[i] === CODE.where) return true;
-  return false;
 }
 
 /**

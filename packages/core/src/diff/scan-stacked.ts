@@ -22,6 +22,8 @@ import { aliasOf, PARTS } from "./reverse-plan.js";
 import { planFor, type ScanReverseCall } from "./scan-cotangents.js";
 import { tracedXElements } from "./scan-x-elements.js";
 
+const PIECES = "internal: a stacked scan's x leaf took pieces of a cotangent, which its packed value's cotangent does not hold (scan-nested.ts slicesX).";
+
 /** Emit the reverse sweep of stacked scan `self` into the sink (see the file's comment). */
 export function emitStacked(call: ScanReverseCall): void {
   const { p, args, outputs, tape, where: { sink, at, packed, outputsOf }, state, active, differentiate } = call;
@@ -137,7 +139,7 @@ export function emitStacked(call: ScanReverseCall): void {
     if (!need[a] || (!plan.present[2 * a] && !plan.present[2 * a + 1]) || passed.has(a)) continue;
     if (!isX(a)) state.replace(argOf(a), read(2 * a), read(2 * a + 1));
     else if (readers.has(offsetOf(a))) state.replace(readers.get(offsetOf(a))!, read(2 * a), read(2 * a + 1));
-    else if (plan.present[2 * a + 1]) throw new WengertError("internal: a stacked scan's x leaf took pieces of a cotangent, which its packed value's cotangent does not hold.");
+    else if (plan.present[2 * a + 1]) throw new WengertError(PIECES);
     else intoPacked.push(a);
   }
   if (intoPacked.length === 0) return;

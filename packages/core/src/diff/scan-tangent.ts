@@ -279,7 +279,8 @@ function emitTangent(
       for (let e = 0; e < size(dims); e++) from[to + e] = at + e;
     };
     layout.obs.forEach((v, s) => {
-      for (let r = 0; r < n; r++) if (plan.obsOffset[r * nobs + s] >= 0) relay(r * layout.width + layout.obsOffset[s], plan.obsOffset[r * nobs + s], body.term.tape.dims(v));
+      const dims = body.term.tape.dims(v);
+      for (let r = 0; r < n; r++) if (plan.obsOffset[r * nobs + s] >= 0) relay(r * layout.width + layout.obsOffset[s], plan.obsOffset[r * nobs + s], dims);
     });
     for (let k = 0; k < body.nc; k++) if (plan.carryOffset[k] >= 0) relay(layout.carryOffset[k], plan.carryOffset[k], body.inputDims[k]);
     for (let e = 0; e < from.length; e++) mask[e] = from[e] >= 0 ? 1 : 0;

@@ -10,7 +10,7 @@
  * to block, diff/scan-masks.ts) is written out, with the loop's numbers.
  */
 import { describe, expect, it } from "vitest";
-import { add, concat, grad, hessian, hvp, index, jit, lt, mul, scan, sin, slice, sum, tanh, vmap, type Operand, type Scalar, type TensorArg } from "../../src/index.js";
+import { add, concat, grad, gt, hessian, hvp, index, jit, lt, mul, scan, sin, slice, sum, tanh, vmap, where, type Operand, type Scalar, type TensorArg } from "../../src/index.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
 import { expectSame } from "../helpers/same-bits.js";
 import { expectSameToThirdOrder, gradNorm, nestedSizes, type F } from "../helpers/nested.js";
@@ -121,6 +121,18 @@ describe("nested derivatives of a scan of tensors are scans, with the loop's num
     expectSame(grad(gradNorm(f("sqrt")), [0.3, 0.8]), every);
     expect(reverseStats.maxStored).toBeLessThanOrEqual(2 * Math.ceil(Math.sqrt(n)));
     expect(reverseStats.swept).toBe(n);
+  });
+
+  it("bodies whose cotangents the loop written out masks (a where, slices that leave elements out) are written out, with the loop's numbers", () => {
+    const masked: Step[] = [
+      ([y], a) => [where(gt(T(y), 0.5), T(mul(a, sin(T(y)))), T(mul(0.9, y)))],
+      ([y], a) => [concat([T(mul(a, slice(T(y), [0], [2]))), sin(slice(T(y), [0], [2]))], 0)],
+    ];
+    for (const step of masked) {
+      const { S, L } = scanAndLoop(step, 1, false);
+      expectSameToThirdOrder(S(20), L(20), [0.3, 0.8], [0.1, 0.2]);
+      expect(nestedSizes(S(200), [0.3, 0.8])[0]).toBeGreaterThan(nestedSizes(S(100), [0.3, 0.8])[0]);
+    }
   });
 
   it("a tensor carry read by an index after the loop (RK2 of ode's right-hand side) is written out, with the loop's numbers", () => {
