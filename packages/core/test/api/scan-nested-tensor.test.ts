@@ -123,6 +123,28 @@ describe("nested derivatives of a scan of tensors are scans, with the loop's num
     expect(reverseStats.swept).toBe(n);
   });
 
+  it("xs of tensors computed from θ (a cotangent each): grad∘grad and third orders as the loop's, the terms keeping per iteration the xs' own instructions, fewer than the body's", () => {
+    const xsOf = (th: Scalar[], n: number): Operand[] =>
+      Array.from({ length: n }, (_, i) => mul(th[1], Float64Array.from([0.5, 0.25, 1.5, 0.3], (d) => d * (1 + (i % 3)))) as Operand);
+    const step = (y: Operand, x: Operand, a: Scalar): Operand => add(mul(0.5, mul(a, sin(T(y)))), x) as Operand;
+    const S = (n: number): F => (th) => {
+      const [y] = scan((y: Operand, x: Operand) => [step(y, x, th[1])], mul(th[0], START) as Operand, xsOf(th, n));
+      return sum(T(mul(y, y))) as Scalar;
+    };
+    const L = (n: number): F => (th) => {
+      let y = mul(th[0], START) as Operand;
+      for (const x of xsOf(th, n)) y = step(y, x, th[1]);
+      return sum(T(mul(y, y))) as Scalar;
+    };
+    expectSameToThirdOrder(S(20), L(20), [0.3, 0.8], [0.1, 0.2]);
+    const perIteration = (g: (n: number) => F): number[] => {
+      const [a, b] = [nestedSizes(g(100), [0.3, 0.8]), nestedSizes(g(200), [0.3, 0.8])];
+      return a.map((v, j) => (b[j] - v) / 100);
+    };
+    const [scanned, loop] = [perIteration(S), perIteration(L)];
+    scanned.forEach((v, j) => expect(v).toBeLessThan(loop[j] / 2));
+  });
+
   it("bodies whose cotangents the loop written out masks (a where, slices that leave elements out) are written out, with the loop's numbers", () => {
     const masked: Step[] = [
       ([y], a) => [where(gt(T(y), 0.5), T(mul(a, sin(T(y)))), T(mul(0.9, y)))],
