@@ -328,6 +328,14 @@ interface OutputLayout {
   readonly batchedOut: readonly boolean[];
   readonly dims: readonly Dims[];
   readonly widths: readonly number[];
+  /** Its type and dims, as an error names them. */
+  readonly described: string;
+}
+
+/** A trace's outputs' type and dims, for comparing lanes' and naming them. */
+function described(t: TraceTerm): string {
+  const leafDims = leafShapes(t.output.shape).map((s) => (s.kind === "tensor" ? ` [${s.dims.join(", ")}]` : ""));
+  return `${typeString(t.output.shape)}${leafDims.join("")}`;
 }
 
 const layouts = new WeakMap<TraceTerm, OutputLayout>();
@@ -338,24 +346,21 @@ function layoutOf(first: TraceTerm, outAxes: Axes): OutputLayout {
   const shape = first.output.shape;
   const batchedOut = axesPerLeaf("vmap", "outAxes", outAxes, shape, "f(x)");
   const dims = leafShapes(shape).map((s): Dims => (s.kind === "tensor" ? s.dims : []));
-  layout = { shape, batchedOut, dims, widths: dims.map((d) => size(d)) };
+  layout = { shape, batchedOut, dims, widths: dims.map((d) => size(d)), described: described(first) };
   layouts.set(first, layout);
   return layout;
 }
 
 function outputOf(first: TraceTerm, B: number, outAxes: Axes): Output {
-  const { shape, batchedOut, dims, widths } = layoutOf(first, outAxes);
+  const { shape, batchedOut, dims, widths, described: firstDescribed } = layoutOf(first, outAxes);
   const buffers = widths.map((w) => new Float64Array(B * w));
-  const described = (t: TraceTerm): string => {
-    const leafDims = leafShapes(t.output.shape).map((s) => (s.kind === "tensor" ? ` [${s.dims.join(", ")}]` : ""));
-    return `${typeString(t.output.shape)}${leafDims.join("")}`;
-  };
   return {
     buffers,
     check(term, lane) {
-      if (described(term) !== described(first)) {
+      // one shape object (a real: REAL), or one description
+      if (term.output.shape !== first.output.shape && described(term) !== firstDescribed) {
         throw new WengertError(
-          `vmap: f returns ${described(term)} at lane ${lane} but ${described(first)} at the first lane; ` +
+          `vmap: f returns ${described(term)} at lane ${lane} but ${firstDescribed} at the first lane; ` +
             "every lane needs the same structure and dims.",
         );
       }
