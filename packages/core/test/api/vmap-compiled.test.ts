@@ -101,14 +101,21 @@ describe("vmap runs its lanes by compiled code kept by structure", () => {
   });
 
   it("property: random programs with branches, called again (compiled), give f's numbers at every lane", () => {
+    const compiled = laneStats.compiled;
     fc.assert(
       fc.property(branchy, fc.array(fc.float64Array({ min: -2, max: 2, noNaN: true, minLength: 24, maxLength: 24 }), { minLength: 3, maxLength: 3 }), (prog, xs) => {
         const f = firstOf(prog);
-        const want = Array.from({ length: 24 }, (_, l) => f(xs.map((x) => x[l])) as number);
-        for (let call = 0; call < 3; call++) sameLanes(vmap(f)(xs) as Float64Array, want);
+        // the lanes in order, then reversed: a group's first lane, where f is traced, is
+        // another point, and its trace runs the code made from the trace at the first
+        const reversed = xs.map((x) => x.slice().reverse());
+        for (let call = 0; call < 4; call++) {
+          const batch = call % 2 === 0 ? xs : reversed;
+          sameLanes(vmap(f)(batch) as Float64Array, Array.from({ length: 24 }, (_, l) => f(batch.map((x) => x[l])) as number));
+        }
       }),
-      { numRuns: 40 },
+      { numRuns: 60 },
     );
+    expect(laneStats.compiled - compiled).toBeGreaterThan(60 * 24);
   });
 
   it("from a trace without code (tensors), columns take the lanes left", () => {
