@@ -247,8 +247,13 @@ function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, option
   return done();
 }
 
-/** Lanes from which plain vmap compiles a trace whose structure it has not seen: compiling costs about what evaluating as many by columns does. */
-const COMPILE_LANES = 2048;
+/**
+ * Lanes from which plain vmap compiles a trace whose structure it has not seen. Code for a
+ * trace of W7 (60 instructions) costs about what its columns do at 5000 lanes, and by
+ * columns a lane is evaluated by about half the traces: a first call breaks even near
+ * twice that. Later calls run the code either way.
+ */
+const COMPILE_LANES = 8192;
 
 /** Counters for tests: lanes computed by tracing f there, by compiled code, and by columns. */
 export const laneStats = { traced: 0, compiled: 0, columns: 0 };

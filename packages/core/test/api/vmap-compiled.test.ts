@@ -49,10 +49,11 @@ describe("vmap runs its lanes by compiled code kept by structure", () => {
       return grad(newton, x);
     };
     const want = Array.from(a, (x) => grad(newton, x) as number);
-    const first = counted(() => sameLanes(vmap(g)(a) as Float64Array, want));
+    // the first call by columns, or compiled (a batch under COMPILE_LANES: the second)
+    sameLanes(vmap(g)(a) as Float64Array, want);
     const groups = traces;
     expect(groups).toBeGreaterThan(4);
-    expect(first.made + first.reused).toBe(groups);
+    sameLanes(vmap(g)(a) as Float64Array, want);
     for (let call = 0; call < 2; call++) {
       traces = 0;
       const later = counted(() => sameLanes(vmap(g)(a) as Float64Array, want));
@@ -76,6 +77,16 @@ describe("vmap runs its lanes by compiled code kept by structure", () => {
     expect(second.columns).toBe(0);
     expect(second.compiled + second.traced).toBe(a.length);
     expect(second.made).toBeGreaterThan(0);
+  });
+
+  it("a batch of COMPILE_LANES (8192) lanes or more is compiled at a structure's first sight", () => {
+    const a = Float64Array.from({ length: 8192 }, (_, k) => 0.5 + (2 * k + 1) / 8192);
+    // a structure of its own (literal 4.75)
+    const f = (x: Scalar) => mul(4.75, grad(newton, x));
+    const first = counted(() => sameLanes(vmap(f)(a) as Float64Array, Array.from(a, (x) => 4.75 * (grad(newton, x) as number))));
+    expect(first.columns).toBe(0);
+    expect(first.made).toBe(first.traced);
+    expect(first.compiled + first.traced).toBe(a.length);
   });
 
   it("terms that differ in a literal do not share code: a constant read from a closure, 0 and −0 apart", () => {
@@ -124,7 +135,10 @@ describe("vmap runs its lanes by compiled code kept by structure", () => {
     // lanes ≥ 0: reals only; lanes < 0: a sum over a tensor
     const f = (x: Scalar) => (lt(x, 0) ? sum(mul(w, x)) : mul(x, x));
     const xs = Float64Array.from({ length: B }, (_, l) => Math.sin((l + 0.5) / 300));
-    const got = counted(() => sameLanes(vmap(f)(xs) as Float64Array, Array.from(xs, (x) => f(x) as number)));
+    const want = Array.from(xs, (x) => f(x) as number);
+    // the second call: the trace of reals compiled (its structure seen by the first)
+    sameLanes(vmap(f)(xs) as Float64Array, want);
+    const got = counted(() => sameLanes(vmap(f)(xs) as Float64Array, want));
     expect(got.compiled).toBeGreaterThan(0);
     expect(got.columns).toBeGreaterThan(0);
     expect(got.compiled + got.columns + got.traced).toBe(B);
