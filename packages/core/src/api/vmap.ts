@@ -269,8 +269,8 @@ function compact(lanes: Int32Array, held: Uint8Array): Int32Array {
 
 /**
  * The lanes in order by compiled code, each run of them by the trace that last held, up
- * to the first lane after a trace without code: the lane from which the rest are left to
- * columns (B: none left).
+ * to the first lane that no trace with code holds while one without code (kept by jit, or
+ * just taken) may: the lane from which the rest are left to columns (B: none left).
  */
 function inOrder(
   batch: Batch,
@@ -304,6 +304,9 @@ function inOrder(
     if (other >= 0) {
       ran(traces[other], 1);
       cur = other;
+    } else if (traces.some((u) => codeOf(u) === null)) {
+      // a kept trace without code may hold here: columns try every trace from this lane on
+      return l;
     } else {
       const made = traceAt(l);
       if (made !== null && traces.includes(made)) {

@@ -9,7 +9,7 @@
 import fc from "fast-check";
 import ndarray from "ndarray";
 import { describe, expect, it } from "vitest";
-import { add, grad, gt, jit, lt, mul, sum, vmap, type Scalar } from "../../src/index.js";
+import { add, grad, gt, jit, lt, mul, sum, tanh, vmap, type Scalar } from "../../src/index.js";
 import { laneStats } from "../../src/api/vmap.js";
 import { laneCodeStats } from "../../src/jit/lanes.js";
 import { newton } from "../helpers/cases.js";
@@ -127,6 +127,17 @@ describe("vmap runs its lanes by compiled code kept by structure", () => {
       { numRuns: 60 },
     );
     expect(laneStats.compiled - compiled).toBeGreaterThan(60 * 24);
+  });
+
+  it("jit(vmap(f)) of a trace with tensors: its kept trace run by columns at every call, traced no more", () => {
+    const w = ndarray(Float64Array.of(0.5, -1.5, 2), [3]);
+    const f = (x: Scalar) => sum(tanh(mul(w, x)));
+    const jv = jit(vmap(f));
+    const xs = Float64Array.from({ length: 50 }, (_, l) => Math.sin(l));
+    const want = Array.from(xs, (x) => f(x) as number);
+    for (let call = 0; call < 5; call++) sameLanes(jv(xs) as Float64Array, want);
+    expect(jv.stats.traces).toBe(1);
+    expect(jv.stats.replays).toBe(5 * 50 - 1);
   });
 
   it("from a trace without code (tensors), columns take the lanes left", () => {
