@@ -28,17 +28,9 @@ import { sameKey, termKey, type TermKey } from "./term-key.js";
  */
 export type LaneRun = (inputs: readonly LaneInput[], from: number, to: number, outs: readonly Float64Array[]) => number;
 
-type Run = (
-  v: Float64Array,
-  K: typeof KERNELS,
-  KINK: typeof KINKS,
-  chunks: ForwardChunk[],
-  I: readonly Float64Array[],
-  from: number,
-  to: number,
-  O: readonly Float64Array[],
-  live: number,
-) => number;
+/** The lanes' function (a LaneRun, and `live` 0 for its warm-up run: warmable), made from code given v, the kernels and chunks. */
+type Run = (inputs: readonly LaneInput[], from: number, to: number, O: readonly Float64Array[], live?: number) => number;
+type MakeRun = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, chunks: ForwardChunk[]) => Run;
 
 /**
  * The lanes of `term`, a trace of reals whose inputs `batched` marks, compiled; null if
@@ -62,7 +54,7 @@ export function compileLanes(term: TraceTerm, guards: readonly Guard[], reportTi
   const body = inline ? made.write(named)[0] : "";
   const place = (index: number): string => named(index) ?? `v[${index}]`;
   const lines: string[] = [];
-  for (let k = 0; k < nIn; k++) lines.push(batched[k] ? `const I${k} = I[${k}];` : `${place(k)} = I[${k}][0];`);
+  for (let k = 0; k < nIn; k++) lines.push(batched[k] ? `const I${k} = inputs[${k}].values;` : `${place(k)} = inputs[${k}].values[0];`);
   outs.forEach((_, j) => lines.push(`const O${j} = O[${j}];`));
   lines.push("for (let l = from; l < to; l++) {");
   for (let k = 0; k < nIn; k++) if (batched[k]) lines.push(`${place(k)} = I${k}[l];`);
@@ -75,11 +67,15 @@ export function compileLanes(term: TraceTerm, guards: readonly Guard[], reportTi
   // literal, f's gradient of x ↦ x) is read as that
   if (locals.size > 0) lines.unshift(`let ${[...locals].map((x) => `t${x} = v[${x}]`).join(", ")};`);
   const chunks = source.length === 1 ? [] : source.map(forwardChunk);
-  const run = new Function("v", "K", "KINK", "chunks", "I", "from", "to", "O", "live", lines.join("\n")) as Run;
+  // the LaneRun itself, a function of this code alone: called through a wrapper shared by
+  // every code (one closure site), V8 inlined one code's loop into the wrapper and
+  // deoptimized it at the next, for a few hundred calls of vmap
+  const make = new Function("v", "K", "KINK", "chunks", `return function lanes(inputs, from, to, O, live = 1) {\n${lines.join("\n")}\n};`) as MakeRun;
+  const run = make(v, KERNELS, KINKS, chunks);
   // once on one lane with no loop run, for type feedback (warmable, source.ts)
-  const scratch = (): Float64Array[] => Array.from({ length: Math.max(nIn, outs.length) }, () => new Float64Array(1));
-  run(v, KERNELS, KINKS, chunks, scratch(), 0, 1, scratch(), 0);
-  return (inputs, from, to, out) => run(v, KERNELS, KINKS, chunks, inputs.map((input) => input.values), from, to, out, 1);
+  const scratch = Array.from({ length: nIn }, () => ({ values: new Float64Array(1), batched: true, width: 1 }));
+  run(scratch, 0, 1, Array.from(outs, () => new Float64Array(1)), 0);
+  return run;
 }
 
 /** Per structure: its key, and its code once made (null: too large to make). */
