@@ -6,8 +6,8 @@
  * (W3's grid shifted by half a step: no point at a = 1, where y = 1 and y > 1 is a tie,
  * nor within float32's rounding of it); the per-example gradients g′(a_k).
  * wengert: `vmap(a => grad(g, a))` (traced afresh per call, one trace per group of lanes
- * that take the same number of steps and branch) and `jit(vmap(…))` (those traces kept,
- * the lanes run compiled).
+ * that take the same number of steps and branch, the lanes run by compiled code kept by
+ * the traces' structure) and `jit(vmap(…))` (those traces kept too).
  *
  * Peers: jax-js's `vmap(grad(g))` with g as written (the loop condition and the branch
  * read from the values), which a transformation of traced values cannot run; and the
@@ -34,7 +34,7 @@ export function perExampleGrad(a: ArrayLike<number>, out: Float64Array = new Flo
 
 const gradOfG = (a: Scalar): Scalar => grad(gW, a) as Scalar;
 
-/** `vmap(a => grad(g, a))`: traced afresh per call. */
+/** `vmap(a => grad(g, a))`: traced afresh per call (its code found by structure). */
 export const perExampleVmap = (a: Float64Array): Float64Array => vmap(gradOfG)(a) as Float64Array;
 
 /** jax-js: vmap of grad of g, as written (the loop condition read from the values) or with masks. */

@@ -25,7 +25,7 @@
 import ndarray from "ndarray";
 import { size, type Dims } from "@wengert/ops";
 import { runLanes, type LaneInput } from "../eval/lanes.js";
-import { compileLanes, type LaneRun } from "../jit/lanes.js";
+import { laneCode, type LaneRun } from "../jit/lanes.js";
 import { WengertError } from "../errors.js";
 import { childPath, describe, flatten, leafShapes, typeString, unflatten, type Shape } from "../structure.js";
 import { leafPaths, planned, planOf, type CallPlan, type Planned } from "./vmap-plan.js";
@@ -90,7 +90,7 @@ export interface LaneTrace {
   readonly guards: readonly Guard[];
   /** Which of its inputs are batched (the same for every trace of one call). */
   readonly batched: readonly boolean[];
-  /** Its compiled lanes (jit of vmap; null: not compilable). */
+  /** Its compiled lanes (null: none, for this call of plain vmap or for good), once asked for. */
   compiled: LaneRun | null | undefined;
 }
 
@@ -175,11 +175,17 @@ function batchOf({ plan, leaves, inputs, size: B }: Planned): Batch {
 }
 
 /**
- * The lanes of a batch: each trace evaluated at the lanes left, f traced at the first
- * lane where none holds. Plain vmap takes the traces in turn, each over the columns of
- * all the lanes left (eval/lanes.ts); jit(vmap(f)), once its kept traces run compiled,
- * takes the lanes in order, each trace over a run of lanes until one where it does not
- * hold, where another is tried (neighbouring lanes tend to decide alike).
+ * The lanes of a batch, each computed once: by compiled code where its trace has it,
+ * else by columns. Compiled, the lanes are taken in order, each trace over a run of lanes
+ * until one where it does not hold, where another is tried or f traced (neighbouring
+ * lanes tend to decide alike; a lane costs its trace's code up to the guard that sends it
+ * elsewhere). By columns (eval/lanes.ts), each trace is evaluated over all the lanes
+ * left, f traced at the first lane where none holds. Plain vmap compiles when its batch
+ * is large or its traces' structures were seen before (jit/lanes.ts keeps code by
+ * structure, so a later call's traces run the code made for an earlier one's);
+ * jit(vmap(f)) from its third call; neither under checkNaN, which columns check per
+ * instruction. From the first trace without code (tensors, too large), columns take the
+ * lanes left.
  */
 function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, options: RdOptions, kept: Kept | null): unknown {
   const B = batch.size;
@@ -194,36 +200,63 @@ function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, option
     if (outs === null) outs = outputOf(term, B, outAxes);
     else outs.check(term, l);
     outs.write(term, l);
+    laneStats.traced++;
     const t: LaneTrace = { term, guards: traced.trace.guards, batched: batch.batched, compiled: undefined };
     used.add(t);
     if (kept !== null) kept.stats.traces++;
     if (traced.trace.opaque) return null;
-    // one recorded at a tie is not kept (a replay at that lane traces again, for the tie to be reported)
-    if (kept !== null && traces.length < KEEP && !(laneOptions.reportTies && recordedAtTie(term, t.guards))) traces.push(t);
+    // plain vmap: for this call's lanes. jit(vmap(f)): up to KEEP, but not one recorded at a
+    // tie (a replay at that lane traces again, for the tie to be reported)
+    if (kept === null || (traces.length < KEEP && !(laneOptions.reportTies && recordedAtTie(term, t.guards)))) traces.push(t);
     return t;
   };
-  const compiled = kept !== null && kept.calls++ >= COMPILE_AFTER && traces.length > 0 && !laneOptions.checkNaN;
-  if (compiled) inOrder(batch, traces, traceAt, outs!, kept, laneOptions.reportTies, used);
-  else {
-    let pending: Int32Array = Int32Array.from({ length: B }, (_, l) => l);
-    const runAt = (t: LaneTrace): void => {
-      if (pending.length === 0) return;
-      const held = runLanes(t.term, t.guards, laneOptions, batch.inputs, pending, outs!.buffers);
-      const before = pending.length;
-      pending = compact(pending, held);
-      if (pending.length < before) used.add(t);
-      if (kept !== null) kept.stats.replays += before - pending.length;
-    };
-    for (const t of traces) runAt(t);
-    while (pending.length > 0) {
-      const l = pending[0];
-      pending = pending.subarray(1);
-      const t = traceAt(l);
-      if (t !== null) runAt(t);
-    }
+  const now = kept !== null || B >= COMPILE_LANES;
+  const codeOf = (t: LaneTrace): LaneRun | null => {
+    if (t.compiled === undefined) t.compiled = laneCode(t.term, t.guards, laneOptions.reportTies, t.batched, now);
+    return t.compiled;
+  };
+  const compiling = !laneOptions.checkNaN && (kept === null || kept.calls++ >= COMPILE_AFTER);
+  /** The value; plain vmap's tapes of reals, read no more, hand their columns to the next traces (trace/columns.ts). */
+  const done = (): unknown => {
+    const y = outs!.result([...used]);
+    if (kept === null) for (const t of used) if (t.term.tape.tensorCount === 0) t.term.tape.recycle();
+    return y;
+  };
+  const from = compiling ? inOrder(batch, traces, traceAt, () => outs!, codeOf, kept, used) : 0;
+  if (from === B) return done();
+  let pending: Int32Array = Int32Array.from({ length: B - from }, (_, q) => from + q);
+  const runAt = (t: LaneTrace): void => {
+    if (pending.length === 0) return;
+    const held = runLanes(t.term, t.guards, laneOptions, batch.inputs, pending, outs!.buffers);
+    const before = pending.length;
+    pending = compact(pending, held);
+    if (pending.length < before) used.add(t);
+    laneStats.columns += before - pending.length;
+    if (kept !== null) kept.stats.replays += before - pending.length;
+  };
+  for (const t of traces) runAt(t);
+  while (pending.length > 0) {
+    const l = pending[0];
+    pending = pending.subarray(1);
+    const t = traceAt(l);
+    if (t === null) continue;
+    // its structure seen (compiled at the next sight: a later call runs its lanes compiled)
+    if (compiling) codeOf(t);
+    runAt(t);
   }
-  return outs!.result([...used]);
+  return done();
 }
+
+/**
+ * Lanes from which plain vmap compiles a trace whose structure it has not seen. Code for a
+ * trace of W7 (60 instructions) costs about what its columns do at 5000 lanes, and by
+ * columns a lane is evaluated by about half the traces: a first call breaks even near
+ * twice that. Later calls run the code either way.
+ */
+const COMPILE_LANES = 8192;
+
+/** Counters for tests: lanes computed by tracing f there, by compiled code, and by columns. */
+export const laneStats = { traced: 0, compiled: 0, columns: 0 };
 
 /** The lanes whose `held` is 0. */
 function compact(lanes: Int32Array, held: Uint8Array): Int32Array {
@@ -234,50 +267,56 @@ function compact(lanes: Int32Array, held: Uint8Array): Int32Array {
   return out;
 }
 
-/** jit(vmap(f)) with compiled traces: the lanes in order, each run of them by the trace that last held. */
+/**
+ * The lanes in order by compiled code, each run of them by the trace that last held, up
+ * to the first lane that no trace with code holds while one without code (kept by jit, or
+ * just taken) may: the lane from which the rest are left to columns (B: none left).
+ */
 function inOrder(
   batch: Batch,
   traces: LaneTrace[],
   traceAt: (l: number) => LaneTrace | null,
-  outs: Output,
+  output: () => Output,
+  codeOf: (t: LaneTrace) => LaneRun | null,
   kept: Kept | null,
-  reportTies: boolean,
   used: Set<LaneTrace>,
-): void {
-  const runner = (t: LaneTrace): LaneRun => {
-    if (t.compiled === undefined) t.compiled = t.term.tape.tensorCount === 0 ? compileLanes(t.term, t.guards, reportTies, t.batched) : null;
-    // not compiled (tensors, too large): the interpreter at one lane at a time
-    return t.compiled ?? ((inputs, from, to, o) => {
-      for (let l = from; l < to; l++) if (runLanes(t.term, t.guards, { reportTies, checkNaN: false }, inputs, Int32Array.of(l), o)[0] === 0) return l;
-      return to;
-    });
-  };
+): number {
   const B = batch.size;
-  let cur = 0;
+  const ran = (t: LaneTrace, lanes: number): void => {
+    used.add(t);
+    laneStats.compiled += lanes;
+    if (kept !== null) {
+      kept.stats.replays += lanes;
+      kept.stats.compiled += lanes;
+    }
+  };
+  let cur = -1;
   let l = 0;
   while (l < B) {
-    const t = traces[cur];
-    const stop = runner(t)(batch.inputs, l, B, outs.buffers);
-    if (stop > l) {
-      used.add(t);
-      kept!.stats.replays += stop - l;
-      if (t.compiled) kept!.stats.compiled += stop - l;
+    if (cur >= 0) {
+      const stop = codeOf(traces[cur])!(batch.inputs, l, B, output().buffers);
+      if (stop > l) ran(traces[cur], stop - l);
+      l = stop;
+      if (l === B) break;
     }
-    l = stop;
-    if (l === B) break;
-    // lane l: another kept trace, or a new one
-    const other = traces.findIndex((u, k) => k !== cur && runner(u)(batch.inputs, l, l + 1, outs.buffers) === l + 1);
+    // lane l: another trace, or a new one
+    const other = traces.findIndex((u, k) => k !== cur && codeOf(u)?.(batch.inputs, l, l + 1, output().buffers) === l + 1);
     if (other >= 0) {
-      used.add(traces[other]);
-      kept!.stats.replays++;
-      if (traces[other].compiled) kept!.stats.compiled++;
+      ran(traces[other], 1);
       cur = other;
+    } else if (traces.some((u) => codeOf(u) === null)) {
+      // a kept trace without code may hold here: columns try every trace from this lane on
+      return l;
     } else {
       const made = traceAt(l);
-      if (made !== null && traces.includes(made)) cur = traces.indexOf(made);
+      if (made !== null && traces.includes(made)) {
+        if (codeOf(made) === null) return l + 1;
+        cur = traces.indexOf(made);
+      }
     }
     l++;
   }
+  return B;
 }
 
 /** The batched outputs being written, and the value made of them. */
@@ -297,6 +336,14 @@ interface OutputLayout {
   readonly batchedOut: readonly boolean[];
   readonly dims: readonly Dims[];
   readonly widths: readonly number[];
+  /** Its type and dims, as an error names them. */
+  readonly described: string;
+}
+
+/** A trace's outputs' type and dims, for comparing lanes' and naming them. */
+function described(t: TraceTerm): string {
+  const leafDims = leafShapes(t.output.shape).map((s) => (s.kind === "tensor" ? ` [${s.dims.join(", ")}]` : ""));
+  return `${typeString(t.output.shape)}${leafDims.join("")}`;
 }
 
 const layouts = new WeakMap<TraceTerm, OutputLayout>();
@@ -307,24 +354,21 @@ function layoutOf(first: TraceTerm, outAxes: Axes): OutputLayout {
   const shape = first.output.shape;
   const batchedOut = axesPerLeaf("vmap", "outAxes", outAxes, shape, "f(x)");
   const dims = leafShapes(shape).map((s): Dims => (s.kind === "tensor" ? s.dims : []));
-  layout = { shape, batchedOut, dims, widths: dims.map((d) => size(d)) };
+  layout = { shape, batchedOut, dims, widths: dims.map((d) => size(d)), described: described(first) };
   layouts.set(first, layout);
   return layout;
 }
 
 function outputOf(first: TraceTerm, B: number, outAxes: Axes): Output {
-  const { shape, batchedOut, dims, widths } = layoutOf(first, outAxes);
+  const { shape, batchedOut, dims, widths, described: firstDescribed } = layoutOf(first, outAxes);
   const buffers = widths.map((w) => new Float64Array(B * w));
-  const described = (t: TraceTerm): string => {
-    const leafDims = leafShapes(t.output.shape).map((s) => (s.kind === "tensor" ? ` [${s.dims.join(", ")}]` : ""));
-    return `${typeString(t.output.shape)}${leafDims.join("")}`;
-  };
   return {
     buffers,
     check(term, lane) {
-      if (described(term) !== described(first)) {
+      // one shape object (a real: REAL), or one description
+      if (term.output.shape !== first.output.shape && described(term) !== firstDescribed) {
         throw new WengertError(
-          `vmap: f returns ${described(term)} at lane ${lane} but ${described(first)} at the first lane; ` +
+          `vmap: f returns ${described(term)} at lane ${lane} but ${firstDescribed} at the first lane; ` +
             "every lane needs the same structure and dims.",
         );
       }

@@ -7,6 +7,12 @@
  * lane. At the first lane where a guard or kink does not hold the loop stops, and says
  * where: vmap tries its other traces there, or traces f. The inputs that do not vary are set once, before the loop. The
  * same statements as the forward replay: per lane, its numbers to the bit.
+ *
+ * Code is kept by the structure of its term (term-key.ts): an uncached vmap traces f
+ * anew at every call, and its traces have the structures of the last call's; they run
+ * the code made then. Generating and compiling code costs as much as evaluating a few
+ * thousand lanes by columns, so a structure is compiled when asked to (`now`: a batch
+ * large enough, or jit(vmap(f)), which keeps its traces) or when seen a second time.
  */
 import type { LaneInput } from "../eval/lanes.js";
 import { KERNELS, KINKS } from "../trace/opcodes.js";
@@ -14,6 +20,7 @@ import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { forwardCode } from "./forward.js";
 import { forwardChunk, warmable, type ForwardChunk } from "./source.js";
+import { sameKey, termKey, type TermKey } from "./term-key.js";
 
 /**
  * The term's outputs at lanes `from` … `to` − 1 of the batch, written into `outs` at each
@@ -21,17 +28,9 @@ import { forwardChunk, warmable, type ForwardChunk } from "./source.js";
  */
 export type LaneRun = (inputs: readonly LaneInput[], from: number, to: number, outs: readonly Float64Array[]) => number;
 
-type Run = (
-  v: Float64Array,
-  K: typeof KERNELS,
-  KINK: typeof KINKS,
-  chunks: ForwardChunk[],
-  I: readonly Float64Array[],
-  from: number,
-  to: number,
-  O: readonly Float64Array[],
-  live: number,
-) => number;
+/** The lanes' function (a LaneRun, and `live` 0 for its warm-up run: warmable), made from code given v, the kernels and chunks. */
+type Run = (inputs: readonly LaneInput[], from: number, to: number, O: readonly Float64Array[], live?: number) => number;
+type MakeRun = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, chunks: ForwardChunk[]) => Run;
 
 /**
  * The lanes of `term`, a trace of reals whose inputs `batched` marks, compiled; null if
@@ -55,7 +54,7 @@ export function compileLanes(term: TraceTerm, guards: readonly Guard[], reportTi
   const body = inline ? made.write(named)[0] : "";
   const place = (index: number): string => named(index) ?? `v[${index}]`;
   const lines: string[] = [];
-  for (let k = 0; k < nIn; k++) lines.push(batched[k] ? `const I${k} = I[${k}];` : `${place(k)} = I[${k}][0];`);
+  for (let k = 0; k < nIn; k++) lines.push(batched[k] ? `const I${k} = inputs[${k}].values;` : `${place(k)} = inputs[${k}].values[0];`);
   outs.forEach((_, j) => lines.push(`const O${j} = O[${j}];`));
   lines.push("for (let l = from; l < to; l++) {");
   for (let k = 0; k < nIn; k++) if (batched[k]) lines.push(`${place(k)} = I${k}[l];`);
@@ -64,11 +63,71 @@ export function compileLanes(term: TraceTerm, guards: readonly Guard[], reportTi
   else source.forEach((_, c) => lines.push(`if (!chunks[${c}](v, K, KINK, live)) return l;`));
   outs.forEach((at, j) => lines.push(`O${j}[l] = ${place(at)};`));
   lines.push("}", "return to;");
-  if (locals.size > 0) lines.unshift(`let ${[...locals].map((x) => `t${x} = 0`).join(", ")};`);
+  // each local starts at its value in v: one the code never assigns (an output that is a
+  // literal, f's gradient of x ↦ x) is read as that
+  if (locals.size > 0) lines.unshift(`let ${[...locals].map((x) => `t${x} = v[${x}]`).join(", ")};`);
   const chunks = source.length === 1 ? [] : source.map(forwardChunk);
-  const run = new Function("v", "K", "KINK", "chunks", "I", "from", "to", "O", "live", lines.join("\n")) as Run;
+  // the LaneRun itself, a function of this code alone: called through a wrapper shared by
+  // every code (one closure site), V8 inlined one code's loop into the wrapper and
+  // deoptimized it at the next, for a few hundred calls of vmap
+  const make = new Function("v", "K", "KINK", "chunks", `return function lanes(inputs, from, to, O, live = 1) {\n${lines.join("\n")}\n};`) as MakeRun;
+  const run = make(v, KERNELS, KINKS, chunks);
   // once on one lane with no loop run, for type feedback (warmable, source.ts)
-  const scratch = (): Float64Array[] => Array.from({ length: Math.max(nIn, outs.length) }, () => new Float64Array(1));
-  run(v, KERNELS, KINKS, chunks, scratch(), 0, 1, scratch(), 0);
-  return (inputs, from, to, out) => run(v, KERNELS, KINKS, chunks, inputs.map((input) => input.values), from, to, out, 1);
+  const scratch = Array.from({ length: nIn }, () => ({ values: new Float64Array(1), batched: true, width: 1 }));
+  run(scratch, 0, 1, Array.from(outs, () => new Float64Array(1)), 0);
+  return run;
+}
+
+/** Per structure: its key, and its code once made (null: too large to make). */
+interface Kept {
+  readonly key: TermKey;
+  run: LaneRun | null | undefined;
+}
+
+/** Structures seen, by their key's hash; bounded (cleared at KEEP), as codeCache is. */
+const byStructure = new Map<number, Kept[]>();
+let structures = 0;
+const KEEP = 256;
+
+/** The kept entry of `key`'s structure: found, or made (`first`: it was not seen before). */
+function keptOf(key: TermKey): { kept: Kept; first: boolean } {
+  const found = byStructure.get(key.hash)?.find((k) => sameKey(k.key, key));
+  if (found !== undefined) return { kept: found, first: false };
+  if (structures >= KEEP) {
+    byStructure.clear();
+    structures = 0;
+  }
+  const kept: Kept = { key, run: undefined };
+  structures++;
+  const list = byStructure.get(key.hash);
+  if (list === undefined) byStructure.set(key.hash, [kept]);
+  else list.push(kept);
+  return { kept, first: true };
+}
+
+/** Counters for tests: lane code compiled, and found made for an earlier term of the same structure. */
+export const laneCodeStats = { compiled: 0, reused: 0 };
+
+/** compileLanes, counted. */
+function compiled(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, batched: readonly boolean[]): LaneRun | null {
+  laneCodeStats.compiled++;
+  return compileLanes(term, guards, reportTies, batched);
+}
+
+/**
+ * The compiled lanes of `term` (as compileLanes), kept by its structure: made when `now`
+ * or when its structure was seen before; null where it is not made (yet), or cannot be.
+ */
+export function laneCode(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, batched: readonly boolean[], now: boolean): LaneRun | null {
+  if (term.tape.tensorCount !== 0) return null;
+  const key = termKey(term, guards, [+reportTies, ...batched.map(Number)]);
+  if (key === null) return now ? compiled(term, guards, reportTies, batched) : null;
+  const { kept, first } = keptOf(key);
+  if (kept.run !== undefined) {
+    laneCodeStats.reused++;
+    return kept.run;
+  }
+  // seen for the first time and not asked for now: made at the next sight
+  if (first && !now) return null;
+  return (kept.run = compiled(term, guards, reportTies, batched));
 }

@@ -13,21 +13,10 @@ import {
   type NdArray, type Scalar, type Tensor,
 } from "../../src/index.js";
 import { planStats } from "../../src/api/vmap-plan.js";
-import { rosenbrock } from "../helpers/cases.js";
+import { newton, rosenbrock } from "../helpers/cases.js";
 import { branchy } from "../helpers/programs/generate.js";
 import { firstOf } from "../helpers/programs/run.js";
 import { flat } from "../helpers/tensors.js";
-
-/** W3's per-element function: Newton's iteration for √a, then a branch. */
-const newton = (a: Scalar): Scalar => {
-  let y = a;
-  for (let it = 0; it < 50; it++) {
-    const r = sub(mul(y, y), a);
-    if (!(gt(r, 1e-12) || lt(r, -1e-12))) break;
-    y = mul(0.5, add(y, div(a, y)));
-  }
-  return gt(y, 1) ? mul(mul(y, y), y) : sin(y);
-};
 
 /** B lanes of three reals in [−2, 2], each input a Float64Array of B numbers. */
 const lanes = (B: number) => fc.array(fc.float64Array({ min: -2, max: 2, noNaN: true, minLength: B, maxLength: B }), { minLength: 3, maxLength: 3 });

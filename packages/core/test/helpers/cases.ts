@@ -2,12 +2,13 @@
  * @file Cases for the tests that compare two derivative paths (hvp's and hessian's sweep
  * against the symbolic path, jit and vmap against f): every scalar primitive at its
  * special points in a few contexts, points with signed zeros and units, Rosenbrock's
- * function with its Hessian, and W5's deep chain with its derivative. Random programs come from helpers/programs/.
+ * function with its Hessian, W5's deep chain with its derivative, and W3's per-element
+ * function (a loop and a branch that depend on the point). Random programs come from helpers/programs/.
  */
 import fc from "fast-check";
 import { BINARY_NAMES, UNARY_NAMES } from "@wengert/ops";
 import * as W from "../../src/index.js";
-import { add, mul, sin, square, sub, type Scalar } from "../../src/index.js";
+import { add, div, gt, lt, mul, sin, square, sub, type Scalar } from "../../src/index.js";
 
 export type F = (p: readonly Scalar[]) => Scalar;
 
@@ -101,3 +102,14 @@ export function chainDerivative(n: number, x: number): number {
   }
   return dy;
 }
+
+/** W3's per-element function: Newton's iteration for √a, then a branch (loop count and branch depend on a). */
+export const newton = (a: Scalar): Scalar => {
+  let y = a;
+  for (let it = 0; it < 50; it++) {
+    const r = sub(mul(y, y), a);
+    if (!(gt(r, 1e-12) || lt(r, -1e-12))) break;
+    y = mul(0.5, add(y, div(a, y)));
+  }
+  return gt(y, 1) ? mul(mul(y, y), y) : sin(y);
+};
