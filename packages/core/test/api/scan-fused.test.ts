@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { add, concat, div, exp, grad, index, jit, matmul, mul, scan, shapeOf, sin, slice, sub, sum, type Operand, type Scalar, type TensorArg } from "../../src/index.js";
-import { fusedCode, fusedStats } from "../../src/jit/scan-fused.js";
+import { fusedCode, fusedStats } from "../../src/jit/chains.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
 import { poolStats } from "@wengert/ops";
 import { expectSame, numbers } from "../helpers/same-bits.js";
