@@ -58,6 +58,18 @@ export function contiguousStart(d: Dims, starts: readonly number[], inner: Dims)
   return d.length === 0 ? 0 : starts[0] * size(d.slice(1));
 }
 
+/**
+ * The real that broadcastTo instruction v repeats (its argument, or the argument of its
+ * argument, a reshape of a real to one element), else null.
+ */
+export function broadcastReal(tape: Tape, v: number): number | null {
+  const u = tape.args(v)[0];
+  if (!tape.isTensor(u)) return u;
+  if (tape.op[u] !== CODE.reshape) return null;
+  const w = tape.args(u)[0];
+  return tape.isTensor(w) ? null : w;
+}
+
 /** The part of a stored value at elements [from, to): element i is `expr` there. */
 interface Piece {
   readonly from: number;
@@ -134,8 +146,8 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
     const regs = (m: Made): number => lag.get(m.v) ?? 0;
     for (const m of members) lines.push(`let ${Array.from({ length: regs(m) + 1 }, (_, r) => `r${m.v}_${r} = 0`).join(", ")};`);
     const token = (text: string): string =>
-      text.replace(/\u0001(\d+):(-?\d+)\u0002/g, (_, u: string, ds: string) => {
-        const d = Number(ds);
+      text.replace(TOKEN, (_, u: string, minus: string, ds: string) => {
+        const d = minus === "" ? Number(ds) : -Number(ds);
         if (groupOf.get(Number(u)) === g) return `r${u}_${Math.abs(d)}`;
         return `b${u}[${d === 0 ? "i" : d > 0 ? `i+${d}` : `i-${-d}`}]`;
       });
@@ -161,6 +173,13 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
   return lines;
 }
 
+/**
+ * Stored value u's element i + d in an expression, until the loops decide where it lives:
+ * `$u_d` (`$u_nd` for −d), an identifier, so that the emitter writes square(x) as x * x
+ * on it as on any plain operand (nothing else generated has a `$`).
+ */
+const TOKEN = /\$(\d+)_(n?)(\d+)/g;
+
 /** Generated functions by source: a term traced again by a later call has the same code. */
 const compiled = codeCache<ChainRun>();
 
@@ -185,14 +204,14 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     return `s${v}`;
   };
   // v's element i + d, as an expression; a stored value's element is a token (a register
-  // or an array element, decided with the loops), and goes to `reads`
+  // or an array element, decided with the loops: TOKEN), and goes to `reads`
   let reads: [number, number][] = [];
   const at = (v: number, d: number): string => {
     if (!tensor(v)) return real(v);
     if (stored(v)) {
       if (!inChain.has(v)) tensorsRead.add(v);
       reads.push([v, d]);
-      return `\u0001${v}:${d}\u0002`;
+      return `$${v}_${d < 0 ? `n${-d}` : d}`;
     }
     return node(v, d);
   };
@@ -200,6 +219,8 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     const code = op[v];
     const args = tape.args(v);
     if (code === CODE.slice) return at(args[0], d + contiguousStart(tape.dims(args[0]), (tape.params(v) as { starts: number[] }).starts, tape.dims(args[0])));
+    if (code === CODE.reshape) return at(args[0], d);
+    if (code === CODE.broadcastTo) return real(broadcastReal(tape, v)!);
     // as kernels.select
     if (code === CODE.where) return `(${at(args[0], d)} !== 0 ? ${at(args[1], d)} : ${at(args[2], d)})`;
     return javascript.apply(code, at(args[0], d), args.length > 1 ? at(args[1], d) : at(args[0], d));

@@ -13,7 +13,7 @@
 import { sameDims } from "@wengert/ops";
 import { CODE, CONST, FIRST_PRIMITIVE, FREE, IS_TENSOR_OP } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
-import { chainCode, contiguousStart, type Step } from "./chain-code.js";
+import { broadcastReal, chainCode, contiguousStart, type Step } from "./chain-code.js";
 import { mayMakeCode } from "./javascript.js";
 
 /** Whether tensor terms run chains as compiled loops (tests turn it off to compare with the kernels alone). */
@@ -36,6 +36,9 @@ function fusable(tape: Tape, v: number): "loop" | "sink" | null {
   const alike = (u: number): boolean => (tensor(u) ? sameDims(tape.dims(u), d) : tape.dims(u).length === 0);
   if (!IS_TENSOR_OP[code]) return args.every(alike) ? "loop" : null;
   if (code === CODE.where) return tensor(args[0]) && args.every(alike) ? "loop" : null;
+  // the same elements in the same order; a real broadcast (rd's seed, as the reverse of sum makes it)
+  if (code === CODE.reshape) return !tensor(args[0]) || tape.dims(args[0]).length > 0 ? "loop" : null;
+  if (code === CODE.broadcastTo) return broadcastReal(tape, v) !== null ? "loop" : null;
   const p = tape.params(v) as Record<string, unknown>;
   if (code === CODE.slice) {
     const xd = tape.dims(args[0]);
