@@ -219,7 +219,7 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     const code = op[v];
     const args = tape.args(v);
     if (code === CODE.slice) return at(args[0], d + contiguousStart(tape.dims(args[0]), (tape.params(v) as { starts: number[] }).starts, tape.dims(args[0])));
-    if (code === CODE.reshape) return at(args[0], d);
+    if (code === CODE.reshape) return real(args[0]);
     if (code === CODE.broadcastTo) return real(broadcastReal(tape, v)!);
     // as kernels.select
     if (code === CODE.where) return `(${at(args[0], d)} !== 0 ? ${at(args[1], d)} : ${at(args[2], d)})`;

@@ -36,8 +36,9 @@ function fusable(tape: Tape, v: number): "loop" | "sink" | null {
   const alike = (u: number): boolean => (tensor(u) ? sameDims(tape.dims(u), d) : tape.dims(u).length === 0);
   if (!IS_TENSOR_OP[code]) return args.every(alike) ? "loop" : null;
   if (code === CODE.where) return tensor(args[0]) && args.every(alike) ? "loop" : null;
-  // the same elements in the same order; a real broadcast (rd's seed, as the reverse of sum makes it)
-  if (code === CODE.reshape) return !tensor(args[0]) || tape.dims(args[0]).length > 0 ? "loop" : null;
+  // a real as a tensor of one element, and broadcast (rd's seed, as the reverse of sum makes it);
+  // a reshape of a tensor stays a kernel (a copy: nothing to fuse into where a kernel reads it)
+  if (code === CODE.reshape) return !tensor(args[0]) ? "loop" : null;
   if (code === CODE.broadcastTo) return broadcastReal(tape, v) !== null ? "loop" : null;
   const p = tape.params(v) as Record<string, unknown>;
   if (code === CODE.slice) {
