@@ -69,6 +69,8 @@ export class Interpreter implements TermRunner {
   /** Instructions that compute (the rest are literals), alone or in chains. */
   private readonly steps: Step[];
   private readonly check: InterpreterOptions["check"];
+  /** How many of its steps are compiled chains. */
+  readonly chains: number;
 
   constructor(
     private readonly tape: Tape,
@@ -99,6 +101,7 @@ export class Interpreter implements TermRunner {
       } else order.push(i);
     }
     this.steps = options.plan?.(tape, { live, kept, interpret: options.check?.at }) ?? order;
+    this.chains = this.steps.filter((step) => typeof step !== "number").length;
     // each computed buffer goes back to the pool after the last step that reads it (or its own, if none)
     const lastStep = new Int32Array(n).fill(-1);
     const buffered = new Uint8Array(n);

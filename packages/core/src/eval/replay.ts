@@ -42,6 +42,8 @@ export interface TermReplay {
    * buffers the caller now owns; null where the trace does not hold.
    */
   run(inputs: readonly (number | Float64Array)[]): (number | Float64Array)[] | null;
+  /** Whether it runs compiled code: chains of elementwise operations (jit/chains.ts). */
+  readonly compiled: boolean;
 }
 
 /**
@@ -107,6 +109,7 @@ export function termReplay(term: TraceTerm, guards: readonly Guard[], reportTies
   };
 
   return {
+    compiled: runner.chains > 0,
     run(inputs) {
       if (!runner.run(inputs)) {
         runner.clear();
