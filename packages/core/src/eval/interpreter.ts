@@ -47,6 +47,11 @@ export interface TermRunner {
 export interface InterpreterOptions {
   /** The instructions needed (default: what the kept variables need). */
   readonly live?: Uint8Array;
+  /**
+   * The instructions before `from` are computed already: their values are the tape's, read
+   * as literals' are (a tape's deferred instructions, eval/deferred.ts). Default 0.
+   */
+  readonly from?: number;
   /** Steps for the live instructions (jit/chains.ts); default: each instruction by the kernels. */
   readonly plan?: (tape: Tape, o: { live: Uint8Array; kept: Uint8Array; interpret?: Uint8Array }) => Step[];
   /**
@@ -71,6 +76,8 @@ export class Interpreter implements TermRunner {
   private readonly check: InterpreterOptions["check"];
   /** How many of its steps are compiled chains. */
   readonly chains: number;
+  /** The first instruction it computes (those before are the tape's). */
+  private readonly from: number;
 
   constructor(
     private readonly tape: Tape,
@@ -89,18 +96,20 @@ export class Interpreter implements TermRunner {
     const kept = (this.kept = new Uint8Array(n));
     for (const v of keep) kept[v] = 1;
     const live = (this.live = options.live ?? liveVariables(tape, keep));
+    const from = (this.from = options.from ?? 0);
     this.check = options.check;
     this.vals = new Float64Array(n);
     this.bufs = new Array<Float64Array | null>(n).fill(null);
     const order: number[] = [];
     for (let i = 0; i < n; i++) {
       if (!live[i]) continue;
-      if (op[i] === CONST || op[i] === FREE) {
+      if (op[i] === CONST || op[i] === FREE || i < from) {
         if (this.tensor[i]) this.bufs[i] = tape.buf(i);
         else this.vals[i] = tape.val[i];
       } else order.push(i);
     }
-    this.steps = options.plan?.(tape, { live, kept, interpret: options.check?.at }) ?? order;
+    const computed = from === 0 ? live : live.map((l, i) => (i < from ? 0 : l));
+    this.steps = options.plan?.(tape, { live: computed, kept, interpret: options.check?.at }) ?? order;
     this.chains = this.steps.filter((step) => typeof step !== "number").length;
     // each computed buffer goes back to the pool after the last step that reads it (or its own, if none)
     const lastStep = new Int32Array(n).fill(-1);
@@ -191,7 +200,7 @@ export class Interpreter implements TermRunner {
   /** Hand back the kept buffers nobody took (after the results of a run have been read, or a check failed). */
   clear(): void {
     const { op, length: n } = this.tape;
-    for (let i = 0; i < n; i++) {
+    for (let i = this.from; i < n; i++) {
       if (op[i] === CONST || op[i] === FREE || !this.tensor[i] || this.bufs[i] === null) continue;
       if (op[i] >= FIRST_PRIMITIVE) release(this.bufs[i]!);
       this.bufs[i] = null;
