@@ -104,9 +104,13 @@ const wholeBuffer = (b: Float64Array): boolean => b.length > SLAB_MAX && b.byteO
 /** Elements computed by f's tensor instructions from which deferring its derivative pays (tests move it). */
 export const deferring = { fromElements: 32768 };
 
+/** The longest trace whose derivative is deferred. */
+const DEFER_UP_TO = 4096;
+
 /** Whether a derivative of the trace on `tape` is worth deferring (emitTransformed). */
 function worthDeferring(tape: Tape): boolean {
-  if (4 * tape.tensorCount < tape.length) return false;
+  // a long trace's derivative would be many chains, each compiled afresh: planned for one call only
+  if (4 * tape.tensorCount < tape.length || tape.length > DEFER_UP_TO) return false;
   let elements = 0;
   for (let v = 0; v < tape.length && elements < deferring.fromElements; v++) if (tape.op[v] >= FIRST_PRIMITIVE && tape.isTensor(v)) elements += size(tape.dims(v));
   return elements >= deferring.fromElements;

@@ -180,6 +180,9 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
  */
 const TOKEN = /\$(\d+)_(n?)(\d+)/g;
 
+/** How deep a chain's expressions nest (values read once written inside their reader's) before one is stored. */
+const MAX_NESTING = 24;
+
 /** Generated functions by source: a term traced again by a later call has the same code. */
 const compiled = codeCache<ChainRun>();
 
@@ -194,8 +197,19 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
   const tensor = (v: number): boolean => tape.isTensor(v);
   // stored: outside the chain, read more than once, read outside it or after the run, or made of
   // pieces; the rest are computed where they are read (a slice is an offset: read again, never copied)
-  const stored = (v: number): boolean =>
+  const storedFor = (v: number): boolean =>
     !inChain.has(v) || needed[v] === 1 || (uses[v] > 1 && op[v] !== CODE.slice) || op[v] === CODE.concat || op[v] === CODE.embed;
+  // a value whose expression would nest deeper than MAX_NESTING is stored too: expressions
+  // are written recursively, and a long chain (sin of sin of …) is cut into short ones
+  const deep = new Set<number>();
+  const nesting = new Map<number, number>();
+  for (const v of members) {
+    let n = 0;
+    for (const u of tape.args(v)) if (inChain.has(u) && !storedFor(u) && !deep.has(u)) n = Math.max(n, nesting.get(u)!);
+    nesting.set(v, n + 1);
+    if (n + 1 >= MAX_NESTING) deep.add(v);
+  }
+  const stored = (v: number): boolean => storedFor(v) || deep.has(v);
   const realsRead = new Set<number>();
   const tensorsRead = new Set<number>();
   const real = (v: number): string => {

@@ -16,6 +16,9 @@ import type { Tape } from "../trace/tape.js";
 import { broadcastReal, chainCode, contiguousStart, type Step } from "./chain-code.js";
 import { mayMakeCode } from "./javascript.js";
 
+/** The most instructions in one chain: its loop body is one function's, compiled once per plan. */
+const MAX_MEMBERS = 256;
+
 /** Whether tensor terms run chains as compiled loops (tests turn it off to compare with the kernels alone). */
 export const fusedCode = { enabled: mayMakeCode() };
 
@@ -91,7 +94,7 @@ export function planChains(tape: Tape, { live, kept, interpret }: PlanInput): St
       order.push(v);
       continue;
     }
-    if (args.some((u) => inOpen(u) && sink[u] === 1)) close();
+    if (args.some((u) => inOpen(u) && sink[u] === 1) || (open !== null && open.length >= MAX_MEMBERS)) close();
     if (open === null) chains.push((open = []));
     open.push(v);
     chainOf[v] = chains.length - 1;

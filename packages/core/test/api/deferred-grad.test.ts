@@ -90,6 +90,17 @@ describe("grad's derivative on tensors, deferred and evaluated with compiled cha
     }
   });
 
+  it("a long chain (1 200 steps of tanh) is cut into chains of short expressions: the eager numbers", () => {
+    const f = (w: Tensor): Scalar => {
+      let t: Tensor = w;
+      for (let i = 0; i < 1200; i++) t = tanh(mul(t, 0.999)) as Tensor;
+      return sum(t);
+    };
+    const out = both(() => valueAndGrad(f, Float64Array.of(0.1, 0.2, -0.3)));
+    expect(out.runs).toBeGreaterThan(1);
+    expectSame(out.deferred, out.eager);
+  });
+
   it("a large W1 defers by default, a small one does not", () => {
     const runs = (n: number): number => {
       const before = fusedStats.runs;
