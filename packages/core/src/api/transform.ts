@@ -112,7 +112,9 @@ function worthDeferring(tape: Tape): boolean {
   // a long trace's derivative would be many chains, each compiled afresh: planned for one call only
   if (4 * tape.tensorCount < tape.length || tape.length > DEFER_UP_TO) return false;
   let elements = 0;
-  for (let v = 0; v < tape.length && elements < deferring.fromElements; v++) if (tape.op[v] >= FIRST_PRIMITIVE && tape.isTensor(v)) elements += size(tape.dims(v));
+  for (let v = 0; v < tape.length && elements < deferring.fromElements; v++) {
+    if (tape.op[v] >= FIRST_PRIMITIVE && tape.isTensor(v)) elements += size(tape.dims(v));
+  }
   return elements >= deferring.fromElements;
 }
 

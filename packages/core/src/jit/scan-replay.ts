@@ -14,7 +14,8 @@ import { compileScanTerm, type ScanTermRun } from "./scan-term.js";
 const COMPILE_AFTER = 2;
 
 /**
- * `replay` (the term's, under its guards; `compiled` after a run: whether it ran the compiled term, or chains in the replay), switching to the compiled term after
+ * `replay` (the term's, under its guards; `compiled` after a run: whether it ran the
+ * compiled term, or chains in the replay), switching to the compiled term after
  * COMPILE_AFTER replays that held, where the term has scans and can be compiled (reals
  * around scans of reals: compileScanTerm); kinks are checked in the first
  * `checkedLength` instructions only, as the replay checks them.
