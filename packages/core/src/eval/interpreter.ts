@@ -31,7 +31,7 @@ export function liveVariables(tape: Tape, keep: Iterable<number>): Uint8Array {
   return live;
 }
 
-/** A term evaluated at new inputs: what a scan needs of it (the interpreter, or jit/scan-fused.ts's compiled code). */
+/** A term evaluated at new inputs: what a scan needs of it (the interpreter, its chains compiled or not: jit/scan-fused.ts). */
 export interface TermRunner {
   /** Evaluate at `inputs` (by input index: numbers, or buffers the caller keeps). */
   run(inputs: ArrayLike<Buf>): void;
