@@ -35,7 +35,7 @@
 import { differentiate } from "../diff/differentiate.js";
 import { newScratch, reverseSweep, type Scratch } from "../diff/sweep.js";
 import { runReals } from "../eval/evaluate.js";
-import { guardsHold, termReplay } from "../eval/replay.js";
+import { guardsHold, termReplay, type TermReplay } from "../eval/replay.js";
 import { OutputTypeError } from "../errors.js";
 import { leafShapes, REAL, typeString, unflatten, type Shape } from "../structure.js";
 import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
@@ -44,7 +44,7 @@ import { fromDense, toDense } from "../trace/host-tensor.js";
 import type { Scalar } from "../trace/traced.js";
 import type { Guard } from "../trace/tracer.js";
 import { compileReplay, type Replay } from "../jit/gradient.js";
-import { scanReplay, type ScanReplay } from "../jit/scan-replay.js";
+import { scanReplay } from "../jit/scan-replay.js";
 import { rdWithValue, realSeed } from "./rd.js";
 import { checkOptionKeys, type RdOptions } from "./options.js";
 import { cachedTraces, recordedAtTie, type Entry, type JitStats, type Leaves, type Want } from "./traceCache.js";
@@ -70,7 +70,7 @@ export interface CompiledGrad<P> {
   <const X extends Like<P>>(x: X): Cotangent<X>;
   /** `[f(x), ∇f(x)]`. */
   valueAndGrad<const X extends Like<P>>(x: X): [RealIn<Mode<X>>, Cotangent<X>];
-  /** How many calls traced `f`, how many replayed a kept trace, and how many of those ran compiled code (reals only). */
+  /** How many calls traced `f`, how many replayed a kept trace, and how many of those ran compiled code (for tensors: chains of elementwise operations). */
   readonly stats: JitStats;
 }
 
@@ -169,7 +169,7 @@ function realsEntry(term: TraceTerm, key: string, xs: Shape | null, guards: read
  * a trace extending it; that extended trace is kept to replay when nothing it holds was
  * decided on values. Returns f(x), the gradient, and the replay (or null).
  */
-function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean): [number, unknown, ScanReplay | null] {
+function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean): [number, unknown, TermReplay | null] {
   const { term } = traced;
   const applied = emitTransformed(traced, differentiate, {
     extra: SEED,
@@ -196,7 +196,7 @@ function traceTensors(traced: TracedFn, replayable: boolean, reportTies: boolean
 }
 
 /** The kept trace of a function of tensors, extended by its derivative. */
-function tensorEntry(key: string, xs: Shape | null, replay: ScanReplay): Entry {
+function tensorEntry(key: string, xs: Shape | null, replay: TermReplay): Entry {
   const shapes = xs === null ? [] : leafShapes(xs);
   return {
     key,

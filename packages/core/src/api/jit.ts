@@ -9,8 +9,9 @@
  * outputs there; otherwise `f` is traced again and that trace cached beside the others.
  * A tie, or a kinked primitive at its kink, also means a new trace, so that it is
  * reported as tracing reports it. A trace of reals replayed twice is compiled to
- * JavaScript (jit/forward.ts); a trace with tensors is replayed instruction by
- * instruction on the kernels tracing used (eval/replay.ts). The same numbers either way.
+ * JavaScript (jit/forward.ts); a trace with tensors is replayed by the interpreter
+ * (eval/replay.ts), its chains of elementwise operations as compiled loops (jit/chains.ts),
+ * the rest on the kernels tracing used. The same numbers either way.
  *
  * `f` may call any transformation: `grad`, `jvp`, `hvp`, `hessian`… inside a trace emit
  * their derivative terms into it (Fig. 4), so C holds them, and replaying C computes
@@ -205,7 +206,7 @@ function tensorEntry(key: string, out: Shape, shapes: readonly Shape[], replay: 
   const build = builder(out);
   return {
     key,
-    compiled: false,
+    compiled: replay.compiled,
     run(flat) {
       const inputs = flat.leaves.map((v) => (typeof v === "number" ? v : toDense(v, "jit's input").data));
       const r = replay.run(inputs);

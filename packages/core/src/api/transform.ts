@@ -16,9 +16,11 @@ import { atomOf, Real, Tensor, type Operand } from "../trace/traced.js";
 import { primalOf, wrap } from "../trace/record.js";
 import { closeTrace, recorder, sinkFor, type Trace } from "../trace/tracer.js";
 import { hostTyped } from "./host-typed.js";
+import { settleDeferred } from "../eval/deferred.js";
 import { userValue, type TracedFn } from "./tracing.js";
 import type { Tape } from "../trace/tape.js";
-import { SLAB_MAX } from "@wengert/ops";
+import { SLAB_MAX, size } from "@wengert/ops";
+import { FIRST_PRIMITIVE } from "../trace/opcodes.js";
 
 /** The innermost live trace that a transformation of the term depends on, or null. */
 function enclosing(traced: TracedFn, extras: readonly Operand[]): Trace | null {
@@ -99,6 +101,23 @@ function handedOver(tape: Tape, vs: readonly number[]): ReadonlySet<number> {
 
 const wholeBuffer = (b: Float64Array): boolean => b.length > SLAB_MAX && b.byteOffset === 0 && b.buffer.byteLength === 8 * b.length;
 
+/** Elements computed by f's tensor instructions from which deferring its derivative pays (tests move it). */
+export const deferring = { fromElements: 32768 };
+
+/** The longest trace whose derivative is deferred. */
+const DEFER_UP_TO = 4096;
+
+/** Whether a derivative of the trace on `tape` is worth deferring (emitTransformed). */
+function worthDeferring(tape: Tape): boolean {
+  // a long trace's derivative would be many chains, each compiled afresh: planned for one call only
+  if (4 * tape.tensorCount < tape.length || tape.length > DEFER_UP_TO) return false;
+  let elements = 0;
+  for (let v = 0; v < tape.length && elements < deferring.fromElements; v++) {
+    if (tape.op[v] >= FIRST_PRIMITIVE && tape.isTensor(v)) elements += size(tape.dims(v));
+  }
+  return elements >= deferring.fromElements;
+}
+
 /** Emit `transform` of the traced term with the extra inputs and result structure of `emission`. */
 export function emitTransformed(traced: TracedFn, transform: Transform, emission: Emission): Applied {
   const { extra, resultShape, inspect, outermost = false, keep = "both" } = emission;
@@ -111,7 +130,13 @@ export function emitTransformed(traced: TracedFn, transform: Transform, emission
       const p = primalOf(s, `${traced.trace.caller}'s ${extra.name === "W" ? "seed" : `tangent ${extra.name}`}`);
       return typeof p === "number" ? sink.tape.input(nx + j, p) : sink.tape.tensorInput(nx + j, ownedCopy(p));
     });
+    // what nobody inspects is evaluated once emitted, its chains compiled (eval/deferred.ts),
+    // where that pays: a tape mostly of tensors, large enough for the passes saved to
+    // outweigh planning the chains (on W1 about 30 000 elements computed by f)
+    const deferred = keep === "neither" && inspect === undefined && !traced.trace.settings.checkNaN && worthDeferring(term.tape);
+    if (deferred) sink.tape.defer(settleDeferred);
     const d = transform(term, sink, extras, null);
+    if (deferred) sink.tape.settle([...d.outputs, ...d.results]);
     closeTrace(sink);
     const emitted = new TraceTerm(sink.tape, [term.params[0], { name: extra.name, shape: extra.shape, atoms: extras }], {
       shape: resultShape,

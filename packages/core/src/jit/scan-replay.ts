@@ -10,22 +10,18 @@ import type { Guard } from "../trace/tracer.js";
 import { hasScans } from "../trace/scan-ops.js";
 import { compileScanTerm, type ScanTermRun } from "./scan-term.js";
 
-/** A replay that says whether its last run was compiled code. */
-export interface ScanReplay extends TermReplay {
-  readonly compiled: boolean;
-}
-
 /** Replays by the interpreter before the term is compiled (compiling costs a few replays' time). */
 const COMPILE_AFTER = 2;
 
 /**
- * `replay` (the term's, under its guards), switching to the compiled term after
+ * `replay` (the term's, under its guards; `compiled` after a run: whether it ran the
+ * compiled term, or chains in the replay), switching to the compiled term after
  * COMPILE_AFTER replays that held, where the term has scans and can be compiled (reals
  * around scans of reals: compileScanTerm); kinks are checked in the first
  * `checkedLength` instructions only, as the replay checks them.
  */
-export function scanReplay(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, replay: TermReplay, checkedLength: number): ScanReplay {
-  if (!hasScans(term.tape)) return { run: (inputs) => replay.run(inputs), compiled: false };
+export function scanReplay(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, replay: TermReplay, checkedLength: number): TermReplay {
+  if (!hasScans(term.tape)) return replay;
   let replays = 0;
   let code: ScanTermRun | null | undefined;
   let last = false;
@@ -35,8 +31,9 @@ export function scanReplay(term: TraceTerm, guards: readonly Guard[], reportTies
     },
     run(inputs) {
       if (code === undefined && replays >= COMPILE_AFTER) code = compileScanTerm(term, guards, reportTies, checkedLength);
-      last = !!code && inputs.every((v) => typeof v === "number");
-      const r = last ? code!(inputs as readonly number[]) : replay.run(inputs);
+      const whole = !!code && inputs.every((v) => typeof v === "number");
+      last = whole || replay.compiled;
+      const r = whole ? code!(inputs as readonly number[]) : replay.run(inputs);
       if (r !== null) replays++;
       return r;
     },

@@ -11,6 +11,11 @@
  * Tensors: an instruction whose value is a tensor, or that is a tensor primitive (with
  * static parameters, any number of arguments), has an `Extra` record, found through the
  * `x` column (index + 1; 0 for a plain scalar instruction, the fast common case).
+ *
+ * A tape may defer its tensor values (`defer`): an outermost rd's derivative, which nobody
+ * reads while it is emitted, is appended without computing, then evaluated at once by an
+ * evaluator that runs its chains of elementwise operations as compiled loops
+ * (api/transform.ts). Reading a deferred value evaluates everything deferred so far first.
  */
 
 /** What a tensor instruction carries beside the columns. */
@@ -25,6 +30,15 @@ export interface Extra {
 }
 
 const SCALAR: Dims = [];
+
+/** The buffer of a tensor instruction whose value is deferred: not yet computed. */
+const DEFERRED = new Float64Array(0);
+
+/**
+ * Evaluates a tape's deferred instructions, from `from` on, and gives each value that
+ * `keep` names (all of them, when null) to `settled`.
+ */
+export type Settle = (tape: Tape, from: number, keep: readonly number[] | null) => void;
 import { alloc, kernels, release, sameDims, size, type Buf, type Dims } from "@wengert/ops";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, tensorSpec } from "./opcodes.js";
 import type { Dense } from "./host-tensor.js";
@@ -121,7 +135,47 @@ export class Tape {
   /** The value of v as kernels take it: a number for a real, else its buffer. */
   value(v: number): Buf {
     const x = this.x[v];
-    return x === 0 ? this.val[v] : (this.extras[x - 1].buf ?? this.val[v]);
+    if (x === 0) return this.val[v];
+    const buf = this.extras[x - 1].buf;
+    if (buf === DEFERRED) {
+      this.settle(null);
+      return this.value(v);
+    }
+    return buf ?? this.val[v];
+  }
+
+  /** The evaluator of deferred instructions, while values are deferred; and where they start. */
+  private settler: Settle | null = null;
+  private deferredFrom = 0;
+
+  /** From now on, tensor instructions are appended without their values, until `settle` evaluates them. */
+  defer(settler: Settle): void {
+    this.settler = settler;
+    this.deferredFrom = this.length;
+  }
+
+  /**
+   * Evaluate the deferred instructions: all of them (`keep` null: deferring goes on), or
+   * those that `keep` needs, the values of `keep` kept (deferring ends; the others are
+   * never computed and must not be read).
+   */
+  settle(keep: readonly number[] | null): void {
+    const settler = this.settler;
+    if (settler === null) return;
+    if (keep !== null) this.settler = null;
+    if (this.deferredFrom < this.length) settler(this, this.deferredFrom, keep);
+    this.deferredFrom = this.length;
+  }
+
+  /** Deferred variable v's value, computed (by the settler). */
+  settled(v: number, y: Float64Array): void {
+    const x = this.x[v] - 1;
+    this.extras[x] = { ...this.extras[x], buf: y };
+  }
+
+  /** Whether v's value is deferred (to be computed by the settler). */
+  isDeferred(v: number): boolean {
+    return this.x[v] !== 0 && this.extras[this.x[v] - 1].buf === DEFERRED;
   }
 
   /** The buffer of a tensor variable (a one-element copy for a real). */
@@ -154,7 +208,7 @@ export class Tape {
     this.released = true;
     for (let i = from; i < this.length; i++) {
       const buf = this.x[i] === 0 ? null : this.extras[this.x[i] - 1].buf;
-      if (buf !== null && (literals || this.op[i] !== CONST) && !this.handedOver.includes(buf)) release(buf);
+      if (buf !== null && buf !== DEFERRED && (literals || this.op[i] !== CONST) && !this.handedOver.includes(buf)) release(buf);
     }
   }
 
@@ -197,7 +251,7 @@ export class Tape {
     }
     for (let i = 0; i < this.length; i++) {
       const buf = this.x[i] === 0 ? null : this.extras[this.x[i] - 1].buf;
-      if (buf === null || this.op[i] < FIRST_PRIMITIVE || held.has(buf)) continue;
+      if (buf === null || buf === DEFERRED || this.op[i] < FIRST_PRIMITIVE || held.has(buf)) continue;
       held.add(buf);
       release(buf);
     }
@@ -249,6 +303,9 @@ export class Tape {
     }
     // x⁰ = 1 also for a 0-d x (a constant of dims [] is the real 1)
     if (args.length === 2 && isLiteralPower(code, this.val[b], this.isConstant(b))) return this.tensorConstant({ dims, data: alloc(size(dims), true).fill(1) });
+    if (this.defers(dims) && !(this.op[a] === CONST && (args.length === 1 || this.op[b] === CONST))) {
+      return this.pushExtra(code, a, args.length === 1 ? 0 : b, { dims, buf: DEFERRED, args, params: undefined });
+    }
     // otherwise appended as any primitive on tensors is, its value as compute gives it
     // (without compute's arrays of arguments: this runs once per tensor operation)
     const y =
@@ -263,6 +320,9 @@ export class Tape {
 
   /** Append a tensor primitive, or a scalar one elementwise (dims: its output's, checked by the caller). */
   appendOp(code: number, args: readonly number[], params: unknown, dims: Dims): number {
+    if (this.defers(dims) && args.some((v) => this.op[v] !== CONST)) {
+      return this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, { dims, buf: DEFERRED, args, params });
+    }
     // plain loops: this runs once per tensor operation recorded
     const n = args.length;
     const values = new Array<Buf>(n);
@@ -277,6 +337,18 @@ export class Tape {
     const y = compute(code, values, argDims, params, dims);
     if (constant) return typeof y === "number" ? this.constant(y) : this.tensorConstant({ dims, data: y });
     return this.appendComputed(code, args, params, dims, y);
+  }
+
+  /**
+   * Whether an instruction of dims `dims` is appended without its value: while deferring, a
+   * tensor (a real's value goes in the value column, which is read directly: the deferred
+   * instructions are evaluated first, and the real computed at once).
+   */
+  private defers(dims: Dims): boolean {
+    if (this.settler === null) return false;
+    if (dims.length > 0) return true;
+    this.settle(null);
+    return false;
   }
 
   /** Append a tensor primitive whose value `y` is already computed (a scan's loop, run while its decisions were checked). */

@@ -1,0 +1,286 @@
+/**
+ * @file One chain of elementwise operations on tensors written as JavaScript loops: the
+ * code of a step of a planned term (jit/chains.ts plans; eval/interpreter.ts runs).
+ *
+ * The interpreter calls a kernel per instruction and takes a buffer from the pool for
+ * each: one pass over memory per operation. Here a tensor value of the chain used once,
+ * by an elementwise operation or a slice of the same chain, is not stored: its consumer
+ * computes it in place from its own arguments at the same index (a slice reads its
+ * argument at an index moved by its start, when the box is a contiguous range: whole rows
+ * of the last axes). A value is stored, in a buffer from the pool, where it is read more
+ * than once, read outside the chain (by a kernel, a later chain, or after the run), or
+ * made of pieces (concat, and embed, the adjoint of slice: zeros with the pieces added).
+ * `where` picks as kernels.select does. A sum of all of a tensor's elements is a sink:
+ * accumulated in the loop that computes them, from 0 in memory order, as the sum kernel
+ * folds a run (ops/tensor/reduce.ts sumRun): the same additions in the same order.
+ *
+ * The arithmetic is the interpreter's: every element is the same primitive applied to
+ * the same operands (the javascript emitter, whose operations are the kernels'), an
+ * embed's elements are 0 + piece as addAt makes them: the same numbers, to the bit.
+ */
+import { size, type Dims } from "@wengert/ops";
+import { CODE, CONST, FREE, KERNELS } from "../trace/opcodes.js";
+import type { Tape } from "../trace/tape.js";
+import { codeCache, javascript, literal } from "./javascript.js";
+
+/** A chain's compiled loops: B the buffers by variable (read and written), V the reals. */
+export type ChainRun = (B: (Float64Array | null)[], V: Float64Array, K: typeof KERNELS) => void;
+
+/** The code of a chain and what its runner provides and keeps. */
+export interface ChainCode {
+  readonly run: ChainRun;
+  /** Values written to buffers (the runner takes them from the pool before the run): variable and length. */
+  readonly made: readonly (readonly [number, number])[];
+  /** Tensors computed before the chain that it reads. */
+  readonly reads: readonly number[];
+}
+
+/**
+ * A step of a planned term (eval/interpreter.ts runs them in order): an instruction the
+ * kernels compute (its number), or a chain's compiled loops.
+ */
+export type Step = number | ChainCode;
+
+/** What the chain's plan says of its values. */
+export interface ChainContext {
+  /** Readers of each variable (instructions), over the whole term. */
+  readonly uses: Int32Array;
+  /** 1 where a variable is read outside its chain or after the run. */
+  readonly needed: Uint8Array;
+}
+
+/**
+ * The flat offset of a box starting at `starts` in dims `d`, when the box spans whole rows
+ * (axes past the first start at 0 with d's extent `inner`); else -1.
+ */
+export function contiguousStart(d: Dims, starts: readonly number[], inner: Dims): number {
+  for (let i = 1; i < d.length; i++) if (starts[i] !== 0 || inner[i] !== d[i]) return -1;
+  return d.length === 0 ? 0 : starts[0] * size(d.slice(1));
+}
+
+/**
+ * The real that broadcastTo instruction v repeats (its argument, or the argument of its
+ * argument, a reshape of a real to one element), else null.
+ */
+export function broadcastReal(tape: Tape, v: number): number | null {
+  const u = tape.args(v)[0];
+  if (!tape.isTensor(u)) return u;
+  if (tape.op[u] !== CODE.reshape) return null;
+  const w = tape.args(u)[0];
+  return tape.isTensor(w) ? null : w;
+}
+
+/** The part of a stored value at elements [from, to): element i is `expr` there. */
+interface Piece {
+  readonly from: number;
+  readonly to: number;
+  readonly expr: string;
+}
+
+/** A stored value computed by the chain: its pieces (an embed's are added to 0), the stored values they read at which offsets. */
+interface Made {
+  readonly v: number;
+  readonly size: number;
+  /** An embed: its pieces added to 0. */
+  readonly sum: boolean;
+  /** A sum of all elements (a real), accumulated in its loop. */
+  readonly sink: boolean;
+  readonly pieces: readonly Piece[];
+  readonly reads: readonly (readonly [number, number])[];
+  /** Whether it lives in a buffer (read outside its loop, or needed); else in registers alone. */
+  array?: boolean;
+}
+
+/**
+ * The loops computing the stored values, in order: consecutive values go into one loop
+ * while each reads the others of the loop only at elements the loop has made already:
+ * offsets ≤ 0 for a loop running up, ≥ 0 for one running down (a reverse sweep reads
+ * its cotangents shifted the other way; a sink's loop runs up, as the sum kernel adds).
+ * The loop runs over the largest of its values, cut where a piece starts or ends and where
+ * a value ends, so that in each segment each value is one expression or nothing, without a
+ * branch. Within its loop a value lives in registers r0 … rL (its element i, i ∓ 1, …,
+ * shifted each iteration), and in its buffer only if read elsewhere or needed: a
+ * Runge–Kutta step's stages, each read one element back by the next, become one pass.
+ */
+function fuse(loops: Made[], needed: Uint8Array): string[] {
+  const lines: string[] = [];
+  const groupOf = new Map<number, number>();
+  const groups: { members: Made[]; down: boolean }[] = [];
+  for (let k = 0; k < loops.length; ) {
+    const members = [loops[k]];
+    const inGroup = new Set<number>([loops[k].v]);
+    // 0: no shifted read inside yet; -1 up (or a sink); 1 down
+    let way = loops[k].sink ? -1 : 0;
+    let e = k + 1;
+    for (; e < loops.length; e++) {
+      const offsets = loops[e].reads.filter(([u]) => inGroup.has(u)).map(([, d]) => Math.sign(d));
+      const w = loops[e].sink || offsets.includes(-1) ? -1 : offsets.includes(1) ? 1 : 0;
+      if ((w !== 0 && way !== 0 && w !== way) || (offsets.includes(-1) && offsets.includes(1))) break;
+      if (w !== 0) way = w;
+      members.push(loops[e]);
+      inGroup.add(loops[e].v);
+    }
+    for (const m of members) groupOf.set(m.v, groups.length);
+    groups.push({ members, down: way === 1 });
+    k = e;
+  }
+  // how far each value is read from its element in its own loop; whether anything outside reads it
+  const lag = new Map<number, number>();
+  const outside = new Set<number>();
+  loops.forEach((m) => {
+    for (const [u, d] of m.reads) {
+      if (groupOf.get(u) === groupOf.get(m.v)) lag.set(u, Math.max(lag.get(u) ?? 0, Math.abs(d)));
+      else outside.add(u);
+    }
+  });
+  for (const m of loops) m.array = !m.sink && (needed[m.v] === 1 || outside.has(m.v));
+  groups.forEach(({ members, down }, g) => {
+    const n = Math.max(...members.map((m) => m.size));
+    const cuts = new Set<number>([0, n]);
+    const clip = (x: number): number => Math.max(0, Math.min(x, n));
+    for (const m of members) {
+      cuts.add(m.size);
+      for (const p of m.pieces) cuts.add(clip(p.from)).add(clip(p.to));
+    }
+    const bounds = [...cuts].sort((x, y) => x - y);
+    const regs = (m: Made): number => lag.get(m.v) ?? 0;
+    for (const m of members) lines.push(`let ${Array.from({ length: regs(m) + 1 }, (_, r) => `r${m.v}_${r} = 0`).join(", ")};`);
+    const token = (text: string): string =>
+      text.replace(TOKEN, (_, u: string, minus: string, ds: string) => {
+        const d = minus === "" ? Number(ds) : -Number(ds);
+        if (groupOf.get(Number(u)) === g) return `r${u}_${Math.abs(d)}`;
+        return `b${u}[${d === 0 ? "i" : d > 0 ? `i+${d}` : `i-${-d}`}]`;
+      });
+    const segments: string[] = [];
+    for (let s = 0; s + 1 < bounds.length; s++) {
+      const [lo, hi] = [bounds[s], bounds[s + 1]];
+      const body: string[] = [];
+      for (const m of members) {
+        if (hi > m.size) continue;
+        const inside = m.pieces.filter((p) => p.from <= lo && hi <= p.to);
+        const expr = m.sum ? inside.reduce((acc, p) => `(${acc} + ${p.expr})`, "0") : inside[0].expr;
+        // a sink adds as sumRun does: acc += x[i], from 0
+        body.push(m.sink ? `r${m.v}_0 += ${token(expr)};` : `r${m.v}_0 = ${token(expr)};`);
+        if (m.array) body.push(`b${m.v}[i] = r${m.v}_0;`);
+      }
+      for (const m of members) for (let r = regs(m); r > 0; r--) body.push(`r${m.v}_${r} = r${m.v}_${r - 1};`);
+      const loop = down ? `for (let i = ${hi - 1}; i >= ${lo}; i--)` : `for (let i = ${lo}; i < ${hi}; i++)`;
+      segments.push(`${loop} {\n  ${body.join("\n  ")}\n}`);
+    }
+    lines.push(...(down ? segments.reverse() : segments));
+    for (const m of members) if (m.sink) lines.push(`V[${m.v}] = r${m.v}_0;`);
+  });
+  return lines;
+}
+
+/**
+ * Stored value u's element i + d in an expression, until the loops decide where it lives:
+ * `$u_d` (`$u_nd` for −d), an identifier, so that the emitter writes square(x) as x * x
+ * on it as on any plain operand (nothing else generated has a `$`).
+ */
+const TOKEN = /\$(\d+)_(n?)(\d+)/g;
+
+/** How deep a chain's expressions nest (values read once written inside their reader's) before one is stored. */
+const MAX_NESTING = 24;
+
+/** Generated functions by source: a term traced again by a later call has the same code. */
+const compiled = codeCache<ChainRun>();
+
+/**
+ * The code of the chain `members` (instructions of `tape` in order, each one that
+ * jit/chains.ts's `fusable` accepts; a sink's result read by none of them).
+ */
+export function chainCode(tape: Tape, members: readonly number[], context: ChainContext): ChainCode {
+  const { op } = tape;
+  const { uses, needed } = context;
+  const inChain = new Set(members);
+  const tensor = (v: number): boolean => tape.isTensor(v);
+  // stored: outside the chain, read more than once, read outside it or after the run, or made of
+  // pieces; the rest are computed where they are read (a slice is an offset: read again, never copied)
+  const storedFor = (v: number): boolean =>
+    !inChain.has(v) || needed[v] === 1 || (uses[v] > 1 && op[v] !== CODE.slice) || op[v] === CODE.concat || op[v] === CODE.embed;
+  // a value whose expression would nest deeper than MAX_NESTING is stored too: expressions
+  // are written recursively, and a long chain (sin of sin of …) is cut into short ones
+  const deep = new Set<number>();
+  const nesting = new Map<number, number>();
+  for (const v of members) {
+    let n = 0;
+    for (const u of tape.args(v)) if (inChain.has(u) && !storedFor(u) && !deep.has(u)) n = Math.max(n, nesting.get(u)!);
+    nesting.set(v, n + 1);
+    if (n + 1 >= MAX_NESTING) deep.add(v);
+  }
+  const stored = (v: number): boolean => storedFor(v) || deep.has(v);
+  const realsRead = new Set<number>();
+  const tensorsRead = new Set<number>();
+  const real = (v: number): string => {
+    if (op[v] === CONST || op[v] === FREE) return literal(tape.val[v]);
+    realsRead.add(v);
+    return `s${v}`;
+  };
+  // v's element i + d, as an expression; a stored value's element is a token (a register
+  // or an array element, decided with the loops: TOKEN), and goes to `reads`
+  let reads: [number, number][] = [];
+  const at = (v: number, d: number): string => {
+    if (!tensor(v)) return real(v);
+    if (stored(v)) {
+      if (!inChain.has(v)) tensorsRead.add(v);
+      reads.push([v, d]);
+      return `$${v}_${d < 0 ? `n${-d}` : d}`;
+    }
+    return node(v, d);
+  };
+  const node = (v: number, d: number): string => {
+    const code = op[v];
+    const args = tape.args(v);
+    if (code === CODE.slice) return at(args[0], d + contiguousStart(tape.dims(args[0]), (tape.params(v) as { starts: number[] }).starts, tape.dims(args[0])));
+    if (code === CODE.reshape) return real(args[0]);
+    if (code === CODE.broadcastTo) return real(broadcastReal(tape, v)!);
+    // as kernels.select
+    if (code === CODE.where) return `(${at(args[0], d)} !== 0 ? ${at(args[1], d)} : ${at(args[2], d)})`;
+    return javascript.apply(code, at(args[0], d), args.length > 1 ? at(args[1], d) : at(args[0], d));
+  };
+  const loops: Made[] = [];
+  for (const v of members) {
+    const code = op[v];
+    const args = tape.args(v);
+    if (!tensor(v)) {
+      // a sink: the sum of all of its argument's elements
+      reads = [];
+      const m = size(tape.dims(args[0]));
+      loops.push({ v, size: m, sum: false, sink: true, pieces: [{ from: 0, to: m, expr: at(args[0], 0) }], reads });
+      continue;
+    }
+    if (!stored(v)) continue;
+    const d = tape.dims(v);
+    reads = [];
+    // the pieces: element i of v in [from, to) is `expr` (elementwise: one piece, all of v)
+    let pieces: Piece[];
+    if (code === CODE.concat) {
+      let off = 0;
+      pieces = args.map((u) => {
+        const m = size(tape.dims(u));
+        off += m;
+        return { from: off - m, to: off, expr: at(u, m - off) };
+      });
+    } else if (code === CODE.embed) {
+      const starts = (tape.params(v) as { starts: number[][] }).starts;
+      pieces = args.map((u, k) => {
+        if (!tensor(u)) {
+          const pos = starts[k].reduce((s, st, j) => s + st * size(d.slice(j + 1)), 0);
+          return { from: pos, to: pos + 1, expr: real(u) };
+        }
+        const off = contiguousStart(d, starts[k], tape.dims(u));
+        return { from: off, to: off + size(tape.dims(u)), expr: at(u, -off) };
+      });
+    } else pieces = [{ from: 0, to: size(d), expr: node(v, 0) }];
+    loops.push({ v, size: size(d), sum: code === CODE.embed, sink: false, pieces, reads });
+  }
+  const body = fuse(loops, needed);
+  const made = loops.filter((m) => m.array).map((m): [number, number] => [m.v, m.size]);
+  const head = [
+    ...[...realsRead].map((v) => `const s${v} = V[${v}];`),
+    ...[...tensorsRead, ...made.map(([v]) => v)].map((v) => `const b${v} = B[${v}];`),
+  ];
+  const source = `"use strict";\nreturn function chain(B, V, K) {\n${[...head, ...body].join("\n")}\n};`;
+  return { run: compiled(source, () => new Function(source)() as ChainRun), made, reads: [...tensorsRead] };
+}

@@ -1,0 +1,137 @@
+/**
+ * Chains of elementwise operations in a jitted trace of tensors (and in scan bodies) run
+ * as compiled loops (jit/chains.ts), the rest by the kernels between them: the kernels'
+ * numbers to the bit (fusedCode off is the kernels alone), fewer buffers from the pool.
+ */
+import fc from "fast-check";
+import ndarray from "ndarray";
+import { afterEach, describe, expect, it } from "vitest";
+import { poolStats } from "@wengert/ops";
+import {
+  abs, add, compileGrad, concat, exp, gt, jit, lt, mul, scan, shapeOf, slice, square, sub, sum, tanh, where,
+  type Operand, type Scalar, type Tensor, type TensorArg,
+} from "../../src/index.js";
+import { fusedCode, fusedStats } from "../../src/jit/chains.js";
+import { tensorChains } from "../helpers/programs/tensor-chains.js";
+import { expectSame } from "../helpers/same-bits.js";
+import { rng } from "../helpers/tensors.js";
+
+afterEach(() => {
+  fusedCode.enabled = true;
+});
+
+const random = (r: () => number, n: number, scale = 1): Float64Array => Float64Array.from({ length: n }, () => scale * (2 * r() - 1));
+
+/** W1's rosenbrock with tensors, as the bench writes it. */
+function rosenbrock(x: Tensor): Scalar {
+  const n = shapeOf(x)[0];
+  const head = slice(x, [0], [n - 1]);
+  const t = sub(slice(x, [1], [n]), square(head));
+  return sum(add(mul(100, square(t)), square(sub(1, head))));
+}
+
+/** `make`'s function, made and first called (traced: the plan is made then) with compiled chains on or off, then at every point. */
+function callAll(make: () => (x: never) => unknown, points: readonly unknown[], fused: boolean): { results: unknown[]; runs: number } {
+  fusedCode.enabled = fused;
+  const f = make();
+  const before = fusedStats.runs;
+  const results = points.map((x) => f(x as never));
+  fusedCode.enabled = true;
+  return { results, runs: fusedStats.runs - before };
+}
+
+describe("chains of elementwise operations compiled in jit's tensor replays", () => {
+  it("property: random tensor programs, jit and compileGrad: compiled chains give the kernels' numbers, bit for bit", () => {
+    let chained = 0;
+    fc.assert(
+      fc.property(tensorChains, fc.integer({ min: 1, max: 1e6 }), (chain, seed) => {
+        const f = (p: { x: Tensor; W: Tensor }): Scalar => sum(tanh(chain.f(p.x as never, p.W as never)));
+        const r = rng(seed);
+        const points = Array.from({ length: 4 }, () => ({ x: ndarray(random(r, 12), [3, 4]), W: ndarray(random(r, 16, 0.7), [4, 4]) }));
+        for (const make of [() => compileGrad(f), () => jit((p: { x: Tensor; W: Tensor }) => chain.f(p.x as never, p.W as never))]) {
+          const fused = callAll(make, points, true);
+          const kernels = callAll(make, points, false);
+          expect(kernels.runs).toBe(0);
+          chained += fused.runs;
+          expectSame(fused.results, kernels.results);
+        }
+      }),
+      { numRuns: 40, seed: 11 },
+    );
+    expect(chained).toBeGreaterThan(0);
+  });
+
+  it("W1's gradient: one compiled chain per replay (forward, sum and derivative in one loop), the kernels' numbers", () => {
+    const r = rng(5);
+    const points = Array.from({ length: 5 }, () => random(r, 1000));
+    const fused = callAll(() => compileGrad(rosenbrock), points, true);
+    const kernels = callAll(() => compileGrad(rosenbrock), points, false);
+    // the first call traces (kernels); each of the 4 replays runs the one chain
+    expect(fused.runs).toBe(4);
+    expectSame(fused.results, kernels.results);
+  });
+
+  it("a replay takes two buffers from the pool (the seed's broadcast gone, the gradient handed over), where the kernels take one per operation", () => {
+    const x = random(rng(6), 1000);
+    const taken = (fused: boolean): number => {
+      fusedCode.enabled = fused;
+      const g = compileGrad(rosenbrock);
+      g(x);
+      g(x);
+      const before = poolStats.fresh + poolStats.reused;
+      g(x);
+      return poolStats.fresh + poolStats.reused - before;
+    };
+    expect(taken(true)).toBeLessThanOrEqual(2);
+    expect(taken(false)).toBeGreaterThan(10);
+  });
+
+  it("a sum of a chain adds as the sum kernel does (in order, from 0): the same number where another order would differ", () => {
+    // 1e16 + 1 + 1 … loses every 1 in order; pairwise or reversed sums would keep some
+    const x = Float64Array.from({ length: 64 }, (_, i) => (i === 0 ? 1e16 : 1));
+    const f = (v: Tensor): Scalar => sum(mul(v, 1));
+    const fused = callAll(() => jit(f), [x, x], true);
+    const kernels = callAll(() => jit(f), [x, x], false);
+    expect(fused.runs).toBe(1);
+    expectSame(fused.results, kernels.results);
+    expect(fused.results[1]).toBe(x.reduce((s, e) => s + e, 0));
+    expect(fused.results[1]).not.toBe([...x].reverse().reduce((s, e) => s + e, 0));
+  });
+
+  it("masks, concatenations, slices and −0: the kernels' numbers", () => {
+    // a mask of concrete values, captured (one computed from traced values is a literal, and such a trace is not replayed)
+    const mask = gt(Float64Array.of(1, -1, 0, 2, -3), 0);
+    const f = (v: Tensor): Operand => {
+      const n = shapeOf(v)[0];
+      const m = where(mask, mul(v, -0), exp(v));
+      return concat([slice(m, [1], [n]), mul(slice(v, [0], [1]), -1)], 0);
+    };
+    const points = [Float64Array.of(0.5, -0, 0, -2, 3), Float64Array.of(-1, 2, -0, 4, -5), Float64Array.of(0, 0, 1, 1, -1)];
+    const fused = callAll(() => jit(f), points, true);
+    const kernels = callAll(() => jit(f), points, false);
+    expect(fused.runs).toBeGreaterThan(0);
+    expectSame(fused.results, kernels.results);
+  });
+
+  it("a decision on a sum (a guard) and a kink checked for ties: each runs by the kernels and is checked; other points trace again", () => {
+    const f = (v: Tensor): Scalar => (lt(sum(square(v)), 2) ? sum(abs(mul(v, 3))) : sum(exp(v)));
+    const r = rng(8);
+    const points = Array.from({ length: 12 }, () => random(r, 4));
+    points.push(Float64Array.of(0, 0.5, 0.25, 0.1));
+    const fused = callAll(() => compileGrad(f), points, true);
+    const kernels = callAll(() => compileGrad(f), points, false);
+    expect(fused.runs).toBeGreaterThan(0);
+    expectSame(fused.results, kernels.results);
+  });
+
+  it("a scan body with a reduction runs its chains compiled around the sum kernel: the kernels' numbers", () => {
+    const body = (y: TensorArg): Operand => add(mul(0.5, y), mul(sum(mul(y, y)) as Scalar, 0.01));
+    const f = (x: TensorArg) => scan((y: Operand): [Operand] => [body(y as TensorArg)], x as Operand, 5)[0];
+    const points = [Float64Array.of(0.1, 0.2, 0.3), Float64Array.of(0.4, -0.2, 0.3), Float64Array.of(1, 2, 3)];
+    const fused = callAll(() => jit(f), points, true);
+    const kernels = callAll(() => jit(f), points, false);
+    expect(fused.runs).toBeGreaterThan(0);
+    expectSame(fused.results, kernels.results);
+  });
+});
+
