@@ -140,22 +140,24 @@ export class Program {
 
   /** The forward statements' order with each value read by one statement sunk to it (schedule.ts). */
   private sunk(guards: readonly Guard[]): Int32Array {
-    const { op, a, b, length } = this.term.tape;
-    const need = this.need;
-    const computed = (i: number): boolean => need[i] === 1 && op[i] >= FIRST_PRIMITIVE;
-    const pinned = new Uint8Array(length);
+    const { op, a, b, length: n } = this.term.tape;
+    const emitted = new Uint8Array(n);
+    const reads = new Int32Array(2 * n).fill(-1);
+    const pinned = new Uint8Array(n);
     for (const g of guards) pinned[g.a] = pinned[g.b] = 1;
-    return sinkSingleUses({
-      length,
-      emitted: (i) => computed(i) || this.kinked(i) || this.guardsAt.has(i),
-      reads: (i, k) => {
-        if (!computed(i)) return k === 0 && this.kinked(i) ? a[i] : -1;
+    for (let i = 0; i < n; i++) {
+      const kinked = this.kinked(i);
+      if (this.need[i] && op[i] >= FIRST_PRIMITIVE) {
+        // what its statement reads: not a literal, nor what it computes again from an input
         const [la, lb, ra, rb] = this.rematIds(i);
-        if (k === 0) return la < 0 && ra < 0 ? a[i] : -1;
-        return ARITY[op[i]] === 2 && lb < 0 && rb < 0 ? b[i] : -1;
-      },
-      pinned: (i) => pinned[i] === 1,
-    });
+        if (la < 0 && ra < 0) reads[2 * i] = a[i];
+        if (ARITY[op[i]] === 2 && lb < 0 && rb < 0) reads[2 * i + 1] = b[i];
+      } else if (!kinked && !this.guardsAt.has(i)) continue;
+      // a kink check reads its argument where it is stored, even where the statement computes it again
+      if (kinked) reads[2 * i] = a[i];
+      emitted[i] = 1;
+    }
+    return sinkSingleUses({ emitted, reads, pinned });
   }
 
   private kinked(i: number): boolean {

@@ -19,14 +19,12 @@
 
 /** What the schedule is made from: per instruction, whether it has code, what it reads, and whether it stays. */
 export interface ScheduleInput {
-  /** Instructions 0…length−1. */
-  readonly length: number;
   /** Whether instruction i has a statement (a computed value, a kink check, a guard). */
-  readonly emitted: (i: number) => boolean;
-  /** The instructions statement i reads (k = 0, 1), or −1: instructions without a statement are not counted. */
-  readonly reads: (i: number, k: 0 | 1) => number;
+  readonly emitted: Uint8Array;
+  /** The instructions statement i reads, at 2i and 2i + 1, or −1: instructions without a statement are not counted. */
+  readonly reads: Int32Array;
   /** Instructions that stay in place (guards' arguments; values read after the code need not be). */
-  readonly pinned: (i: number) => boolean;
+  readonly pinned: Uint8Array;
 }
 
 /**
@@ -35,17 +33,16 @@ export interface ScheduleInput {
  * sunk to it in turn), the others in index order. A topological order: a value is
  * computed before every statement reading it. Iterative (an explicit stack), linear time.
  */
-export function sinkSingleUses({ length: n, emitted, reads, pinned }: ScheduleInput): Int32Array {
+export function sinkSingleUses({ emitted, reads, pinned }: ScheduleInput): Int32Array {
+  const n = emitted.length;
   // per instruction: how many statements read it (capped at 2), and the last that does
   const readers = new Uint8Array(n);
   const reader = new Int32Array(n).fill(-1);
   for (let i = 0; i < n; i++) {
-    if (!emitted(i)) continue;
-    const y0 = reads(i, 0);
-    const y1 = reads(i, 1);
+    if (!emitted[i]) continue;
     for (let k = 0; k < 2; k++) {
-      const y = k === 0 ? y0 : y1;
-      if (y < 0 || (k === 1 && y === y0) || !emitted(y)) continue;
+      const y = reads[2 * i + k];
+      if (y < 0 || (k === 1 && y === reads[2 * i]) || !emitted[y]) continue;
       if (readers[y] < 2) readers[y]++;
       reader[y] = i;
     }
@@ -56,7 +53,7 @@ export function sinkSingleUses({ length: n, emitted, reads, pinned }: ScheduleIn
   const after = new Int32Array(n).fill(-1);
   const sunk = new Uint8Array(n);
   for (let y = 0; y < n; y++) {
-    if (!emitted(y) || readers[y] !== 1 || pinned(y)) continue;
+    if (!emitted[y] || readers[y] !== 1 || pinned[y]) continue;
     sunk[y] = 1;
     const r = reader[y];
     if (head[r] < 0) head[r] = y;
@@ -69,7 +66,7 @@ export function sinkSingleUses({ length: n, emitted, reads, pinned }: ScheduleIn
   const stack = new Int32Array(n);
   const next = new Int32Array(n); // per instruction on the stack: its next sunk one still to emit
   for (let i = 0; i < n; i++) {
-    if (!emitted(i) || sunk[i]) continue;
+    if (!emitted[i] || sunk[i]) continue;
     let top = 0;
     stack[top++] = i;
     next[i] = head[i];
