@@ -61,7 +61,7 @@ export const QUICK: Settings = {
   maxCall: 0.5,
   maxFirstCall: 3,
   slowCall: 0.25,
-  shortRow: 0.1,
+  shortRow: 1,
   pairedRounds: 9,
   pairedBlock: 5,
   pairedMax: 1,
@@ -77,7 +77,7 @@ export const FULL: Settings = {
   maxCall: 8,
   maxFirstCall: 30,
   slowCall: 0.5,
-  shortRow: 0.1,
+  shortRow: 1,
   pairedRounds: 25,
   pairedBlock: 10,
   pairedMax: 1,
@@ -423,7 +423,7 @@ export async function runWorkload(
   // benchmark.js's medians of the primal and the hand-written call: the ratios of candidates not paired are to these
   const benchMs = (id: string) => [...medianMs].find(([c]) => c.id === id)?.[1];
   const [primalMs, handMs] = [benchMs("primal"), benchMs("hand")];
-  // a row of microseconds: its candidates of under pairedMax timed again, in paired rounds
+  // a row whose hand-written call is short: its candidates of under pairedMax timed again, in paired rounds
   // (paired.ts); the others (an uncached grad's milliseconds) keep benchmark.js's times, which
   // blocks interleaved with other candidates' would not improve (their pools and caches go cold)
   const paired = new Map<Candidate, { ms: number; samples: readonly number[]; toPrimal?: number; toHand?: number }>();
@@ -488,6 +488,6 @@ export async function runWorkload(
     variants: w.peers.map((v) => ({ label: v.label, ...(v.note !== undefined && { note: v.note }) })),
     ...(w.float32Tolerance && { float32Tolerance: w.float32Tolerance }),
     candidates: results,
-    ...(short && { paired: { rounds: settings.pairedRounds, blockMs: settings.pairedBlock, maxMs: settings.pairedMax } }),
+    ...(short && { paired: { rounds: settings.pairedRounds, blockMs: settings.pairedBlock, maxMs: settings.pairedMax, rowMs: settings.shortRow } }),
   };
 }

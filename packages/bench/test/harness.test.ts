@@ -102,7 +102,7 @@ describe("runWorkload", () => {
     };
     const r = await runWorkload(w, { tfBackends: [] }, { ...settings, maxCall: 1, slowCall: 1 }, () => {});
     const by = Object.fromEntries(r.candidates.map((c) => [c.id, c]));
-    expect(r.paired).toEqual({ rounds: 5, blockMs: 1, maxMs: 1 });
+    expect(r.paired).toEqual({ rounds: 5, blockMs: 1, maxMs: 1, rowMs: 0.1 });
     for (const id of ["primal", "hand", "wengert-compiled"]) {
       expect(by[id].timing).toBe("paired");
       expect(by[id].samples).toBe(5);
