@@ -105,7 +105,8 @@ function pairedNote(results: BenchResults): string | undefined {
   if (rows.length === 0) return undefined;
   const { rounds, blockMs, maxMs, rowMs } = rows[0].paired!;
   return (
-    `Rows whose hand-written call takes under ${formatMs(rowMs)} (${rows.map((w) => w.title).join("; ")}): after benchmark.js, every candidate of the row taking under ` +
+    `Rows whose hand-written call takes under ${formatMs(rowMs)} (${rows.map((w) => w.title).join("; ")}): ` +
+    "after benchmark.js, every candidate of the row taking under " +
     `${formatMs(maxMs)} a call was timed again in ${rounds} rounds, each a block of about ${blockMs} ms of calls per candidate ` +
     "(the order rotating); a block's time the smaller of its wall-clock time and its CPU time (process.cpuUsage), " +
     "which leaves out the other processes' time on the cores and V8's helper threads' respectively. " +
