@@ -6,13 +6,17 @@
  * be pathologically slow are first tried at a reduced size and skipped when the
  * extrapolated time per call exceeds the budget. Then the candidates are timed with
  * benchmark.js, round-robin (each round starting one candidate later), all in this
- * process; the median is taken over all of a candidate's samples.
+ * process; the median is taken over all of a candidate's samples. A row whose
+ * hand-written call takes microseconds is then timed again in paired rounds
+ * (paired.ts), which give its times and ratios.
  */
 import { createRequire } from "node:module";
 import { formatMs } from "./report/format.js";
 import { FLOAT32_TOLERANCE, FLOAT64_TOLERANCE, relativeError, toVec } from "./check.js";
 import type { CandidateResult, Column, Status, WorkloadResult } from "./results.js";
 import { isUnsupported, type Builder, type Jax, type Tf, type Workload } from "./types.js";
+import { median } from "./interleaved.js";
+import { pairedRatio, pairedRounds } from "./paired.js";
 
 const require = createRequire(import.meta.url);
 const Benchmark = require("benchmark") as typeof import("benchmark");
@@ -36,7 +40,16 @@ export interface Settings {
   readonly maxFirstCall: number;
   /** Candidates slower than this (s per call) are timed in one benchmark.js run only. */
   readonly slowCall: number;
+  /** Rows whose hand-written call takes less than this (ms) are timed again in paired rounds (paired.ts) ... */
+  readonly shortRow: number;
+  /** ... this many rounds ... */
+  readonly pairedRounds: number;
+  /** ... of blocks of about this many ms of calls per candidate ... */
+  readonly pairedBlock: number;
+  /** ... of those whose call takes less than this (ms); the others keep benchmark.js's time. */
+  readonly pairedMax: number;
 }
+
 
 export const QUICK: Settings = {
   rounds: 2,
@@ -48,6 +61,10 @@ export const QUICK: Settings = {
   maxCall: 0.5,
   maxFirstCall: 3,
   slowCall: 0.25,
+  shortRow: 1,
+  pairedRounds: 9,
+  pairedBlock: 5,
+  pairedMax: 1,
 };
 
 export const FULL: Settings = {
@@ -60,6 +77,10 @@ export const FULL: Settings = {
   maxCall: 8,
   maxFirstCall: 30,
   slowCall: 0.5,
+  shortRow: 1,
+  pairedRounds: 25,
+  pairedBlock: 10,
+  pairedMax: 1,
 };
 
 export interface Peers {
@@ -388,28 +409,49 @@ export async function runWorkload(
     }
   }
 
-  const med = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    const m = s.length >> 1;
-    return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-  };
   const medianMs = new Map<Candidate, number>();
   for (const c of timed) {
     const st = states.get(c)!;
     if (st.status === "pending" && st.samples.length > 0) {
       st.status = "ok";
-      medianMs.set(c, med(st.samples) * 1000);
+      medianMs.set(c, median(st.samples) * 1000);
     } else if (st.status === "pending") {
       st.status = "failed";
       st.note = "no samples";
     }
   }
-  const primalMs = [...medianMs].find(([c]) => c.id === "primal")?.[1];
-  const handMs = [...medianMs].find(([c]) => c.id === "hand")?.[1];
+  // benchmark.js's medians of the primal and the hand-written call: the ratios of candidates not paired are to these
+  const benchMs = (id: string) => [...medianMs].find(([c]) => c.id === id)?.[1];
+  const [primalMs, handMs] = [benchMs("primal"), benchMs("hand")];
+  // a row whose hand-written call is short: its candidates of under pairedMax timed again, in paired rounds
+  // (paired.ts); the others (an uncached grad's milliseconds) keep benchmark.js's times, which
+  // blocks interleaved with other candidates' would not improve (their pools and caches go cold)
+  const paired = new Map<Candidate, { ms: number; samples: readonly number[]; toPrimal?: number; toHand?: number }>();
+  const short = handMs !== undefined && handMs < settings.shortRow;
+  if (short) {
+    const rows = [...medianMs.keys()].filter((c) => !states.get(c)!.slow && medianMs.get(c)! < settings.pairedMax);
+    const times = await pairedRounds(
+      rows.map((c) => ({ run: states.get(c)!.fn!, enter: c.enter, estimateMs: medianMs.get(c)! })),
+      settings.pairedRounds,
+      settings.pairedBlock,
+    );
+    const [p, h] = [rows.findIndex((c) => c.id === "primal"), rows.findIndex((c) => c.id === "hand")];
+    rows.forEach((c, k) => {
+      paired.set(c, {
+        ms: median(times.perRound[k]),
+        samples: times.perRound[k],
+        ...(p >= 0 && { toPrimal: pairedRatio(times, k, p) }),
+        ...(h >= 0 && { toHand: pairedRatio(times, k, h) }),
+      });
+    });
+    log(`  paired rounds: ${rows.map((c) => c.id).join(", ")}`);
+  }
 
   const results: CandidateResult[] = cands.map((c) => {
     const st = states.get(c)!;
-    const m = medianMs.get(c);
+    const pc = paired.get(c);
+    const m = pc?.ms ?? medianMs.get(c);
+    const samples = pc ? pc.samples.map((ms) => ms / 1000) : st.samples;
     const r: CandidateResult = {
       id: c.id,
       column: c.column,
@@ -419,12 +461,13 @@ export async function runWorkload(
       ...(st.note !== undefined && { note: st.note }),
       ...(m !== undefined && {
         medianMs: m,
-        minSampleMs: Math.min(...st.samples) * 1000,
-        maxSampleMs: Math.max(...st.samples) * 1000,
-        samples: st.samples.length,
+        minSampleMs: Math.min(...samples) * 1000,
+        maxSampleMs: Math.max(...samples) * 1000,
+        samples: samples.length,
         rounds: st.rounds,
-        ...(primalMs !== undefined && { ratioToPrimal: m / primalMs }),
-        ...(handMs !== undefined && { ratioToHand: m / handMs }),
+        ...(primalMs !== undefined && { ratioToPrimal: pc?.toPrimal ?? medianMs.get(c)! / primalMs }),
+        ...(handMs !== undefined && { ratioToHand: pc?.toHand ?? medianMs.get(c)! / handMs }),
+        ...(pc && { timing: "paired" as const }),
       }),
       ...(st.firstCallMs !== undefined && { firstCallMs: st.firstCallMs }),
       ...(st.estimatedMs !== undefined && { estimatedMs: st.estimatedMs }),
@@ -445,5 +488,6 @@ export async function runWorkload(
     variants: w.peers.map((v) => ({ label: v.label, ...(v.note !== undefined && { note: v.note }) })),
     ...(w.float32Tolerance && { float32Tolerance: w.float32Tolerance }),
     candidates: results,
+    ...(short && { paired: { rounds: settings.pairedRounds, blockMs: settings.pairedBlock, maxMs: settings.pairedMax, rowMs: settings.shortRow } }),
   };
 }

@@ -47,6 +47,8 @@ export interface CandidateResult {
   readonly tolerance?: number;
   readonly ratioToPrimal?: number;
   readonly ratioToHand?: number;
+  /** "paired": medianMs is the time per call over paired rounds (paired.ts), the ratios medians of per-round ratios; else benchmark.js's. */
+  readonly timing?: "paired";
 }
 
 export interface WorkloadResult {
@@ -61,6 +63,8 @@ export interface WorkloadResult {
   readonly variants: readonly { readonly label: string; readonly note?: string }[];
   readonly float32Tolerance?: { readonly tol: number; readonly reason: string };
   readonly candidates: readonly CandidateResult[];
+  /** Where the row's short candidates were timed again in paired rounds: how many, of blocks of how many ms. */
+  readonly paired?: { readonly rounds: number; readonly blockMs: number; readonly maxMs: number; readonly rowMs: number };
 }
 
 export interface MemoryResult {

@@ -1,10 +1,12 @@
 /**
  * The harness on a fake workload (no peer library loaded): statuses for a wrong
  * answer, a library that did not load, an unsupported candidate, a peer that is too
- * slow at its reduced sizes and one that throws there; medians and ratios for the rest.
+ * slow at its reduced sizes and one that throws there; medians and ratios for the rest;
+ * a row of microseconds timed again in paired rounds (paired.ts), its slow candidates not.
  */
 import { describe, expect, it } from "vitest";
 import { runWorkload, type Settings } from "../src/harness.js";
+import { pairedRatio, pairedRounds } from "../src/paired.js";
 import type { Jax, Workload } from "../src/types.js";
 
 const settings: Settings = {
@@ -17,6 +19,10 @@ const settings: Settings = {
   maxCall: 0.05,
   maxFirstCall: 0.5,
   slowCall: 0.02,
+  shortRow: 0.1,
+  pairedRounds: 5,
+  pairedBlock: 1,
+  pairedMax: 1,
 };
 
 const busy = (ms: number) => {
@@ -80,6 +86,54 @@ describe("runWorkload", () => {
     expect(by["jax-jit/other"].ratioToHand).toBeGreaterThan(0);
     expect(r.variants.map((v) => v.label)).toEqual(["", "other"]);
   });
+  it("times a row of microseconds again in paired rounds: its candidates under pairedMax, not the slower ones", async () => {
+    const w: Workload = {
+      id: "fake3",
+      family: "W4",
+      title: "fake3",
+      what: "gradient",
+      size: 10,
+      sizeName: "n",
+      primal: () => 1,
+      hand: () => [1, 2],
+      wengert: () => (busy(1.5), [1, 2]),
+      wengertCompiled: () => [1, 2],
+      peers: [],
+    };
+    const r = await runWorkload(w, { tfBackends: [] }, { ...settings, maxCall: 1, slowCall: 1 }, () => {});
+    const by = Object.fromEntries(r.candidates.map((c) => [c.id, c]));
+    expect(r.paired).toEqual({ rounds: 5, blockMs: 1, maxMs: 1, rowMs: 0.1 });
+    for (const id of ["primal", "hand", "wengert-compiled"]) {
+      expect(by[id].timing).toBe("paired");
+      expect(by[id].samples).toBe(5);
+    }
+    expect(by.hand.ratioToHand).toBe(1);
+    expect(by.primal.ratioToPrimal).toBe(1);
+    // 1.5 ms a call: benchmark.js's median, over benchmark.js's hand-written one
+    expect(by.wengert.timing).toBeUndefined();
+    expect(by.wengert.medianMs).toBeGreaterThan(1.5);
+    // and a row of milliseconds is not paired
+    const slow = await runWorkload({ ...w, hand: () => (busy(0.2), [1, 2]) }, { tfBackends: [] }, { ...settings, maxCall: 1, slowCall: 1 }, () => {});
+    expect(slow.paired).toBeUndefined();
+    expect(slow.candidates.every((c) => c.timing === undefined)).toBe(true);
+  });
+
+  it("pairs blocks of one round: each row's calls per block from its estimate, ratios the median of per-round ratios", async () => {
+    const calls = [0, 0];
+    const times = await pairedRounds(
+      [
+        { run: () => calls[0]++, estimateMs: 0.5 },
+        { run: () => calls[1]++, estimateMs: 5 },
+      ],
+      3,
+      2,
+    );
+    // 2 ms blocks: 4 calls of the first row a round, 1 (at least one) of the second
+    expect(calls).toEqual([12, 3]);
+    expect(times.perRound.map((r) => r.length)).toEqual([3, 3]);
+    expect(pairedRatio({ perRound: [[2, 4, 6], [1, 1, 2]] }, 0, 1)).toBe(3);
+  });
+
   it("reports a library that did not load as a failure of its columns", async () => {
     const w: Workload = {
       id: "fake2",

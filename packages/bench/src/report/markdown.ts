@@ -53,8 +53,11 @@ export function rows(results: BenchResults, notes: Notes): string[][] {
       const weng = find(w, "wengert");
       const compiled = find(w, "wengert-compiled");
       const main = v.label === "";
+      // to the primal and the hand-written one: the ratio the harness took (in paired rounds, a median of per-round ratios)
       const ratio = (a: CandidateResult | undefined, b: CandidateResult | undefined) =>
-        a?.status === "ok" && b?.status === "ok" ? formatRatio(a.medianMs! / b.medianMs!) : "—";
+        a?.status === "ok" && b?.status === "ok"
+          ? formatRatio((b === primal ? a.ratioToPrimal : b === hand ? a.ratioToHand : undefined) ?? a.medianMs! / b.medianMs!)
+          : "—";
       const row = [
         main ? w.title : `${w.title}, peers ${v.label}`,
         main ? statusCell(primal, notes) : "″",
@@ -94,6 +97,22 @@ export function table(header: readonly string[], body: readonly (readonly string
   const width = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
   const line = (r: readonly string[]) => `| ${r.map((c, i) => c.padEnd(width[i])).join(" | ")} |`;
   return [line(header), `|${width.map((n) => "-".repeat(n + 2)).join("|")}|`, ...body.map(line)].join("\n");
+}
+
+/** Which rows were timed in paired rounds (harness.ts, paired.ts), and how. */
+function pairedNote(results: BenchResults): string | undefined {
+  const rows = results.workloads.filter((w) => w.paired);
+  if (rows.length === 0) return undefined;
+  const { rounds, blockMs, maxMs, rowMs } = rows[0].paired!;
+  return (
+    `Rows whose hand-written call takes under ${formatMs(rowMs)} (${rows.map((w) => w.title).join("; ")}): ` +
+    "after benchmark.js, every candidate of the row taking under " +
+    `${formatMs(maxMs)} a call was timed again in ${rounds} rounds, each a block of about ${blockMs} ms of calls per candidate ` +
+    "(the order rotating); a block's time the smaller of its wall-clock time and its CPU time (process.cpuUsage), " +
+    "which leaves out the other processes' time on the cores and V8's helper threads' respectively. " +
+    "Their times are the medians of those blocks' times per call; their ratios the medians over rounds of the ratio of two blocks of one round. " +
+    "Candidates slower than that keep benchmark.js's median, and their ratios are to benchmark.js's hand-written median."
+  );
 }
 
 /** time(2N)/time(N) for W5, per candidate (should be about 2). */
@@ -163,6 +182,8 @@ export function markdown(results: BenchResults): string {
     table(HEADER, body),
   ];
   if (notes.list.length) parts.push("", ...notes.list.map((n, i) => `${i + 1}. ${cell(n)}`));
+  const paired = pairedNote(results);
+  if (paired) parts.push("", paired);
   const byReason = new Map<string, string[]>();
   for (const w of results.workloads) {
     if (!w.float32Tolerance) continue;

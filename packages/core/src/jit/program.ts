@@ -18,6 +18,7 @@ import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { COMPARISON, javascript, literal } from "./javascript.js";
 import { Shapes, Statements } from "./reroll.js";
+import { sinkSingleUses } from "./schedule.js";
 import type { Space, Use, UsesOf } from "./registers.js";
 import type { At, Template } from "./source.js";
 
@@ -74,6 +75,8 @@ export class Program {
   private readonly active: Uint8Array;
   private readonly need: Uint8Array;
   private readonly guardsAt = new Map<number, Guard[]>();
+  /** The order of the forward statements' instructions (schedule.ts), or null for index order. */
+  private readonly schedule: Int32Array | null;
   private readonly rematIdsByKey = new Map<string, number>();
 
   constructor(
@@ -130,6 +133,31 @@ export class Program {
       if (!this.guardsAt.has(at)) this.guardsAt.set(at, []);
       this.guardsAt.get(at)!.push(g);
     }
+    // forward code alone (jit's): each value read once is computed where it is read. Beside
+    // a reverse sweep (compileGrad's) the forward values are kept for the rules: no use.
+    this.schedule = options.reverse === false ? this.sunk(guards) : null;
+  }
+
+  /** The forward statements' order with each value read by one statement sunk to it (schedule.ts). */
+  private sunk(guards: readonly Guard[]): Int32Array {
+    const { op, a, b, length: n } = this.term.tape;
+    const emitted = new Uint8Array(n);
+    const reads = new Int32Array(2 * n).fill(-1);
+    const pinned = new Uint8Array(n);
+    for (const g of guards) pinned[g.a] = pinned[g.b] = 1;
+    for (let i = 0; i < n; i++) {
+      const kinked = this.kinked(i);
+      if (this.need[i] && op[i] >= FIRST_PRIMITIVE) {
+        // what its statement reads: not a literal, nor what it computes again from an input
+        const [la, lb, ra, rb] = this.rematIds(i);
+        if (la < 0 && ra < 0) reads[2 * i] = a[i];
+        if (ARITY[op[i]] === 2 && lb < 0 && rb < 0) reads[2 * i + 1] = b[i];
+      } else if (!kinked && !this.guardsAt.has(i)) continue;
+      // a kink check reads its argument where it is stored, even where the statement computes it again
+      if (kinked) reads[2 * i] = a[i];
+      emitted[i] = 1;
+    }
+    return sinkSingleUses({ emitted, reads, pinned });
   }
 
   private kinked(i: number): boolean {
@@ -339,7 +367,9 @@ export class Program {
 
     const forward = new Statements();
     const need = this.need;
-    for (let i = 0; i < n; i++) {
+    const schedule = this.schedule;
+    for (let s = 0, end = schedule === null ? n : schedule.length; s < end; s++) {
+      const i = schedule === null ? s : schedule[s];
       if (need[i] && op[i] >= FIRST_PRIMITIVE) {
         const code = op[i];
         const [la, lb, ra, rb] = this.rematIds(i);
