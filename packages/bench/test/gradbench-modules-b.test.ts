@@ -11,7 +11,7 @@ import { grad, jvp, type Scalar } from "@wengert/core";
 import type { EvalFunction } from "../src/gradbench/module.js";
 import { jsonable } from "../src/gradbench/json.js";
 import { modules } from "../src/gradbench/modules/index.js";
-import { gmm, gmmGradient, gmmObjective, lgamma, logGammaDistrib, prepareGmm } from "../src/gradbench/modules/gmm.js";
+import { BATCHED_FROM_D, gmm, gmmGradient, gmmObjective, lgamma, logGammaDistrib, prepareGmm } from "../src/gradbench/modules/gmm.js";
 import { abbreviate, ba, baJacobian, prepareBa, type BaPrepared } from "../src/gradbench/modules/ba.js";
 import { ht } from "../src/gradbench/modules/ht.js";
 import { lstm, lstmGradient, prepareLstm } from "../src/gradbench/modules/lstm.js";
@@ -182,6 +182,19 @@ describe("gmm", () => {
       const v = gmmFlat(g);
       const fd = fdGradient((w) => gmmPlain(gmmUnflat(g, w)), v);
       expect(worst(gmmFlat({ ...g, ...jac }), fd)).toBeLessThan(1e-7);
+    });
+  }
+
+  // Q_k x as one product of all components below BATCHED_FROM_D, as k products from it
+  for (const d of [BATCHED_FROM_D - 1, BATCHED_FROM_D]) {
+    it(`objective and gradient at d=${d} (Q_k x ${d < BATCHED_FROM_D ? "in one product" : "by component"})`, () => {
+      const g = gmmInput(d, 2, 5, 3 * d, 0.9, 1);
+      const value = call(gmm.objective, g) as number;
+      expect(Math.abs(value - gmmPlain(g)) / Math.abs(gmmPlain(g))).toBeLessThan(1e-13);
+      const jac = jsonable(call(gmm.jacobian, g)) as GmmJson;
+      const fd = fdGradient((w) => gmmPlain(gmmUnflat(g, w)), gmmFlat(g));
+      // the objective is about 10³ here: central differences at h = 10⁻⁶ are good to ~10⁻⁷ only
+      expect(worst(gmmFlat({ ...g, ...jac }), fd)).toBeLessThan(1e-6);
     });
   }
 
