@@ -186,6 +186,26 @@ describe("jacfwd's columns written element-major (lane-layout.ts)", () => {
     });
   });
 
+  it("a chain that gathers a few elements from lanes larger than its result: lane-major, then transposed once", () => {
+    const A20 = ndarray(Float64Array.from({ length: 60 }, (_, i) => Math.sin(0.3 * i)), [20, 3]);
+    const few = Int32Array.of(19, 0, 7, 7);
+    const g = (t: Tensor) => {
+      const V = reshape(matmul(A20, reshape(sin(t) as Tensor, [3, 1]) as Tensor) as Tensor, [1, 20]) as Tensor;
+      return add(mul(gather(V, few, 1), gather(V, Int32Array.from(few).reverse(), 1)), 1);
+    };
+    const before = { em: fusionStats.elementMajor, chains: fusionStats.chains };
+    const J = jacfwd(g, x) as NdArray;
+    expect(fusionStats.chains - before.chains).toBeGreaterThanOrEqual(1);
+    expect(fusionStats.elementMajor - before.em).toBe(0);
+    expect(J.shape).toEqual([1, 4, 3]);
+    for (let c = 0; c < 3; c++) {
+      const [, col] = jvp(g, x, ndarray(Float64Array.from({ length: 3 }, (_, k) => +(k === c)), [3])) as unknown as [unknown, NdArray];
+      numbers(col).forEach((y, k) => {
+        if (!Object.is(J.data[k * 3 + c], y)) expect.fail(`column ${c}, row ${k}: ${J.data[k * 3 + c]} (jacfwd) vs ${y} (jvp)`);
+      });
+    }
+  });
+
   it("a chain returned alone, from one tensor leaf: its block is the output written in place", () => {
     const g = (t: Tensor) => f([t, s])[0] as Tensor;
     const before = fusionStats.elementMajor;
