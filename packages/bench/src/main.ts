@@ -118,7 +118,8 @@ async function runPart(part: string): Promise<WorkloadResult | MemoryResult | Gr
     log("GradBench evals: derivative / primal");
     const chosen = evalsOf(only);
     const registry = chosen === undefined ? modules : Object.fromEntries(chosen.map((e) => [e, modules[e]]));
-    const rows = ratiosForAll(registry, SAMPLE_INPUTS, quick, quick ? { minRuns: 3, minSeconds: 0.1, gc } : { minRuns: 5, minSeconds: 1, gc }, (e) => log(`  ${e}`));
+    const timing = quick ? { minRuns: 3, minSeconds: 0.1, gc } : { minRuns: 5, minSeconds: 1, gc };
+    const rows = ratiosForAll(registry, SAMPLE_INPUTS, quick, timing, (e) => log(`  ${e}`));
     return { table: ratioTable(rows), rows };
   }
   if (part === "SCAN") return scanSection(quick, log);

@@ -361,9 +361,14 @@ const elementCompiled = codeCache<ElementRun>();
  * SPAN elements, so V8 optimizes it as a function (see compile on entering a loop midway).
  */
 function compileElementMajor(loads: readonly Load[], batched: readonly boolean[], { lines, sink, codes }: ChainBody): ElementRun {
-  const spanParams = ["out", "at", "stride", "w", "q0", "q1", ...loads.flatMap((ld, k) => (ld.along === 0 && !batched[k] ? [`l${k}`] : [`b${k}`, `p${k}`, ...(ld.along instanceof Int32Array ? [`x${k}`] : [])]))];
+  // per load: its one value of the row (unbatched, along 0), or its buffer, its row's start and (a gather) the indices
+  const loadParams = (ld: Load, k: number): string[] =>
+    ld.along === 0 && !batched[k] ? [`l${k}`] : [`b${k}`, `p${k}`, ...(ld.along instanceof Int32Array ? [`x${k}`] : [])];
+  const spanParams = ["out", "at", "stride", "w", "q0", "q1", ...loads.flatMap(loadParams)];
   const element = (ld: Load, k: number): string => (ld.along === 0 ? `p${k}` : ld.along === 1 ? `p${k} + q` : `p${k} + x${k}[q]`);
-  const perElement = loads.flatMap((ld, k) => (batched[k] ? [`const e${k} = (${element(ld, k)}) * w;`] : ld.along === 0 ? [] : [`const l${k} = b${k}[${element(ld, k)}];`]));
+  const perElement = loads.flatMap((ld, k) =>
+    batched[k] ? [`const e${k} = (${element(ld, k)}) * w;`] : ld.along === 0 ? [] : [`const l${k} = b${k}[${element(ld, k)}];`],
+  );
   const perLane = loads.flatMap((ld, k) => (batched[k] ? [`const l${k} = b${k}[e${k} + l];`] : []));
   const span = [
     ...codes.map((c) => `const K${c} = K[${c}];`),
