@@ -29,10 +29,17 @@ export type Parsed = { readonly kind: "run"; readonly flags: Flags } | { readonl
  */
 export const RUN_TIME = { full: "about 8–12 minutes", quick: "about a minute" } as const;
 
-/** The parts a run may be limited to: workload ids, their families, GB and SCAN. */
+/** The parts a run may be limited to: workload ids, their families, GB and SCAN; and the GradBench evals, each as GB:name. */
 export interface Names {
   readonly ids: readonly string[];
   readonly families: readonly string[];
+  readonly evals?: readonly string[];
+}
+
+/** The evals named by --only's GB:name entries, or undefined for all of them (GB alone, or no --only). */
+export function evalsOf(only: readonly string[] | undefined): string[] | undefined {
+  const named = (only ?? []).filter((s) => s.startsWith("GB:")).map((s) => s.slice(3));
+  return named.length === 0 || only!.includes("GB") ? undefined : named;
 }
 
 const VALUED = ["--only", "--part"] as const;
@@ -101,7 +108,7 @@ export function parseFlags(args: readonly string[], names: Names): Parsed {
 const SECTIONS = ["GB", "SCAN", "FLOOR"];
 
 /** Every name --only takes, once each (a family of one workload is also its id). */
-const knownNames = (names: Names): string[] => [...new Set([...names.families, ...names.ids, ...SECTIONS])];
+const knownNames = (names: Names): string[] => [...new Set([...names.families, ...names.ids, ...SECTIONS, ...(names.evals ?? []).map((e) => `GB:${e}`)])];
 
 const error = (message: string): Parsed => ({ kind: "error", message: `bench: ${message}. Run pnpm bench --help for the flags.` });
 
@@ -133,9 +140,10 @@ Flags:
                    0.5 s per call are skipped)
   --only LIST      only these, comma-separated: workloads ${names.families.join(", ")},
                    one size of one: ${sizes.join(", ")},
-                   GB (the GradBench evals), SCAN (scan beside the loop written
-                   out, each row in a process of its own), FLOOR (W1's uncached
-                   gradient beside a minimal tape). Also --only=LIST
+                   GB (the GradBench evals; GB:ht only ht's), SCAN (scan
+                   beside the loop written out, each row in a process of its
+                   own), FLOOR (W1's uncached gradient beside a minimal tape).
+                   Also --only=LIST
   --no-memory      skip the memory probe
   --no-write       print the table only; leave results/ as it is
   --ops            only the cost of one tensor operation at sizes 1, 14, 256, 10⁴

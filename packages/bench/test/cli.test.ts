@@ -4,7 +4,7 @@
  * every flag and the run time. Progress lines: `[k/N]`, the part, the time elapsed.
  */
 import { describe, expect, it } from "vitest";
-import { parseFlags, RUN_TIME, usage, type Flags, type Names } from "../src/cli.js";
+import { evalsOf, parseFlags, RUN_TIME, usage, type Flags, type Names } from "../src/cli.js";
 import { clock, progressLine } from "../src/progress.js";
 
 const names: Names = { ids: ["W1-1000", "W1-10000", "W2", "W5-100000"], families: ["W1", "W2", "W5"] };
@@ -17,6 +17,17 @@ const errorOf = (...args: string[]): string => {
 };
 
 describe("parseFlags", () => {
+  it("takes one GradBench eval as GB:name, and evalsOf names the evals to time (all with GB)", () => {
+    const withEvals = { ...names, evals: ["ht", "lse"] };
+    expect(parseFlags(["--only", "GB:ht"], withEvals)).toEqual({ kind: "run", flags: { ...DEFAULTS, only: ["GB:ht"] } });
+    const bad = parseFlags(["--only", "GB:nope"], withEvals);
+    expect(bad.kind === "error" && bad.message).toContain('--only: no workload "GB:nope"; expected some of W1, W2, W5, W1-1000, W1-10000, W5-100000, GB, SCAN, FLOOR, GB:ht, GB:lse');
+    expect(evalsOf(["GB:ht", "W1"])).toEqual(["ht"]);
+    expect(evalsOf(["GB:ht", "GB"])).toBeUndefined();
+    expect(evalsOf(["W1"])).toBeUndefined();
+    expect(evalsOf(undefined)).toBeUndefined();
+  });
+
   it("reads every flag, in either order, --only as one value or several, with = or apart", () => {
     expect(run()).toEqual({ kind: "run", flags: DEFAULTS });
     expect(run("--quick", "--no-memory", "--no-write")).toEqual({ kind: "run", flags: { ...DEFAULTS, quick: true, memory: false, write: false } });

@@ -16,7 +16,7 @@ import { assign } from "../src/gradbench/modules/kmeans.js";
 import { samples } from "../src/gradbench/modules/llsq.js";
 import { evaluate, respond } from "../src/gradbench/protocol.js";
 import { detInput, kmeansInput, llsqInput, lseInput, odeInput, SAMPLE_INPUTS } from "../src/gradbench/inputs.js";
-import { FUNCTION_PAIRS, NO_PRIMAL, ratiosForAll, ratioTable } from "../src/gradbench/report.js";
+import { derivativeOverPrimal, FUNCTION_PAIRS, NO_PRIMAL, ratiosForAll, ratioTable } from "../src/gradbench/report.js";
 
 /** The output the eval would receive for `module.fn(input)`. */
 function call(module: EvalModule, fn: string, input: unknown): unknown {
@@ -450,6 +450,18 @@ describe("derivative / primal for pnpm bench", () => {
     expect(table.split("\n")).toHaveLength(2 + 3);
     expect(table).toContain("| det (gradient / primal) | 9 |");
     expect(table).toContain("failed: InputError");
+  });
+
+  it("warms each function up, then times the primal and the derivative by turns, a collection before each turn", () => {
+    const calls: string[] = [];
+    const fn = (name: string): EvalFunction<unknown> => ({ run: () => void calls.push(name) }) as unknown as EvalFunction<unknown>;
+    const gc = () => void calls.push("gc");
+    const r = derivativeOverPrimal({ objective: fn("p"), jacobian: fn("d") } as unknown as EvalModule, FUNCTION_PAIRS.ht, null, {
+      minRuns: 4, minSeconds: 0, warmup: 3, warmupSeconds: 60, rounds: 2, gc,
+    });
+    expect(calls.join(" ")).toBe("p p p d d d gc p p gc d d gc d d gc p p");
+    expect(r.primal.runs).toBe(4);
+    expect(r.derivative.runs).toBe(4);
   });
 
   it("every registered eval has a function pair naming its module's functions, and a quick sample input they accept", () => {

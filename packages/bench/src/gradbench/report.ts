@@ -3,11 +3,16 @@
  * `pnpm bench`.
  *
  * Each function is timed as the adapter times it for GradBench (protocol.ts:
- * `prepare` once, untimed; then `run` until both `minRuns` and `minSeconds` are met,
- * each run alone timed with process.hrtime.bigint), after `warmup` untimed runs (the
- * first calls compile), and at most `maxRuns` runs. The report is the median run of
- * each and their ratio. particle and saddle have no primal function (nested AD only):
- * their row gives the derivative's time alone.
+ * `prepare` once, untimed; then runs of `run`, each alone timed with
+ * process.hrtime.bigint), after a warm-up (untimed runs: the first calls compile and
+ * fill the caches), as the workloads' rows are (harness.ts): the primal and the
+ * derivative in interleaved rounds, each round a share of `minRuns` and `minSeconds`
+ * for each (the one first in a round alternating, a collection before each when
+ * `gc` is given), so that both see the same load on a shared machine, where timing
+ * one whole before the other let a change of load between them move the ratio by ×2.
+ * The report is the median run of each over all rounds, and their ratio. particle and
+ * saddle have no primal function (nested AD only): their row gives the derivative's
+ * time alone.
  */
 import type { EvalFunction, EvalModule } from "./module.js";
 
@@ -44,14 +49,20 @@ export const FUNCTION_PAIRS: Readonly<Record<string, FunctionPair>> = {
 export const NO_PRIMAL = "— (no primal in GradBench: nested AD only)";
 
 export interface TimingOptions {
-  /** Timed runs at least (default 5). */
+  /** Timed runs at least, over all rounds (default 5). */
   readonly minRuns?: number;
-  /** Seconds of timed runs at least, summed (default 0.5). */
+  /** Seconds of timed runs at least, summed over all rounds (default 0.5). */
   readonly minSeconds?: number;
-  /** Untimed runs first (default 1). */
+  /** Untimed runs first: at most this many (default 10), at least one … */
   readonly warmup?: number;
+  /** … stopping once they took this long (s, default 0.5). */
+  readonly warmupSeconds?: number;
   /** Timed runs at most, whatever minSeconds says (default 100 000: hello's runs take ~40 ns). */
   readonly maxRuns?: number;
+  /** Rounds the runs are split into, the functions timed by turns (default 4). */
+  readonly rounds?: number;
+  /** A garbage collection, run before each function's share of a round (none by default). */
+  readonly gc?: () => void;
 }
 
 export interface Timed {
@@ -76,20 +87,43 @@ const median = (xs: readonly number[]): number => {
 
 /** Time one function of a module on `input`; throws the function's error if it fails. */
 export function timeFunction(f: EvalFunction<unknown>, input: unknown, options: TimingOptions = {}): Timed {
-  const { minRuns = 5, minSeconds = 0.5, warmup = 1, maxRuns = 100_000 } = options;
-  const prepared = f.prepare === undefined ? input : f.prepare(input);
-  for (let i = 0; i < warmup; i++) f.run(prepared);
-  const minNs = BigInt(Math.ceil(minSeconds * 1e9));
-  const ns: number[] = [];
-  let elapsed = 0n;
-  while ((ns.length < minRuns || elapsed < minNs) && ns.length < Math.max(minRuns, maxRuns)) {
-    const t0 = process.hrtime.bigint();
-    f.run(prepared);
-    const t = process.hrtime.bigint() - t0;
-    ns.push(Number(t));
-    elapsed += t;
+  return timeFunctions([f], input, options)[0];
+}
+
+/**
+ * Time functions of a module on `input` by turns (see the file's comment), each warmed
+ * up first; throws the first error of a function.
+ */
+export function timeFunctions(fs: readonly EvalFunction<unknown>[], input: unknown, options: TimingOptions = {}): Timed[] {
+  const { minRuns = 5, minSeconds = 0.5, warmup = 10, warmupSeconds = 0.5, maxRuns = 100_000, rounds = 4, gc } = options;
+  const runs = fs.map((f) => {
+    const prepared = f.prepare === undefined ? input : f.prepare(input);
+    return { run: () => f.run(prepared), ns: [] as number[] };
+  });
+  for (const r of runs) {
+    const until = process.hrtime.bigint() + BigInt(Math.ceil(warmupSeconds * 1e9));
+    for (let i = 0; i < Math.max(1, warmup) && (i === 0 || process.hrtime.bigint() < until); i++) r.run();
   }
-  return { runs: ns.length, medianNs: median(ns), minNs: ns.reduce((a, b) => Math.min(a, b), Infinity) };
+  // each round's share: the runs still missing spread over the rounds left, a
+  // round's part of the seconds, and of the most runs
+  const ns = BigInt(Math.ceil((minSeconds / rounds) * 1e9));
+  const most = Math.max(1, Math.ceil(Math.max(minRuns, maxRuns) / rounds));
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < runs.length; k++) {
+      const r = runs[(k + round) % runs.length];
+      const least = Math.ceil((minRuns - r.ns.length) / (rounds - round));
+      gc?.();
+      let elapsed = 0n;
+      for (let i = 0; (i < least || elapsed < ns) && i < most; i++) {
+        const t0 = process.hrtime.bigint();
+        r.run();
+        const t = process.hrtime.bigint() - t0;
+        r.ns.push(Number(t));
+        elapsed += t;
+      }
+    }
+  }
+  return runs.map(({ ns }) => ({ runs: ns.length, medianNs: median(ns), minNs: ns.reduce((a, b) => Math.min(a, b), Infinity) }));
 }
 
 /** The derivative alone, for an eval without a primal function. */
@@ -107,8 +141,7 @@ const functionOf = (module: EvalModule, name: string): EvalFunction<unknown> => 
 /** The derivative's median time over the primal's, for `module` on `input` (`pair` must name a primal). */
 export function derivativeOverPrimal(module: EvalModule, pair: FunctionPair, input: unknown, options: TimingOptions = {}): DerivativeOverPrimal {
   if (pair.primal === undefined) throw new Error("the function pair has no primal");
-  const primal = timeFunction(functionOf(module, pair.primal), input, options);
-  const derivative = timeFunction(functionOf(module, pair.derivative), input, options);
+  const [primal, derivative] = timeFunctions([functionOf(module, pair.primal), functionOf(module, pair.derivative)], input, options);
   return { primal, derivative, ratio: derivative.medianNs / primal.medianNs };
 }
 

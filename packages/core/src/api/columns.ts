@@ -10,7 +10,7 @@
  * once, the tangents column by column. Each lane computes what a sweep along its vector
  * computes, with the same kernels: the same numbers as one sweep per column.
  */
-import { alloc, kernels, release as giveBack, size, type Dims } from "@wengert/ops";
+import { alloc, release as giveBack, size, type Dims } from "@wengert/ops";
 import { pushforward } from "../diff/pushforward.js";
 import { runLanes, type LaneInput } from "../eval/lanes.js";
 import { leafShapes, unflatten, type Shape } from "../structure.js";
@@ -64,9 +64,13 @@ export function forwardColumns(traced: TracedFn, tensors: boolean): unknown {
     offset += w;
   }
   const widths = outs.map((s) => size(dimsOf(s)));
-  // every lane holds (no guards, no checks): each column written whole; the pool's, given back below
-  const columns = widths.map((w) => alloc(C * w, true));
-  runLanes(emitted, [], { reportTies: false, checkNaN: false }, inputs, Int32Array.from({ length: C }, (_, c) => c), columns);
+  // output j as an S_j × C matrix, element-major (the lane, i.e. the column, last): with
+  // one input leaf, the block [...S, ...D] itself, the caller's to keep; with several,
+  // the pool's, their columns copied out below and the buffer given back
+  const whole = tensors && ins.length === 1;
+  const columns = widths.map((w) => (whole ? new Float64Array(C * w) : alloc(C * w, true)));
+  // every lane holds (no guards, no checks): each output written whole
+  runLanes(emitted, [], { reportTies: false, checkNaN: false, elementMajor: true }, inputs, Int32Array.from({ length: C }, (_, c) => c), columns);
   // nothing reads C after the lanes (f(x) is not returned): its buffers go back to the pool with the tangents', rather than to the collector
   release(true);
   if (!tensors) {
@@ -81,25 +85,20 @@ export function forwardColumns(traced: TracedFn, tensors: boolean): unknown {
     return unflatten(
       xs,
       ins.map((i) => {
-        const S = widths[j];
         const D = size(dimsOf(i));
-        const block = transposed(columns[j], from, S, D);
+        const block = whole ? columns[j] : columnsOf(columns[j], widths[j], C, from, D);
         from += D;
         return o.kind === "real" && i.kind === "real" ? block[0] : fromDense({ dims: [...dimsOf(o), ...dimsOf(i)], data: block }, "ndarray", false);
       }),
     );
   });
-  columns.forEach(giveBack);
+  if (!whole) columns.forEach(giveBack);
   return unflatten(out, rows);
 }
 
-/**
- * Lanes from … from + D − 1 of a column of S values per lane, as an S × D block (row-major):
- * the D × S rows of those lanes transposed, by the tiled kernel (a plain loop reads the
- * lanes S apart at every step, a page apart for the S of GradBench's ht).
- */
-function transposed(column: Float64Array, from: number, S: number, D: number): Float64Array {
-  const block = kernels.transpose(column.subarray(from * S, (from + D) * S), [D, S], [1, 0]);
-  // the caller's to keep: a buffer the pool does not know, not one it may hand out again
-  return block.buffer.byteLength === block.length * 8 && block.byteOffset === 0 ? block : block.slice();
+/** Columns from … from + D − 1 of an S × C matrix (row-major), as an S × D block of its own. */
+function columnsOf(matrix: Float64Array, S: number, C: number, from: number, D: number): Float64Array {
+  const block = new Float64Array(S * D);
+  for (let e = 0; e < S; e++) block.set(matrix.subarray(e * C + from, e * C + from + D), e * D);
+  return block;
 }

@@ -21,10 +21,11 @@
  * operands (`KERNELS`, the one that `compute` maps over a tensor; + − × ÷ written inline,
  * the same IEEE operations), so the numbers are those of the instructions one by one.
  */
-import { broadcastStrides, sameDims, size, strides as stridesOf, type Dims } from "@wengert/ops";
+import { alloc, broadcastStrides, release, sameDims, size, strides as stridesOf, type Dims } from "@wengert/ops";
 import { ARITY, CODE, FIRST_PRIMITIVE, IS_TENSOR_OP, KERNELS } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
 import { codeCache } from "../jit/javascript.js";
+import { lanesInner, writeElementMajor, type ElementMajor } from "./lane-layout.js";
 
 /** An operand read from outside the chain (see the file's comment). */
 interface Load {
@@ -44,6 +45,15 @@ export interface FusedChain {
   readonly loads: readonly Load[];
   /** The compiled loop (see compile). */
   readonly run: ChainRun;
+  /** The loop's statements per element and its result, for the element-major loop (compileElementMajor). */
+  readonly body: ChainBody;
+}
+
+interface ChainBody {
+  readonly lines: readonly string[];
+  readonly sink: string;
+  /** The primitives called through the kernel table. */
+  readonly codes: readonly number[];
 }
 
 /**
@@ -166,7 +176,7 @@ function chainOf(tape: Tape, instructions: readonly number[], into: Int32Array):
   }
   const sink = name.get(instructions[instructions.length - 1])!;
   const codes = [...new Set(instructions.map((i) => tape.op[i]).filter((c) => c !== GATHER && !INLINE.has(c)))];
-  return { dims, instructions: instructions.length, loads, run: compile(loads, lines, sink, codes) };
+  return { dims, instructions: instructions.length, loads, run: compile(loads, lines, sink, codes), body: { lines, sink, codes } };
 }
 
 /** For each row of a result of dims `out` (all axes but the last), the offset `f(index)` of its start. */
@@ -258,19 +268,134 @@ export interface ChainOperand {
   readonly laneSize: number;
 }
 
-/** Counters for tests: chains run, and the instructions they computed (sinks included). */
-export const fusionStats = { chains: 0, instructions: 0 };
+/** Counters for tests: chains run, the instructions they computed (sinks included), and the chains run element-major from their operands' lanes. */
+export const fusionStats = { chains: 0, instructions: 0, elementMajor: 0 };
 
-/** The chain at `w` lanes into `out` (w · size(dims) values), its loads read through `operand`. */
-export function runFused(chain: FusedChain, w: number, out: Float64Array, operand: (v: number) => ChainOperand): void {
+/**
+ * The chain at `w` lanes into `out`, its loads read through `operand`: lane-major (lane
+ * l's size(dims) values at l · size(dims)), or element-major at `place` (lane-layout.ts).
+ */
+export function runFused(chain: FusedChain, w: number, out: Float64Array, operand: (v: number) => ChainOperand, place?: ElementMajor): void {
   fusionStats.chains++;
   fusionStats.instructions += chain.instructions;
   const n = chain.dims[chain.dims.length - 1];
-  const R = size(chain.dims) / Math.max(1, n);
+  const S = size(chain.dims);
+  const R = S / Math.max(1, n);
   if (n === 0 || R === 0) return;
   const ops = chain.loads.map((ld) => operand(ld.v));
   const X = chain.loads.map((ld) => (ld.along instanceof Int32Array ? ld.along : EMPTY));
-  chain.run(w, R, n, out, ops.map((o) => o.values), ops.map((o) => o.laneSize), chain.loads.map((ld) => ld.rows), X);
+  const O = chain.loads.map((ld) => ld.rows);
+  if (place === undefined) {
+    chain.run(w, R, n, out, ops.map((o) => o.values), ops.map((o) => o.laneSize), O, X);
+    return;
+  }
+  // element-major: each element's lanes side by side, from the batched operands' lanes side
+  // by side (their copies, made below); where those copies would outweigh the result, the
+  // lanes are computed lane-major and transposed once instead
+  const copies = new Map<number, Float64Array>();
+  let copied = 0;
+  chain.loads.forEach((ld, k) => {
+    if (ops[k].laneSize > 1 && !copies.has(ld.v)) {
+      copies.set(ld.v, EMPTY_VALUES);
+      copied += ops[k].laneSize;
+    }
+  });
+  if (copied > S) {
+    const lanes = alloc(w * S, true);
+    chain.run(w, R, n, lanes, ops.map((o) => o.values), ops.map((o) => o.laneSize), O, X);
+    writeElementMajor(lanes, w, S, out, place);
+    release(lanes);
+    return;
+  }
+  for (const v of copies.keys()) {
+    const k = chain.loads.findIndex((ld) => ld.v === v);
+    copies.set(v, lanesInner(ops[k].values, w, ops[k].laneSize));
+  }
+  // a real's column (laneSize 1) is element-major as it is: its one element's lanes side by side
+  const T = chain.loads.map((ld, k) => copies.get(ld.v) ?? ops[k].values);
+  fusionStats.elementMajor++;
+  elementMajorRun(chain, ops.map((o) => o.laneSize > 0))(w, R, n, out, place.stride, place.first, T, O, X);
+  for (const c of copies.values()) release(c);
 }
 
 const EMPTY = new Int32Array(0);
+const EMPTY_VALUES = new Float64Array(0);
+
+/**
+ * The chain's element-major loop (runFused with a place), for operands batched or not as
+ * `batched` says: `T` holds a batched operand's lanes element-major (element e of lane l
+ * at e · w + l), an unbatched one's value as it is.
+ */
+type ElementRun = (
+  w: number,
+  R: number,
+  n: number,
+  out: Float64Array,
+  stride: number,
+  first: number,
+  T: readonly Float64Array[],
+  O: readonly Int32Array[],
+  X: readonly Int32Array[],
+) => void;
+
+/** Elements per call of the element-major loop's span function (see compileElementMajor). */
+const SPAN = 64;
+
+function elementMajorRun(chain: FusedChain, batched: readonly boolean[]): ElementRun {
+  const key = batched.map((b) => +b).join("");
+  const cached = elementRuns.get(chain);
+  if (cached !== undefined && cached.key === key) return cached.run;
+  const run = compileElementMajor(chain.loads, batched, chain.body);
+  elementRuns.set(chain, { key, run });
+  return run;
+}
+
+const elementRuns = new WeakMap<FusedChain, { readonly key: string; readonly run: ElementRun }>();
+const elementCompiled = codeCache<ElementRun>();
+
+/**
+ * The element-major loop: per row and span of elements, per element the unbatched loads'
+ * values and the batched loads' element offsets, then per lane the batched loads, the
+ * instructions and the store, lane after lane into neighbouring places of `out`. The
+ * same statements as compile's loop: the same numbers. The span function is called every
+ * SPAN elements, so V8 optimizes it as a function (see compile on entering a loop midway).
+ */
+function compileElementMajor(loads: readonly Load[], batched: readonly boolean[], { lines, sink, codes }: ChainBody): ElementRun {
+  // per load: its one value of the row (unbatched, along 0), or its buffer, its row's start and (a gather) the indices
+  const loadParams = (ld: Load, k: number): string[] =>
+    ld.along === 0 && !batched[k] ? [`l${k}`] : [`b${k}`, `p${k}`, ...(ld.along instanceof Int32Array ? [`x${k}`] : [])];
+  const spanParams = ["out", "at", "stride", "w", "q0", "q1", ...loads.flatMap(loadParams)];
+  const element = (ld: Load, k: number): string => (ld.along === 0 ? `p${k}` : ld.along === 1 ? `p${k} + q` : `p${k} + x${k}[q]`);
+  const perElement = loads.flatMap((ld, k) =>
+    batched[k] ? [`const e${k} = (${element(ld, k)}) * w;`] : ld.along === 0 ? [] : [`const l${k} = b${k}[${element(ld, k)}];`],
+  );
+  const perLane = loads.flatMap((ld, k) => (batched[k] ? [`const l${k} = b${k}[e${k} + l];`] : []));
+  const span = [
+    ...codes.map((c) => `const K${c} = K[${c}];`),
+    `return function span(${spanParams.join(", ")}) {`,
+    "  for (let q = q0; q < q1; q++) {",
+    ...perElement.map((s) => `    ${s}`),
+    "    const o = at + q * stride;",
+    "    for (let l = 0; l < w; l++) {",
+    ...[...perLane, ...lines].map((s) => `      ${s}`),
+    `      out[o + l] = ${sink};`,
+    "    }",
+    "  }",
+    "};",
+  ].join("\n");
+  const perRow = loads.map((ld, k) => (ld.along === 0 && !batched[k] ? `const l${k} = b${k}[o${k}[r]];` : `const p${k} = o${k}[r];`));
+  const source = [
+    ...loads.map((ld, k) => `const b${k} = T[${k}], o${k} = O[${k}]${ld.along instanceof Int32Array ? `, x${k} = X[${k}]` : ""};`),
+    "for (let r = 0; r < R; r++) {",
+    ...perRow.map((s) => `  ${s}`),
+    "  const at = r * n * stride + first;",
+    `  for (let q0 = 0; q0 < n; q0 += ${SPAN}) span(${spanParams.map((p) => (p === "q1" ? `Math.min(n, q0 + ${SPAN})` : p)).join(", ")});`,
+    "}",
+  ].join("\n");
+  return elementCompiled(`${span}\n${source}`, () => {
+    const spanOf = new Function("K", span) as (K: typeof KERNELS) => unknown;
+    return new Function("span", `return function chain(w, R, n, out, stride, first, T, O, X) {\n${source}\n};`)(spanOf(KERNELS)) as ElementRun;
+  });
+}
+
+

@@ -25,6 +25,7 @@ import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS
 import { binaryKernel, compute } from "../trace/tape.js";
 import { laneArg, onLanes } from "./lane-rules.js";
 import { planFusion, runFused, type ChainOperand } from "./lane-fusion.js";
+import { writeElementMajor } from "./lane-layout.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { isScanCode, scanCodes, type ScanParams } from "../trace/scan-ops.js";
@@ -46,6 +47,12 @@ export interface LaneOptions {
   readonly reportTies: boolean;
   /** A NaN or infinite value does not hold (tracing names it). */
   readonly checkNaN: boolean;
+  /**
+   * The outputs element-major (lane-layout.ts): element e of output j at batch index b at
+   * e·B + b, B = outs[j].length / its width (jacfwd's blocks, the columns last); by
+   * default lane-major, at b·width + e.
+   */
+  readonly elementMajor?: boolean;
 }
 
 /** Batched columns per block: lanes × batched variables stays below this (16 MB of doubles). */
@@ -142,9 +149,15 @@ export function runLanes(
   // a chain that is an output writes its lanes into the output itself where no lane can
   // fail (no guard, tie or kink varies with the lane): every lane's output is then written
   const laneMayFail = varying.length > 0 || someIndex(n, (i) => batched[i] === 1 && live[i] === 1 && (tieChecked[i] === 1 || kinked(i)));
+  // (element-major, only a chain that nothing else reads: its lanes are not kept lane by lane)
   const directTo = new Int32Array(n).fill(-1);
+  const readElsewhere = new Uint8Array(n);
+  if (options.elementMajor) {
+    for (let i = 0; i < n; i++) if (live[i] && op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) readElsewhere[v] = 1;
+    term.output.atoms.forEach((v, j) => term.output.atoms.indexOf(v) !== j && (readElsewhere[v] = 1));
+  }
   if (fusion !== null && !laneMayFail) term.output.atoms.forEach((v, j) => {
-    if (fusion.chains.has(v) && directTo[v] < 0) directTo[v] = j;
+    if (fusion.chains.has(v) && directTo[v] < 0 && !readElsewhere[v]) directTo[v] = j;
   });
 
   // the batched variables, in blocks of lanes; a real's column is reused once its last
@@ -236,11 +249,18 @@ export function runLanes(
       const W = widthOf[i];
       const j = directTo[i];
       const direct = j >= 0 && lanes[end - 1] - lanes[start] === w - 1;
-      const ys = direct ? outs[j].subarray(lanes[start] * W, (lanes[start] + w) * W) : alloc(w * W, true);
-      runFused(fusion!.chains.get(i)!, w, ys, (v): ChainOperand => {
+      const operand = (v: number): ChainOperand => {
         if (!batched[v]) return { values: isTensor(v) ? bufs[v]! : Float64Array.of(vals[v]), laneSize: 0 };
         return isTensor(v) ? { values: laneBuf[v]!, laneSize: widthOf[v] } : { values: cols[v]!, laneSize: 1 };
-      });
+      };
+      if (direct && options.elementMajor) {
+        // nothing reads it after: its lanes go straight to their places in the output
+        runFused(fusion!.chains.get(i)!, w, outs[j], operand, { stride: batchSize(outs[j], W), first: lanes[start] });
+        written[j] = 1;
+        return;
+      }
+      const ys = direct ? outs[j].subarray(lanes[start] * W, (lanes[start] + w) * W) : alloc(w * W, true);
+      runFused(fusion!.chains.get(i)!, w, ys, operand);
       laneBuf[i] = ys;
       owned[i] = +!direct;
       if (direct) written[j] = 1;
@@ -296,6 +316,10 @@ export function runLanes(
       const v = outAtoms[j];
       const width = outWidths[j];
       const out = outs[j];
+      if (options.elementMajor) {
+        writeElementMajorAt(out, width, (k) => (ok[k] ? valueAt(v, k) : null), lanes.subarray(start, end), batched[v] && isTensor(v) ? laneBuf[v] : null);
+        continue;
+      }
       for (let k = 0; k < w; k++) {
         if (!ok[k]) continue;
         const y = valueAt(v, k);
@@ -308,6 +332,29 @@ export function runLanes(
   }
   for (const i of made) release(bufs[i]!);
   return held;
+}
+
+/** The batch size of an output buffer of `width` values per lane, as an integer (an index's stride in generated loops). */
+const batchSize = (out: Float64Array, width: number): number => (out.length / width) | 0;
+
+/**
+ * The block's values of one output into `out` element-major (LaneOptions.elementMajor):
+ * lane k's value (null where the term did not hold) at batch index lanes[k]. A batched
+ * tensor whose lanes all held and are consecutive is transposed whole (`laneMajor`, its
+ * lanes side by side); otherwise lane by lane.
+ */
+function writeElementMajorAt(out: Float64Array, width: number, valueOf: (k: number) => Buf | null, lanes: Int32Array, laneMajor: Float64Array | null): void {
+  const w = lanes.length;
+  const B = batchSize(out, width);
+  let whole = laneMajor !== null && lanes[w - 1] - lanes[0] === w - 1;
+  for (let k = 0; k < w && whole; k++) if (valueOf(k) === null) whole = false;
+  if (whole) return writeElementMajor(laneMajor!, w, width, out, { stride: B, first: lanes[0] });
+  for (let k = 0; k < w; k++) {
+    const y = valueOf(k);
+    if (y === null) continue;
+    if (typeof y === "number") out[lanes[k]] = y;
+    else for (let e = 0; e < width; e++) out[e * B + lanes[k]] = y[e];
+  }
 }
 
 /**

@@ -149,3 +149,74 @@ describe("a chain ending at a kink", () => {
     for (let l = 0; l < 3; l++) expect(got.slice(3 * l, 3 * l + 3)).toEqual(numbers(g(Float64Array.from(clear.data.subarray(3 * l, 3 * l + 3)) as never)));
   });
 });
+
+describe("jacfwd's columns written element-major (lane-layout.ts)", () => {
+  const A = ndarray(Float64Array.from({ length: 18 }, (_, i) => Math.cos(i + 2)), [6, 3]);
+  const u = ndarray(Float64Array.from({ length: 8 }, (_, i) => 0.2 * i - 0.5), [1, 8]);
+  const x = ndarray(Float64Array.of(0.4, -0.9, 1.3), [3]);
+  const s = 0.7;
+  // outputs: a gathered chain (written in place), a product (not a chain: transposed
+  // whole), the chain again (kept lane-major: returned twice), a real, a constant
+  const f = ([t, r]: readonly [Tensor, Scalar]) => {
+    const V = reshape(matmul(A, reshape(sin(t) as Tensor, [3, 1]) as Tensor) as Tensor, [1, 6]) as Tensor;
+    const chain = add(mul(u, gather(V, IDX, 1)), mul(sub(1, u), mul(gather(V, Int32Array.from(IDX).reverse(), 1), r)));
+    const other = add(mul(u, gather(V, IDX, 1)), r);
+    return [chain, matmul(A, reshape(mul(t, r), [3, 1]) as Tensor), other, other, mul(sum(t), r), u];
+  };
+
+  it("equal the columns by jvp to the bit, block by block, for two input leaves and six outputs", () => {
+    const before = fusionStats.elementMajor;
+    const J = jacfwd(f as never, [x, s] as never) as unknown as [NdArray | number, NdArray | number][];
+    expect(fusionStats.elementMajor - before).toBeGreaterThanOrEqual(1);
+    const columns = [0, 1, 2, 3].map((c) => {
+      const v = [ndarray(Float64Array.from({ length: 3 }, (_, k) => +(k === c)), [3]), +(c === 3)];
+      const [, tangents] = jvp(f as never, [x, s] as never, v as never) as unknown as [unknown, unknown[]];
+      return tangents.map((y) => numbers(y));
+    });
+    J.forEach(([dt, dr], j) => {
+      const S = columns[0][j].length;
+      const byT = numbers(dt);
+      const byR = numbers(dr);
+      expect(byT.length).toBe(3 * S);
+      expect(byR.length).toBe(S);
+      for (let e = 0; e < S; e++) {
+        for (let c = 0; c < 3; c++) if (!Object.is(byT[e * 3 + c], columns[c][j][e])) expect.fail(`output ${j}, element ${e}, column ${c}: ${byT[e * 3 + c]} vs ${columns[c][j][e]} (jvp)`);
+        if (!Object.is(byR[e], columns[3][j][e])) expect.fail(`output ${j}, element ${e}, the real's column: ${byR[e]} vs ${columns[3][j][e]} (jvp)`);
+      }
+    });
+  });
+
+  it("a chain that gathers a few elements from lanes larger than its result: lane-major, then transposed once", () => {
+    const A20 = ndarray(Float64Array.from({ length: 60 }, (_, i) => Math.sin(0.3 * i)), [20, 3]);
+    const few = Int32Array.of(19, 0, 7, 7);
+    const g = (t: Tensor) => {
+      const V = reshape(matmul(A20, reshape(sin(t) as Tensor, [3, 1]) as Tensor) as Tensor, [1, 20]) as Tensor;
+      return add(mul(gather(V, few, 1), gather(V, Int32Array.from(few).reverse(), 1)), 1);
+    };
+    const before = { em: fusionStats.elementMajor, chains: fusionStats.chains };
+    const J = jacfwd(g, x) as NdArray;
+    expect(fusionStats.chains - before.chains).toBeGreaterThanOrEqual(1);
+    expect(fusionStats.elementMajor - before.em).toBe(0);
+    expect(J.shape).toEqual([1, 4, 3]);
+    for (let c = 0; c < 3; c++) {
+      const [, col] = jvp(g, x, ndarray(Float64Array.from({ length: 3 }, (_, k) => +(k === c)), [3])) as unknown as [unknown, NdArray];
+      numbers(col).forEach((y, k) => {
+        if (!Object.is(J.data[k * 3 + c], y)) expect.fail(`column ${c}, row ${k}: ${J.data[k * 3 + c]} (jacfwd) vs ${y} (jvp)`);
+      });
+    }
+  });
+
+  it("a chain returned alone, from one tensor leaf: its block is the output written in place", () => {
+    const g = (t: Tensor) => f([t, s])[0] as Tensor;
+    const before = fusionStats.elementMajor;
+    const J = jacfwd(g, x) as NdArray;
+    expect(fusionStats.elementMajor - before).toBe(1);
+    expect(J.shape).toEqual([1, 8, 3]);
+    for (let c = 0; c < 3; c++) {
+      const [, col] = jvp(g, x, ndarray(Float64Array.from({ length: 3 }, (_, k) => +(k === c)), [3])) as unknown as [unknown, NdArray];
+      numbers(col).forEach((y, k) => {
+        if (!Object.is(J.data[k * 3 + c], y)) expect.fail(`column ${c}, row ${k}: ${J.data[k * 3 + c]} (jacfwd) vs ${y} (jvp)`);
+      });
+    }
+  });
+});
