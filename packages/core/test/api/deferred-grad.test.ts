@@ -9,10 +9,11 @@ import ndarray from "ndarray";
 import { afterEach, describe, expect, it } from "vitest";
 import { poolStats } from "@wengert/ops";
 import {
-  add, grad, index, max, mul, scan, shapeOf, slice, square, sub, sum, tanh, valueAndGrad, type Operand, type Scalar, type Tensor, type TensorArg,
+  add, grad, index, max, mul, scan, square, sum, tanh, valueAndGrad, type Operand, type Scalar, type Tensor, type TensorArg,
 } from "../../src/index.js";
 import { deferring } from "../../src/api/transform.js";
 import { fusedStats } from "../../src/jit/chains.js";
+import { rosenbrockTensor } from "../helpers/cases.js";
 import { tensorChains } from "../helpers/programs/tensor-chains.js";
 import { expectSame } from "../helpers/same-bits.js";
 import { rng } from "../helpers/tensors.js";
@@ -36,13 +37,6 @@ function both(run: () => unknown): { deferred: unknown; eager: unknown; runs: nu
   return { deferred, eager, runs };
 }
 
-function rosenbrock(x: Tensor): Scalar {
-  const n = shapeOf(x)[0];
-  const head = slice(x, [0], [n - 1]);
-  const t = sub(slice(x, [1], [n]), square(head));
-  return sum(add(mul(100, square(t)), square(sub(1, head))));
-}
-
 describe("grad's derivative on tensors, deferred and evaluated with compiled chains", () => {
   it("property: random tensor programs: the eager derivative's numbers, bit for bit", () => {
     let runs = 0;
@@ -62,14 +56,14 @@ describe("grad's derivative on tensors, deferred and evaluated with compiled cha
 
   it("W1: the derivative is one chain, and takes 2 buffers from the pool where emitting took one per operation", () => {
     const x = random(rng(3), 200);
-    const out = both(() => grad(rosenbrock, x));
+    const out = both(() => grad(rosenbrockTensor, x));
     expect(out.runs).toBe(1);
     expectSame(out.deferred, out.eager);
     const taken = (from: number): number => {
       deferring.fromElements = from;
-      grad(rosenbrock, x);
+      grad(rosenbrockTensor, x);
       const before = poolStats.fresh + poolStats.reused;
-      grad(rosenbrock, x);
+      grad(rosenbrockTensor, x);
       return poolStats.fresh + poolStats.reused - before;
     };
     const [deferred, eager] = [taken(0), taken(Infinity)];
@@ -104,7 +98,7 @@ describe("grad's derivative on tensors, deferred and evaluated with compiled cha
   it("a large W1 defers by default, a small one does not", () => {
     const runs = (n: number): number => {
       const before = fusedStats.runs;
-      grad(rosenbrock, random(rng(5), n));
+      grad(rosenbrockTensor, random(rng(5), n));
       return fusedStats.runs - before;
     };
     expect(runs(10_000)).toBe(1);

@@ -2,13 +2,13 @@
  * @file Cases for the tests that compare two derivative paths (hvp's and hessian's sweep
  * against the symbolic path, jit and vmap against f): every scalar primitive at its
  * special points in a few contexts, points with signed zeros and units, Rosenbrock's
- * function with its Hessian, W5's deep chain with its derivative, and W3's per-element
+ * function with its Hessian (and on a tensor), W5's deep chain with its derivative, and W3's per-element
  * function (a loop and a branch that depend on the point). Random programs come from helpers/programs/.
  */
 import fc from "fast-check";
 import { BINARY_NAMES, UNARY_NAMES } from "@wengert/ops";
 import * as W from "../../src/index.js";
-import { add, div, gt, lt, mul, sin, square, sub, type Scalar } from "../../src/index.js";
+import { add, div, gt, lt, mul, shapeOf, sin, slice, square, sub, sum, type Scalar, type Tensor } from "../../src/index.js";
 
 export type F = (p: readonly Scalar[]) => Scalar;
 
@@ -66,6 +66,14 @@ export const rosenbrock: F = (x) => {
   for (let i = 0; i < x.length - 1; i++) s = add(s, add(mul(100, square(sub(x[i + 1], square(x[i])))), square(sub(1, x[i]))));
   return s;
 };
+
+/** W1's rosenbrock with tensors, as the bench writes it (slices of x). */
+export function rosenbrockTensor(x: Tensor): Scalar {
+  const n = shapeOf(x)[0];
+  const head = slice(x, [0], [n - 1]);
+  const t = sub(slice(x, [1], [n]), square(head));
+  return sum(add(mul(100, square(t)), square(sub(1, head))));
+}
 
 /**
  * Rosenbrock's Hessian: ∂²/∂x_i² of term i = −400 t_i + 800 x_i² + 2 (t_i = x_{i+1} − x_i²),

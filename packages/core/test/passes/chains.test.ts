@@ -8,10 +8,11 @@ import ndarray from "ndarray";
 import { afterEach, describe, expect, it } from "vitest";
 import { poolStats } from "@wengert/ops";
 import {
-  abs, add, compileGrad, concat, exp, gt, jit, lt, mul, scan, shapeOf, slice, square, sub, sum, tanh, where,
+  abs, add, compileGrad, concat, exp, gt, jit, lt, mul, scan, shapeOf, slice, square, sum, tanh, where,
   type Operand, type Scalar, type Tensor, type TensorArg,
 } from "../../src/index.js";
 import { fusedCode, fusedStats } from "../../src/jit/chains.js";
+import { rosenbrockTensor } from "../helpers/cases.js";
 import { tensorChains } from "../helpers/programs/tensor-chains.js";
 import { expectSame } from "../helpers/same-bits.js";
 import { rng } from "../helpers/tensors.js";
@@ -21,14 +22,6 @@ afterEach(() => {
 });
 
 const random = (r: () => number, n: number, scale = 1): Float64Array => Float64Array.from({ length: n }, () => scale * (2 * r() - 1));
-
-/** W1's rosenbrock with tensors, as the bench writes it. */
-function rosenbrock(x: Tensor): Scalar {
-  const n = shapeOf(x)[0];
-  const head = slice(x, [0], [n - 1]);
-  const t = sub(slice(x, [1], [n]), square(head));
-  return sum(add(mul(100, square(t)), square(sub(1, head))));
-}
 
 /** `make`'s function, made and first called (traced: the plan is made then) with compiled chains on or off, then at every point. */
 function callAll(make: () => (x: never) => unknown, points: readonly unknown[], fused: boolean): { results: unknown[]; runs: number } {
@@ -64,8 +57,8 @@ describe("chains of elementwise operations compiled in jit's tensor replays", ()
   it("W1's gradient: one compiled chain per replay (forward, sum and derivative in one loop), the kernels' numbers", () => {
     const r = rng(5);
     const points = Array.from({ length: 5 }, () => random(r, 1000));
-    const fused = callAll(() => compileGrad(rosenbrock), points, true);
-    const kernels = callAll(() => compileGrad(rosenbrock), points, false);
+    const fused = callAll(() => compileGrad(rosenbrockTensor), points, true);
+    const kernels = callAll(() => compileGrad(rosenbrockTensor), points, false);
     // the first call traces (kernels); each of the 4 replays runs the one chain
     expect(fused.runs).toBe(4);
     expectSame(fused.results, kernels.results);
@@ -75,7 +68,7 @@ describe("chains of elementwise operations compiled in jit's tensor replays", ()
     const x = random(rng(6), 1000);
     const taken = (fused: boolean): number => {
       fusedCode.enabled = fused;
-      const g = compileGrad(rosenbrock);
+      const g = compileGrad(rosenbrockTensor);
       g(x);
       g(x);
       const before = poolStats.fresh + poolStats.reused;
