@@ -17,6 +17,10 @@
  * evaluator that runs its chains of elementwise operations as compiled loops
  * (api/transform.ts). Reading a deferred value evaluates everything deferred so far first.
  */
+import { alloc, kernels, release, sameDims, size, type Buf, type Dims } from "@wengert/ops";
+import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, tensorSpec } from "./opcodes.js";
+import type { Dense } from "./host-tensor.js";
+import { expect as expectColumns, giveColumn, isKept, takeColumn, type Column } from "./columns.js";
 
 /** What a tensor instruction carries beside the columns. */
 export interface Extra {
@@ -39,10 +43,6 @@ const DEFERRED = new Float64Array(0);
  * `keep` names (all of them, when null) to `settled`.
  */
 export type Settle = (tape: Tape, from: number, keep: readonly number[] | null) => void;
-import { alloc, kernels, release, sameDims, size, type Buf, type Dims } from "@wengert/ops";
-import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, tensorSpec } from "./opcodes.js";
-import type { Dense } from "./host-tensor.js";
-import { expect as expectColumns, giveColumn, isKept, takeColumn, type Column } from "./columns.js";
 
 const ADD = CODE.add;
 const MUL = CODE.mul;
