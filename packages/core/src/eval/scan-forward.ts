@@ -19,6 +19,9 @@ import type { TermRunner } from "./interpreter.js";
 
 const NONE = new Int32Array(0);
 
+/** Iterations run forward by every run since `iterations` was set (tests count the passes over a loop). */
+export const forwardStats = { iterations: 0 };
+
 export interface ForwardRun {
   readonly body: Body;
   /** x's leaves at iteration i of the run (the body's input order). */
@@ -59,6 +62,12 @@ export interface RealsIO {
  * returns the iteration where the run stopped.
  */
 export function runForward(r: ForwardRun, carry: Buf[], owned: boolean): number {
+  const stop = runFrom(r, carry, owned);
+  forwardStats.iterations += stop - r.from;
+  return stop;
+}
+
+function runFrom(r: ForwardRun, carry: Buf[], owned: boolean): number {
   const io = r.reals;
   if (io !== undefined && scanCode.enabled) {
     const run = compiledForward(r.body, r.obs ?? NONE);

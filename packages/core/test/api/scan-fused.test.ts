@@ -5,9 +5,10 @@
  * grad's sweeps; any other operation runs by its kernel between the chains.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { add, concat, div, exp, grad, index, jit, matmul, mul, scan, shapeOf, sin, slice, sub, sum, type Operand, type Scalar, type TensorArg } from "../../src/index.js";
+import { add, concat, div, exp, grad, index, jit, lt, matmul, mul, scan, shapeOf, sin, slice, sub, sum, type Operand, type Scalar, type TensorArg } from "../../src/index.js";
 import { fusedCode, fusedStats } from "../../src/jit/chains.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
+import { forwardStats } from "../../src/eval/scan-forward.js";
 import { poolStats } from "@wengert/ops";
 import { expectSame, numbers } from "../helpers/same-bits.js";
 import ndarray from "ndarray";
@@ -95,6 +96,26 @@ describe("scan bodies on tensors run as fused loops", () => {
     // STEPS = 25 iterations of ~30 instructions: a body of reals this short is written out
     expect(reverseStats.total - swept).toBe(points.length * STEPS);
     expectSame(replayed, points.map(g));
+  });
+
+  it("jit(grad) of a body that decides nothing runs the loop forward once per replay (the sweep's carries), not again for a flag", () => {
+    const g = (v: TensorArg): unknown => grad((w): Scalar => index(solve(rk4)(w), [shapeOf(w)[0] - 1]), v);
+    const j = jit(g);
+    const points = [1, 2, 3].map((seed) => xs(seed, 400));
+    j(points[0]);
+    const before = forwardStats.iterations;
+    const replayed = points.map((x) => j(x));
+    // the first iteration starts from a literal carry: a scan of its own, whose value the next one starts from
+    expect(forwardStats.iterations - before).toBe(points.length * (STEPS + 1));
+    expectSame(replayed, points.map(g));
+    // a body with a decision keeps its flag: a replay runs the loop for it, then the sweep's
+    const decided = (v: TensorArg): unknown =>
+      grad((w): Scalar => index(scan((y: Operand): [Operand] => [lt(sum(y), -1) ? y : rk4(w, y)], new Float64Array(400) as Operand, STEPS)[0] as TensorArg, [399]), v);
+    const jd = jit(decided);
+    jd(points[0]);
+    const at = forwardStats.iterations;
+    jd(points[1]);
+    expect(forwardStats.iterations - at).toBe(2 * STEPS);
   });
 
   it("a reverse sweep hands each iteration's cotangents and carries back to the pool: its fresh buffers do not grow with the steps", () => {
