@@ -87,87 +87,149 @@ interface Made {
   readonly sink: boolean;
   readonly pieces: readonly Piece[];
   readonly reads: readonly (readonly [number, number])[];
+  /** The constant masks its `where`s read (token `$k<u>_<d>`, mask u at element i + d): decided per segment. */
+  readonly masks: readonly Mask[];
   /** Whether it lives in a buffer (read outside its loop, or needed); else in registers alone. */
   array?: boolean;
 }
 
+/** A `where`'s constant mask read at element i + d. */
+interface Mask {
+  readonly u: number;
+  readonly d: number;
+  readonly data: Float64Array;
+}
+
+/** The elements where a mask changes from selecting to not (or back). */
+function changes(data: Float64Array): number[] {
+  const at: number[] = [];
+  for (let k = 1; k < data.length; k++) if ((data[k] !== 0) !== (data[k - 1] !== 0)) at.push(k);
+  return at;
+}
+
+/** Whether mask elements [from, to) all select (1), none does (0), or some do and some not (-1). */
+function uniform(data: Float64Array, from: number, to: number): number {
+  const first = data[from] !== 0;
+  for (let k = from + 1; k < to; k++) if ((data[k] !== 0) !== first) return -1;
+  return first ? 1 : 0;
+}
+
+/**
+ * How far ahead of its loop's counter a value may be computed (its lead): each lead
+ * costs registers (a value read L elements away lives in L + 1 of them).
+ */
+const MAX_LEAD = 8;
+
+/**
+ * The leads of a loop's values, or null past MAX_LEAD. At iteration t a value with lead L
+ * computes its element t + L; one that reads u at element j + d needs u's element made by
+ * then: L(u) ≥ L + d. Each value's lead is the least that its readers (later values)
+ * allow, so a loop holds reads both ways: a Runge–Kutta step's derivative reads its
+ * stages one element back and its cotangents one element ahead.
+ */
+function leadsOf(members: readonly Made[]): Map<number, number> | null {
+  const lead = new Map<number, number>(members.map((m) => [m.v, 0]));
+  for (let k = members.length - 1; k >= 0; k--) {
+    const m = members[k];
+    const l = lead.get(m.v)!;
+    if (l > MAX_LEAD) return null;
+    for (const [u, d] of m.reads) {
+      const lu = lead.get(u);
+      if (lu !== undefined && l + d > lu) lead.set(u, l + d);
+    }
+  }
+  return lead;
+}
+
 /**
  * The loops computing the stored values, in order: consecutive values go into one loop
- * while each reads the others of the loop only at elements the loop has made already:
- * offsets ≤ 0 for a loop running up, ≥ 0 for one running down (a reverse sweep reads
- * its cotangents shifted the other way; a sink's loop runs up, as the sum kernel adds).
- * The loop runs over the largest of its values, cut where a piece starts or ends and where
- * a value ends, so that in each segment each value is one expression or nothing, without a
- * branch. Within its loop a value lives in registers r0 … rL (its element i, i ∓ 1, …,
- * shifted each iteration), and in its buffer only if read elsewhere or needed: a
- * Runge–Kutta step's stages, each read one element back by the next, become one pass.
+ * while their leads (leadsOf) stay within MAX_LEAD; a loop runs up, as the sum kernel adds
+ * (a sink accumulates its elements from the first). Its counter runs over the values'
+ * elements shifted by their leads, cut where a piece starts or ends and where a value
+ * starts or ends, so that in each segment each value is one expression or nothing,
+ * without a branch. Within its loop a value lives in registers r0 … rK (the element made
+ * K iterations before, shifted each iteration), and in its buffer only if read elsewhere
+ * or needed: a Runge–Kutta step's stages, each read one element back by the next, and
+ * its derivative's, read one element ahead, become one pass.
  */
 function fuse(loops: Made[], needed: Uint8Array): string[] {
   const lines: string[] = [];
   const groupOf = new Map<number, number>();
-  const groups: { members: Made[]; down: boolean }[] = [];
+  const groups: { members: Made[]; lead: Map<number, number> }[] = [];
   for (let k = 0; k < loops.length; ) {
-    const members = [loops[k]];
-    const inGroup = new Set<number>([loops[k].v]);
-    // 0: no shifted read inside yet; -1 up (or a sink); 1 down
-    let way = loops[k].sink ? -1 : 0;
+    let members = [loops[k]];
+    let lead = leadsOf(members)!;
     let e = k + 1;
     for (; e < loops.length; e++) {
-      const offsets = loops[e].reads.filter(([u]) => inGroup.has(u)).map(([, d]) => Math.sign(d));
-      const w = loops[e].sink || offsets.includes(-1) ? -1 : offsets.includes(1) ? 1 : 0;
-      if ((w !== 0 && way !== 0 && w !== way) || (offsets.includes(-1) && offsets.includes(1))) break;
-      if (w !== 0) way = w;
-      members.push(loops[e]);
-      inGroup.add(loops[e].v);
+      const more = [...members, loops[e]];
+      const l = leadsOf(more);
+      if (l === null) break;
+      members = more;
+      lead = l;
     }
     for (const m of members) groupOf.set(m.v, groups.length);
-    groups.push({ members, down: way === 1 });
+    groups.push({ members, lead });
     k = e;
   }
-  // how far each value is read from its element in its own loop; whether anything outside reads it
+  // how many iterations back each value is read in its own loop; whether anything outside reads it
   const lag = new Map<number, number>();
   const outside = new Set<number>();
   loops.forEach((m) => {
+    const g = groupOf.get(m.v)!;
     for (const [u, d] of m.reads) {
-      if (groupOf.get(u) === groupOf.get(m.v)) lag.set(u, Math.max(lag.get(u) ?? 0, Math.abs(d)));
-      else outside.add(u);
+      if (groupOf.get(u) === g) {
+        const { lead } = groups[g];
+        lag.set(u, Math.max(lag.get(u) ?? 0, lead.get(u)! - lead.get(m.v)! - d));
+      } else outside.add(u);
     }
   });
   for (const m of loops) m.array = !m.sink && (needed[m.v] === 1 || outside.has(m.v));
-  groups.forEach(({ members, down }, g) => {
-    const n = Math.max(...members.map((m) => m.size));
-    const cuts = new Set<number>([0, n]);
-    const clip = (x: number): number => Math.max(0, Math.min(x, n));
+  const index = (d: number): string => (d === 0 ? "i" : d > 0 ? `i+${d}` : `i-${-d}`);
+  groups.forEach(({ members, lead }, g) => {
+    const L = (m: Made): number => lead.get(m.v)!;
+    // the counter t: member m makes its element t + L(m)
+    const first = Math.min(...members.map((m) => -L(m)));
+    const last = Math.max(...members.map((m) => m.size - L(m)));
+    const cuts = new Set<number>([first, last]);
     for (const m of members) {
-      cuts.add(m.size);
+      const clip = (x: number): number => Math.max(0, Math.min(x, m.size)) - L(m);
+      cuts.add(clip(0)).add(clip(m.size));
       for (const p of m.pieces) cuts.add(clip(p.from)).add(clip(p.to));
+      // where a constant mask changes: each segment reads it all 0 or all 1, a test decided as the code is written
+      for (const k of m.masks) for (const c of changes(k.data)) cuts.add(clip(c - k.d));
     }
     const bounds = [...cuts].sort((x, y) => x - y);
     const regs = (m: Made): number => lag.get(m.v) ?? 0;
     for (const m of members) lines.push(`let ${Array.from({ length: regs(m) + 1 }, (_, r) => `r${m.v}_${r} = 0`).join(", ")};`);
-    const token = (text: string): string =>
-      text.replace(TOKEN, (_, u: string, minus: string, ds: string) => {
-        const d = minus === "" ? Number(ds) : -Number(ds);
-        if (groupOf.get(Number(u)) === g) return `r${u}_${Math.abs(d)}`;
-        return `b${u}[${d === 0 ? "i" : d > 0 ? `i+${d}` : `i-${-d}`}]`;
-      });
-    const segments: string[] = [];
     for (let s = 0; s + 1 < bounds.length; s++) {
       const [lo, hi] = [bounds[s], bounds[s + 1]];
       const body: string[] = [];
       for (const m of members) {
-        if (hi > m.size) continue;
-        const inside = m.pieces.filter((p) => p.from <= lo && hi <= p.to);
+        const l = L(m);
+        if (lo + l < 0 || hi + l > m.size) continue;
+        const token = (text: string): string =>
+          text
+            .replace(TOKEN, (_, u: string, minus: string, ds: string) => {
+              const d = minus === "" ? Number(ds) : -Number(ds);
+              if (groupOf.get(Number(u)) === g) return `r${u}_${lead.get(Number(u))! - l - d}`;
+              return `b${u}[${index(l + d)}]`;
+            })
+            .replace(MASK, (_, u: string, minus: string, ds: string) => {
+              const d = minus === "" ? Number(ds) : -Number(ds);
+              const k = m.masks.find((q) => q.u === Number(u) && q.d === d)!;
+              const same = uniform(k.data, lo + l + d, hi + l + d);
+              return same === 1 ? "true" : same === 0 ? "false" : `(b${u}[${index(l + d)}] !== 0)`;
+            });
+        const inside = m.pieces.filter((p) => p.from <= lo + l && hi + l <= p.to);
         const expr = m.sum ? inside.reduce((acc, p) => `(${acc} + ${p.expr})`, "0") : inside[0].expr;
         // a sink adds as sumRun does: acc += x[i], from 0
         body.push(m.sink ? `r${m.v}_0 += ${token(expr)};` : `r${m.v}_0 = ${token(expr)};`);
-        if (m.array) body.push(`b${m.v}[i] = r${m.v}_0;`);
+        if (m.array) body.push(`b${m.v}[${index(l)}] = r${m.v}_0;`);
       }
+      // (a segment where nothing is made still shifts the registers: a value read k iterations back is k shifts back)
       for (const m of members) for (let r = regs(m); r > 0; r--) body.push(`r${m.v}_${r} = r${m.v}_${r - 1};`);
-      const loop = down ? `for (let i = ${hi - 1}; i >= ${lo}; i--)` : `for (let i = ${lo}; i < ${hi}; i++)`;
-      segments.push(`${loop} {\n  ${body.join("\n  ")}\n}`);
+      lines.push(`for (let i = ${lo}; i < ${hi}; i++) {\n  ${body.join("\n  ")}\n}`);
     }
-    lines.push(...(down ? segments.reverse() : segments));
     for (const m of members) if (m.sink) lines.push(`V[${m.v}] = r${m.v}_0;`);
   });
   return lines;
@@ -179,6 +241,12 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
  * on it as on any plain operand (nothing else generated has a `$`).
  */
 const TOKEN = /\$(\d+)_(n?)(\d+)/g;
+
+/** A constant mask's test at element i + d (`$k<u>_<d>`, as TOKEN), decided per segment by the loops. */
+const MASK = /\$k(\d+)_(n?)(\d+)/g;
+
+/** Constant masks with more runs than this are read element by element (each change cuts the loops). */
+const MAX_MASK_RUNS = 8;
 
 /** How deep a chain's expressions nest (values read once written inside their reader's) before one is stored. */
 const MAX_NESTING = 24;
@@ -220,6 +288,7 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
   // v's element i + d, as an expression; a stored value's element is a token (a register
   // or an array element, decided with the loops: TOKEN), and goes to `reads`
   let reads: [number, number][] = [];
+  let masks: Mask[] = [];
   const at = (v: number, d: number): string => {
     if (!tensor(v)) return real(v);
     if (stored(v)) {
@@ -229,6 +298,18 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     }
     return node(v, d);
   };
+  // a where's mask: a constant that changes a few times is decided per segment (MASK), any other read as an element
+  const test = (u: number, d: number): string => {
+    if (op[u] === CONST && tensor(u)) {
+      const data = tape.buf(u);
+      if (changes(data).length < MAX_MASK_RUNS) {
+        tensorsRead.add(u);
+        if (!masks.some((k) => k.u === u && k.d === d)) masks.push({ u, d, data });
+        return `$k${u}_${d < 0 ? `n${-d}` : d}`;
+      }
+    }
+    return `${at(u, d)} !== 0`;
+  };
   const node = (v: number, d: number): string => {
     const code = op[v];
     const args = tape.args(v);
@@ -236,7 +317,7 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     if (code === CODE.reshape) return real(args[0]);
     if (code === CODE.broadcastTo) return real(broadcastReal(tape, v)!);
     // as kernels.select
-    if (code === CODE.where) return `(${at(args[0], d)} !== 0 ? ${at(args[1], d)} : ${at(args[2], d)})`;
+    if (code === CODE.where) return `(${test(args[0], d)} ? ${at(args[1], d)} : ${at(args[2], d)})`;
     return javascript.apply(code, at(args[0], d), args.length > 1 ? at(args[1], d) : at(args[0], d));
   };
   const loops: Made[] = [];
@@ -246,13 +327,15 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     if (!tensor(v)) {
       // a sink: the sum of all of its argument's elements
       reads = [];
+      masks = [];
       const m = size(tape.dims(args[0]));
-      loops.push({ v, size: m, sum: false, sink: true, pieces: [{ from: 0, to: m, expr: at(args[0], 0) }], reads });
+      loops.push({ v, size: m, sum: false, sink: true, pieces: [{ from: 0, to: m, expr: at(args[0], 0) }], reads, masks });
       continue;
     }
     if (!stored(v)) continue;
     const d = tape.dims(v);
     reads = [];
+    masks = [];
     // the pieces: element i of v in [from, to) is `expr` (elementwise: one piece, all of v)
     let pieces: Piece[];
     if (code === CODE.concat) {
@@ -273,7 +356,7 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
         return { from: off, to: off + size(tape.dims(u)), expr: at(u, -off) };
       });
     } else pieces = [{ from: 0, to: size(d), expr: node(v, 0) }];
-    loops.push({ v, size: size(d), sum: code === CODE.embed, sink: false, pieces, reads });
+    loops.push({ v, size: size(d), sum: code === CODE.embed, sink: false, pieces, reads, masks });
   }
   const body = fuse(loops, needed);
   const made = loops.filter((m) => m.array).map((m): [number, number] => [m.v, m.size]);
