@@ -33,6 +33,8 @@ export interface ChainCode {
   readonly made: readonly (readonly [number, number])[];
   /** Tensors computed before the chain that it reads. */
   readonly reads: readonly number[];
+  /** The loops' source (tests read what the code reads). */
+  readonly source: string;
 }
 
 /**
@@ -365,5 +367,5 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     ...[...tensorsRead, ...made.map(([v]) => v)].map((v) => `const b${v} = B[${v}];`),
   ];
   const source = `"use strict";\nreturn function chain(B, V, K) {\n${[...head, ...body].join("\n")}\n};`;
-  return { run: compiled(source, () => new Function(source)() as ChainRun), made, reads: [...tensorsRead] };
+  return { run: compiled(source, () => new Function(source)() as ChainRun), made, reads: [...tensorsRead], source };
 }

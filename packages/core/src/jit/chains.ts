@@ -114,10 +114,11 @@ export function planChains(tape: Tape, { live, kept, interpret }: PlanInput): St
     }
   }
   const steps = chains.map((members): Step => {
-    const { run, made, reads } = chainCode(tape, members, { uses, needed });
+    const { run, made, reads, source } = chainCode(tape, members, { uses, needed });
     return {
       made,
       reads,
+      source,
       run: (B, V, K) => {
         run(B, V, K);
         fusedStats.runs++;

@@ -8,10 +8,11 @@ import ndarray from "ndarray";
 import { afterEach, describe, expect, it } from "vitest";
 import { poolStats } from "@wengert/ops";
 import {
-  abs, add, compileGrad, concat, exp, gt, jit, lt, mul, scan, shapeOf, slice, square, sum, tanh, where,
+  abs, add, compileGrad, concat, exp, gt, jit, lt, mul, scan, shapeOf, sin, slice, square, sum, tanh, traceOf, where,
   type Operand, type Scalar, type Tensor, type TensorArg,
 } from "../../src/index.js";
-import { fusedCode, fusedStats } from "../../src/jit/chains.js";
+import { fusedCode, fusedStats, planChains } from "../../src/jit/chains.js";
+import type { ChainCode } from "../../src/jit/chain-code.js";
 import { rosenbrockTensor } from "../helpers/cases.js";
 import { tensorChains } from "../helpers/programs/tensor-chains.js";
 import { expectSame } from "../helpers/same-bits.js";
@@ -128,3 +129,48 @@ describe("chains of elementwise operations compiled in jit's tensor replays", ()
   });
 });
 
+/** The compiled chains planned for f's trace at x (every instruction needed, the outputs kept). */
+function chainsOf(f: (x: TensorArg) => unknown, x: Float64Array): ChainCode[] {
+  const term = traceOf(f as never, x);
+  const n = term.tape.length;
+  const kept = new Uint8Array(n);
+  for (const v of term.output.atoms) kept[v] = 1;
+  return planChains(term.tape, { live: new Uint8Array(n).fill(1), kept }).filter((s): s is ChainCode => typeof s !== "number");
+}
+
+describe("the loops of a chain", () => {
+  const n = 50;
+  const points = [1, 2, 3].map((seed) => Float64Array.from({ length: n }, (_, i) => Math.sin(seed + 0.7 * i) - 0.2));
+
+  it("values read one element back and others one element ahead are one loop: only the result is stored; the kernels' numbers", () => {
+    // as a Runge–Kutta step's derivative reads its stages (back) and its cotangents (ahead)
+    const f = (x: TensorArg) => {
+      const a = mul(x, x);
+      const back = concat([slice(x, [0], [1]), slice(a, [0], [n - 1])], 0);
+      const c = mul(back, 3);
+      const ahead = concat([slice(c, [1], [n]), slice(x, [n - 1], [n])], 0);
+      return add(ahead, a);
+    };
+    const chains = chainsOf(f, points[0]);
+    expect(chains.length).toBe(1);
+    expect(chains[0].made.length).toBe(1);
+    const fused = callAll(() => jit(f), points, true);
+    const kernels = callAll(() => jit(f), points, false);
+    expect(fused.runs).toBeGreaterThan(0);
+    expectSame(fused.results, kernels.results);
+  });
+
+  it("a where's constant mask that changes twice is decided in the code (no element read); one that changes at every element is read", () => {
+    const blocks = Float64Array.from({ length: n }, (_, i) => (i < 20 || i >= 40 ? 1 : 0));
+    const alternating = Float64Array.from({ length: n }, (_, i) => i % 2);
+    for (const [mask, read] of [[blocks, false], [alternating, true]] as const) {
+      const f = (x: TensorArg) => add(where(mask, mul(x, 2), sin(x)), x);
+      const [chain] = chainsOf(f, points[0]);
+      expect(chain.source.includes("!== 0")).toBe(read);
+      const fused = callAll(() => jit(f), points, true);
+      const kernels = callAll(() => jit(f), points, false);
+      expect(fused.runs).toBeGreaterThan(0);
+      expectSame(fused.results, kernels.results);
+    }
+  });
+});
