@@ -265,10 +265,20 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
   const { uses, needed } = context;
   const inChain = new Set(members);
   const tensor = (v: number): boolean => tape.isTensor(v);
+  // reads of each value, a slice's counted as its own readers' (a slice is an offset, so a value
+  // read once by a slice read twice is computed twice if not stored: a Runge–Kutta stage's
+  // y + h/2·k, read by the step and by its derivative)
+  const readers = new Map<number, number>();
+  for (let k = members.length - 1; k >= 0; k--) {
+    const v = members[k];
+    if (op[v] !== CODE.slice) continue;
+    const u = tape.args(v)[0];
+    readers.set(u, (readers.get(u) ?? uses[u]) - 1 + (readers.get(v) ?? uses[v]));
+  }
   // stored: outside the chain, read more than once, read outside it or after the run, or made of
   // pieces; the rest are computed where they are read (a slice is an offset: read again, never copied)
   const storedFor = (v: number): boolean =>
-    !inChain.has(v) || needed[v] === 1 || (uses[v] > 1 && op[v] !== CODE.slice) || op[v] === CODE.concat || op[v] === CODE.embed;
+    !inChain.has(v) || needed[v] === 1 || ((readers.get(v) ?? uses[v]) > 1 && op[v] !== CODE.slice) || op[v] === CODE.concat || op[v] === CODE.embed;
   // a value whose expression would nest deeper than MAX_NESTING is stored too: expressions
   // are written recursively, and a long chain (sin of sin of …) is cut into short ones
   const deep = new Set<number>();

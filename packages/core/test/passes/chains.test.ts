@@ -173,4 +173,19 @@ describe("the loops of a chain", () => {
       expectSame(fused.results, kernels.results);
     }
   });
+
+  it("a value read once by a slice that is read twice is computed once per element (a Runge–Kutta stage's y + h/2·k)", () => {
+    const f = (x: TensorArg) => {
+      const s = slice(add(x, 1) as TensorArg, [0], [n - 1]);
+      return concat([slice(x, [0], [1]), add(mul(s, 3), sin(s)) as TensorArg], 0);
+    };
+    const [chain] = chainsOf(f, points[0]);
+    // the statement of the sum reads x + 1 made before it (written where each of its readers is, it was made twice)
+    const sums = chain.source.split("\n").filter((line) => line.includes("sin("));
+    expect(sums.length).toBeGreaterThan(0);
+    for (const line of sums) expect(line).not.toContain(" + 1)");
+    const fused = callAll(() => jit(f), points, true);
+    const kernels = callAll(() => jit(f), points, false);
+    expectSame(fused.results, kernels.results);
+  });
 });
