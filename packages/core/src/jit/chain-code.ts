@@ -117,6 +117,16 @@ function uniform(data: Float64Array, from: number, to: number): number {
 }
 
 /**
+ * Iterations a loop body runs at once where values are read from earlier iterations: each
+ * such value is shifted through its registers once per block instead of once per
+ * iteration (a Runge–Kutta derivative's loop holds some 25 of those registers).
+ */
+const UNROLL = 4;
+
+/** Loops of more values than this are not unrolled (their code would be UNROLL times larger). */
+const MAX_UNROLLED = 64;
+
+/**
  * How far ahead of its loop's counter a value may be computed (its lead): each lead
  * costs registers (a value read L elements away lives in L + 1 of them).
  */
@@ -203,34 +213,62 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
     const bounds = [...cuts].sort((x, y) => x - y);
     const regs = (m: Made): number => lag.get(m.v) ?? 0;
     for (const m of members) lines.push(`let ${Array.from({ length: regs(m) + 1 }, (_, r) => `r${m.v}_${r} = 0`).join(", ")};`);
+    const shifts = members.some((m) => regs(m) > 0);
     for (let s = 0; s + 1 < bounds.length; s++) {
       const [lo, hi] = [bounds[s], bounds[s + 1]];
-      const body: string[] = [];
-      for (const m of members) {
-        const l = L(m);
-        if (lo + l < 0 || hi + l > m.size) continue;
-        const token = (text: string): string =>
-          text
-            .replace(TOKEN, (_, u: string, minus: string, ds: string) => {
-              const d = minus === "" ? Number(ds) : -Number(ds);
-              if (groupOf.get(Number(u)) === g) return `r${u}_${lead.get(Number(u))! - l - d}`;
-              return `b${u}[${index(l + d)}]`;
-            })
-            .replace(MASK, (_, u: string, minus: string, ds: string) => {
-              const d = minus === "" ? Number(ds) : -Number(ds);
-              const k = m.masks.find((q) => q.u === Number(u) && q.d === d)!;
-              const same = uniform(k.data, lo + l + d, hi + l + d);
-              return same === 1 ? "true" : same === 0 ? "false" : `(b${u}[${index(l + d)}] !== 0)`;
-            });
-        const inside = m.pieces.filter((p) => p.from <= lo + l && hi + l <= p.to);
-        const expr = m.sum ? inside.reduce((acc, p) => `(${acc} + ${p.expr})`, "0") : inside[0].expr;
-        // a sink adds as sumRun does: acc += x[i], from 0
-        body.push(m.sink ? `r${m.v}_0 += ${token(expr)};` : `r${m.v}_0 = ${token(expr)};`);
-        if (m.array) body.push(`b${m.v}[${index(l)}] = r${m.v}_0;`);
-      }
+      const active = members.filter((m) => lo + L(m) >= 0 && hi + L(m) <= m.size);
+      // iteration i + j's statements; j null: one iteration (the values in r<v>_0), else the j-th of UNROLL
+      // (the values in t<v>_<j>, a value made k iterations back a t of this block or a register)
+      const iteration = (j: number | null): string[] => {
+        const at = j ?? 0;
+        const name = (u: number, k: number): string => (j === null ? `r${u}_${k}` : j - k >= 0 ? `t${u}_${j - k}` : `r${u}_${k - j}`);
+        const body: string[] = [];
+        for (const m of active) {
+          const l = L(m);
+          const token = (text: string): string =>
+            text
+              .replace(TOKEN, (_, u: string, minus: string, ds: string) => {
+                const d = minus === "" ? Number(ds) : -Number(ds);
+                if (groupOf.get(Number(u)) === g) return name(Number(u), lead.get(Number(u))! - l - d);
+                return `b${u}[${index(l + d + at)}]`;
+              })
+              .replace(MASK, (_, u: string, minus: string, ds: string) => {
+                const d = minus === "" ? Number(ds) : -Number(ds);
+                const k = m.masks.find((q) => q.u === Number(u) && q.d === d)!;
+                const same = uniform(k.data, lo + l + d, hi + l + d);
+                return same === 1 ? "true" : same === 0 ? "false" : `(b${u}[${index(l + d + at)}] !== 0)`;
+              });
+          const inside = m.pieces.filter((p) => p.from <= lo + l && hi + l <= p.to);
+          const expr = m.sum ? inside.reduce((acc, p) => `(${acc} + ${p.expr})`, "0") : inside[0].expr;
+          // a sink adds as sumRun does: acc += x[i], from 0
+          if (m.sink) body.push(`r${m.v}_0 += ${token(expr)};`);
+          else body.push(j === null ? `r${m.v}_0 = ${token(expr)};` : `const t${m.v}_${j} = ${token(expr)};`);
+          if (m.array) body.push(`b${m.v}[${index(l + at)}] = ${name(m.v, 0)};`);
+        }
+        return body;
+      };
       // (a segment where nothing is made still shifts the registers: a value read k iterations back is k shifts back)
-      for (const m of members) for (let r = regs(m); r > 0; r--) body.push(`r${m.v}_${r} = r${m.v}_${r - 1};`);
-      lines.push(`for (let i = ${lo}; i < ${hi}; i++) {\n  ${body.join("\n  ")}\n}`);
+      // (after a block, by UNROLL: the values it made are its t's)
+      const shift = (block: boolean): string[] => {
+        const by = block ? UNROLL : 1;
+        const moves: string[] = [];
+        for (const m of members) {
+          const made = block && active.includes(m) && !m.sink;
+          for (let r = regs(m); r > 0; r--) {
+            const from = r - by > 0 || !made ? `r${m.v}_${Math.max(0, r - by)}` : `t${m.v}_${by - r}`;
+            moves.push(`r${m.v}_${r} = ${from};`);
+          }
+        }
+        return moves;
+      };
+      const one = `for (; i < ${hi}; i++) {\n  ${[...iteration(null), ...shift(false)].join("\n  ")}\n}`;
+      if (!shifts || hi - lo < 4 * UNROLL || members.length > MAX_UNROLLED) {
+        lines.push(`{\nlet i = ${lo};\n${one}\n}`);
+        continue;
+      }
+      // UNROLL iterations at once: the registers shift once per block, not per iteration
+      const block = Array.from({ length: UNROLL }, (_, j) => iteration(j)).flat();
+      lines.push(`{\nlet i = ${lo};\nfor (; i + ${UNROLL} <= ${hi}; i += ${UNROLL}) {\n  ${[...block, ...shift(true)].join("\n  ")}\n}\n${one}\n}`);
     }
     for (const m of members) if (m.sink) lines.push(`V[${m.v}] = r${m.v}_0;`);
   });

@@ -160,6 +160,23 @@ describe("the loops of a chain", () => {
     expectSame(fused.results, kernels.results);
   });
 
+  it("a loop whose values are read from earlier iterations runs 4 iterations at once (its registers shifted once per block): the kernels' numbers at every length", () => {
+    // a read one element back, at its own element and one ahead: kept three iterations
+    const bothWays = (m: number) => (x: TensorArg) => {
+      const a = sin(x);
+      const back = concat([slice(x, [0], [1]), slice(a, [0], [m - 1])], 0);
+      const ahead = concat([slice(a, [1], [m]), slice(x, [m - 1], [m])], 0);
+      return add(add(ahead, mul(back, 3)), mul(a, a));
+    };
+    expect(chainsOf(bothWays(n), points[0])[0].source).toContain("i += 4");
+    for (const m of [2, 3, 15, 16, 17, 18, 19, 20, 33]) {
+      const at = [1, 2, 3].map((seed) => Float64Array.from({ length: m }, (_, i) => Math.sin(seed + 0.7 * i) - 0.2));
+      const fused = callAll(() => jit(bothWays(m)), at, true);
+      const kernels = callAll(() => jit(bothWays(m)), at, false);
+      expectSame(fused.results, kernels.results);
+    }
+  });
+
   it("a where's constant mask that changes twice is decided in the code (no element read); one that changes at every element is read", () => {
     const blocks = Float64Array.from({ length: n }, (_, i) => (i < 20 || i >= 40 ? 1 : 0));
     const alternating = Float64Array.from({ length: n }, (_, i) => i % 2);
