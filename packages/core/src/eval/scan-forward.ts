@@ -39,6 +39,8 @@ export interface ForwardRun {
   readonly write: ((i: number, slot: number, v: Buf) => void) | null;
   /** Called before iteration i with the carry (checkpoints), when set. */
   readonly store?: (i: number, carry: readonly Buf[]) => void;
+  /** `store` keeps the carry buffers the run made (a sweep's every carry): the run hands them over, not back to the pool. */
+  readonly keeps?: boolean;
   /** For a body of reals, the same in flat arrays: the run is then compiled code (jit/scan-code.ts). */
   readonly reals?: RealsIO;
 }
@@ -177,7 +179,7 @@ function interpretForward(r: ForwardRun, carry: Buf[], owned: boolean): number {
       if (body.carryKind[k] === "identity") continue;
       const before = carry[k];
       carry[k] = it.take(out[k]);
-      if (mine[k] && typeof before !== "number") release(before);
+      if (mine[k] && typeof before !== "number" && r.keeps !== true) release(before);
       mine[k] = 1;
     }
     it.clear();

@@ -100,8 +100,8 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
   const K = segmentLength(p.checkpoint, p.n);
   const checkpoints: Buf[][] = [];
   const copy = (c: readonly Buf[]): Buf[] => c.map((b) => (typeof b === "number" ? b : pooledCopy(b)));
-  const forward = (from: number, to: number, carry: Buf[], store: (i: number, c: readonly Buf[]) => void): void => {
-    runForward({ body, x: xAt, p: pv, from, to, checkFrom: n, reportTies: false, obs: null, write: null, store }, carry, false);
+  const forward = (from: number, to: number, carry: Buf[], store: (i: number, c: readonly Buf[]) => void, keeps = false): void => {
+    runForward({ body, x: xAt, p: pv, from, to, checkFrom: n, reportTies: false, obs: null, write: null, store, keeps }, carry, false);
   };
   if (K < n) forward(0, n, carry0.slice(), (i, c) => i % K === 0 && checkpoints.push(copy(c)));
   else checkpoints.push(carry0);
@@ -123,7 +123,9 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
     const lo = seg * K;
     const hi = Math.min(n, lo + K);
     const carries: Buf[][] = [];
-    forward(lo, hi, copy(checkpoints[seg]), (_i, c) => carries.push(copy(c)));
+    // every carry of the segment kept as the run made it (each goes back to the pool after its block), an identity
+    // carry's one buffer copied per iteration (each copy goes back)
+    forward(lo, hi, copy(checkpoints[seg]), (_i, c) => carries.push(c.map((b, k) => (body.carryKind[k] === "identity" && typeof b !== "number" ? pooledCopy(b) : b))), true);
     reverseStats.maxStored = Math.max(reverseStats.maxStored, checkpoints.length + carries.length);
     for (let r = hi - 1; r >= lo; r--) {
       const d = plan.patterns[plan.at.at(r)];
