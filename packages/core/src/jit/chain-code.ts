@@ -95,11 +95,12 @@ interface Made {
   array?: boolean;
 }
 
-/** A `where`'s constant mask read at element i + d. */
+/** A `where`'s constant mask read at element i + d, and the elements where it changes (changes). */
 interface Mask {
   readonly u: number;
   readonly d: number;
   readonly data: Float64Array;
+  readonly at: readonly number[];
 }
 
 /** The elements where a mask changes from selecting to not (or back). */
@@ -110,10 +111,9 @@ function changes(data: Float64Array): number[] {
 }
 
 /** Whether mask elements [from, to) all select (1), none does (0), or some do and some not (-1). */
-function uniform(data: Float64Array, from: number, to: number): number {
-  const first = data[from] !== 0;
-  for (let k = from + 1; k < to; k++) if ((data[k] !== 0) !== first) return -1;
-  return first ? 1 : 0;
+function uniform(k: Mask, from: number, to: number): number {
+  if (k.at.some((c) => from < c && c < to)) return -1;
+  return k.data[from] !== 0 ? 1 : 0;
 }
 
 /**
@@ -208,7 +208,7 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
       cuts.add(clip(0)).add(clip(m.size));
       for (const p of m.pieces) cuts.add(clip(p.from)).add(clip(p.to));
       // where a constant mask changes: each segment reads it all 0 or all 1, a test decided as the code is written
-      for (const k of m.masks) for (const c of changes(k.data)) cuts.add(clip(c - k.d));
+      for (const k of m.masks) for (const c of k.at) cuts.add(clip(c - k.d));
     }
     const bounds = [...cuts].sort((x, y) => x - y);
     const regs = (m: Made): number => lag.get(m.v) ?? 0;
@@ -235,7 +235,7 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
               .replace(MASK, (_, u: string, minus: string, ds: string) => {
                 const d = minus === "" ? Number(ds) : -Number(ds);
                 const k = m.masks.find((q) => q.u === Number(u) && q.d === d)!;
-                const same = uniform(k.data, lo + l + d, hi + l + d);
+                const same = uniform(k, lo + l + d, hi + l + d);
                 return same === 1 ? "true" : same === 0 ? "false" : `(b${u}[${index(l + d + at)}] !== 0)`;
               });
           const inside = m.pieces.filter((p) => p.from <= lo + l && hi + l <= p.to);
@@ -348,13 +348,20 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     }
     return node(v, d);
   };
+  const changed = new Map<number, number[]>();
+  const changesOf = (u: number, data: Float64Array): number[] => {
+    let at = changed.get(u);
+    if (at === undefined) changed.set(u, (at = changes(data)));
+    return at;
+  };
   // a where's mask: a constant that changes a few times is decided per segment (MASK), any other read as an element
   const test = (u: number, d: number): string => {
     if (op[u] === CONST && tensor(u)) {
       const data = tape.buf(u);
-      if (changes(data).length < MAX_MASK_RUNS) {
+      const at = changesOf(u, data);
+      if (at.length < MAX_MASK_RUNS) {
         tensorsRead.add(u);
-        if (!masks.some((k) => k.u === u && k.d === d)) masks.push({ u, d, data });
+        if (!masks.some((k) => k.u === u && k.d === d)) masks.push({ u, d, data, at });
         return `$k${u}_${d < 0 ? `n${-d}` : d}`;
       }
     }
