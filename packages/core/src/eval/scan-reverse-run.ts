@@ -125,7 +125,8 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
     const carries: Buf[][] = [];
     // every carry of the segment kept as the run made it (each goes back to the pool after its block), an identity
     // carry's one buffer copied per iteration (each copy goes back)
-    forward(lo, hi, copy(checkpoints[seg]), (_i, c) => carries.push(c.map((b, k) => (body.carryKind[k] === "identity" && typeof b !== "number" ? pooledCopy(b) : b))), true);
+    const own = (c: readonly Buf[]): Buf[] => c.map((b, k) => (body.carryKind[k] === "identity" && typeof b !== "number" ? pooledCopy(b) : b));
+    forward(lo, hi, copy(checkpoints[seg]), (_i, c) => carries.push(own(c)), true);
     reverseStats.maxStored = Math.max(reverseStats.maxStored, checkpoints.length + carries.length);
     for (let r = hi - 1; r >= lo; r--) {
       const d = plan.patterns[plan.at.at(r)];
