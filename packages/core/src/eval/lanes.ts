@@ -53,6 +53,12 @@ export interface LaneOptions {
    * default lane-major, at b·width + e.
    */
   readonly elementMajor?: boolean;
+  /**
+   * The term's instructions before this index were traced at the lanes' unbatched inputs
+   * (jacfwd's point, columns.ts): those not varying with the lane are read from the tape,
+   * not computed again (tracing computed them with the same kernels). Default 0.
+   */
+  readonly tracedBefore?: number;
 }
 
 /** Batched columns per block: lanes × batched variables stays below this (16 MB of doubles). */
@@ -107,6 +113,7 @@ export function runLanes(
   const one = (v: number): Buf => (isTensor(v) ? bufs[v]! : vals[v]);
   // a tie or (with checkNaN) a NaN among them: the term holds at no lane
   let nowhere = false;
+  const traced = options.tracedBefore ?? 0;
   for (let i = 0; i < n; i++) {
     if (batched[i] || !live[i]) continue;
     if (op[i] === CONST || op[i] === FREE) {
@@ -116,6 +123,10 @@ export function runLanes(
       const input = inputs[a[i]];
       if (isTensor(i)) bufs[i] = input.values.subarray(0, input.width);
       else vals[i] = input.values[0];
+    } else if (i < traced && !tieChecked[i] && !options.checkNaN && !tape.isDeferred(i)) {
+      // traced at these very inputs (LaneOptions.tracedBefore): tracing's value
+      if (isTensor(i)) bufs[i] = tape.buf(i);
+      else vals[i] = tape.val[i];
     } else {
       const args = tape.args(i).map(one);
       const ds = tape.args(i).map(dims);
