@@ -37,7 +37,13 @@ export function forwardColumns(traced: TracedFn, tensors: boolean): unknown {
   const ins = leafShapes(xs);
   const outs = leafShapes(out);
   const v0 = leavesLike(caller, "v", xs, basisVector(xs, 0), "x");
-  const applied = emitTransformed(traced, pushforward, { extra: { name: "v", shape: xs, leaves: v0 }, resultShape: out, keep: "both" });
+  // evaluated by the lanes alone: nothing of it computed while it is emitted (along v0, for nobody)
+  const applied = emitTransformed(traced, pushforward, {
+    extra: { name: "v", shape: xs, leaves: v0 },
+    resultShape: out,
+    keep: "both",
+    unevaluated: true,
+  });
   const emitted = applied.term!;
   // the emitted term extends C's tape; `all`: C's buffers too (every value read is copied out by then)
   const release = (all: boolean): void => {
@@ -70,7 +76,8 @@ export function forwardColumns(traced: TracedFn, tensors: boolean): unknown {
   const whole = tensors && ins.length === 1;
   const columns = widths.map((w) => (whole ? new Float64Array(C * w) : alloc(C * w, true)));
   // every lane holds (no guards, no checks): each output written whole
-  runLanes(emitted, [], { reportTies: false, checkNaN: false, elementMajor: true }, inputs, Int32Array.from({ length: C }, (_, c) => c), columns);
+  const options = { reportTies: false, checkNaN: false, elementMajor: true, tracedBefore: term.tape.length };
+  runLanes(emitted, [], options, inputs, Int32Array.from({ length: C }, (_, c) => c), columns);
   // nothing reads C after the lanes (f(x) is not returned): its buffers go back to the pool with the tangents', rather than to the collector
   release(true);
   if (!tensors) {

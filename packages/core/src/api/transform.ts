@@ -18,7 +18,7 @@ import { closeTrace, recorder, sinkFor, type Trace } from "../trace/tracer.js";
 import { hostTyped } from "./host-typed.js";
 import { settleDeferred } from "../eval/deferred.js";
 import { userValue, type TracedFn } from "./tracing.js";
-import type { Tape } from "../trace/tape.js";
+import type { Settle, Tape } from "../trace/tape.js";
 import { SLAB_MAX, size } from "@wengert/ops";
 import { FIRST_PRIMITIVE } from "../trace/opcodes.js";
 
@@ -75,6 +75,13 @@ export interface Emission {
   readonly outermost?: boolean;
   /** What the caller goes on reading (default "both"). */
   readonly keep?: Keep;
+  /**
+   * The caller evaluates the emitted term itself, at other values of the extra inputs
+   * (jacfwd's columns as lanes, api/columns.ts): its tensor values are not computed while
+   * it is emitted (but those a rule reads), and `outputs` and `results` come back empty.
+   * Only at the outermost level, with `keep` "both".
+   */
+  readonly unevaluated?: boolean;
 }
 
 const NONE: ReadonlySet<number> = new Set();
@@ -118,9 +125,18 @@ function worthDeferring(tape: Tape): boolean {
   return elements >= deferring.fromElements;
 }
 
+/**
+ * The settler of an emission that its caller evaluates (Emission.unevaluated): a value a
+ * rule reads while the term is emitted is computed (with everything deferred before it),
+ * the others never.
+ */
+const readValuesOnly: Settle = (tape, from, keep) => {
+  if (keep === null) settleDeferred(tape, from, null);
+};
+
 /** Emit `transform` of the traced term with the extra inputs and result structure of `emission`. */
 export function emitTransformed(traced: TracedFn, transform: Transform, emission: Emission): Applied {
-  const { extra, resultShape, inspect, outermost = false, keep = "both" } = emission;
+  const { extra, resultShape, inspect, outermost = false, keep = "both", unevaluated = false } = emission;
   const { term } = traced;
   const target = outermost ? null : enclosing(traced, extra.leaves);
   if (target === null) {
@@ -135,13 +151,16 @@ export function emitTransformed(traced: TracedFn, transform: Transform, emission
     // outweigh planning the chains (on W1 about 30 000 elements computed by f)
     const deferred = keep === "neither" && inspect === undefined && !traced.trace.settings.checkNaN && worthDeferring(term.tape);
     if (deferred) sink.tape.defer(settleDeferred);
+    else if (unevaluated) sink.tape.defer(readValuesOnly);
     const d = transform(term, sink, extras, null);
     if (deferred) sink.tape.settle([...d.outputs, ...d.results]);
+    else if (unevaluated) sink.tape.settle([]);
     closeTrace(sink);
     const emitted = new TraceTerm(sink.tape, [term.params[0], { name: extra.name, shape: extra.shape, atoms: extras }], {
       shape: resultShape,
       atoms: d.results,
     });
+    if (unevaluated) return { outputs: [], results: [], term: emitted, opaque: sink.opaque };
     inspect?.(term, emitted);
     const outShapes = leafShapes(term.output.shape);
     const resultShapes = leafShapes(resultShape);

@@ -268,8 +268,12 @@ export interface ChainOperand {
   readonly laneSize: number;
 }
 
-/** Counters for tests: chains run, the instructions they computed (sinks included), and the chains run element-major from their operands' lanes. */
-export const fusionStats = { chains: 0, instructions: 0, elementMajor: 0 };
+/**
+ * Counters for tests: chains run, the instructions they computed (sinks included), the
+ * chains run element-major from their operands' lanes, and those written permuted (as
+ * an output's transpose, lane-layout.ts).
+ */
+export const fusionStats = { chains: 0, instructions: 0, elementMajor: 0, permuted: 0 };
 
 /**
  * The chain at `w` lanes into `out`, its loads read through `operand`: lane-major (lane
@@ -283,6 +287,7 @@ export function runFused(chain: FusedChain, w: number, out: Float64Array, operan
   const R = S / Math.max(1, n);
   if (n === 0 || R === 0) return;
   const ops = chain.loads.map((ld) => operand(ld.v));
+  if (place?.permuted !== undefined) fusionStats.permuted++;
   const X = chain.loads.map((ld) => (ld.along instanceof Int32Array ? ld.along : EMPTY));
   const O = chain.loads.map((ld) => ld.rows);
   if (place === undefined) {
@@ -303,7 +308,7 @@ export function runFused(chain: FusedChain, w: number, out: Float64Array, operan
   if (copied > S) {
     const lanes = alloc(w * S, true);
     chain.run(w, R, n, lanes, ops.map((o) => o.values), ops.map((o) => o.laneSize), O, X);
-    writeElementMajor(lanes, w, S, out, place);
+    writeElementMajor(lanes, w, S, out, place, n);
     release(lanes);
     return;
   }
@@ -314,7 +319,10 @@ export function runFused(chain: FusedChain, w: number, out: Float64Array, operan
   // a real's column (laneSize 1) is element-major as it is: its one element's lanes side by side
   const T = chain.loads.map((ld, k) => copies.get(ld.v) ?? ops[k].values);
   fusionStats.elementMajor++;
-  elementMajorRun(chain, ops.map((o) => o.laneSize > 0))(w, R, n, out, place.stride, place.first, T, O, X);
+  // row r's first element's place, and the step along the row (in order: r·n, 1)
+  const rowAt = place.permuted?.rowAt ?? Int32Array.from({ length: R }, (_, r) => r * n);
+  const step = place.permuted?.step ?? 1;
+  elementMajorRun(chain, ops.map((o) => o.laneSize > 0))(w, R, n, out, place.stride, place.first, rowAt, step * place.stride, T, O, X);
   for (const c of copies.values()) release(c);
 }
 
@@ -324,7 +332,8 @@ const EMPTY_VALUES = new Float64Array(0);
 /**
  * The chain's element-major loop (runFused with a place), for operands batched or not as
  * `batched` says: `T` holds a batched operand's lanes element-major (element e of lane l
- * at e · w + l), an unbatched one's value as it is.
+ * at e · w + l), an unbatched one's value as it is. Element (r, q) of lane l goes to
+ * (A[r] · stride) + q · qs + first + l (ElementMajor's place, qs = its step · stride).
  */
 type ElementRun = (
   w: number,
@@ -333,6 +342,8 @@ type ElementRun = (
   out: Float64Array,
   stride: number,
   first: number,
+  A: Int32Array,
+  qs: number,
   T: readonly Float64Array[],
   O: readonly Int32Array[],
   X: readonly Int32Array[],
@@ -354,7 +365,7 @@ const elementRuns = new WeakMap<FusedChain, { readonly key: string; readonly run
 const elementCompiled = codeCache<ElementRun>();
 
 /**
- * The element-major loop: per row and span of elements, per element the unbatched loads'
+ * The element-major loop: per span of elements and row, per element the unbatched loads'
  * values and the batched loads' element offsets, then per lane the batched loads, the
  * instructions and the store, lane after lane into neighbouring places of `out`. The
  * same statements as compile's loop: the same numbers. The span function is called every
@@ -384,17 +395,21 @@ function compileElementMajor(loads: readonly Load[], batched: readonly boolean[]
     "};",
   ].join("\n");
   const perRow = loads.map((ld, k) => (ld.along === 0 && !batched[k] ? `const l${k} = b${k}[o${k}[r]];` : `const p${k} = o${k}[r];`));
+  // a span of every row before the next span: a permuted place (rows interleaved in `out`) is written a region at a time
   const source = [
     ...loads.map((ld, k) => `const b${k} = T[${k}], o${k} = O[${k}]${ld.along instanceof Int32Array ? `, x${k} = X[${k}]` : ""};`),
-    "for (let r = 0; r < R; r++) {",
-    ...perRow.map((s) => `  ${s}`),
-    "  const at = r * n * stride + first;",
-    `  for (let q0 = 0; q0 < n; q0 += ${SPAN}) span(${spanParams.map((p) => (p === "q1" ? `Math.min(n, q0 + ${SPAN})` : p)).join(", ")});`,
+    `for (let q0 = 0; q0 < n; q0 += ${SPAN}) {`,
+    `  const q1 = Math.min(n, q0 + ${SPAN});`,
+    "  for (let r = 0; r < R; r++) {",
+    ...perRow.map((s) => `    ${s}`),
+    "    const at = A[r] * stride + first;",
+    `    span(${spanParams.map((p) => (p === "stride" ? "qs" : p)).join(", ")});`,
+    "  }",
     "}",
   ].join("\n");
   return elementCompiled(`${span}\n${source}`, () => {
     const spanOf = new Function("K", span) as (K: typeof KERNELS) => unknown;
-    return new Function("span", `return function chain(w, R, n, out, stride, first, T, O, X) {\n${source}\n};`)(spanOf(KERNELS)) as ElementRun;
+    return new Function("span", `return function chain(w, R, n, out, stride, first, A, qs, T, O, X) {\n${source}\n};`)(spanOf(KERNELS)) as ElementRun;
   });
 }
 

@@ -25,7 +25,7 @@ import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS
 import { binaryKernel, compute } from "../trace/tape.js";
 import { laneArg, onLanes } from "./lane-rules.js";
 import { planFusion, runFused, type ChainOperand } from "./lane-fusion.js";
-import { writeElementMajor } from "./lane-layout.js";
+import { transposedPlaces, writeElementMajor, type Permuted } from "./lane-layout.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { isScanCode, scanCodes, type ScanParams } from "../trace/scan-ops.js";
@@ -53,12 +53,18 @@ export interface LaneOptions {
    * default lane-major, at b·width + e.
    */
   readonly elementMajor?: boolean;
+  /**
+   * The term's instructions before this index were traced at the lanes' unbatched inputs
+   * (jacfwd's point, columns.ts): those not varying with the lane are read from the tape,
+   * not computed again (tracing computed them with the same kernels). Default 0.
+   */
+  readonly tracedBefore?: number;
 }
 
 /** Batched columns per block: lanes × batched variables stays below this (16 MB of doubles). */
 const BLOCK_VALUES = 1 << 21;
 
-const { add: ADD, sub: SUB, mul: MUL, div: DIV } = CODE;
+const { add: ADD, sub: SUB, mul: MUL, div: DIV, transpose: TRANSPOSE } = CODE;
 
 /**
  * The term's outputs at `lanes` (batch indices), written into `outs` (output j of lane l
@@ -107,6 +113,7 @@ export function runLanes(
   const one = (v: number): Buf => (isTensor(v) ? bufs[v]! : vals[v]);
   // a tie or (with checkNaN) a NaN among them: the term holds at no lane
   let nowhere = false;
+  const traced = options.tracedBefore ?? 0;
   for (let i = 0; i < n; i++) {
     if (batched[i] || !live[i]) continue;
     if (op[i] === CONST || op[i] === FREE) {
@@ -116,6 +123,10 @@ export function runLanes(
       const input = inputs[a[i]];
       if (isTensor(i)) bufs[i] = input.values.subarray(0, input.width);
       else vals[i] = input.values[0];
+    } else if (i < traced && !tieChecked[i] && !options.checkNaN && !tape.isDeferred(i)) {
+      // traced at these very inputs (LaneOptions.tracedBefore): tracing's value
+      if (isTensor(i)) bufs[i] = tape.buf(i);
+      else vals[i] = tape.val[i];
     } else {
       const args = tape.args(i).map(one);
       const ds = tape.args(i).map(dims);
@@ -151,13 +162,26 @@ export function runLanes(
   const laneMayFail = varying.length > 0 || someIndex(n, (i) => batched[i] === 1 && live[i] === 1 && (tieChecked[i] === 1 || kinked(i)));
   // (element-major, only a chain that nothing else reads: its lanes are not kept lane by lane)
   const directTo = new Int32Array(n).fill(-1);
-  const readElsewhere = new Uint8Array(n);
+  const reads = new Int32Array(n);
   if (options.elementMajor) {
-    for (let i = 0; i < n; i++) if (live[i] && op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) readElsewhere[v] = 1;
-    term.output.atoms.forEach((v, j) => term.output.atoms.indexOf(v) !== j && (readElsewhere[v] = 1));
+    for (let i = 0; i < n; i++) if (live[i] && op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) reads[v]++;
+    term.output.atoms.forEach((v, j) => term.output.atoms.indexOf(v) !== j && reads[v]++);
   }
   if (fusion !== null && !laneMayFail) term.output.atoms.forEach((v, j) => {
-    if (fusion.chains.has(v) && directTo[v] < 0 && !readElsewhere[v]) directTo[v] = j;
+    if (fusion.chains.has(v) && directTo[v] < 0 && !reads[v]) directTo[v] = j;
+  });
+  // (element-major, an output that is a transpose of a chain read by it alone: the chain
+  // writes the output, its elements permuted (lane-layout.ts), and the transpose is not run)
+  const transposedTo = new Int32Array(n).fill(-1);
+  const outputOf = new Int32Array(n).fill(-1);
+  const places: (Permuted | undefined)[] = [];
+  if (options.elementMajor && fusion !== null && !laneMayFail) term.output.atoms.forEach((v, j) => {
+    if (op[v] !== TRANSPOSE || !batched[v] || reads[v]) return;
+    const c = tape.args(v)[0];
+    if (!fusion.chains.has(c) || reads[c] !== 1 || pinned[c] || transposedTo[c] >= 0) return;
+    transposedTo[c] = j;
+    outputOf[v] = j;
+    places[c] = transposedPlaces(dims(c), (tape.params(v) as { perm: readonly number[] }).perm);
   });
 
   // the batched variables, in blocks of lanes; a real's column is reused once its last
@@ -248,11 +272,19 @@ export function runLanes(
     const chainStep = (i: number): void => {
       const W = widthOf[i];
       const j = directTo[i];
-      const direct = j >= 0 && lanes[end - 1] - lanes[start] === w - 1;
+      const consecutive = lanes[end - 1] - lanes[start] === w - 1;
+      const direct = j >= 0 && consecutive;
       const operand = (v: number): ChainOperand => {
         if (!batched[v]) return { values: isTensor(v) ? bufs[v]! : Float64Array.of(vals[v]), laneSize: 0 };
         return isTensor(v) ? { values: laneBuf[v]!, laneSize: widthOf[v] } : { values: cols[v]!, laneSize: 1 };
       };
+      const t = transposedTo[i];
+      if (t >= 0 && consecutive) {
+        // its transpose is output t: its lanes go straight to their permuted places there
+        runFused(fusion!.chains.get(i)!, w, outs[t], operand, { stride: batchSize(outs[t], W), first: lanes[start], permuted: places[i] });
+        written[t] = 1;
+        return;
+      }
       if (direct && options.elementMajor) {
         // nothing reads it after: its lanes go straight to their places in the output
         runFused(fusion!.chains.get(i)!, w, outs[j], operand, { stride: batchSize(outs[j], W), first: lanes[start] });
@@ -287,6 +319,7 @@ export function runLanes(
         continue;
       }
       if (fusion?.chains.has(i)) chainStep(i);
+      else if (outputOf[i] >= 0 && written[outputOf[i]]) continue; // written by its chain
       else if (tensorOp[i]) tensorStep(i);
       else {
         realColumn(code, cols[i]!, w, cols[a[i]], vals[a[i]], ARITY[code] === 2 ? cols[b[i]] : null, vals[b[i]]);

@@ -218,48 +218,40 @@ export function htObjective(h: HtPrepared): Float64Array {
 
 /**
  * The Jacobian as a [3N, ncols] ndarray (rows: residual 3i + j), by forward mode: each
- * `jacfwd` emits one tangent term and evaluates it with its columns as lanes. The θ
- * columns hold the us constant; in the complicated variant the (a, b) columns before
- * them (the derivatives along shifts added to every u_i0 and u_i1: residual i depends on
- * us only through (u_i0, u_i1), and these are the diagonal blocks GradBench's layout
- * keeps) hold the vertices constant. So neither set of lanes carries the other's
- * tangents through the per-point work (26 lanes of 9 operations over [3, N] where one
- * set of 28 took 16).
+ * `jacfwd` emits one tangent term and evaluates it with its columns as lanes. Its function
+ * returns the residuals point by point, as the objective does ([N, 3]), so that its block
+ * [N, 3, C] is the matrix of GradBench's rows as it is. The θ columns hold the us
+ * constant; in the complicated variant the (a, b) columns before them (the derivatives
+ * along shifts added to every u_i0 and u_i1: residual i depends on us only through
+ * (u_i0, u_i1), and these are the diagonal blocks GradBench's layout keeps) hold the
+ * vertices constant. So neither set of lanes carries the other's tangents through the
+ * per-point work (9 operations over [3, N] per lane where one set of lanes for both took 16).
+ * The θ columns' jacfwd is taken along (a, b, θ), its function reading θ alone: its
+ * block is then the whole [3N, 28] matrix (two lanes of zeros more, and neither a second
+ * matrix nor a pass copying 3N × 26 numbers into it), its (a, b) columns then written
+ * by their own jacfwd.
  */
 export function htJacobian(h: HtPrepared): NdArray {
-  const blocks = [jacfwd((t) => residuals(h, unstack(t) as Scalar[]), h.theta) as NdArray]; // [3, N, 26]
-  if (h.us !== null) {
-    const [u0, u1] = h.us;
-    const V = vertexPositions(h, Array.from(h.theta));
-    const Ju = jacfwd((v) => {
-      const [a, b] = unstack(v) as Scalar[];
-      return pointResiduals(h, V, [add(u0, a) as T, add(u1, b) as T]);
-    }, new Float64Array(2)) as NdArray; // [3, N, 2]
-    blocks.unshift(Ju);
+  const ab = h.us === null ? 0 : 2;
+  const x = new Float64Array(ab + 26);
+  x.set(h.theta, ab);
+  const J = jacfwd((t) => transpose(residuals(h, (unstack(t) as Scalar[]).slice(ab))), x) as NdArray; // [N, 3, ab + 26]
+  const rows = ndarray(J.data as Float64Array, [3 * J.shape[0], ab + 26]);
+  if (h.us === null) return rows;
+  const [u0, u1] = h.us;
+  const V = vertexPositions(h, Array.from(h.theta));
+  const Ju = jacfwd((v) => {
+    const [a, b] = unstack(v) as Scalar[];
+    return transpose(pointResiduals(h, V, [add(u0, a) as T, add(u1, b) as T]));
+  }, new Float64Array(2)) as NdArray; // [N, 3, 2]
+  const [R, C] = rows.shape;
+  const from = Ju.data as Float64Array;
+  const to = rows.data as Float64Array;
+  for (let r = 0; r < R; r++) {
+    to[r * C] = from[2 * r];
+    to[r * C + 1] = from[2 * r + 1];
   }
-  return pointByPoint(blocks);
-}
-
-/** [3, N, C_k] blocks of columns side by side, as the [3N, ΣC_k] matrix of GradBench's rows (residual 3i + j). */
-function pointByPoint(blocks: readonly NdArray[]): NdArray {
-  const N = blocks[0].shape[1];
-  const C = blocks.reduce((c, b) => c + b.shape[2], 0);
-  const rows = new Float64Array(3 * N * C);
-  let first = 0;
-  for (const block of blocks) {
-    const w = block.shape[2];
-    const from = block.data as Float64Array;
-    // the rows in order (point i's three together), so the writes stream through `rows`
-    for (let i = 0; i < N; i++) {
-      for (let j = 0; j < 3; j++) {
-        const src = (j * N + i) * w;
-        const dst = (3 * i + j) * C + first;
-        for (let c = 0; c < w; c++) rows[dst + c] = from[src + c];
-      }
-    }
-    first += w;
-  }
-  return ndarray(rows, [3 * N, C]);
+  return rows;
 }
 
 export const ht: EvalModule = {
