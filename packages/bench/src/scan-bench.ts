@@ -143,7 +143,8 @@ function markdown(d: { w5Times: Timed[]; w6Times: Timed[]; memory: MemoryProbe[]
     "",
     `Grad of the chain written out / as a scan after a 10⁶-step gradient in the same process, ${d.linearity[0]?.rounds ?? 0} rounds ` +
       "(every size once a round, up and down in turn): median wall time per call (the process's CPU time, its GC threads included), " +
-      "and time(2N)/time(N), the median of the rounds' own ratios of CPU time (should be about 2; wall time on a shared machine also counts the other processes'):",
+      "and time(2N)/time(N), the median of the rounds' own ratios of CPU time " +
+      "(should be about 2; wall time on a shared machine also counts the other processes'):",
     "",
     `| process | ${sizes.join(" | ")} | 2N/N, written out | 2N/N, scan |`,
     `|---|${sizes.map(() => "--:").join("|")}|---|---|`,

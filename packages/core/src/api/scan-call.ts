@@ -59,7 +59,9 @@ export function checkCall(c: ScanCall): number {
   }
   const nested = c.options.nested;
   if (nested !== undefined && nested !== "any" && nested !== "scan") {
-    throw new WengertError(`${c.caller}: options.nested is ${JSON.stringify(nested)}; expected "any" (write the loop out where it cannot nest) or "scan" (throw there).`);
+    throw new WengertError(
+      `${c.caller}: options.nested is ${JSON.stringify(nested)}; ` + 'expected "any" (write the loop out where it cannot nest) or "scan" (throw there).',
+    );
   }
   if (typeof c.xs === "number") {
     if (!Number.isInteger(c.xs) || c.xs < 0) throw new WengertError(`${c.caller}: the length is ${c.xs}; expected a non-negative integer (or an array of xs).`);

@@ -19,17 +19,26 @@ export const SHORT_LOOP = 6;
 export function writtenOutReason(p: ScanParams, masked: boolean, keepsNone: boolean): string {
   const { body } = p;
   if (keepsNone && p.stacked === undefined) {
-    return "the transformation emitting it keeps no scan (a `jvp` of a term that holds a reverse sweep emitted as scans: `grad` of `hvp`, `jvp` of `hessian`; a Hessian's columns inside a trace)";
+    return (
+      "the transformation emitting it keeps no scan (a `jvp` of a term that holds a reverse sweep emitted as scans: " +
+      "`grad` of `hvp`, `jvp` of `hessian`; a Hessian's columns inside a trace)"
+    );
   }
   if (p.stacked !== undefined) {
-    return "it is the reverse sweep of a scan emitted as a scan of its rules, differentiated once more (a third derivative, `grad` of `hvp`, `jvp` of `hessian`)";
+    return "it is the reverse sweep of a scan emitted as a scan of its rules, differentiated once more (a third derivative)";
   }
   if (body.opaque) return "its body reads a traced value (`primal`) or decides on one without a guard";
-  if (masked) return "a tensor it returns is read by `slice`, `index` or `where` after the loop (its cotangent masked from block to block)";
+  if (masked) {
+    return "a tensor it returns is read by `slice`, `index` or `where` after the loop (its cotangent masked from block to block)";
+  }
   if (!body.reals) {
     if (hasScans(body.term.tape)) return "a scan runs inside its body";
-    if (masksInputs(body)) return "its body holds a `where`, or reads a tensor input only by slices that leave elements out (a cotangent masked from block to block)";
-    if (body.literal.some((l) => l !== 0)) return "its body works on tensors and some of its inputs are literals (an untraced initial carry, xs that are data)";
+    if (masksInputs(body)) {
+      return "its body holds a `where`, or reads a tensor input only by slices that leave elements out (a cotangent masked from block to block)";
+    }
+    if (body.literal.some((l) => l !== 0)) {
+      return "its body works on tensors and some of its inputs are literals (an untraced initial carry, xs that are data)";
+    }
     return "it is the forward sweep (a `jvp` inside a derivative, `taylor`) of a body on tensors";
   }
   if (hasScans(body.term.tape)) return "a scan runs inside its body";
