@@ -78,7 +78,7 @@ export function scanSection(quick: boolean, log: (line: string) => void): Sectio
   });
   log("scan: time(2N)/time(N), fresh and with a 1.5 GB live heap");
   const sizes = quick ? "100000,200000" : "100000,200000,500000,1000000";
-  const linearity = (quick ? ["fresh"] : ["fresh", "loaded"]).map((heap) => probe<LinearityProbe>(["linearity", heap, sizes, quick ? "3" : "9"]));
+  const linearity = (quick ? ["fresh"] : ["fresh", "loaded"]).map((heap) => probe<LinearityProbe>(["linearity", heap, sizes, quick ? "7" : "15"]));
   return { markdown: markdown({ w5Times, w6Times, memory, linearity, checks, load }), data: { w5Times, w6Times, memory, linearity, checks, load } };
 }
 
@@ -116,20 +116,14 @@ function markdown(d: { w5Times: Timed[]; w6Times: Timed[]; memory: MemoryProbe[]
     vs("w5-hvp-scan", "w5-primal", "W5 N=10⁶, hvp with scan"),
     vs("w5-hvp-loop", "w5-primal", "W5 N=10⁶, hvp of the loop written out"),
   ].filter((s): s is string => s !== null);
-  const lin = d.linearity.flatMap((l) => {
-    const rows = l.rows;
-    // time(2N)/time(N) for the sizes that double one another
-    const step = (key: "loopMs" | "scanMs"): string =>
-      rows
-        .flatMap((r) => {
-          const half = rows.find((q) => q.n * 2 === r.n);
-          return half === undefined ? [] : [`${ratio(r[key], half[key])} (${half.n}→${r.n})`];
-        })
-        .join(", ");
-    return [
+  const lin = d.linearity.map((l) => {
+    // time(2N)/time(N): the median of the rounds' own ratios, by CPU time (see scan-probe.ts)
+    const step = (key: "loop" | "scan"): string => l.doublings.map((q) => `×${q[key].toFixed(2)} (${q.n / 2}→${q.n})`).join(", ");
+    return (
       `| ${l.heap === "fresh" ? "fresh process" : `live heap ${formatBytes(l.liveHeap)}`} | ` +
-        `${rows.map((r) => `${formatMs(r.loopMs)} / ${formatMs(r.scanMs)}`).join(" | ")} | ${step("loopMs")} | ${step("scanMs")} |`,
-    ];
+      `${l.rows.map((r) => `${formatMs(r.loopMs)} / ${formatMs(r.scanMs)} (CPU ${formatMs(r.loopCpuMs)} / ${formatMs(r.scanCpuMs)})`).join(" | ")} | ` +
+      `${step("loop")} | ${step("scan")} |`
+    );
   });
   const sizes = d.linearity[0]?.rows.map((r) => `N=${r.n}`) ?? [];
   return [
@@ -147,8 +141,10 @@ function markdown(d: { w5Times: Timed[]; w6Times: Timed[]; memory: MemoryProbe[]
     "",
     ...summaries,
     "",
-    "Grad of the chain written out / as a scan, median time per call (sizes round-robin) " +
-      "after a 10⁶-step gradient in the same process, and time(2N)/time(N) (should be about 2):",
+    `Grad of the chain written out / as a scan after a 10⁶-step gradient in the same process, ${d.linearity[0]?.rounds ?? 0} rounds ` +
+      "(every size once a round, up and down in turn): median wall time per call (the process's CPU time, its GC threads included), " +
+      "and time(2N)/time(N), the median of the rounds' own ratios of CPU time " +
+      "(should be about 2; wall time on a shared machine also counts the other processes'):",
     "",
     `| process | ${sizes.join(" | ")} | 2N/N, written out | 2N/N, scan |`,
     `|---|${sizes.map(() => "--:").join("|")}|---|---|`,

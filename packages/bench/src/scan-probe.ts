@@ -78,30 +78,55 @@ function hold(bytes: number): unknown[] {
   return held;
 }
 
-function linearity(heap: "fresh" | "loaded", sizes: readonly number[], calls: number): LinearityProbe {
+function linearity(heap: "fresh" | "loaded", sizes: readonly number[], rounds: number): LinearityProbe {
   const held = heap === "loaded" ? hold(1.5e9) : [];
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   const liveHeap = process.memoryUsage().heapUsed;
   // the issue's sequence: a 10⁶-step gradient first, in the same process
   grad(chainW(1e6), X0);
-  // the sizes round-robin, `calls` rounds: a machine whose load drifts slows every size alike
-  const loop: number[][] = sizes.map(() => []);
-  const scanned: number[][] = sizes.map(() => []);
-  const time = (f: () => unknown): number => {
+  // per size and round: wall and CPU time (the process's, its GC threads included: on a machine
+  // shared with other processes wall time also counts theirs, CPU time only this one's work)
+  const wall = { loop: sizes.map((): number[] => []), scan: sizes.map((): number[] => []) };
+  const cpu = { loop: sizes.map((): number[] => []), scan: sizes.map((): number[] => []) };
+  // each measurement as many calls as make the largest size's steps, the time per call their mean: a
+  // young-generation collection comes every 10⁵ steps or so and costs tens of ms beside a large live
+  // heap, so a single call at N = 10⁵ takes none or one, and its time swings by ×3 (see the markdown)
+  const largest = Math.max(...sizes);
+  const time = (f: () => unknown, k: number, kind: "loop" | "scan", counted: boolean): void => {
+    const calls = Math.max(1, Math.round(largest / sizes[k]));
+    const c = process.cpuUsage();
     const t = performance.now();
-    f();
-    return performance.now() - t;
+    for (let j = 0; j < calls; j++) f();
+    if (!counted) return;
+    wall[kind][k].push((performance.now() - t) / calls);
+    const d = process.cpuUsage(c);
+    cpu[kind][k].push((d.user + d.system) / 1000 / calls);
   };
-  for (let round = 0; round < calls; round++) {
-    sizes.forEach((n, k) => {
-      loop[k].push(time(() => grad(chainW(n), X0)));
-      scanned[k].push(time(() => grad(chainScan(n), X0)));
-    });
+  // one round first, not counted: the first call after the 10⁶-step one runs 2–3 times slower (V8
+  // optimizes the tracing loop again for the new call), which would make its size look superlinear
+  for (let round = -1; round < rounds; round++) {
+    // sizes up in even rounds, down in odd ones: a drift within a round favours no size
+    const order = sizes.map((_n, k) => (round % 2 !== 1 ? k : sizes.length - 1 - k));
+    for (const k of order) {
+      time(() => grad(chainW(sizes[k]), X0), k, "loop", round >= 0);
+      time(() => grad(chainScan(sizes[k]), X0), k, "scan", round >= 0);
+    }
   }
-  const rows = sizes.map((n, k) => ({ n, loopMs: median(loop[k]), scanMs: median(scanned[k]) }));
+  const rows = sizes.map((n, k) => ({
+    n,
+    loopMs: median(wall.loop[k]),
+    scanMs: median(wall.scan[k]),
+    loopCpuMs: median(cpu.loop[k]),
+    scanCpuMs: median(cpu.scan[k]),
+  }));
+  const paired = (kind: "loop" | "scan", k: number, h: number): number => median(cpu[kind][k].map((t, r) => t / cpu[kind][h][r]));
+  const doublings = sizes.flatMap((n, k) => {
+    const h = sizes.indexOf(n / 2);
+    return h < 0 ? [] : [{ n, loop: paired("loop", k, h), scan: paired("scan", k, h) }];
+  });
   void held.length;
-  return { heap, liveHeap, rows };
+  return { heap, liveHeap, rounds, rows, doublings };
 }
 
 const [kind, arg, sizes, calls] = process.argv.slice(2);

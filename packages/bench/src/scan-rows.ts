@@ -36,8 +36,15 @@ export interface LinearityProbe {
   readonly heap: "fresh" | "loaded";
   /** Live heap held while measuring (bytes, after gc). */
   readonly liveHeap: number;
-  /** Median ms per N, for the chain written out and as a scan. */
-  readonly rows: readonly { readonly n: number; readonly loopMs: number; readonly scanMs: number }[];
+  /** Rounds measured (each times every size, written out and as a scan, once). */
+  readonly rounds: number;
+  /** Per N, for the chain written out and as a scan: the median wall time and the median CPU time of the process (ms). */
+  readonly rows: readonly { readonly n: number; readonly loopMs: number; readonly scanMs: number; readonly loopCpuMs: number; readonly scanCpuMs: number }[];
+  /**
+   * Per N whose half was measured too: the median over rounds of time(N)/time(N/2) within the
+   * round (paired: both in the same round, so a load that drifts between rounds cancels), by CPU time.
+   */
+  readonly doublings: readonly { readonly n: number; readonly loop: number; readonly scan: number }[];
 }
 
 const ODE_N = 100_000;

@@ -86,3 +86,10 @@ export class GradientCheckError extends WengertError {
  * the place it was called from.
  */
 export class ShapeError extends WengertError {}
+
+/**
+ * A scan given `options.nested: "scan"` would be written out iteration by iteration in a
+ * derivative that is differentiated again (docs/scan.md, "What stays written out"): the
+ * message names the scan, why, and the fix.
+ */
+export class ScanWrittenOutError extends WengertError {}

@@ -34,6 +34,7 @@ export {
   TieError,
   EvaluationError,
   ShapeError,
+  ScanWrittenOutError,
 } from "./errors.js";
 // The paper's language (docs/language.md).
 export { runProgram, parse, check, evaluate, showValue, showType, showRdTerm, tokenize, ParseError, TypeCheckError, StepLimitError } from "./lang/index.js";

@@ -18,9 +18,16 @@ export interface ScanOptions {
    * take at most 64 MiB, else "sqrt".
    */
   readonly checkpoint?: Checkpoint;
+  /**
+   * Where a derivative that is differentiated again (`hessian`, `grad` of `grad`, `hvp`, `jvp`
+   * of `grad`, …) cannot keep the scan as scans: `"any"` (the default) writes the loop out
+   * there, the same numbers with the loop's memory; `"scan"` throws a ScanWrittenOutError
+   * naming why (docs/scan.md, "What stays written out").
+   */
+  readonly nested?: "any" | "scan";
 }
 
-const SCAN_OPTIONS = ["checkpoint"];
+const SCAN_OPTIONS = ["checkpoint", "nested"];
 
 export interface ScanCall {
   readonly caller: string;
@@ -48,6 +55,12 @@ export function checkCall(c: ScanCall): number {
   if (cp !== undefined && cp !== "every" && cp !== "sqrt" && !(typeof cp === "number" && Number.isInteger(cp) && cp >= 1)) {
     throw new WengertError(
       `${c.caller}: options.checkpoint is ${JSON.stringify(cp)}; ` + 'expected "every", "sqrt" or a positive integer (store every k-th carry).',
+    );
+  }
+  const nested = c.options.nested;
+  if (nested !== undefined && nested !== "any" && nested !== "scan") {
+    throw new WengertError(
+      `${c.caller}: options.nested is ${JSON.stringify(nested)}; ` + 'expected "any" (write the loop out where it cannot nest) or "scan" (throw there).',
     );
   }
   if (typeof c.xs === "number") {

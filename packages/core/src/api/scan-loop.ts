@@ -387,7 +387,7 @@ export class Loop {
     }
     const run = recordRun(
       { body, from: i, carryIn: this.carry, x: this.xAt },
-      { target, to: stop, obs, written: buffers.packed, carry, checkpoint, caller: this.c.caller, pAtoms, pValues },
+      { target, to: stop, obs, written: buffers.packed, carry, checkpoint, caller: this.c.caller, nested: this.c.options.nested === "scan", pAtoms, pValues },
     );
     if (run.ys !== null) run.ys.forEach((y, r) => (this.ys[i + r] = y));
     this.carry = run.carry;

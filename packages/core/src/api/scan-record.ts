@@ -31,6 +31,8 @@ export interface RanRun {
   readonly carry: Buf[];
   readonly checkpoint: Checkpoint;
   readonly caller: string;
+  /** options.nested is "scan": written out under a nested derivative, the scan throws (diff/unroll.ts). */
+  readonly nested: boolean;
   readonly pAtoms: readonly number[];
   readonly pValues: readonly Operand[];
 }
@@ -57,6 +59,7 @@ export function recordRun(s: RunStart, r: RanRun): { scanVar: number; carry: Lea
     reportTies: target.settings.ties !== "ignore",
     checkpoint,
     caller: r.caller,
+    ...(r.nested ? { nestsOnly: true } : {}),
     stash: null,
   };
   const scanVar = target.tape.appendComputed(codes.scan, args, params, [layout.length], packed);

@@ -357,6 +357,7 @@ export function emitNested(call: ScanReverseCall): void {
       reportTies: false,
       checkpoint: p.checkpoint,
       caller: p.caller,
+      ...(p.nestsOnly ? { nestsOnly: true } : {}),
       stash: null,
       stacked: { at: xsAt, step: -width, alias: aliasOf(rl) },
     };

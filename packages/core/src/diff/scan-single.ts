@@ -142,6 +142,7 @@ export function emitSingle(call: ScanReverseCall): void {
     reportTies: false,
     checkpoint: p.checkpoint,
     caller: p.caller,
+    ...(p.nestsOnly ? { nestsOnly: true } : {}),
     stash: null,
     stacked: { at: Int32Array.from(s.xs, offset), step: -layout.width, alias: new Int32Array(s.xs.length).fill(-1) },
   };

@@ -289,6 +289,7 @@ function emitNestedTangent({ p, args, outputs, tape, sink, at, self, dt, pushfor
       reportTies: false,
       checkpoint: p.checkpoint,
       caller: p.caller,
+      ...(p.nestsOnly ? { nestsOnly: true } : {}),
       stash: null,
       stacked: { at: Int32Array.from(rl.xs, (_x, i) => xAt(rl, i, lo)), step: width, alias: aliasOf(rl, body) },
     };

@@ -21,6 +21,7 @@ import type { Guard, Trace } from "../trace/tracer.js";
 import { ownedCopy } from "../trace/host-tensor.js";
 import { tracedXElements } from "./scan-x-elements.js";
 import { maskedScans } from "./scan-masks.js";
+import { refuseWriteOut, SHORT_LOOP } from "./scan-written-out.js";
 
 /**
  * Whether a transformation of `term` emitting into `sink` keeps its scans as single
@@ -106,7 +107,9 @@ export function unrolled<P extends { readonly guards: readonly Guard[] }>(
 ): { term: TraceTerm; placement: P | null } {
   const kept = placement === null || (sink !== null && keepsScans(term, sink, placement));
   if (kept || !hasScans(term.tape)) return { term, placement };
-  const { term: out, map, guards } = writeOut(term, nest === undefined || sink === null || sink.evaluatedOnly ? null : nest);
+  // into a trace only evaluated a loop is written out because it is short (keepsScans): not a derivative's fallback
+  const fallback = sink === null || !sink.evaluatedOnly;
+  const { term: out, map, guards } = writeOut(term, nest === undefined || !fallback ? null : nest, fallback);
   const moved: Guard[] = [];
   for (const g of placement.guards) if (map[g.a] >= 0 && map[g.b] >= 0) moved.push({ ...g, a: map[g.a], b: map[g.b] });
   return { term: out, placement: { ...placement, guards: [...moved, ...guards] } };
@@ -115,14 +118,20 @@ export function unrolled<P extends { readonly guards: readonly Guard[] }>(
 /**
  * The term written out; `map[v]` is v's variable there (-1 for a scan's packed value and its
  * flag). `keep` gives the params of a scan kept as one instruction (null: written out).
+ * `fallback`: the term is written out for a transformation that will be transformed again, where a
+ * scan given options.nested "scan" throws rather than be written out (scan-written-out.ts).
  */
-export function writeOut(term: TraceTerm, keep: ((p: ScanParams) => ScanParams | null) | null = null): { term: TraceTerm; map: Int32Array; guards: Guard[] } {
+export function writeOut(
+  term: TraceTerm,
+  keep: ((p: ScanParams) => ScanParams | null) | null = null,
+  fallback = false,
+): { term: TraceTerm; map: Int32Array; guards: Guard[] } {
   const from = term.tape;
   const to = new Tape();
   const map = new Int32Array(from.length);
   // a scan of a body on tensors whose outputs' cotangents would be masked is written out (scan-masks.ts)
   const masked = keep === null || !hasScans(from) ? null : maskedScans(from);
-  const w = new Writer(to, keep, from, masked);
+  const w = new Writer(to, keep, from, masked, fallback);
   for (let i = 0; i < from.length; i++) map[i] = w.copy(from, i, map);
   const written = new TraceTerm(
     to,
@@ -147,6 +156,7 @@ class Writer {
     /** The term's own tape, and its scans that `keep` is not asked about. */
     private readonly top: Tape | null = null,
     private readonly masked: Set<number> | null = null,
+    private readonly fallback = false,
   ) {}
 
   /** Instruction i of `from` copied (its arguments through `map`); its variable, or -1 for a scan's own. */
@@ -167,6 +177,7 @@ class Writer {
         this.kept.set(v, { was: p, now, reads: new Map() });
         return v;
       }
+      if (this.fallback && p.nestsOnly === true && p.n >= SHORT_LOOP) refuseWriteOut(p, refused, this.keep === null);
       let byTape = this.outputs.get(from);
       if (byTape === undefined) this.outputs.set(from, (byTape = new Map()));
       const source = p.stacked === undefined ? null : this.source(from, from.args(i)[p.body.nc], args[p.body.nc]);

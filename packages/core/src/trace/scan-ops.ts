@@ -44,6 +44,8 @@ export interface ScanParams {
   readonly reportTies: boolean;
   readonly checkpoint: Checkpoint;
   readonly caller: string;
+  /** Written out in a derivative differentiated again, the scan throws (its options.nested: "scan"; diff/unroll.ts). */
+  readonly nestsOnly?: boolean;
   /**
    * The carries the traced run stored as the checkpoint policy asks (a body of reals), for
    * the reverse sweep that follows at the same values (it takes them once; a replay at
