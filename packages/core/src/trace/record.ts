@@ -7,7 +7,7 @@ import { broadcastDims, kernels, predicates, showDims, type Dims, type Predicate
 import { WengertError } from "../errors.js";
 import { describe } from "../structure.js";
 import { atCallSite, MADE_BY_WENGERT, shapeError } from "./callsite.js";
-import { ARITY, IS_TENSOR_OP, KERNELS, KINKS, primitiveOf, tensorSpec } from "./opcodes.js";
+import { ARITY, CODE, CONST, IS_TENSOR_OP, KERNELS, KINKS, primitiveOf, tensorSpec } from "./opcodes.js";
 import { applyLifted, Lifted, liftedPrimal } from "./lifted.js";
 import { compute } from "./tape.js";
 import { denseNdarray, isConcreteTensor, plainDense, toDense, type ConcreteTensor, type Dense } from "./host-tensor.js";
@@ -115,22 +115,27 @@ return function ${name}(x) {
 //# sourceURL=${MADE_BY_WENGERT}primitive/${name}`;
     return new Function("kernel", "Real", "applyUnary", source)(kernel, Real, applyUnary);
   }
-  const source = `const onValues = function ${name}(a, b) {
-  if (typeof a === "number") {
-    if (b instanceof Real && b.trace.fast) return new Real(b.trace, b.trace.tape.appendWithLiteral(${code}, b.atom, a, true));
-  } else if (a instanceof Real) {
+  // The traced case is small (two reals of one trace first, a literal beside a real next), so
+  // that the optimising compiler inlines it into the user's traced code at more call sites
+  // (its bytecode counts against a budget per function: inlined, the tape's columns are loaded
+  // once for several operations); a real and a number go to `others`' `withLiteral`, anything else to applyBinary.
+  const source = `const withLiteral = ${literalCase(code)};
+const others = function ${name}(a, b) {
+  if (a instanceof Real) {
+    if (typeof b === "number" && a.trace.fast) return new Real(a.trace, withLiteral(a.trace.tape, a.atom, b, false));
+  } else if (typeof a === "number" && b instanceof Real && b.trace.fast) return new Real(b.trace, withLiteral(b.trace.tape, b.atom, a, true));
+  return applyBinary(${code}, a, b);
+};
+const onValues = function ${name}(a, b) {
+  if (a instanceof Real && b instanceof Real) {
     const t = a.trace;
-    if (t.fast) {
-      if (b instanceof Real) {
-        if (b.trace === t) {
-          const tape = t.tape;
-          const val = tape.val;
-          return new Real(t, tape.appendBinary(${code}, a.atom, b.atom, kernel(val[a.atom], val[b.atom])));
-        }
-      } else if (typeof b === "number") return new Real(t, t.tape.appendWithLiteral(${code}, a.atom, b, false));
+    if (b.trace === t && t.fast) {
+      const tape = t.tape;
+      const val = tape.val;
+      return new Real(t, tape.appendBinary(${code}, a.atom, b.atom, kernel(val[a.atom], val[b.atom])));
     }
   }
-  return applyBinary(${code}, a, b);
+  return others(a, b);
 };
 return function ${name}(a, b) {
   if (typeof a === "number" && typeof b === "number") return kernel(a, b);
@@ -138,6 +143,22 @@ return function ${name}(a, b) {
 };
 //# sourceURL=${MADE_BY_WENGERT}primitive/${name}`;
   return new Function("kernel", "Real", "applyBinary", source)(kernel, Real, applyBinary);
+}
+
+/**
+ * The source of a binary primitive's case of a traced real and a number \`c\` (\`first\`: c is
+ * the first argument): what \`Tape.appendWithLiteral\` records, with the folds that cannot
+ * apply to this primitive left out when the source is written. Only x + (−0), x · 1 and x⁰
+ * fold (tape.ts isLiteralPower, identityArgument): for add, mul and pow a literal that may
+ * fold (0, 1) and a literal variable x take appendWithLiteral itself.
+ */
+function literalCase(code: number): string {
+  const mayFold = code === CODE.add ? "c === 0" : code === CODE.mul ? "c === 1" : code === CODE.pow ? "c === 0" : "false";
+  return `function withLiteral(tape, x, c, first) {
+  if (${mayFold} || tape.op[x] === ${CONST}) return tape.appendWithLiteral(${code}, x, c, first);
+  const k = tape.constant(c);
+  return first ? tape.appendUnfolded(${code}, k, x, kernel(c, tape.val[x])) : tape.appendUnfolded(${code}, x, k, kernel(tape.val[x], c));
+}`;
 }
 
 /**

@@ -419,6 +419,14 @@ export class Tape {
   }
 
   /**
+   * Append \`code(a, b)\` with value \`y\` as it is, where the caller knows nothing folds (a
+   * literal that is no identity of the primitive beside a variable: record.ts literalCase).
+   */
+  appendUnfolded(code: number, a: number, b: number, y: number): number {
+    return this.push(code, a, b, y);
+  }
+
+  /**
    * `append(code, a, constant(c))`, or with c first: what a primitive on a traced real and
    * a number records, without `append`'s second look at which argument is a literal.
    */

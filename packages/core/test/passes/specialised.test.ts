@@ -10,6 +10,7 @@ import { traceOf, type Scalar } from "../../src/index.js";
 import { mayMakeCode } from "../../src/jit/javascript.js";
 import { CODE } from "../../src/trace/opcodes.js";
 import { applyBinary, applyUnary, decide } from "../../src/trace/record.js";
+import { Tape } from "../../src/trace/tape.js";
 
 type Fn = (...args: unknown[]) => unknown;
 const user = (name: string): Fn => (wengert as unknown as Record<string, Fn>)[name];
@@ -56,6 +57,32 @@ describe("a primitive's own function = the generic recording path", () => {
           expect(mine, `${name}(${p}, ${q})`).toBe(generic);
         }
       }
+    }
+  });
+
+  it("a number beside a traced real: only a literal that may fold (x + 0, x · 1, x^0) or a literal x asks appendWithLiteral", () => {
+    if (!mayMakeCode()) return;
+    const proto = Tape.prototype as unknown as { appendWithLiteral: Fn };
+    const original = proto.appendWithLiteral;
+    let asked = 0;
+    proto.appendWithLiteral = function (this: Tape, ...args: unknown[]) {
+      asked++;
+      return original.apply(this, args);
+    };
+    const count = (f: (x: Scalar) => Scalar): number => {
+      asked = 0;
+      traceOf(f, 1.5);
+      return asked;
+    };
+    try {
+      // sub, div: no fold; add and mul by a literal that is no identity: none either (each on both sides)
+      expect(count((x) => wengert.add(wengert.mul(0.5, wengert.sub(wengert.div(2, x), 3)), 7))).toBe(0);
+      expect(count((x) => wengert.mul(x, 1))).toBe(1);
+      expect(count((x) => wengert.add(-0, x))).toBe(1);
+      expect(count((x) => wengert.pow(x, 0))).toBe(1);
+      expect(count((x) => wengert.sub(wengert.pow(x, 0), 2))).toBe(2);
+    } finally {
+      proto.appendWithLiteral = original;
     }
   });
 
