@@ -101,7 +101,13 @@ export function specialised(
     const t = x.trace;
     if (t.fast) {
       const tape = t.tape;
-      return new Real(t, tape.appendUnary(${code}, x.atom, kernel(tape.val[x.atom])));
+      const a = x.atom;
+      const op = tape.op;
+      const val = tape.val;
+      if (op[a] !== ${CONST} && tape.length < tape.ready) {
+        ${appended(code, "a", "0", "kernel(val[a])")}
+      }
+      return new Real(t, tape.appendUnary(${code}, a, kernel(val[a])));
     }
   }`;
     const source = `const onValues = function ${name}(x) {
@@ -115,10 +121,11 @@ return function ${name}(x) {
 //# sourceURL=${MADE_BY_WENGERT}primitive/${name}`;
     return new Function("kernel", "Real", "applyUnary", source)(kernel, Real, applyUnary);
   }
-  // The traced case is small (two reals of one trace first, a literal beside a real next), so
-  // that the optimising compiler inlines it into the user's traced code at more call sites
-  // (its bytecode counts against a budget per function: inlined, the tape's columns are loaded
-  // once for several operations); a real and a number go to `others`' `withLiteral`, anything else to applyBinary.
+  // Two reals of one trace, the common case, alone here, written out with no call (appended); a
+  // real and a number go to `others`' `withLiteral`, anything else to applyBinary. Kept apart,
+  // the literal cases' code is not inlined into this function: the optimising compiler inlines
+  // a function into the user's traced code within a budget of bytecode, counting what it had
+  // inlined into it, and inlined the tape's columns are loaded once for several operations.
   const source = `const withLiteral = ${literalCase(code)};
 const others = function ${name}(a, b) {
   if (a instanceof Real) {
@@ -131,8 +138,14 @@ const onValues = function ${name}(a, b) {
     const t = a.trace;
     if (b.trace === t && t.fast) {
       const tape = t.tape;
+      const x = a.atom;
+      const y = b.atom;
+      const op = tape.op;
       const val = tape.val;
-      return new Real(t, tape.appendBinary(${code}, a.atom, b.atom, kernel(val[a.atom], val[b.atom])));
+      if (op[x] !== ${CONST} && op[y] !== ${CONST} && tape.length < tape.ready) {
+        ${appended(code, "x", "y", "kernel(val[x], val[y])")}
+      }
+      return new Real(t, tape.appendBinary(${code}, x, y, kernel(val[x], val[y])));
     }
   }
   return others(a, b);
@@ -146,8 +159,24 @@ return function ${name}(a, b) {
 }
 
 /**
- * The source of a binary primitive's case of a traced real and a number \`c\` (\`first\`: c is
- * the first argument): what \`Tape.appendWithLiteral\` records, with the folds that cannot
+ * The source of the common case of a primitive on variables that are not literals, where the
+ * tape has room (`Tape.ready`): the instruction written into the columns (in scope: `t`,
+ * `tape`, `op`, `val`), and its traced real returned. What `Tape.appendUnary` and
+ * `appendBinary` record then, with no call between the checks and the stores: called or
+ * inlined, the traced case makes none (a call's columns are loaded again after it).
+ */
+function appended(code: number, a: string, b: string, value: string): string {
+  return `const k = tape.length++;
+        op[k] = ${code};
+        tape.a[k] = ${a};
+        tape.b[k] = ${b};
+        val[k] = ${value};
+        return new Real(t, k);`;
+}
+
+/**
+ * The source of a binary primitive's case of a traced real and a number `c` (`first`: c is
+ * the first argument): what `Tape.appendWithLiteral` records, with the folds that cannot
  * apply to this primitive left out when the source is written. Only x + (−0), x · 1 and x⁰
  * fold (tape.ts isLiteralPower, identityArgument): for add, mul and pow a literal that may
  * fold (0, 1) and a literal variable x take appendWithLiteral itself.

@@ -86,6 +86,39 @@ describe("a primitive's own function = the generic recording path", () => {
     }
   });
 
+  it("two reals (or one, unary) of an unchecked trace: the instruction written into the columns, Tape's append asked only where the tape has no room", () => {
+    if (!mayMakeCode()) return;
+    const proto = Tape.prototype as unknown as Record<"appendBinary" | "appendUnary", Fn>;
+    const originals = { appendBinary: proto.appendBinary, appendUnary: proto.appendUnary };
+    const asked = { appendBinary: 0, appendUnary: 0 };
+    for (const m of ["appendBinary", "appendUnary"] as const) {
+      proto[m] = function (this: Tape, ...args: unknown[]) {
+        asked[m]++;
+        return originals[m].apply(this, args);
+      };
+    }
+    const n = 2000;
+    const f = (x: Scalar): Scalar => {
+      let y = x;
+      for (let i = 0; i < n; i++) y = wengert.sin(wengert.mul(y, x));
+      return y;
+    };
+    let term: string;
+    try {
+      term = record(([x]) => [f(x)], [0.75]);
+    } finally {
+      Object.assign(proto, originals);
+    }
+    // the columns are made ready in runs that double (makeRoom): a few dozen asks at most, not one per operation
+    expect(asked.appendBinary + asked.appendUnary).toBeLessThan(40);
+    const generic = record(([x]) => {
+      let y: Scalar = x;
+      for (let i = 0; i < n; i++) y = applyUnary(CODE.sin, applyBinary(CODE.mul, y, x));
+      return [y];
+    }, [0.75]);
+    expect(term).toBe(generic);
+  });
+
   it("predicates: the same decisions, and the same ties reported", () => {
     for (const name of Object.keys(predicates) as PredicateName[]) {
       const f = user(name);
