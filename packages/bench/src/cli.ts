@@ -142,7 +142,7 @@ Flags:
                    one size of one: ${sizes.join(", ")},
                    GB (the GradBench evals; GB:ht only ht's), SCAN (scan
                    beside the loop written out, each row in a process of its
-                   own), FLOOR (W1's uncached gradient beside a minimal tape).
+                   own), FLOOR (W1's and W3's uncached gradients beside a minimal tape).
                    Also --only=LIST
   --no-memory      skip the memory probe
   --no-write       print the table only; leave results/ as it is

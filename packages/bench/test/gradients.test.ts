@@ -20,7 +20,7 @@ import { mlpData, mlpGrad, mlpGradLength, mlpLoss, mlpParams, w2, wengertW2, D, 
 import { control, controlGrad, controlInput, controlWengertGrad, g, gPrime, w3 } from "../src/workloads/w3-control.js";
 import { rosenbrockHvp, rosenbrockWengertHvp, w4 } from "../src/workloads/w4-hvp.js";
 import { rosenbrockHessian, rosenbrockHessianRows, w4Hessian } from "../src/workloads/w4-hessian.js";
-import { minimalGrad } from "../src/tape-floor.js";
+import { minimalControlGrad, minimalGrad } from "../src/tape-floor.js";
 import { perExampleInput, w7 } from "../src/workloads/w7-per-example.js";
 import { chain, chainDerivative, chainWengertDerivative, w5, X0 } from "../src/workloads/w5-chain.js";
 import { odeGrad, odeLoss, odeWengertGrad, THETA, DT, w6 } from "../src/workloads/w6-ode.js";
@@ -93,6 +93,14 @@ describe("W2 mlp", () => {
 });
 
 describe("W3 control flow", () => {
+  it("the tape floor's minimal tape gives wengert's gradient bit for bit (Newton's loop and the branch op for op), at sizes that grow its columns", () => {
+    for (const m of [3, 1000, 3000]) {
+      const a = controlInput(m);
+      const minimal = Array.from(minimalControlGrad(a));
+      expect(minimal).toEqual(controlWengertGrad(Array.from(a)));
+      expect(relativeError(minimal, controlGrad(a))).toBeLessThan(1e-12);
+    }
+  });
   it("g′ = central differences away from the branch point a = 1", () => {
     for (const a of [0.5, 0.73, 0.99, 1.01, 1.5, 2.2, 2.499]) {
       const fd = (g(a + 1e-6) - g(a - 1e-6)) / 2e-6;

@@ -7,7 +7,7 @@ import { broadcastDims, kernels, predicates, showDims, type Dims, type Predicate
 import { WengertError } from "../errors.js";
 import { describe } from "../structure.js";
 import { atCallSite, MADE_BY_WENGERT, shapeError } from "./callsite.js";
-import { ARITY, IS_TENSOR_OP, KERNELS, KINKS, primitiveOf, tensorSpec } from "./opcodes.js";
+import { ARITY, CODE, CONST, IS_TENSOR_OP, KERNELS, KINKS, primitiveOf, tensorSpec } from "./opcodes.js";
 import { applyLifted, Lifted, liftedPrimal } from "./lifted.js";
 import { compute } from "./tape.js";
 import { denseNdarray, isConcreteTensor, plainDense, toDense, type ConcreteTensor, type Dense } from "./host-tensor.js";
@@ -101,7 +101,13 @@ export function specialised(
     const t = x.trace;
     if (t.fast) {
       const tape = t.tape;
-      return new Real(t, tape.appendUnary(${code}, x.atom, kernel(tape.val[x.atom])));
+      const a = x.atom;
+      const op = tape.op;
+      const val = tape.val;
+      if (op[a] !== ${CONST} && tape.length < tape.ready) {
+        ${appended(code, "a", "0", "kernel(val[a])")}
+      }
+      return new Real(t, tape.appendUnary(${code}, a, kernel(val[a])));
     }
   }`;
     const source = `const onValues = function ${name}(x) {
@@ -115,22 +121,34 @@ return function ${name}(x) {
 //# sourceURL=${MADE_BY_WENGERT}primitive/${name}`;
     return new Function("kernel", "Real", "applyUnary", source)(kernel, Real, applyUnary);
   }
-  const source = `const onValues = function ${name}(a, b) {
-  if (typeof a === "number") {
-    if (b instanceof Real && b.trace.fast) return new Real(b.trace, b.trace.tape.appendWithLiteral(${code}, b.atom, a, true));
-  } else if (a instanceof Real) {
+  // Two reals of one trace, the common case, alone here, written out with no call (appended); a
+  // real and a number go to `others`' `withLiteral`, anything else to applyBinary. Kept apart,
+  // the literal cases' code is not inlined into this function: the optimising compiler inlines
+  // a function into the user's traced code within a budget of bytecode, counting what it had
+  // inlined into it, and inlined the tape's columns are loaded once for several operations.
+  const source = `const withLiteral = ${literalCase(code)};
+const others = function ${name}(a, b) {
+  if (a instanceof Real) {
+    if (typeof b === "number" && a.trace.fast) return new Real(a.trace, withLiteral(a.trace.tape, a.atom, b, false));
+  } else if (typeof a === "number" && b instanceof Real && b.trace.fast) return new Real(b.trace, withLiteral(b.trace.tape, b.atom, a, true));
+  return applyBinary(${code}, a, b);
+};
+const onValues = function ${name}(a, b) {
+  if (a instanceof Real && b instanceof Real) {
     const t = a.trace;
-    if (t.fast) {
-      if (b instanceof Real) {
-        if (b.trace === t) {
-          const tape = t.tape;
-          const val = tape.val;
-          return new Real(t, tape.appendBinary(${code}, a.atom, b.atom, kernel(val[a.atom], val[b.atom])));
-        }
-      } else if (typeof b === "number") return new Real(t, t.tape.appendWithLiteral(${code}, a.atom, b, false));
+    if (b.trace === t && t.fast) {
+      const tape = t.tape;
+      const x = a.atom;
+      const y = b.atom;
+      const op = tape.op;
+      const val = tape.val;
+      if (op[x] !== ${CONST} && op[y] !== ${CONST} && tape.length < tape.ready) {
+        ${appended(code, "x", "y", "kernel(val[x], val[y])")}
+      }
+      return new Real(t, tape.appendBinary(${code}, x, y, kernel(val[x], val[y])));
     }
   }
-  return applyBinary(${code}, a, b);
+  return others(a, b);
 };
 return function ${name}(a, b) {
   if (typeof a === "number" && typeof b === "number") return kernel(a, b);
@@ -138,6 +156,38 @@ return function ${name}(a, b) {
 };
 //# sourceURL=${MADE_BY_WENGERT}primitive/${name}`;
   return new Function("kernel", "Real", "applyBinary", source)(kernel, Real, applyBinary);
+}
+
+/**
+ * The source of the common case of a primitive on variables that are not literals, where the
+ * tape has room (`Tape.ready`): the instruction written into the columns (in scope: `t`,
+ * `tape`, `op`, `val`), and its traced real returned. What `Tape.appendUnary` and
+ * `appendBinary` record then, with no call between the checks and the stores: called or
+ * inlined, the traced case makes none (a call's columns are loaded again after it).
+ */
+function appended(code: number, a: string, b: string, value: string): string {
+  return `const k = tape.length++;
+        op[k] = ${code};
+        tape.a[k] = ${a};
+        tape.b[k] = ${b};
+        val[k] = ${value};
+        return new Real(t, k);`;
+}
+
+/**
+ * The source of a binary primitive's case of a traced real and a number `c` (`first`: c is
+ * the first argument): what `Tape.appendWithLiteral` records, with the folds that cannot
+ * apply to this primitive left out when the source is written. Only x + (−0), x · 1 and x⁰
+ * fold (tape.ts isLiteralPower, identityArgument): for add, mul and pow a literal that may
+ * fold (0, 1) and a literal variable x take appendWithLiteral itself.
+ */
+function literalCase(code: number): string {
+  const mayFold = code === CODE.add ? "c === 0" : code === CODE.mul ? "c === 1" : code === CODE.pow ? "c === 0" : "false";
+  return `function withLiteral(tape, x, c, first) {
+  if (${mayFold} || tape.op[x] === ${CONST}) return tape.appendWithLiteral(${code}, x, c, first);
+  const k = tape.constant(c);
+  return first ? tape.appendUnfolded(${code}, k, x, kernel(c, tape.val[x])) : tape.appendUnfolded(${code}, x, k, kernel(tape.val[x], c));
+}`;
 }
 
 /**

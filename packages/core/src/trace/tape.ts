@@ -270,7 +270,7 @@ export class Tape {
     this.a = this.b = this.x = NO_INDICES;
     this.val = NO_VALUES;
     this.length = 0;
-    this.ready = 0;
+    this.readyUpTo = 0;
   }
 
   /** Number of instructions with an Extra: 0 for a tape of reals only. */
@@ -419,6 +419,14 @@ export class Tape {
   }
 
   /**
+   * Append `code(a, b)` with value `y` as it is, where the caller knows nothing folds (a
+   * literal that is no identity of the primitive beside a variable: record.ts literalCase).
+   */
+  appendUnfolded(code: number, a: number, b: number, y: number): number {
+    return this.push(code, a, b, y);
+  }
+
+  /**
    * `append(code, a, constant(c))`, or with c first: what a primitive on a traced real and
    * a number records, without `append`'s second look at which argument is a literal.
    */
@@ -468,7 +476,7 @@ export class Tape {
   }
 
   private push(op: number, a: number, b: number, v: number): number {
-    if (this.length >= this.ready) this.makeRoom();
+    if (this.length >= this.readyUpTo) this.makeRoom();
     const k = this.length++;
     this.op[k] = op;
     this.a[k] = a;
@@ -480,17 +488,22 @@ export class Tape {
 
   /**
    * Up to here the columns have room and x is zeroed (recycled columns are not): push's
-   * one check. x is zeroed ahead in runs (makeRoom) rather than written 0 by every scalar
-   * instruction, almost every one of a trace; and in runs as long as what was written, not
-   * at once, since a short trace may have been given a long tape's columns (reusing).
+   * one check, and that of the primitives' common case, which writes a scalar instruction
+   * below it into op, a, b and val directly (record.ts `appended`). x is zeroed ahead in
+   * runs (makeRoom) rather than written 0 by every scalar instruction, almost every one of a
+   * trace; and in runs as long as what was written, not at once, since a short trace may
+   * have been given a long tape's columns (reusing).
    */
-  private ready = 0;
+  get ready(): number {
+    return this.readyUpTo;
+  }
+  private readyUpTo = 0;
 
   private makeRoom(): void {
     if (this.length === this.op.length) this.reserve(this.length * 2);
     const end = Math.min(this.op.length, this.length + Math.max(this.length, INITIAL_CAPACITY));
     this.x.fill(0, this.length, end);
-    this.ready = end;
+    this.readyUpTo = end;
   }
 
   private reserve(capacity: number): void {

@@ -10,6 +10,7 @@ import { traceOf, type Scalar } from "../../src/index.js";
 import { mayMakeCode } from "../../src/jit/javascript.js";
 import { CODE } from "../../src/trace/opcodes.js";
 import { applyBinary, applyUnary, decide } from "../../src/trace/record.js";
+import { Tape } from "../../src/trace/tape.js";
 
 type Fn = (...args: unknown[]) => unknown;
 const user = (name: string): Fn => (wengert as unknown as Record<string, Fn>)[name];
@@ -57,6 +58,65 @@ describe("a primitive's own function = the generic recording path", () => {
         }
       }
     }
+  });
+
+  it("a number beside a traced real: only a literal that may fold (x + 0, x · 1, x^0) or a literal x asks appendWithLiteral", () => {
+    if (!mayMakeCode()) return;
+    const proto = Tape.prototype as unknown as { appendWithLiteral: Fn };
+    const original = proto.appendWithLiteral;
+    let asked = 0;
+    proto.appendWithLiteral = function (this: Tape, ...args: unknown[]) {
+      asked++;
+      return original.apply(this, args);
+    };
+    const count = (f: (x: Scalar) => Scalar): number => {
+      asked = 0;
+      traceOf(f, 1.5);
+      return asked;
+    };
+    try {
+      // sub, div: no fold; add and mul by a literal that is no identity: none either (each on both sides)
+      expect(count((x) => wengert.add(wengert.mul(0.5, wengert.sub(wengert.div(2, x), 3)), 7))).toBe(0);
+      expect(count((x) => wengert.mul(x, 1))).toBe(1);
+      expect(count((x) => wengert.add(-0, x))).toBe(1);
+      expect(count((x) => wengert.pow(x, 0))).toBe(1);
+      expect(count((x) => wengert.sub(wengert.pow(x, 0), 2))).toBe(2);
+    } finally {
+      proto.appendWithLiteral = original;
+    }
+  });
+
+  it("two reals (or one, unary) of an unchecked trace: the instruction written into the columns, Tape's append asked only where the tape has no room", () => {
+    if (!mayMakeCode()) return;
+    const proto = Tape.prototype as unknown as Record<"appendBinary" | "appendUnary", Fn>;
+    const originals = { appendBinary: proto.appendBinary, appendUnary: proto.appendUnary };
+    const asked = { appendBinary: 0, appendUnary: 0 };
+    for (const m of ["appendBinary", "appendUnary"] as const) {
+      proto[m] = function (this: Tape, ...args: unknown[]) {
+        asked[m]++;
+        return originals[m].apply(this, args);
+      };
+    }
+    const n = 2000;
+    const f = (x: Scalar): Scalar => {
+      let y = x;
+      for (let i = 0; i < n; i++) y = wengert.sin(wengert.mul(y, x));
+      return y;
+    };
+    let term: string;
+    try {
+      term = record(([x]) => [f(x)], [0.75]);
+    } finally {
+      Object.assign(proto, originals);
+    }
+    // the columns are made ready in runs that double (makeRoom): a few dozen asks at most, not one per operation
+    expect(asked.appendBinary + asked.appendUnary).toBeLessThan(40);
+    const generic = record(([x]) => {
+      let y: Scalar = x;
+      for (let i = 0; i < n; i++) y = applyUnary(CODE.sin, applyBinary(CODE.mul, y, x));
+      return [y];
+    }, [0.75]);
+    expect(term).toBe(generic);
   });
 
   it("predicates: the same decisions, and the same ties reported", () => {
