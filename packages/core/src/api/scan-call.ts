@@ -15,7 +15,7 @@ export interface ScanOptions {
   /**
    * Which carries the reverse sweep stores: every iteration's, every ⌈√n⌉-th (recomputing
    * the rest, one more forward run), or every k-th. Default: every iteration's when they
-   * take at most 64 MiB, else "sqrt".
+   * take at most 128 MiB, else "sqrt".
    */
   readonly checkpoint?: Checkpoint;
   /**
