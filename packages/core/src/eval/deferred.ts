@@ -1,31 +1,48 @@
 /**
- * @file A tape's deferred instructions evaluated (trace/tape.ts `defer`): an outermost
- * rd's derivative, emitted without values and then run by the interpreter with its chains
- * of elementwise operations compiled (jit/chains.ts): one pass over memory per chain and
- * no buffer for a value read once inside it, where emitting computed each instruction on
- * its own. Each value is the number `compute` gives (a chain computes the same).
+ * @file A tape's deferred instructions evaluated (trace/tape.ts `defer`): f's tensor
+ * operations while an outermost rd traces it, and that rd's derivative, appended without
+ * values and then run by the interpreter with their chains of elementwise operations
+ * compiled (jit/chains.ts): one pass over memory per chain, and no buffer for a value read
+ * once inside it, where computing each instruction as it is appended made a pass and a
+ * buffer for each. Each value is the number `compute` gives (a chain computes the same).
+ * The plan is kept by the tape's structure (jit/chain-plans.ts): the next call's trace
+ * finds it.
  */
-import { compute, type Settle } from "../trace/tape.js";
-import { fusedCode, planChains } from "../jit/chains.js";
+import type { Buf } from "@wengert/ops";
+import { compute, type Settle, type Tape } from "../trace/tape.js";
+import { INPUT } from "../trace/opcodes.js";
+import { fusedCode } from "../jit/chains.js";
+import { cachedPlan } from "../jit/chain-plans.js";
 import { Interpreter } from "./interpreter.js";
 
 /**
  * Evaluate the deferred instructions of `tape` from `from` on: those `keep` needs, by the
- * planned interpreter, the values of `keep` given to the tape; or, `keep` null (a value
- * is read while the derivative is emitted: a scan's reverse rule, a tie rule), all of
- * them in order, each on its own, since any may be read next.
+ * planned interpreter, the values of `keep` given to the tape (the reals among them, and
+ * the tensors still deferred; instructions from `from` on computed as they were appended,
+ * reals, are computed again: the same numbers; inputs among them are read from the tape);
+ * or, `keep` null (a value is read while f runs or the derivative is emitted: a decision,
+ * a scan's reverse rule, a tie rule), all of them in order, each on its own by the
+ * kernels, since any may be read next (a chain storing all its values costs more than the
+ * kernels' passes).
  */
 export const settleDeferred: Settle = (tape, from, keep) => {
   if (keep === null) {
     for (let i = from; i < tape.length; i++) {
       if (!tape.isDeferred(i)) continue;
       const args = tape.args(i);
-      tape.settled(i, compute(tape.op[i], args.map((v) => tape.value(v)), args.map((v) => tape.dims(v)), tape.params(i), tape.dims(i)) as Float64Array);
+      tape.settled(i, compute(tape.op[i], args.map((v) => tape.value(v)), args.map((v) => tape.dims(v)), tape.params(i), tape.dims(i)));
     }
     return;
   }
-  const runner = new Interpreter(tape, keep, { from, plan: fusedCode.enabled ? planChains : undefined });
-  runner.run([]);
-  for (const v of new Set(keep)) if (tape.isDeferred(v)) tape.settled(v, runner.take(v) as Float64Array);
+  const runner = new Interpreter(tape, keep, { from, plan: fusedCode.enabled ? cachedPlan : undefined });
+  runner.run(inputsFrom(tape, from));
+  for (const v of new Set(keep)) if (!tape.isTensor(v) || tape.isDeferred(v)) tape.settled(v, runner.take(v));
   runner.clear();
 };
+
+/** The values of the inputs appended from `from` on, by input index. */
+function inputsFrom(tape: Tape, from: number): Buf[] {
+  const inputs: Buf[] = [];
+  for (let i = from; i < tape.length; i++) if (tape.op[i] === INPUT) inputs[tape.a[i]] = tape.value(i);
+  return inputs;
+}
