@@ -140,7 +140,7 @@ export function emitTransformed(traced: TracedFn, transform: Transform, emission
       return typeof p === "number" ? sink.tape.input(nx + j, p) : sink.tape.tensorInput(nx + j, ownedCopy(p));
     });
     if (throughSink) sink.tape.deferAs(term.tape);
-    else if (deferred) sink.tape.defer(settleDeferred);
+    else if (deferred) sink.tape.defer({ settle: settleDeferred });
     const d = transform(term, sink, extras, null);
     if (deferred) sink.tape.settle([...d.outputs, ...d.results]);
     closeTrace(sink);

@@ -9,11 +9,11 @@
  * finds it.
  */
 import type { Buf } from "@wengert/ops";
-import { compute, type Settle, type Tape } from "../trace/tape.js";
+import { compute, type Settle, type SettleEarly, type Tape } from "../trace/tape.js";
 import { INPUT } from "../trace/opcodes.js";
-import { fusedCode } from "../jit/chains.js";
+import { fusable, fusedCode } from "../jit/chains.js";
 import { cachedPlan } from "../jit/chain-plans.js";
-import { Interpreter } from "./interpreter.js";
+import { Interpreter, liveVariables } from "./interpreter.js";
 
 /**
  * Evaluate the deferred instructions of `tape` from `from` on: those `keep` needs, by the
@@ -38,6 +38,19 @@ export const settleDeferred: Settle = (tape, from, keep) => {
   runner.run(inputsFrom(tape, from));
   for (const v of new Set(keep)) if (!tape.isTensor(v) || tape.isDeferred(v)) tape.settled(v, runner.take(v));
   runner.clear();
+};
+
+/**
+ * Real v (from deferred tensors: f's loss) computed by the plan of what it needs, which
+ * stays deferred; declined where that needs a deferred value the kernels compute (not a
+ * chain's: it would be computed again with the derivative).
+ */
+export const settleEarly: SettleEarly = (tape, from, v) => {
+  if (!fusedCode.enabled) return false;
+  const live = liveVariables(tape, [v]);
+  for (let i = from; i < v; i++) if (live[i] === 1 && tape.isDeferred(i) && fusable(tape, i) === null) return false;
+  settleDeferred(tape, from, [v]);
+  return true;
 };
 
 /** The values of the inputs appended from `from` on, by input index. */

@@ -49,6 +49,20 @@ const DEFERRED = new Float64Array(0);
  */
 export type Settle = (tape: Tape, from: number, keep: readonly number[] | null) => void;
 
+/**
+ * Computes real v (just appended, from deferred tensors) and gives it to `settled`, its
+ * deferred arguments left deferred; or declines (false) where that would compute more
+ * than chains of elementwise operations (a matrix product would be computed again later).
+ */
+export type SettleEarly = (tape: Tape, from: number, v: number) => boolean;
+
+/** How a tape defers: its settler, past how many instructions deferring ends, and how a real from deferred values is computed. */
+export interface Deferral {
+  readonly settle: Settle;
+  readonly upTo?: number;
+  readonly early?: SettleEarly;
+}
+
 /** The most reals computed from deferred values while they stay deferred (each plans the tape again). */
 const MAX_EARLY_REALS = 16;
 
@@ -163,13 +177,15 @@ export class Tape {
    * evaluates them; past `upTo` of them, they are evaluated and deferring ends (a long
    * trace's plan would cost more than it saves).
    */
-  defer(settler: Settle, upTo = Infinity): void {
-    this.settler = settler;
+  defer({ settle, upTo = Infinity, early }: Deferral): void {
+    this.settler = settle;
     this.deferredFrom = this.length;
     this.deferUpTo = upTo;
+    this.early = early ?? null;
   }
 
   private deferUpTo = Infinity;
+  private early: SettleEarly | null = null;
 
   /**
    * Evaluate the deferred instructions: all of them (`keep` null: deferring goes on), or
@@ -193,6 +209,7 @@ export class Tape {
     this.settler = from.settler;
     this.deferredFrom = from.deferredFrom;
     this.deferUpTo = Infinity;
+    this.early = from.early;
   }
 
   /** Whether values are deferred from here on. */
@@ -364,15 +381,19 @@ export class Tape {
 
   /** Append a tensor primitive, or a scalar one elementwise (dims: its output's, checked by the caller). */
   appendOp(code: number, args: readonly number[], params: unknown, dims: Dims): number {
-    const settler = this.settler;
-    if (settler !== null && dims.length === 0 && this.earlyReals < MAX_EARLY_REALS && args.some((v) => this.isDeferred(v))) {
+    const early = this.early;
+    if (this.settler !== null && early !== null && dims.length === 0 && this.earlyReals < MAX_EARLY_REALS && args.some((v) => this.isDeferred(v))) {
       // a real from deferred tensors (a sum of all elements: the loss) is computed at once,
       // before anything reads it, by the chain of what it needs (a sum is a chain's sink), its
       // values in registers; they stay deferred, computed again (the same numbers) where the
-      // derivative reads them, in its loops: nothing stored in between
+      // derivative reads them, in its loops: nothing stored in between. Where that would
+      // compute a kernel's value twice, everything deferred is computed now, and the real after.
       this.earlyReals++;
       const k = this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, { dims, buf: null, args, params });
-      settler(this, this.deferredFrom, [k]);
+      if (!early(this, this.deferredFrom, k)) {
+        this.settle(null);
+        this.val[k] = compute(code, args.map((v) => this.value(v)), args.map((v) => this.dims(v)), params, dims) as number;
+      }
       return k;
     }
     if (this.defers(dims) && args.some((v) => this.op[v] !== CONST)) return this.pushDeferred(code, args, params, dims);
