@@ -8,22 +8,20 @@
  * The plan is kept by the tape's structure (jit/chain-plans.ts): the next call's trace
  * finds it.
  */
-import type { Buf } from "@wengert/ops";
 import { compute, type Settle, type SettleEarly, type Tape } from "../trace/tape.js";
-import { INPUT } from "../trace/opcodes.js";
+import { CODE, FIRST_PRIMITIVE } from "../trace/opcodes.js";
 import { fusable, fusedCode } from "../jit/chains.js";
 import { cachedPlan } from "../jit/chain-plans.js";
-import { Interpreter, liveVariables } from "./interpreter.js";
+import { Interpreter } from "./interpreter.js";
 
 /**
  * Evaluate the deferred instructions of `tape` from `from` on: those `keep` needs, by the
  * planned interpreter, the values of `keep` given to the tape (the reals among them, and
- * the tensors still deferred; instructions from `from` on computed as they were appended,
- * reals, are computed again: the same numbers; inputs among them are read from the tape);
- * or, `keep` null (a value is read while f runs or the derivative is emitted: a decision,
- * a scan's reverse rule, a tie rule), all of them in order, each on its own by the
- * kernels, since any may be read next (a chain storing all its values costs more than the
- * kernels' passes).
+ * the tensors still deferred; every value computed already, as appended or earlier, is
+ * read from the tape); or, `keep` null (a value is read while f runs or the derivative is
+ * emitted: a decision, a scan's reverse rule, a tie rule), all of them in order, each on
+ * its own by the kernels, since any may be read next (a chain storing all its values costs
+ * more than the kernels' passes).
  */
 export const settleDeferred: Settle = (tape, from, keep) => {
   if (keep === null) {
@@ -34,28 +32,54 @@ export const settleDeferred: Settle = (tape, from, keep) => {
     }
     return;
   }
-  const runner = new Interpreter(tape, keep, { from, plan: fusedCode.enabled ? cachedPlan : undefined });
-  runner.run(inputsFrom(tape, from));
-  for (const v of new Set(keep)) if (!tape.isTensor(v) || tape.isDeferred(v)) tape.settled(v, runner.take(v));
-  runner.clear();
+  evaluate(tape, from, keep, -1);
 };
 
 /**
- * Real v (from deferred tensors: f's loss) computed by the plan of what it needs, which
- * stays deferred; declined where that needs a deferred value the kernels compute (not a
- * chain's: it would be computed again with the derivative).
+ * Operations a chain computes again in registers, where the derivative reads their values,
+ * for less than storing them costs; the values of the others (exp, log, tanh…) are stored
+ * when a real computed early needs them.
+ */
+const CHEAP = new Set<number>([CODE.neg, CODE.add, CODE.sub, CODE.mul, CODE.div, CODE.square, CODE.slice, CODE.reshape, CODE.broadcastTo, CODE.where, CODE.concat, CODE.embed]);
+
+/**
+ * Real v (from deferred tensors: f's loss) computed by the plan of what it needs, the
+ * values of dear operations among them stored (CHEAP), the others left deferred; declined
+ * where that needs a deferred value the kernels compute (not a chain's: it would be
+ * computed again with the derivative).
  */
 export const settleEarly: SettleEarly = (tape, from, v) => {
   if (!fusedCode.enabled) return false;
-  const live = liveVariables(tape, [v]);
-  for (let i = from; i < v; i++) if (live[i] === 1 && tape.isDeferred(i) && fusable(tape, i) === null) return false;
-  settleDeferred(tape, from, [v]);
+  const keep = [v];
+  const live = liveDeferred(tape, from, keep, v);
+  for (let i = from; i < v; i++) {
+    if (live[i] !== 1 || !tape.isDeferred(i)) continue;
+    if (fusable(tape, i) === null) return false;
+    if (!CHEAP.has(tape.op[i])) keep.push(i);
+  }
+  evaluate(tape, from, keep, v);
   return true;
 };
 
-/** The values of the inputs appended from `from` on, by input index. */
-function inputsFrom(tape: Tape, from: number): Buf[] {
-  const inputs: Buf[] = [];
-  for (let i = from; i < tape.length; i++) if (tape.op[i] === INPUT) inputs[tape.a[i]] = tape.value(i);
-  return inputs;
+/** Evaluate what `keep` needs of the deferred instructions from `from` on (v: a real to compute that is not deferred, or -1), and settle `keep`. */
+function evaluate(tape: Tape, from: number, keep: readonly number[], v: number): void {
+  const given = (i: number): boolean => i !== v && !tape.isDeferred(i);
+  const runner = new Interpreter(tape, keep, { from, given, live: liveDeferred(tape, from, keep, v), plan: fusedCode.enabled ? cachedPlan : undefined });
+  runner.run([]);
+  for (const u of new Set(keep)) if (!tape.isTensor(u) || tape.isDeferred(u)) tape.settled(u, runner.take(u));
+  runner.clear();
+}
+
+/**
+ * The variables `keep` needs, through the deferred instructions from `from` on (and v, a
+ * real to compute): a value computed already is read, not what it was computed from.
+ */
+function liveDeferred(tape: Tape, from: number, keep: readonly number[], v: number): Uint8Array {
+  const live = new Uint8Array(tape.length);
+  for (const u of keep) live[u] = 1;
+  for (let i = tape.length - 1; i >= from; i--) {
+    if (live[i] !== 1 || tape.op[i] < FIRST_PRIMITIVE || (i !== v && !tape.isDeferred(i))) continue;
+    for (const u of tape.args(i)) live[u] = 1;
+  }
+  return live;
 }
