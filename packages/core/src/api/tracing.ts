@@ -12,7 +12,7 @@ import { atomOf, isOperand, leafShape, live, Real, Tensor, type Operand } from "
 import { primalOf } from "../trace/record.js";
 import { closeTrace, openTrace, type Trace } from "../trace/tracer.js";
 import { settingsOf, type RdOptions } from "./options.js";
-import { settleDeferred, settleEarly } from "../eval/deferred.js";
+import { chainsOnly, settleDeferred, settleEarly } from "../eval/deferred.js";
 import { size } from "@wengert/ops";
 
 export type Fn = (x: never) => unknown;
@@ -89,7 +89,7 @@ export function openTraceAt(caller: string, x: unknown, options: RdOptions = {},
     throw e;
   }
   if (use === "gradient" && t.level === 0 && !settings.checkNaN && tensorElements(t.tape, atoms) >= lazyValues.fromElements) {
-    t.tape.defer({ settle: settleDeferred, upTo: lazyValues.upTo, early: settleEarly });
+    t.tape.defer({ settle: settleDeferred, upTo: lazyValues.upTo, early: settleEarly, after: chainsOnly });
   }
   return { caller, trace: t, input: unflatten(shape, inputs), shape, leaves, atoms };
 }

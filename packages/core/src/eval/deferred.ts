@@ -61,6 +61,14 @@ export const settleEarly: SettleEarly = (tape, from, v) => {
   return true;
 };
 
+/**
+ * Whether f's values go on being deferred after instruction v: while they are chains of
+ * elementwise operations (and slices…, jit/chains.ts); a matrix product or another kernel's
+ * operation ends it (what is deferred is computed then, as appended after), since its
+ * values would be computed by kernels anyway and the loss early could not be a chain's.
+ */
+export const chainsOnly = (tape: Tape, v: number): boolean => fusedCode.enabled && fusable(tape, v) !== null;
+
 /** Evaluate what `keep` needs of the deferred instructions from `from` on (v: a real to compute that is not deferred, or -1), and settle `keep`. */
 function evaluate(tape: Tape, from: number, keep: readonly number[], v: number): void {
   const given = (i: number): boolean => i !== v && !tape.isDeferred(i);

@@ -56,11 +56,16 @@ export type Settle = (tape: Tape, from: number, keep: readonly number[] | null) 
  */
 export type SettleEarly = (tape: Tape, from: number, v: number) => boolean;
 
-/** How a tape defers: its settler, past how many instructions deferring ends, and how a real from deferred values is computed. */
+/**
+ * How a tape defers: its settler, past how many instructions deferring ends, how a real
+ * from deferred values is computed, and which instructions it goes on deferring after
+ * (`after` false: everything deferred is computed, and deferring ends).
+ */
 export interface Deferral {
   readonly settle: Settle;
   readonly upTo?: number;
   readonly early?: SettleEarly;
+  readonly after?: (tape: Tape, v: number) => boolean;
 }
 
 /** The most reals computed from deferred values while they stay deferred (each plans the tape again). */
@@ -177,15 +182,17 @@ export class Tape {
    * evaluates them; past `upTo` of them, they are evaluated and deferring ends (a long
    * trace's plan would cost more than it saves).
    */
-  defer({ settle, upTo = Infinity, early }: Deferral): void {
+  defer({ settle, upTo = Infinity, early, after }: Deferral): void {
     this.settler = settle;
     this.deferredFrom = this.length;
     this.deferUpTo = upTo;
     this.early = early ?? null;
+    this.after = after ?? null;
   }
 
   private deferUpTo = Infinity;
   private early: SettleEarly | null = null;
+  private after: ((tape: Tape, v: number) => boolean) | null = null;
 
   /**
    * Evaluate the deferred instructions: all of them (`keep` null: deferring goes on), or
@@ -210,6 +217,7 @@ export class Tape {
     this.deferredFrom = from.deferredFrom;
     this.deferUpTo = Infinity;
     this.early = from.early;
+    this.after = null;
   }
 
   /** Whether values are deferred from here on. */
@@ -428,7 +436,7 @@ export class Tape {
   /** Append a tensor instruction without its value (deferring ends past `deferUpTo` instructions). */
   private pushDeferred(code: number, args: readonly number[], params: unknown, dims: Dims): number {
     const k = this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, { dims, buf: DEFERRED, args, params });
-    if (k - this.deferredFrom >= this.deferUpTo) this.endDeferring();
+    if (k - this.deferredFrom >= this.deferUpTo || (this.after !== null && !this.after(this, k))) this.endDeferring();
     return k;
   }
 
