@@ -32,13 +32,14 @@ export function rdWithValue(
   options: RdOptions = {},
   inspect?: Inspect,
 ): [unknown, unknown] {
-  return rdOfTrace(caller, trace(caller, f, x, options), seedFor, inspect);
+  return rdOfTrace(caller, trace(caller, f, x, options, inspect === undefined ? "gradient" : "transform"), seedFor, inspect);
 }
 
 /** The second half of `rdWithValue`, once f is traced: differentiate and evaluate (the term language traces on its trampoline). */
 export function rdOfTrace(caller: string, traced: TracedFn, seedFor: (out: Shape) => unknown, inspect?: Inspect): [unknown, unknown] {
   const { term } = traced;
   const out = term.output.shape;
+  // f's values deferred while it was traced ("gradient"): computed with the derivative, by emitTransformed
   const seed = leavesLike(caller, "seed", out, seedFor(out), "f(x)");
   if (inspect === undefined && term.tape.tensorCount === 0 && isOutermost(traced, seed)) {
     // nothing will look at the derivative term: evaluate it without building it

@@ -12,6 +12,8 @@ import { atomOf, isOperand, leafShape, live, Real, Tensor, type Operand } from "
 import { primalOf } from "../trace/record.js";
 import { closeTrace, openTrace, type Trace } from "../trace/tracer.js";
 import { settingsOf, type RdOptions } from "./options.js";
+import { chainsOnly, settleDeferred, settleEarly } from "../eval/deferred.js";
+import { size } from "@wengert/ops";
 
 export type Fn = (x: never) => unknown;
 
@@ -28,9 +30,11 @@ export interface TracedFn {
  * other points and transformed (compileGrad: its decisions kept as guards), or to be
  * evaluated only, here and replayed at other points (jit, vmap: guards kept, and a
  * derivative emitted into it may keep a scan's sweep as one instruction; f's own ties
- * are left to the replays to report).
+ * are left to the replays to report); or to be transformed once by an outermost rd that
+ * only reads its results (grad, valueAndGrad: "gradient"), which computes f's deferred
+ * tensor values with its derivative (api/transform.ts).
  */
-export type TraceUse = "transform" | "replay" | "evaluate";
+export type TraceUse = "transform" | "replay" | "evaluate" | "gradient";
 
 /** Symbolic evaluation of `f` at `x`: the trace term `C` of `x:T. C`, for `use`. */
 export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}, use: TraceUse = "transform"): TracedFn {
@@ -42,7 +46,7 @@ export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}
   } catch (e) {
     abandonTrace(opened, e);
   }
-  return closeTraceWith(opened, y);
+  return closeTraceWith(opened, y, use === "gradient");
 }
 
 /** A trace opened at a point, whose body has yet to run (trace, or the term language's trampoline). */
@@ -58,7 +62,7 @@ export interface OpenedTrace {
 
 /** The first half of `trace`: open a trace and make x's traced values. */
 export function openTraceAt(caller: string, x: unknown, options: RdOptions = {}, use: TraceUse = "transform"): OpenedTrace {
-  const settings = settingsOf(caller, options, { replayable: use !== "transform", silent: use === "evaluate" });
+  const settings = settingsOf(caller, options, { replayable: use === "replay" || use === "evaluate", silent: use === "evaluate" });
   const { shape, leaves } = flatten(x, "x", isOperand, `${caller}'s input`, undefined, leafShape);
   const t = openTrace(settings, caller);
   t.evaluatedOnly = use === "evaluate";
@@ -84,7 +88,26 @@ export function openTraceAt(caller: string, x: unknown, options: RdOptions = {},
     closeTrace(t, true);
     throw e;
   }
+  if (use === "gradient" && t.level === 0 && !settings.checkNaN && tensorElements(t.tape, atoms) >= lazyValues.fromElements) {
+    t.tape.defer({ settle: settleDeferred, upTo: lazyValues.upTo, early: settleEarly, after: chainsOnly });
+  }
   return { caller, trace: t, input: unflatten(shape, inputs), shape, leaves, atoms };
+}
+
+/**
+ * The elements of x's tensors from which an outermost trace defers f's tensor values
+ * (trace/tape.ts `defer`): computed when read, or when f returns, with their chains of
+ * elementwise operations compiled (eval/deferred.ts). Below it, planning costs more than
+ * the passes it saves; and past `upTo` instructions deferred, f's values are computed as
+ * it goes on (a long trace's plan costs more than it saves). Tests move them.
+ */
+export const lazyValues = { fromElements: 4096, upTo: 4096 };
+
+/** The elements of the tensors among `atoms`. */
+function tensorElements(tape: Tape, atoms: readonly number[]): number {
+  let n = 0;
+  for (const v of atoms) if (tape.isTensor(v)) n += size(tape.dims(v));
+  return n;
 }
 
 /**
@@ -97,14 +120,20 @@ export function abandonTrace(opened: OpenedTrace, error: unknown): never {
   throw error;
 }
 
-/** The second half of `trace`: the body returned y; close the trace, the term is `x. C` with output y. */
-export function closeTraceWith(opened: OpenedTrace, y: unknown): TracedFn {
+/**
+ * The second half of `trace`: the body returned y; close the trace, the term is `x. C` with
+ * output y, its values computed; f's deferred tensor values are left so where `deferred`
+ * (the term goes to an rd that computes them with its derivative: "gradient").
+ */
+export function closeTraceWith(opened: OpenedTrace, y: unknown, deferred = false): TracedFn {
   const { caller, trace: t, shape, leaves, atoms } = opened;
   let term: TraceTerm;
   try {
     const out = flatten(y, "f(x)", isOperand, "the output of f", (m) => new OutputTypeError(`${caller}: ${m}`), leafShape);
     const outAtoms = out.leaves.map((leaf) => atomOf(t, leaf));
     term = new TraceTerm(t.tape, [{ name: "x", shape, atoms }], { shape: out.shape, atoms: outAtoms });
+    // f's deferred values computed: the term is read and extended from here on
+    if (!deferred) t.tape.endDeferring();
   } catch (e) {
     abandonTrace(opened, e);
   }

@@ -140,18 +140,24 @@ export function emitTransformed(traced: TracedFn, transform: Transform, emission
   const { term } = traced;
   const target = outermost ? null : enclosing(traced, extra.leaves);
   if (target === null) {
+    // what nobody inspects is evaluated once emitted, its chains compiled (eval/deferred.ts),
+    // where that pays: a tape mostly of tensors, large enough for the passes saved to
+    // outweigh planning the chains (on W1 about 30 000 elements computed by f)
+    const deferred = keep === "neither" && inspect === undefined && !traced.trace.settings.checkNaN && worthDeferring(term.tape);
+    // f's values deferred while it was traced (api/tracing.ts) are computed with the
+    // derivative, in the same loops, where it is deferred (C is not read again); else now,
+    // before the sink copies C's instructions
+    const throughSink = deferred && term.tape.deferring;
+    if (!throughSink) term.tape.endDeferring();
     const sink = sinkFor(term.tape, traced.trace.caller, traced.trace.settings.checkNaN);
     const nx = term.params[0].atoms.length;
     const extras = extra.leaves.map((s, j) => {
       const p = primalOf(s, `${traced.trace.caller}'s ${extra.name === "W" ? "seed" : `tangent ${extra.name}`}`);
       return typeof p === "number" ? sink.tape.input(nx + j, p) : sink.tape.tensorInput(nx + j, ownedCopy(p));
     });
-    // what nobody inspects is evaluated once emitted, its chains compiled (eval/deferred.ts),
-    // where that pays: a tape mostly of tensors, large enough for the passes saved to
-    // outweigh planning the chains (on W1 about 30 000 elements computed by f)
-    const deferred = keep === "neither" && inspect === undefined && !traced.trace.settings.checkNaN && worthDeferring(term.tape);
-    if (deferred) sink.tape.defer(settleDeferred);
-    else if (unevaluated) sink.tape.defer(readValuesOnly);
+    if (throughSink) sink.tape.deferAs(term.tape);
+    else if (deferred) sink.tape.defer({ settle: settleDeferred });
+    else if (unevaluated) sink.tape.defer({ settle: readValuesOnly });
     const d = transform(term, sink, extras, null);
     if (deferred) sink.tape.settle([...d.outputs, ...d.results]);
     else if (unevaluated) sink.tape.settle([]);
@@ -181,6 +187,7 @@ export function emitTransformed(traced: TracedFn, transform: Transform, emission
     }
     return applied;
   }
+  term.tape.endDeferring();
   const t: Trace = target;
   // an inner call's checkNaN covers its derivative, emitted here
   const saved = t.nanCaller;

@@ -52,6 +52,11 @@ export interface InterpreterOptions {
    * as literals' are (a tape's deferred instructions, eval/deferred.ts). Default 0.
    */
   readonly from?: number;
+  /**
+   * Instructions from `from` on whose values are the tape's too (computed as they were
+   * appended, or earlier: eval/deferred.ts), read as those before `from` are. Default none.
+   */
+  readonly given?: (i: number) => boolean;
   /** Steps for the live instructions (jit/chains.ts); default: each instruction by the kernels. */
   readonly plan?: (tape: Tape, o: { live: Uint8Array; kept: Uint8Array; interpret?: Uint8Array }) => Step[];
   /**
@@ -78,6 +83,8 @@ export class Interpreter implements TermRunner {
   readonly chains: number;
   /** The first instruction it computes (those before are the tape's). */
   private readonly from: number;
+  /** 1 at the instructions from `from` on whose values are the tape's (options.given). */
+  private readonly given: Uint8Array | null;
 
   constructor(
     private readonly tape: Tape,
@@ -101,14 +108,16 @@ export class Interpreter implements TermRunner {
     this.vals = new Float64Array(n);
     this.bufs = new Array<Float64Array | null>(n).fill(null);
     const order: number[] = [];
+    const given = (this.given = options.given === undefined ? null : new Uint8Array(n));
     for (let i = 0; i < n; i++) {
       if (!live[i]) continue;
-      if (op[i] === CONST || op[i] === FREE || i < from) {
+      if (given !== null && i >= from && options.given!(i)) given[i] = 1;
+      if (op[i] === CONST || op[i] === FREE || i < from || given?.[i] === 1) {
         if (this.tensor[i]) this.bufs[i] = tape.buf(i);
         else this.vals[i] = tape.val[i];
       } else order.push(i);
     }
-    const computed = from === 0 ? live : live.map((l, i) => (i < from ? 0 : l));
+    const computed = from === 0 && given === null ? live : live.map((l, i) => (i < from || given?.[i] === 1 ? 0 : l));
     this.steps = options.plan?.(tape, { live: computed, kept, interpret: options.check?.at }) ?? order;
     this.chains = this.steps.filter((step) => typeof step !== "number").length;
     // each computed buffer goes back to the pool after the last step that reads it (or its own, if none)
@@ -201,7 +210,7 @@ export class Interpreter implements TermRunner {
   clear(): void {
     const { op, length: n } = this.tape;
     for (let i = this.from; i < n; i++) {
-      if (op[i] === CONST || op[i] === FREE || !this.tensor[i] || this.bufs[i] === null) continue;
+      if (op[i] === CONST || op[i] === FREE || !this.tensor[i] || this.bufs[i] === null || this.given?.[i] === 1) continue;
       if (op[i] >= FIRST_PRIMITIVE) release(this.bufs[i]!);
       this.bufs[i] = null;
     }

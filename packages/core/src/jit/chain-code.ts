@@ -288,6 +288,9 @@ const MASK = /\$k(\d+)_(n?)(\d+)/g;
 /** Constant masks with more runs than this are read element by element (each change cuts the loops). */
 const MAX_MASK_RUNS = 8;
 
+/** A name (a value's token, a real): repeated in an expression, it is not computed twice. */
+const NAME = /^[A-Za-z_$][\w$]*$/;
+
 /** How deep a chain's expressions nest (values read once written inside their reader's) before one is stored. */
 const MAX_NESTING = 24;
 
@@ -329,6 +332,7 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
   }
   const stored = (v: number): boolean => storedFor(v) || deep.has(v);
   const realsRead = new Set<number>();
+  const temporaries = new Set<string>();
   const tensorsRead = new Set<number>();
   const real = (v: number): string => {
     if (op[v] === CONST || op[v] === FREE) return literal(tape.val[v]);
@@ -375,6 +379,15 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     if (code === CODE.broadcastTo) return real(broadcastReal(tape, v)!);
     // as kernels.select
     if (code === CODE.where) return `(${test(args[0], d)} ? ${at(args[1], d)} : ${at(args[2], d)})`;
+    if (code === CODE.square) {
+      // an expression squared as x * x (the kernel's arithmetic), through a temporary: the
+      // emitter repeats only a name, and calls the kernel on anything else
+      const x = at(args[0], d);
+      if (NAME.test(x)) return javascript.apply(code, x, x);
+      const q = `q${v}_${d < 0 ? `n${-d}` : d}`;
+      temporaries.add(q);
+      return `(${q} = ${x}, ${q} * ${q})`;
+    }
     return javascript.apply(code, at(args[0], d), args.length > 1 ? at(args[1], d) : at(args[0], d));
   };
   const loops: Made[] = [];
@@ -418,6 +431,7 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
   const body = fuse(loops, needed);
   const made = loops.filter((m) => m.array).map((m): [number, number] => [m.v, m.size]);
   const head = [
+    ...[...temporaries].map((q) => `let ${q} = 0;`),
     ...[...realsRead].map((v) => `const s${v} = V[${v}];`),
     ...[...tensorsRead, ...made.map(([v]) => v)].map((v) => `const b${v} = B[${v}];`),
   ];

@@ -26,7 +26,7 @@ export const fusedCode = { enabled: mayMakeCode() };
 export const fusedStats = { runs: 0 };
 
 /** How instruction v joins a chain: in its loops, as a sink (a sum of all elements), or not at all (null). */
-function fusable(tape: Tape, v: number): "loop" | "sink" | null {
+export function fusable(tape: Tape, v: number): "loop" | "sink" | null {
   const code = tape.op[v];
   const args = tape.args(v);
   const tensor = (u: number): boolean => tape.isTensor(u);

@@ -12,10 +12,13 @@
  * static parameters, any number of arguments), has an `Extra` record, found through the
  * `x` column (index + 1; 0 for a plain scalar instruction, the fast common case).
  *
- * A tape may defer its tensor values (`defer`): an outermost rd's derivative, which nobody
- * reads while it is emitted, is appended without computing, then evaluated at once by an
- * evaluator that runs its chains of elementwise operations as compiled loops
- * (api/transform.ts). Reading a deferred value evaluates everything deferred so far first.
+ * A tape may defer its tensor values (`defer`): f's tensor operations while an outermost rd
+ * traces it (api/tracing.ts), and that rd's derivative, which nobody reads while it is
+ * emitted (api/transform.ts), are appended without computing, then evaluated together by an
+ * evaluator that runs their chains of elementwise operations as compiled loops
+ * (eval/deferred.ts). Reading a deferred value, or appending a real computed from one (a
+ * sum), evaluates everything deferred so far first: every decision is taken on the value
+ * computing each instruction at once would have given.
  */
 import { alloc, kernels, release, sameDims, size, type Buf, type Dims } from "@wengert/ops";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, tensorSpec } from "./opcodes.js";
@@ -39,10 +42,34 @@ const SCALAR: Dims = [];
 const DEFERRED = new Float64Array(0);
 
 /**
- * Evaluates a tape's deferred instructions, from `from` on, and gives each value that
- * `keep` names (all of them, when null) to `settled`.
+ * Evaluates a tape's deferred instructions, from `from` on (those before are computed), and
+ * gives each value that `keep` names to `settled`: those `keep` needs, planned with their
+ * chains compiled; or, `keep` null (a value is read, and any may be read next), all of
+ * them in order, each on its own.
  */
 export type Settle = (tape: Tape, from: number, keep: readonly number[] | null) => void;
+
+/**
+ * Computes real v (just appended, from deferred tensors) and gives it to `settled`, its
+ * deferred arguments left deferred; or declines (false) where that would compute more
+ * than chains of elementwise operations (a matrix product would be computed again later).
+ */
+export type SettleEarly = (tape: Tape, from: number, v: number) => boolean;
+
+/**
+ * How a tape defers: its settler, past how many instructions deferring ends, how a real
+ * from deferred values is computed, and which instructions it goes on deferring after
+ * (`after` false: everything deferred is computed, and deferring ends).
+ */
+export interface Deferral {
+  readonly settle: Settle;
+  readonly upTo?: number;
+  readonly early?: SettleEarly;
+  readonly after?: (tape: Tape, v: number) => boolean;
+}
+
+/** The most reals computed from deferred values while they stay deferred (each plans the tape again). */
+const MAX_EARLY_REALS = 16;
 
 const ADD = CODE.add;
 const MUL = CODE.mul;
@@ -147,12 +174,25 @@ export class Tape {
   /** The evaluator of deferred instructions, while values are deferred; and where they start. */
   private settler: Settle | null = null;
   private deferredFrom = 0;
+  /** Reals computed from deferred values so far (appendOp). */
+  private earlyReals = 0;
 
-  /** From now on, tensor instructions are appended without their values, until `settle` evaluates them. */
-  defer(settler: Settle): void {
-    this.settler = settler;
+  /**
+   * From now on, tensor instructions are appended without their values, until `settle`
+   * evaluates them; past `upTo` of them, they are evaluated and deferring ends (a long
+   * trace's plan would cost more than it saves).
+   */
+  defer({ settle, upTo = Infinity, early, after }: Deferral): void {
+    this.settler = settle;
     this.deferredFrom = this.length;
+    this.deferUpTo = upTo;
+    this.early = early ?? null;
+    this.after = after ?? null;
   }
+
+  private deferUpTo = Infinity;
+  private early: SettleEarly | null = null;
+  private after: ((tape: Tape, v: number) => boolean) | null = null;
 
   /**
    * Evaluate the deferred instructions: all of them (`keep` null: deferring goes on), or
@@ -167,8 +207,36 @@ export class Tape {
     this.deferredFrom = this.length;
   }
 
-  /** Deferred variable v's value, computed (by the settler). */
-  settled(v: number, y: Float64Array): void {
+  /**
+   * Carry the deferral of `from`, whose copy this is (`extend`), on here: its deferred
+   * values are computed with what is appended here (an outermost grad's forward pass and
+   * derivative in one plan); `from` must not be read after.
+   */
+  deferAs(from: Tape): void {
+    this.settler = from.settler;
+    this.deferredFrom = from.deferredFrom;
+    this.deferUpTo = Infinity;
+    this.early = from.early;
+    this.after = null;
+  }
+
+  /** Whether values are deferred from here on. */
+  get deferring(): boolean {
+    return this.settler !== null;
+  }
+
+  /** Evaluate the deferred instructions, and append every later one with its value. */
+  endDeferring(): void {
+    this.settle(null);
+    this.settler = null;
+  }
+
+  /** Deferred variable v's value, computed (by the settler): a buffer, or a number for a real. */
+  settled(v: number, y: Buf): void {
+    if (typeof y === "number") {
+      this.val[v] = y;
+      return;
+    }
     const x = this.x[v] - 1;
     this.extras[x] = { ...this.extras[x], buf: y };
   }
@@ -177,6 +245,7 @@ export class Tape {
   isDeferred(v: number): boolean {
     return this.x[v] !== 0 && this.extras[this.x[v] - 1].buf === DEFERRED;
   }
+
 
   /** The buffer of a tensor variable (a one-element copy for a real). */
   buf(v: number): Float64Array {
@@ -304,7 +373,7 @@ export class Tape {
     // x⁰ = 1 also for a 0-d x (a constant of dims [] is the real 1)
     if (args.length === 2 && isLiteralPower(code, this.val[b], this.isConstant(b))) return this.tensorConstant({ dims, data: alloc(size(dims), true).fill(1) });
     if (this.defers(dims) && !(this.op[a] === CONST && (args.length === 1 || this.op[b] === CONST))) {
-      return this.pushExtra(code, a, args.length === 1 ? 0 : b, { dims, buf: DEFERRED, args, params: undefined });
+      return this.pushDeferred(code, args, undefined, dims);
     }
     // otherwise appended as any primitive on tensors is, its value as compute gives it
     // (without compute's arrays of arguments: this runs once per tensor operation)
@@ -320,9 +389,22 @@ export class Tape {
 
   /** Append a tensor primitive, or a scalar one elementwise (dims: its output's, checked by the caller). */
   appendOp(code: number, args: readonly number[], params: unknown, dims: Dims): number {
-    if (this.defers(dims) && args.some((v) => this.op[v] !== CONST)) {
-      return this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, { dims, buf: DEFERRED, args, params });
+    const early = this.early;
+    if (this.settler !== null && early !== null && dims.length === 0 && this.earlyReals < MAX_EARLY_REALS && args.some((v) => this.isDeferred(v))) {
+      // a real from deferred tensors (a sum of all elements: the loss) is computed at once,
+      // before anything reads it, by the chain of what it needs (a sum is a chain's sink), its
+      // values in registers; they stay deferred, computed again (the same numbers) where the
+      // derivative reads them, in its loops: nothing stored in between. Where that would
+      // compute a kernel's value twice, everything deferred is computed now, and the real after.
+      this.earlyReals++;
+      const k = this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, { dims, buf: null, args, params });
+      if (!early(this, this.deferredFrom, k)) {
+        this.settle(null);
+        this.val[k] = compute(code, args.map((v) => this.value(v)), args.map((v) => this.dims(v)), params, dims) as number;
+      }
+      return k;
     }
+    if (this.defers(dims) && args.some((v) => this.op[v] !== CONST)) return this.pushDeferred(code, args, params, dims);
     // plain loops: this runs once per tensor operation recorded
     const n = args.length;
     const values = new Array<Buf>(n);
@@ -351,10 +433,21 @@ export class Tape {
     return false;
   }
 
+  /** Append a tensor instruction without its value (deferring ends past `deferUpTo` instructions). */
+  private pushDeferred(code: number, args: readonly number[], params: unknown, dims: Dims): number {
+    const k = this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, { dims, buf: DEFERRED, args, params });
+    if (k - this.deferredFrom >= this.deferUpTo || (this.after !== null && !this.after(this, k))) this.endDeferring();
+    return k;
+  }
+
   /** Append a tensor primitive whose value `y` is already computed (a scan's loop, run while its decisions were checked). */
   appendComputed(code: number, args: readonly number[], params: unknown, dims: Dims, y: Buf): number {
+    // what is deferred is evaluated first: the settler computes every instruction from where deferring starts but this one
+    this.settle(null);
     const extra: Extra = { dims, buf: typeof y === "number" ? null : y, args, params };
-    return this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, extra, typeof y === "number" ? y : 0);
+    const k = this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, extra, typeof y === "number" ? y : 0);
+    if (this.settler !== null) this.deferredFrom = this.length;
+    return k;
   }
 
   constant(c: number): number {
