@@ -25,6 +25,7 @@
  */
 import ndarray from "ndarray";
 import { div, gather, grad, jvp, matmul, square, sub, sum, transpose, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
+import { rowMinima } from "@wengert/ops";
 import { defineFunction } from "../define.js";
 import { field, InputError, matrix, record } from "../json.js";
 import type { EvalModule } from "../module.js";
@@ -87,33 +88,21 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
   for (let i0 = 0; i0 < n; i0 += block) {
     const rows = Math.min(block, n - i0);
     const G = (matmul(ndarray(P.subarray(i0 * d, (i0 + rows) * d), [rows, d]), Ct) as NdArray).data as Float64Array;
+    // s_j = ‖c_j‖² + (−2)·(p·c_j), the same number as ‖c_j‖² − 2 p·c_j (scaling by 2 is exact)
+    const { least, second, at } = rowMinima({ x: G, rows, cols: k, bias: cn, scale: -2 });
     for (let r = 0; r < rows; r++) {
       const g = r * k;
-      // the least s_j, where it is, and the least of the others (a NaN noted apart)
-      let least = Infinity;
-      let second = Infinity;
-      let at = 0;
-      let nan = false;
-      for (let j = 0; j < k; j++) {
-        const s = cn[j] - 2 * G[g + j];
-        if (s < least) {
-          second = least;
-          least = s;
-          at = j;
-        } else if (s < second) second = s;
-        else if (s !== s) nan = true;
-      }
       const p = (i0 + r) * d;
       let pn = 0;
       for (let l = 0; l < d; l++) pn += P[p + l] * P[p + l];
-      let cut = least + 2 * unit * 2 * (pn + cnMax);
+      // least is NaN where an s_j is: then every centroid is a candidate
+      const cut = least[r] + 2 * unit * 2 * (pn + cnMax);
       // one candidate (almost always): it is the choice, without a second pass over the k
-      if (!nan && second > cut) {
-        a[i0 + r] = at;
+      if (second[r] > cut) {
+        a[i0 + r] = at[r];
         continue;
       }
       // else every centroid within the cut (all of them where an s_j is NaN) by the direct distance
-      if (nan) cut = NaN;
       let best = Infinity;
       let arg = 0;
       for (let j = 0; j < k; j++) {
