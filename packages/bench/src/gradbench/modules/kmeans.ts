@@ -82,6 +82,7 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
     }
     return dist;
   };
+  const norms = squaredNorms(P, n, d);
   // unit roundoff 2⁻⁵³ times the d + 2 roundings of each form, times 8 for safety
   const unit = 8 * (d + 2) * 2 ** -53;
   const block = Math.max(MIN_ROWS, Math.floor(BLOCK / k));
@@ -93,8 +94,7 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
     for (let r = 0; r < rows; r++) {
       const g = r * k;
       const p = (i0 + r) * d;
-      let pn = 0;
-      for (let l = 0; l < d; l++) pn += P[p + l] * P[p + l];
+      const pn = norms[i0 + r];
       // least is NaN where an s_j is: then every centroid is a candidate
       const cut = least[r] + 2 * unit * 2 * (pn + cnMax);
       // one candidate (almost always): it is the choice, without a second pass over the k
@@ -117,6 +117,17 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
     }
   }
   return a;
+}
+
+/** ‖p‖² of each of the n rows of P (n × d), in a loop of its own: in assign's, whose `direct` closes over P and d, each read went through the closure's context. */
+function squaredNorms(P: Float64Array, n: number, d: number): Float64Array {
+  const out = new Float64Array(n);
+  for (let i = 0, p = 0; i < n; i++) {
+    let s = 0;
+    for (const end = p + d; p < end; p++) s += P[p] * P[p];
+    out[i] = s;
+  }
+  return out;
 }
 
 /**
