@@ -15,35 +15,25 @@
  * value at k = 10, against 1 ns for a plain sum); the SIMD kernel (simd-row-minima.ts)
  * takes them as masks, two rows to a vector, without a branch.
  */
-import { simdRowMinima } from "./simd-row-minima.js";
+import { simdRowMinima, type RowMinimaOperands, type RowMinimaResults } from "./simd-row-minima.js";
 
-export interface RowMinima {
-  /** Per row, the least value; NaN where the row holds a NaN. */
-  readonly least: Float64Array;
-  /** Per row, the least value other than the first least one (+∞ with one column). */
-  readonly second: Float64Array;
-  /** Per row, the first column of the least value. */
-  readonly at: Int32Array;
-}
-
-export interface RowMinimaArgs {
-  /** rows × cols, row-major. */
-  readonly x: Float64Array;
-  readonly rows: number;
-  readonly cols: number;
-  /** One number per column, added to the scaled value. */
-  readonly bias: Float64Array;
-  readonly scale: number;
-}
+/** Per row: the least value (NaN where the row holds a NaN), the least of the others (+∞ with one column), the first column of the least. */
+export type RowMinima = RowMinimaResults;
+/** x (rows × cols, row-major), and the bias (one number per column) and scale of v_ij = bias[j] + scale·x[i][j]. */
+export type RowMinimaArgs = RowMinimaOperands;
 
 /** Below this many values the JavaScript loop wins: the SIMD kernel's copies and call cost more than its branches save. */
 const SIMD_FROM = 1024;
 
-/** The row minima of v_ij = bias[j] + scale·x[i][j] (see the file's comment). */
-export function rowMinima(args: RowMinimaArgs): RowMinima {
+/**
+ * The row minima of v_ij = bias[j] + scale·x[i][j] (see the file's comment), into `into`
+ * when given (arrays of at least `rows` elements, reused by a caller that scans block
+ * after block), else into fresh arrays.
+ */
+export function rowMinima(args: RowMinimaArgs, into?: RowMinima): RowMinima {
   const { rows } = args;
-  const out: RowMinima = { least: new Float64Array(rows), second: new Float64Array(rows), at: new Int32Array(rows) };
-  if (rows > 0 && (rows * args.cols < SIMD_FROM || !simdRowMinima({ ...args, ...out }))) jsRowMinima(args, out);
+  const out = into ?? { least: new Float64Array(rows), second: new Float64Array(rows), at: new Int32Array(rows) };
+  if (rows > 0 && (rows * args.cols < SIMD_FROM || !simdRowMinima(args, out))) jsRowMinima(args, out);
   return out;
 }
 

@@ -86,11 +86,13 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
   // unit roundoff 2⁻⁵³ times the d + 2 roundings of each form, times 8 for safety
   const unit = 8 * (d + 2) * 2 ** -53;
   const block = Math.max(MIN_ROWS, Math.floor(BLOCK / k));
+  const most = Math.min(block, n);
+  const found = { least: new Float64Array(most), second: new Float64Array(most), at: new Int32Array(most) };
   for (let i0 = 0; i0 < n; i0 += block) {
     const rows = Math.min(block, n - i0);
     const G = (matmul(ndarray(P.subarray(i0 * d, (i0 + rows) * d), [rows, d]), Ct) as NdArray).data as Float64Array;
     // s_j = ‖c_j‖² + (−2)·(p·c_j), the same number as ‖c_j‖² − 2 p·c_j (scaling by 2 is exact)
-    const { least, second, at } = rowMinima({ x: G, rows, cols: k, bias: cn, scale: -2 });
+    const { least, second, at } = rowMinima({ x: G, rows, cols: k, bias: cn, scale: -2 }, found);
     for (let r = 0; r < rows; r++) {
       const g = r * k;
       const p = (i0 + r) * d;
