@@ -73,7 +73,10 @@ function kernel(): Code[] {
     ...rows.slice(1).map((r) => local.set(rowOffset(r), mul(get(KB), i32.const(r)))),
     local.set(I, i32.const(0)),
     // JJ = m − COLS − J: the column blocks from the last to the first
-    forLoop(I, get(N), ROWS, [local.set(J, i32.const(0)), forLoop(J, get(M), COLS, [local.set(JJ, i32.sub(i32.sub(get(M), i32.const(COLS)), get(J))), ...block])]),
+    forLoop(I, get(N), ROWS, [
+      local.set(J, i32.const(0)),
+      forLoop(J, get(M), COLS, [local.set(JJ, i32.sub(i32.sub(get(M), i32.const(COLS)), get(J))), ...block]),
+    ]),
   ];
 }
 

@@ -245,7 +245,8 @@ const compiled = new WeakMap<GmmPrepared, Compiled>();
 function compiledOf(p: GmmPrepared): Compiled {
   let c = compiled.get(p);
   if (c !== undefined) return c;
-  const param = (v: Traced<WithMeans> | Traced<Independent>): Traced<Independent> => (p.d > 1 ? { alpha: v.alpha, q: v.q, l: v.l } : { alpha: v.alpha, q: v.q });
+  const param = (v: Traced<WithMeans> | Traced<Independent>): Traced<Independent> =>
+    p.d > 1 ? { alpha: v.alpha, q: v.q, l: v.l } : { alpha: v.alpha, q: v.q };
   // the terms added in the order the gradient's are: the parameters' term, then the chunks'
   const objective = jit((v: Traced<WithMeans>): Scalar => p.chunks.reduce((total, xT) => add(total, chunkTerm(p, v, xT)) as Scalar, paramTerm(p, param(v))));
   const gradients =

@@ -56,7 +56,9 @@ const MIN_ROWS = 256;
  * on both roundings: about d + 2 terms of size ≤ ‖p‖² + ‖c‖² each); the centroids whose
  * s_j lies within twice that of the least are candidates (almost always one), and among
  * them the distance computed as kmeans.hpp does decides, so the choice is that loop's,
- * near-ties and points on a centroid (GradBench's centroids are points) included.
+ * near-ties and points on a centroid (GradBench's centroids are points) included. The
+ * least s_j, where it is and the second least come from ops' `rowMinima`, whose SIMD
+ * kernel takes the comparisons without branches (a loop's mispredicted on random points).
  */
 export function assign(points: NdArray, centroids: NdArray): Int32Array {
   const [n, d] = points.shape;
@@ -121,7 +123,10 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
   return a;
 }
 
-/** ‖p‖² of each of the n rows of P (n × d), in a loop of its own: in assign's, whose `direct` closes over P and d, each read went through the closure's context. */
+/**
+ * ‖p‖² of each of the n rows of P (n × d), in a loop of its own: in assign's, whose
+ * `direct` closes over P and d, each read went through the closure's context.
+ */
 function squaredNorms(P: Float64Array, n: number, d: number): Float64Array {
   const out = new Float64Array(n);
   for (let i = 0, p = 0; i < n; i++) {
