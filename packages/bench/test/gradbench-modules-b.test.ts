@@ -11,7 +11,8 @@ import { grad, jvp, type Scalar } from "@wengert/core";
 import type { EvalFunction } from "../src/gradbench/module.js";
 import { jsonable } from "../src/gradbench/json.js";
 import { modules } from "../src/gradbench/modules/index.js";
-import { BATCHED_FROM_D, gmm, gmmGradient, gmmObjective, lgamma, logGammaDistrib, prepareGmm } from "../src/gradbench/modules/gmm.js";
+import { poolStats } from "@wengert/ops";
+import { BATCHED_FROM_D, gmm, gmmGradient, gmmObjective, lgamma, logGammaDistrib, prepareGmm, type GmmGradient } from "../src/gradbench/modules/gmm.js";
 import { abbreviate, ba, baJacobian, prepareBa, type BaPrepared } from "../src/gradbench/modules/ba.js";
 import { ht } from "../src/gradbench/modules/ht.js";
 import { lstm, lstmGradient, prepareLstm } from "../src/gradbench/modules/lstm.js";
@@ -207,6 +208,21 @@ describe("gmm", () => {
     expect(Math.abs(gmmObjective(chunked) - gmmObjective(whole))).toBeLessThan(1e-11);
     const flat = (p: typeof whole) => gmmFlat({ ...g, ...(jsonable(gmmGradient(p)) as GmmJson) });
     expect(worst(flat(chunked), flat(whole))).toBeLessThan(1e-13);
+  });
+
+  it("repeated calls on one input replay jitted functions: the same numbers, and no fresh buffers for the objective", () => {
+    for (const chunkElements of [undefined, 3 * 4 * 10]) {
+      const p = prepareGmm(gmmInput(3, 4, 50, 8), chunkElements);
+      const objectives = [gmmObjective(p), gmmObjective(p)];
+      const fresh = poolStats.fresh;
+      for (let i = 0; i < 3; i++) objectives.push(gmmObjective(p));
+      // traced, the objective kept every intermediate: about 36 fresh buffers a call (a slab's cut now and then here)
+      expect(poolStats.fresh - fresh).toBeLessThan(4);
+      expect(objectives.every((v) => Object.is(v, objectives[0]))).toBe(true);
+      const bits = (g: GmmGradient) => [...g.alpha, ...g.mu.data, ...g.q.data, ...g.l.data];
+      const gradients = [0, 1, 2].map(() => bits(gmmGradient(p)));
+      for (const g of gradients.slice(1)) expect(g.every((v, i) => Object.is(v, gradients[0][i]))).toBe(true);
+    }
   });
 
   it("rejects a malformed input with a message naming the field", () => {

@@ -19,8 +19,12 @@ export type Reduction = "sum" | "max" | "min" | "logsumexp";
 
 /** out[o + b] ⊕= x[i + b] for b < len: one row of x folded into a row of out. */
 type Row = (out: Float64Array, o: number, x: Float64Array, i: number, len: number) => void;
-/** out[o] ⊕= x[from…to): a run of x folded into one element. */
-type Run = (out: Float64Array, o: number, x: Float64Array, from: number, to: number) => void;
+/**
+ * acc ⊕ x[from…to): a run of x folded into one number, which the caller stores. (Stored
+ * here, after a loop that V8 compiles while it runs, the store had never run when the
+ * code was made: V8 threw the code away at it, and did so again at every call.)
+ */
+type Run = (acc: number, x: Float64Array, from: number, to: number) => number;
 
 // max and min take a NaN as soon as they meet one (NaN is neither greater nor less)
 function sumRow(out: Float64Array, o: number, x: Float64Array, i: number, len: number): void {
@@ -32,20 +36,17 @@ function maxRow(out: Float64Array, o: number, x: Float64Array, i: number, len: n
 function minRow(out: Float64Array, o: number, x: Float64Array, i: number, len: number): void {
   for (let b = 0; b < len; b++) out[o + b] = x[i + b] < out[o + b] || Number.isNaN(x[i + b]) ? x[i + b] : out[o + b];
 }
-function sumRun(out: Float64Array, o: number, x: Float64Array, from: number, to: number): void {
-  let acc = out[o];
+function sumRun(acc: number, x: Float64Array, from: number, to: number): number {
   for (let i = from; i < to; i++) acc += x[i];
-  out[o] = acc;
+  return acc;
 }
-function maxRun(out: Float64Array, o: number, x: Float64Array, from: number, to: number): void {
-  let acc = out[o];
+function maxRun(acc: number, x: Float64Array, from: number, to: number): number {
   for (let i = from; i < to; i++) acc = x[i] > acc || Number.isNaN(x[i]) ? x[i] : acc;
-  out[o] = acc;
+  return acc;
 }
-function minRun(out: Float64Array, o: number, x: Float64Array, from: number, to: number): void {
-  let acc = out[o];
+function minRun(acc: number, x: Float64Array, from: number, to: number): number {
   for (let i = from; i < to; i++) acc = x[i] < acc || Number.isNaN(x[i]) ? x[i] : acc;
-  out[o] = acc;
+  return acc;
 }
 
 const FOLDS = {
@@ -80,7 +81,7 @@ function columnSums(out: Float64Array, x: Float64Array, [A, R, B]: readonly [num
 
 /** Rows or runs of x (read as [A, R, B]) folded into out. */
 function fold3(out: Float64Array, x: Float64Array, [A, R, B]: readonly [number, number, number], row: Row, run: Run): void {
-  if (B === 1) for (let a = 0; a < A; a++) run(out, a, x, a * R, (a + 1) * R);
+  if (B === 1) for (let a = 0; a < A; a++) out[a] = run(out[a], x, a * R, (a + 1) * R);
   else for (let a = 0; a < A; a++) for (let r = 0; r < R; r++) row(out, a * B, x, (a * R + r) * B, B);
 }
 
@@ -110,7 +111,7 @@ function maxAndLogSum(x: Float64Array, xd: Dims, axes: readonly number[]): [Floa
   if (abr === null) odometer(xd, [keptDims(xd, axes)], (i, offs) => (logSum[offs[0]] += exp(x[i] - m[offs[0]])));
   else {
     const [A, R, B] = abr;
-    if (B === 1) for (let a = 0; a < A; a++) expRun(logSum, m, a, x, a * R, (a + 1) * R);
+    if (B === 1) for (let a = 0; a < A; a++) logSum[a] = expRun(m[a], x, a * R, (a + 1) * R);
     else for (let a = 0; a < A; a++) for (let r = 0; r < R; r++) expRow(logSum, m, a * B, x, (a * R + r) * B, B);
   }
   for (let o = 0; o < n; o++) logSum[o] = Math.log(logSum[o]);
@@ -125,11 +126,11 @@ function logsumexp(x: Float64Array, xd: Dims, axes: readonly number[]): Float64A
   return out;
 }
 
-function expRun(out: Float64Array, m: Float64Array, o: number, x: Float64Array, from: number, to: number): void {
+/** Σ exp(x[from…to) − m), which the caller stores (see Run). */
+function expRun(m: number, x: Float64Array, from: number, to: number): number {
   let s = 0;
-  const mo = m[o];
-  for (let i = from; i < to; i++) s += exp(x[i] - mo);
-  out[o] = s;
+  for (let i = from; i < to; i++) s += exp(x[i] - m);
+  return s;
 }
 function expRow(out: Float64Array, m: Float64Array, o: number, x: Float64Array, i: number, len: number): void {
   for (let b = 0; b < len; b++) out[o + b] += exp(x[i + b] - m[o + b]);

@@ -17,10 +17,10 @@ export const ROWS = 4;
 /** Columns of a result block: two f64x2 vectors. */
 export const COLS = 4;
 
-// the kernel's parameters (byte addresses; sizes in elements, padded) and locals
-const [A, B, C, N, K, M] = [0, 1, 2, 3, 4, 5];
-const [I, J, KB, MB, PA, PB, PEND, PC, AV, B0, B1] = [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
-const ACC = 17; // ACC + 2r + h: row r, columns 2h and 2h + 1 of the block
+// the kernel's parameters (byte addresses; sizes in elements, padded but CM) and locals
+const [A, B, C, N, K, M, CM] = [0, 1, 2, 3, 4, 5, 6];
+const [I, J, KB, MB, PA, PB, PEND, PC, AV, B0, B1, JJ, CB] = [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
+const ACC = 20; // ACC + 2r + h: row r, columns 2h and 2h + 1 of the block
 const acc = (r: number, h: number) => ACC + 2 * r + h;
 const OFF = ACC + 2 * ROWS; // OFF + r − 1: r·KB, the byte offset of row r of a block of A
 const rowOffset = (r: number) => OFF + r - 1;
@@ -31,9 +31,14 @@ const mul = (x: Code, y: Code) => i32.mul(x, y);
 const rows = Array.from({ length: ROWS }, (_, r) => r);
 
 /**
- * c[n×m] = a[n×k] · b[k×m], n a multiple of ROWS and m of COLS, row-major doubles.
- * For each block: the accumulators start at zero, and for p = 0 … k−1 add
- * a[i+r][p] · b[p][j…j+3]; then the block is stored.
+ * c[n×cm] = a[n×k] · b[k×m] (its first cm ≤ m columns), n a multiple of ROWS and m of
+ * COLS, row-major doubles. For each block: the accumulators start at zero, and for
+ * p = 0 … k−1 add a[i+r][p] · b[p][j…j+3]; then the block is stored, whole, at c's row
+ * stride cm. A block past column cm spills its padding columns onto the start of the
+ * next row; the blocks of a row of blocks go from the last to the first, so the spill
+ * lands where a later block (this row of blocks' next, or the next row of blocks') writes
+ * its own values, and the result needs no copy that drops the padding (c needs room for
+ * COLS elements past its n·cm).
  */
 function kernel(): Code[] {
   // A's row r of the block is PA + r·KB: a register offset (an immediate must be constant)
@@ -52,38 +57,43 @@ function kernel(): Code[] {
     ...rows.flatMap((r) => [local.set(acc(r, 0), v128.zero()), local.set(acc(r, 1), v128.zero())]),
     local.set(PA, add(get(A), mul(get(I), get(KB)))),
     local.set(PEND, add(get(PA), get(KB))),
-    local.set(PB, add(get(B), mul(get(J), i32.const(8)))),
+    local.set(PB, add(get(B), mul(get(JJ), i32.const(8)))),
     forLoop(PA, get(PEND), 8, step),
-    local.set(PC, add(get(C), mul(add(mul(get(I), get(M)), get(J)), i32.const(8)))),
+    local.set(PC, add(get(C), mul(add(mul(get(I), get(CM)), get(JJ)), i32.const(8)))),
     ...rows.flatMap((r) => [
       v128.store(get(PC), get(acc(r, 0))),
       v128.store(get(PC), get(acc(r, 1)), 16),
-      local.set(PC, add(get(PC), get(MB))),
+      local.set(PC, add(get(PC), get(CB))),
     ]),
   ];
   return [
     local.set(KB, mul(get(K), i32.const(8))),
     local.set(MB, mul(get(M), i32.const(8))),
+    local.set(CB, mul(get(CM), i32.const(8))),
     ...rows.slice(1).map((r) => local.set(rowOffset(r), mul(get(KB), i32.const(r)))),
     local.set(I, i32.const(0)),
-    forLoop(I, get(N), ROWS, [local.set(J, i32.const(0)), forLoop(J, get(M), COLS, block)]),
+    // JJ = m − COLS − J: the column blocks from the last to the first
+    forLoop(I, get(N), ROWS, [
+      local.set(J, i32.const(0)),
+      forLoop(J, get(M), COLS, [local.set(JJ, i32.sub(i32.sub(get(M), i32.const(COLS)), get(J))), ...block]),
+    ]),
   ];
 }
 
-/** The module's bytes: one function `gemm(a, b, c, n, k, m)` over the imported memory. */
+/** The module's bytes: one function `gemm(a, b, c, n, k, m, cm)` over the imported memory. */
 export function gemmModule(): Uint8Array {
   const i = type.i32;
   return assemble([
     {
       name: "gemm",
-      params: [i, i, i, i, i, i],
-      locals: [i, i, i, i, i, i, i, i, type.v128, type.v128, type.v128, ...rows.flatMap(() => [type.v128, type.v128]), ...rows.slice(1).map(() => i)],
+      params: [i, i, i, i, i, i, i],
+      locals: [i, i, i, i, i, i, i, i, type.v128, type.v128, type.v128, i, i, ...rows.flatMap(() => [type.v128, type.v128]), ...rows.slice(1).map(() => i)],
       body: kernel(),
     },
   ]);
 }
 
-type GemmFn = (a: number, b: number, c: number, n: number, k: number, m: number) => void;
+type GemmFn = (a: number, b: number, c: number, n: number, k: number, m: number, cm: number) => void;
 
 /** Operands and result of up to 256 MB; larger products go to the JavaScript kernel. */
 const workspace = lazyWorkspace(gemmModule, 256 * 1024 * 1024);
@@ -102,7 +112,7 @@ export function simdGemm(a: Float64Array, ao: number, b: Float64Array, bo: numbe
   const aAt = 0;
   const bAt = n4 * k;
   const cAt = bAt + k * m4;
-  const heap = s.heap(cAt + n4 * m4);
+  const heap = s.heap(cAt + n4 * m + COLS);
   if (heap === null) return false;
   heap.set(a.subarray(ao, ao + n * k), aAt);
   heap.fill(0, aAt + n * k, bAt); // padding rows of A
@@ -114,8 +124,7 @@ export function simdGemm(a: Float64Array, ao: number, b: Float64Array, bo: numbe
       for (let j = m; j < m4; j++) heap[to + j] = 0;
     }
   }
-  (s.exports.gemm as GemmFn)(aAt * 8, bAt * 8, cAt * 8, n4, k, m4);
-  if (m4 === m) r.set(heap.subarray(cAt, cAt + n * m), ro);
-  else for (let i = 0, from = cAt, to = ro; i < n; i++, from += m4, to += m) for (let j = 0; j < m; j++) r[to + j] = heap[from + j];
+  (s.exports.gemm as GemmFn)(aAt * 8, bAt * 8, cAt * 8, n4, k, m4, m);
+  r.set(heap.subarray(cAt, cAt + n * m), ro);
   return true;
 }

@@ -65,6 +65,12 @@ export const i32 = {
 };
 
 export const f64 = {
+  /** The constant's eight bytes little-endian, as wasm stores them whatever the host's order. */
+  const: (x: number): Code => {
+    const bytes = new DataView(new ArrayBuffer(8));
+    bytes.setFloat64(0, x, true);
+    return [0x44, ...new Uint8Array(bytes.buffer)];
+  },
   load: (addr: Code, offset = 0): Code => seq(addr, [0x2b, ...memarg(3, offset)]),
   store: (addr: Code, value: Code, offset = 0): Code => seq(addr, value, [0x39, ...memarg(3, offset)]),
   add: op(0xa0),
@@ -80,6 +86,16 @@ export const v128 = {
   load64Splat: (addr: Code, offset = 0): Code => simd(0x0a, ...memarg(3, offset))(addr),
   store: (addr: Code, value: Code, offset = 0): Code => simd(0x0b, ...memarg(3, offset))(addr, value),
   zero: (): Code => [0xfd, ...uleb(0x0c), ...new Array<number>(16).fill(0)],
+  /** Lane `lane`'s eight bytes of the vector stored at addr: `store64Lane(lane)(addr, vector)`. */
+  store64Lane: (lane: number, offset = 0) => simd(0x5b, ...memarg(3, offset), lane),
+  or: simd(0x50),
+  /** Bits of the first operand where the mask's are set, else of the second: `bitselect(a, b, mask)`. */
+  bitselect: simd(0x52),
+};
+
+export const i32x4 = {
+  /** Both lanes of an f64x2 truncated to i32 (saturating) in lanes 0 and 1; lanes 2 and 3 zero. */
+  truncSatF64x2SZero: simd(0xfc),
 };
 
 export const f64x2 = {
@@ -87,6 +103,15 @@ export const f64x2 = {
   sub: simd(0xf1),
   mul: simd(0xf2),
   div: simd(0xf3),
+  /** Lanewise `a < b`, all ones or all zeros (false where either is NaN). */
+  lt: simd(0x49),
+  /** Lanewise `a != b`: all ones where they differ or either is NaN. */
+  ne: simd(0x48),
+  /** Lanewise `b < a ? b : a`, JavaScript's conditional (not IEEE minimum: no NaN or −0 rule of its own). */
+  pmin: simd(0xf6),
+  splat: simd(0x14),
+  /** The vector with lane `lane` replaced by a double. */
+  replaceLane: (lane: number) => simd(0x22, lane),
 };
 
 /** `while (i < end) { body; i += step }` on an i32 local, as block/loop/br_if. */

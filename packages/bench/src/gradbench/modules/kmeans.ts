@@ -25,6 +25,7 @@
  */
 import ndarray from "ndarray";
 import { div, gather, grad, jvp, matmul, square, sub, sum, transpose, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
+import { rowMinima } from "@wengert/ops";
 import { defineFunction } from "../define.js";
 import { field, InputError, matrix, record } from "../json.js";
 import type { EvalModule } from "../module.js";
@@ -55,7 +56,9 @@ const MIN_ROWS = 256;
  * on both roundings: about d + 2 terms of size ≤ ‖p‖² + ‖c‖² each); the centroids whose
  * s_j lies within twice that of the least are candidates (almost always one), and among
  * them the distance computed as kmeans.hpp does decides, so the choice is that loop's,
- * near-ties and points on a centroid (GradBench's centroids are points) included.
+ * near-ties and points on a centroid (GradBench's centroids are points) included. The
+ * least s_j, where it is and the second least come from ops' `rowMinima`, whose SIMD
+ * kernel takes the comparisons without branches (a loop's mispredicted on random points).
  */
 export function assign(points: NdArray, centroids: NdArray): Int32Array {
   const [n, d] = points.shape;
@@ -81,39 +84,29 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
     }
     return dist;
   };
+  const norms = squaredNorms(P, n, d);
   // unit roundoff 2⁻⁵³ times the d + 2 roundings of each form, times 8 for safety
   const unit = 8 * (d + 2) * 2 ** -53;
   const block = Math.max(MIN_ROWS, Math.floor(BLOCK / k));
+  const most = Math.min(block, n);
+  const found = { least: new Float64Array(most), second: new Float64Array(most), at: new Int32Array(most) };
   for (let i0 = 0; i0 < n; i0 += block) {
     const rows = Math.min(block, n - i0);
     const G = (matmul(ndarray(P.subarray(i0 * d, (i0 + rows) * d), [rows, d]), Ct) as NdArray).data as Float64Array;
+    // s_j = ‖c_j‖² + (−2)·(p·c_j), the same number as ‖c_j‖² − 2 p·c_j (scaling by 2 is exact)
+    const { least, second, at } = rowMinima({ x: G, rows, cols: k, bias: cn, scale: -2 }, found);
     for (let r = 0; r < rows; r++) {
       const g = r * k;
-      // the least s_j, where it is, and the least of the others (a NaN noted apart)
-      let least = Infinity;
-      let second = Infinity;
-      let at = 0;
-      let nan = false;
-      for (let j = 0; j < k; j++) {
-        const s = cn[j] - 2 * G[g + j];
-        if (s < least) {
-          second = least;
-          least = s;
-          at = j;
-        } else if (s < second) second = s;
-        else if (s !== s) nan = true;
-      }
       const p = (i0 + r) * d;
-      let pn = 0;
-      for (let l = 0; l < d; l++) pn += P[p + l] * P[p + l];
-      let cut = least + 2 * unit * 2 * (pn + cnMax);
+      const pn = norms[i0 + r];
+      // least is NaN where an s_j is: then every centroid is a candidate
+      const cut = least[r] + 2 * unit * 2 * (pn + cnMax);
       // one candidate (almost always): it is the choice, without a second pass over the k
-      if (!nan && second > cut) {
-        a[i0 + r] = at;
+      if (second[r] > cut) {
+        a[i0 + r] = at[r];
         continue;
       }
       // else every centroid within the cut (all of them where an s_j is NaN) by the direct distance
-      if (nan) cut = NaN;
       let best = Infinity;
       let arg = 0;
       for (let j = 0; j < k; j++) {
@@ -128,6 +121,20 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
     }
   }
   return a;
+}
+
+/**
+ * ‖p‖² of each of the n rows of P (n × d), in a loop of its own: in assign's, whose
+ * `direct` closes over P and d, each read went through the closure's context.
+ */
+function squaredNorms(P: Float64Array, n: number, d: number): Float64Array {
+  const out = new Float64Array(n);
+  for (let i = 0, p = 0; i < n; i++) {
+    let s = 0;
+    for (const end = p + d; p < end; p++) s += P[p] * P[p];
+    out[i] = s;
+  }
+  return out;
 }
 
 /**
