@@ -40,7 +40,9 @@ export const settleDeferred: Settle = (tape, from, keep) => {
  * for less than storing them costs; the values of the others (exp, log, tanh…) are stored
  * when a real computed early needs them.
  */
-const CHEAP = new Set<number>([CODE.neg, CODE.add, CODE.sub, CODE.mul, CODE.div, CODE.square, CODE.slice, CODE.reshape, CODE.broadcastTo, CODE.where, CODE.concat, CODE.embed]);
+const CHEAP = new Set<number>([
+  CODE.neg, CODE.add, CODE.sub, CODE.mul, CODE.div, CODE.square, CODE.slice, CODE.reshape, CODE.broadcastTo, CODE.where, CODE.concat, CODE.embed,
+]);
 
 /**
  * Real v (from deferred tensors: f's loss) computed by the plan of what it needs, the
