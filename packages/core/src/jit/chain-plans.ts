@@ -16,15 +16,13 @@ import { CODE, CONST, FIRST_PRIMITIVE, FREE } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
 import { planChains, type PlanInput } from "./chains.js";
 import type { Step } from "./chain-code.js";
+import { hashWords, structureCache } from "./structure-cache.js";
+import { sameKey } from "./term-key.js";
 
 /** Longer tapes are planned afresh: their key would cost what the plan saves. */
 const MAX_KEYED = 4096;
-/** Plans kept (all dropped when full: a loop of grad calls needs one or two). */
-const LIMIT = 256;
-
-/** Plans by their key's hash (a few keys may share one). */
-const plans = new Map<number, { key: PlanKey; steps: Step[] }[]>();
-let count = 0;
+/** Plans by their key's structure (a loop of grad calls needs one or two). */
+const plans = structureCache<PlanKey, { readonly key: PlanKey; readonly steps: Step[] }>(samePlan);
 
 /** Plans made and plans found (tests check that a repeated call finds its plan). */
 export const planStats = { made: 0, found: 0 };
@@ -33,22 +31,13 @@ export const planStats = { made: 0, found: 0 };
 export function cachedPlan(tape: Tape, input: PlanInput): Step[] {
   if (tape.length > MAX_KEYED || input.interpret !== undefined) return planChains(tape, input);
   const key = planKey(tape, input);
-  const found = plans.get(key.hash)?.find((p) => sameKey(p.key, key));
+  const found = plans.find(key);
   if (found !== undefined) {
     planStats.found++;
     return found.steps;
   }
-  if (count >= LIMIT) {
-    plans.clear();
-    count = 0;
-  }
-  const steps = planChains(tape, input);
-  const list = plans.get(key.hash);
-  if (list === undefined) plans.set(key.hash, [{ key, steps }]);
-  else list.push({ key, steps });
-  count++;
   planStats.made++;
-  return steps;
+  return plans.add({ key, steps: planChains(tape, input) }).steps;
 }
 
 /** A plan's key: numbers (compared by their bits: −0 apart from 0), the parameters of slices, concatenations and embeds, and a hash. */
@@ -83,16 +72,10 @@ function planKey(tape: Tape, { live, kept }: PlanInput): PlanKey {
   }
   const words = new Int32Array(Float64Array.from(k).buffer);
   const p = params.join(" ");
-  // FNV-1a over the words and the parameters' characters
-  let hash = 0x811c9dc5;
-  for (let w = 0; w < words.length; w++) hash = Math.imul(hash ^ words[w], 0x01000193);
-  for (let c = 0; c < p.length; c++) hash = Math.imul(hash ^ p.charCodeAt(c), 0x01000193);
-  return { words, params: p, hash };
+  return { words, params: p, hash: hashWords(words, p) };
 }
 
-/** Whether two keys are of the same structure. */
-function sameKey(p: PlanKey, q: PlanKey): boolean {
-  if (p.hash !== q.hash || p.words.length !== q.words.length || p.params !== q.params) return false;
-  for (let w = 0; w < p.words.length; w++) if (p.words[w] !== q.words[w]) return false;
-  return true;
+/** Whether two keys are of the same structure: their words (jit/term-key.ts) and parameters. */
+function samePlan(p: PlanKey, q: PlanKey): boolean {
+  return p.params === q.params && sameKey(p, q);
 }

@@ -20,6 +20,7 @@ import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { forwardCode } from "./forward.js";
 import { forwardChunk, warmable, type ForwardChunk } from "./source.js";
+import { structureCache } from "./structure-cache.js";
 import { sameKey, termKey, type TermKey } from "./term-key.js";
 
 /**
@@ -84,25 +85,14 @@ interface Kept {
   run: LaneRun | null | undefined;
 }
 
-/** Structures seen, by their key's hash; bounded (cleared at KEEP), as codeCache is. */
-const byStructure = new Map<number, Kept[]>();
-let structures = 0;
-const KEEP = 256;
+/** Structures seen, by their key's structure (bounded: jit/structure-cache.ts). */
+const byStructure = structureCache<TermKey, Kept>(sameKey);
 
 /** The kept entry of `key`'s structure: found, or made (`first`: it was not seen before). */
 function keptOf(key: TermKey): { kept: Kept; first: boolean } {
-  const found = byStructure.get(key.hash)?.find((k) => sameKey(k.key, key));
+  const found = byStructure.find(key);
   if (found !== undefined) return { kept: found, first: false };
-  if (structures >= KEEP) {
-    byStructure.clear();
-    structures = 0;
-  }
-  const kept: Kept = { key, run: undefined };
-  structures++;
-  const list = byStructure.get(key.hash);
-  if (list === undefined) byStructure.set(key.hash, [kept]);
-  else list.push(kept);
-  return { kept, first: true };
+  return { kept: byStructure.add({ key, run: undefined }), first: true };
 }
 
 /** Counters for tests: lane code compiled, and found made for an earlier term of the same structure. */

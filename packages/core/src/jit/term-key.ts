@@ -19,6 +19,7 @@ import type { PredicateName } from "@wengert/ops";
 import { ARITY, FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
+import { hashWords } from "./structure-cache.js";
 
 export interface TermKey {
   /** The numbers, two 32-bit words each (compared word for word). */
@@ -62,10 +63,7 @@ export function termKey(term: TraceTerm, guards: readonly Guard[], context: read
     for (const v of list) k[at++] = v;
   }
   const words = new Int32Array(k.buffer);
-  // FNV-1a over the words
-  let hash = 0x811c9dc5;
-  for (let w = 0; w < words.length; w++) hash = Math.imul(hash ^ words[w], 0x01000193);
-  return { words, hash };
+  return { words, hash: hashWords(words) };
 }
 
 /** Whether two keys are of the same structure. */
