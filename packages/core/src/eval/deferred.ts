@@ -59,7 +59,8 @@ export const settleEarly: SettleEarly = (tape, from, v) => {
     if (fusable(tape, i) === null) return false;
     if (!CHEAP.has(tape.op[i])) keep.push(i);
   }
-  evaluate(tape, from, keep, v);
+  // the values kept besides v are live for v already: its liveness serves the plan as it is
+  evaluate(tape, from, keep, v, live);
   return true;
 };
 
@@ -71,10 +72,13 @@ export const settleEarly: SettleEarly = (tape, from, v) => {
  */
 export const chainsOnly = (tape: Tape, v: number): boolean => fusedCode.enabled && fusable(tape, v) !== null;
 
-/** Evaluate what `keep` needs of the deferred instructions from `from` on (v: a real to compute that is not deferred, or -1), and settle `keep`. */
-function evaluate(tape: Tape, from: number, keep: readonly number[], v: number): void {
+/**
+ * Evaluate what `keep` needs of the deferred instructions from `from` on (v: a real to
+ * compute that is not deferred, or -1; `live`: liveDeferred's for them), and settle `keep`.
+ */
+function evaluate(tape: Tape, from: number, keep: readonly number[], v: number, live = liveDeferred(tape, from, keep, v)): void {
   const given = (i: number): boolean => i !== v && !tape.isDeferred(i);
-  const runner = new Interpreter(tape, keep, { from, given, live: liveDeferred(tape, from, keep, v), plan: fusedCode.enabled ? cachedPlan : undefined });
+  const runner = new Interpreter(tape, keep, { from, given, live, plan: fusedCode.enabled ? cachedPlan : undefined });
   runner.run([]);
   for (const u of new Set(keep)) if (!tape.isTensor(u) || tape.isDeferred(u)) tape.settled(u, runner.take(u));
   runner.clear();
