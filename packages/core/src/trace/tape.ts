@@ -174,6 +174,10 @@ export class Tape {
   /** The evaluator of deferred instructions, while values are deferred; and where they start. */
   private settler: Settle | null = null;
   private deferredFrom = 0;
+  /** Past how many deferred instructions deferring ends, how a real from deferred values is computed, and which instructions it goes on after (Deferral). */
+  private deferUpTo = Infinity;
+  private early: SettleEarly | null = null;
+  private after: ((tape: Tape, v: number) => boolean) | null = null;
   /** Reals computed from deferred values so far (appendOp). */
   private earlyReals = 0;
 
@@ -189,10 +193,6 @@ export class Tape {
     this.early = early ?? null;
     this.after = after ?? null;
   }
-
-  private deferUpTo = Infinity;
-  private early: SettleEarly | null = null;
-  private after: ((tape: Tape, v: number) => boolean) | null = null;
 
   /**
    * Evaluate the deferred instructions: all of them (`keep` null: deferring goes on), or
@@ -245,7 +245,6 @@ export class Tape {
   isDeferred(v: number): boolean {
     return this.x[v] !== 0 && this.extras[this.x[v] - 1].buf === DEFERRED;
   }
-
 
   /** The buffer of a tensor variable (a one-element copy for a real). */
   buf(v: number): Float64Array {
