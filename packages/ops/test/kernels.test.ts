@@ -208,6 +208,23 @@ describe("reduce", () => {
       read.map(lse).forEach((want, i) => expect(Math.abs(got[i] - want), `logsumexp ${axes}`).toBeLessThan(1e-14));
     }
   });
+  it("max and min keep the first of equal elements (−0 before 0 stays −0), take a NaN wherever it is, and pass ±∞", () => {
+    // the plain definition, folded in memory order from the identity
+    const fold = (v: number[], kind: "max" | "min") =>
+      v.reduce((a, y) => ((kind === "max" ? y > a : y < a) || Number.isNaN(y) ? y : a), kind === "max" ? -Infinity : Infinity);
+    const next = rng(16);
+    const specials = [NaN, Infinity, -Infinity, 0, -0, 5e-324, -1e308, 1];
+    for (let trial = 0; trial < 200; trial++) {
+      const n = randomInt(next, 1, 9);
+      const x = Float64Array.from({ length: 2 * n }, () => specials[randomInt(next, 0, specials.length - 1)]);
+      for (const kind of ["max", "min"] as const) {
+        // runs (one group: all of x) and rows (two columns folded over the leading axis)
+        expect(sameBits(reduce(x, [2 * n], [0], kind), [fold(Array.from(x), kind)]), `${kind} run of ${Array.from(x)}`).toBe(true);
+        const cols = [0, 1].map((b) => fold(Array.from(x).filter((_, i) => i % 2 === b), kind));
+        expect(sameBits(reduce(x, [n, 2], [0], kind), cols), `${kind} rows of ${Array.from(x)}`).toBe(true);
+      }
+    }
+  });
   it("countEqual: how many elements of each group equal its max, over contiguous and scattered axes", () => {
     const next = rng(15);
     const xd = [3, 4, 5, 2];

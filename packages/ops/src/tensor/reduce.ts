@@ -40,12 +40,28 @@ function sumRun(acc: number, x: Float64Array, from: number, to: number): number 
   for (let i = from; i < to; i++) acc += x[i];
   return acc;
 }
+// one comparison per element, false for the common one (v ≤ acc, or a NaN among them), and
+// a branch where a select made each step wait for the last: the loop runs at memory speed
 function maxRun(acc: number, x: Float64Array, from: number, to: number): number {
-  for (let i = from; i < to; i++) acc = x[i] > acc || Number.isNaN(x[i]) ? x[i] : acc;
+  if (acc !== acc) return acc;
+  for (let i = from; i < to; i++) {
+    const v = x[i];
+    if (!(v <= acc)) {
+      if (v !== v) return v;
+      acc = v;
+    }
+  }
   return acc;
 }
 function minRun(acc: number, x: Float64Array, from: number, to: number): number {
-  for (let i = from; i < to; i++) acc = x[i] < acc || Number.isNaN(x[i]) ? x[i] : acc;
+  if (acc !== acc) return acc;
+  for (let i = from; i < to; i++) {
+    const v = x[i];
+    if (!(v >= acc)) {
+      if (v !== v) return v;
+      acc = v;
+    }
+  }
   return acc;
 }
 
