@@ -42,7 +42,8 @@ const SCALAR: Dims = [];
 const DEFERRED = new Float64Array(0);
 
 /**
- * Evaluates a tape's deferred instructions, from `from` on (those before are computed), and
+ * Evaluates a tape's deferred instructions from `from` on (those before it are computed,
+ * and so are some after it: appended with their values, as reals are), and
  * gives each value that `keep` names to `settled`: those `keep` needs, planned with their
  * chains compiled; or, `keep` null (a value is read, and any may be read next), all of
  * them in order, each on its own.
@@ -422,14 +423,13 @@ export class Tape {
 
   /**
    * Whether an instruction of dims `dims` is appended without its value: while deferring, a
-   * tensor (a real's value goes in the value column, which is read directly: the deferred
-   * instructions are evaluated first, and the real computed at once).
+   * tensor. A real is computed at once (its value goes in the value column, which is read
+   * directly); what it reads of the deferred values, `value` computes first. The rest stays
+   * deferred: log Σ eˣ⁻ᵃ's log reads the sum only, and x − a, which the derivative never
+   * reads (exp's rule reads eˣ⁻ᵃ), is never computed.
    */
   private defers(dims: Dims): boolean {
-    if (this.settler === null) return false;
-    if (dims.length > 0) return true;
-    this.settle(null);
-    return false;
+    return this.settler !== null && dims.length > 0;
   }
 
   /** Append a tensor instruction without its value (deferring ends past `deferUpTo` instructions). */
@@ -441,12 +441,10 @@ export class Tape {
 
   /** Append a tensor primitive whose value `y` is already computed (a scan's loop, run while its decisions were checked). */
   appendComputed(code: number, args: readonly number[], params: unknown, dims: Dims, y: Buf): number {
-    // what is deferred is evaluated first: the settler computes every instruction from where deferring starts but this one
-    this.settle(null);
+    // what it read of the deferred values, `value` computed; the others stay deferred (the
+    // settlers compute the deferred instructions among those from `deferredFrom` only)
     const extra: Extra = { dims, buf: typeof y === "number" ? null : y, args, params };
-    const k = this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, extra, typeof y === "number" ? y : 0);
-    if (this.settler !== null) this.deferredFrom = this.length;
-    return k;
+    return this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, extra, typeof y === "number" ? y : 0);
   }
 
   constant(c: number): number {

@@ -77,6 +77,20 @@ describe("f's tensor values deferred while grad traces it", () => {
     expect(taken(Infinity) - taken(0)).toBeGreaterThanOrEqual(8);
   });
 
+  it("scalar work on the loss (log Σ eˣ⁻ᵃ + a, GradBench's lse) computes none of what is pending: x − a, which nothing reads, never", () => {
+    const x = random(rng(5), 10_000);
+    const a = 0.25;
+    const f = (v: Tensor): Scalar => add(log(sum(exp(sub(v, a)))), a);
+    const out = both(() => valueAndGrad(f, x));
+    expectSame(out.lazy, out.eager);
+    lazyValues.fromElements = 0;
+    grad(f, x);
+    const before = poolStats.fresh + poolStats.reused;
+    grad(f, x);
+    // x's copy, eˣ⁻ᵃ (stored by the loss's chain for exp's rule) and the gradient
+    expect(poolStats.fresh + poolStats.reused - before).toBe(3);
+  });
+
   it("a repeated grad finds the plans made for the first call (jit/chain-plans.ts)", () => {
     const x = random(rng(4), 10_000);
     grad(rosenbrockTensor, x);
