@@ -114,7 +114,7 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
   reverseStats.maxStored = checkpoints.length;
   reverseStats.swept = 0;
 
-  const inputsOf = new Array<Buf>(nin);
+  const inputsOf: Buf[] = new Array<Buf>(nin);
   for (let q = 0; q < body.np; q++) inputsOf[body.nc + body.nx + q] = pv[q];
   const got: (Buf | null)[] = new Array<Buf | null>(PARTS * nin);
   // the buffers the sweep took from its blocks: one replaced by the next block's goes back to the pool
@@ -139,20 +139,21 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
     for (let r = hi - 1; r >= lo; r--) {
       const d = plan.patterns[plan.at.at(r)];
       const c = carries[r - lo];
+      // the block's inputs: the body's, then the states it starts from (one array for the sweep, refilled: a block
+      // reads its own inputs only)
       for (let k = 0; k < body.nc; k++) inputsOf[k] = c[k];
-      const x = xAt(r);
-      for (let l = 0; l < body.nx; l++) inputsOf[body.nc + l] = x[l];
-      const states: Buf[] = [];
-      for (const e of d.outs) states.push(outState(o, e >> 1, e & 1, r, n, src)!);
-      for (const e of d.ins) states.push(inState(body, o, e >> 1, e & 1, r, n, src)!);
+      for (let l = 0; l < body.nx; l++) inputsOf[body.nc + l] = values[body.nc + r * body.nx + l];
+      let at = nin;
+      for (const e of d.outs) inputsOf[at++] = outState(o, e >> 1, e & 1, r, n, src)!;
+      for (const e of d.ins) inputsOf[at++] = inState(body, o, e >> 1, e & 1, r, n, src)!;
       const it = (d.interpreter ??= termRunner(d.term.tape, d.term.output.atoms));
-      it.run([...inputsOf, ...states]);
+      it.run(inputsOf);
       const out = d.term.output.atoms;
       got.fill(null);
-      d.results.forEach((e, j) => {
-        const b = (got[e] = it.take(out[j]));
+      for (let j = 0; j < d.results.length; j++) {
+        const b = (got[d.results[j]] = it.take(out[j]));
         if (b !== null && typeof b !== "number") made.add(b);
-      });
+      }
       it.clear();
       // this iteration's carries are read no more
       for (const b of c) if (typeof b !== "number") release(b);
