@@ -85,6 +85,8 @@ export class Interpreter implements TermRunner {
   private readonly from: number;
   /** 1 at the instructions from `from` on whose values are the tape's (options.given). */
   private readonly given: Uint8Array | null;
+  /** The tensors a run may leave set (its inputs and computed values, live): what `clear` looks at, not the whole tape. */
+  private readonly settable: Int32Array;
 
   constructor(
     private readonly tape: Tape,
@@ -117,6 +119,9 @@ export class Interpreter implements TermRunner {
         else this.vals[i] = tape.val[i];
       } else order.push(i);
     }
+    const settable: number[] = [];
+    for (let i = from; i < n; i++) if (live[i] && this.tensor[i] && op[i] !== CONST && op[i] !== FREE && given?.[i] !== 1) settable.push(i);
+    this.settable = Int32Array.from(settable);
     const computed = from === 0 && given === null ? live : live.map((l, i) => (i < from || given?.[i] === 1 ? 0 : l));
     this.steps = options.plan?.(tape, { live: computed, kept, interpret: options.check?.at }) ?? order;
     this.chains = this.steps.filter((step) => typeof step !== "number").length;
@@ -153,12 +158,14 @@ export class Interpreter implements TermRunner {
         this.instruction(step, inputs);
         if (check !== undefined && check.at[step] === 1 && !check.test(step)) return false;
       } else {
-        for (const [v, m] of step.made) bufs[v] = alloc(m, true);
+        const made = step.made;
+        for (let k = 0; k < made.length; k++) bufs[made[k][0]] = alloc(made[k][1], true);
         step.run(bufs, vals, KERNELS);
       }
-      for (const v of this.dying[s]) {
-        release(bufs[v]!);
-        bufs[v] = null;
+      const dying = this.dying[s];
+      for (let k = 0; k < dying.length; k++) {
+        release(bufs[dying[k]]!);
+        bufs[dying[k]] = null;
       }
     }
     return true;
@@ -208,11 +215,13 @@ export class Interpreter implements TermRunner {
 
   /** Hand back the kept buffers nobody took (after the results of a run have been read, or a check failed). */
   clear(): void {
-    const { op, length: n } = this.tape;
-    for (let i = this.from; i < n; i++) {
-      if (op[i] === CONST || op[i] === FREE || !this.tensor[i] || this.bufs[i] === null || this.given?.[i] === 1) continue;
-      if (op[i] >= FIRST_PRIMITIVE) release(this.bufs[i]!);
-      this.bufs[i] = null;
+    const { op } = this.tape;
+    const { bufs, settable } = this;
+    for (let k = 0; k < settable.length; k++) {
+      const i = settable[k];
+      if (bufs[i] === null) continue;
+      if (op[i] >= FIRST_PRIMITIVE) release(bufs[i]!);
+      bufs[i] = null;
     }
   }
 }

@@ -5,7 +5,7 @@
  * runs its middle iterations as compiled blocks (jit/scan-code.ts); any other, each
  * block's term interpreted, buffers handed back after their last use.
  */
-import { pooledCopy, release, size, type Buf } from "@wengert/ops";
+import { alloc, pooledCopy, release, size, type Buf } from "@wengert/ops";
 import type { Body } from "../trace/body.js";
 import { segmentLength, writeAt, type ScanParams } from "../trace/scan-ops.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
@@ -103,13 +103,18 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
   const forward = (from: number, to: number, carry: Buf[], store: (i: number, c: readonly Buf[]) => void, keeps = false): void => {
     runForward({ body, x: xAt, p: pv, from, to, checkFrom: n, reportTies: false, obs: null, write: null, store, keeps }, carry, false);
   };
-  if (K < n) forward(0, n, carry0.slice(), (i, c) => i % K === 0 && checkpoints.push(copy(c)));
-  else checkpoints.push(carry0);
+  // the run's own carries (not the caller's) go back after a run: the last one no block reads
+  const drop = (c: readonly Buf[]): void => c.forEach((b, k) => typeof b !== "number" && b !== carry0[k] && release(b));
+  if (K < n) {
+    const c = carry0.slice();
+    forward(0, n, c, (i, c) => i % K === 0 && checkpoints.push(copy(c)));
+    drop(c);
+  } else checkpoints.push(carry0);
   reverseStats.stored = checkpoints.length;
   reverseStats.maxStored = checkpoints.length;
   reverseStats.swept = 0;
 
-  const inputsOf = new Array<Buf>(nin);
+  const inputsOf: Buf[] = new Array<Buf>(nin);
   for (let q = 0; q < body.np; q++) inputsOf[body.nc + body.nx + q] = pv[q];
   const got: (Buf | null)[] = new Array<Buf | null>(PARTS * nin);
   // the buffers the sweep took from its blocks: one replaced by the next block's goes back to the pool
@@ -126,25 +131,29 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
     // every carry of the segment kept as the run made it (each goes back to the pool after its block), an identity
     // carry's one buffer copied per iteration (each copy goes back)
     const own = (c: readonly Buf[]): Buf[] => c.map((b, k) => (body.carryKind[k] === "identity" && typeof b !== "number" ? pooledCopy(b) : b));
-    forward(lo, hi, copy(checkpoints[seg]), (_i, c) => carries.push(own(c)), true);
+    // a checkpoint of the first run is the sweep's (read by its block, then handed back), the caller's carry is copied
+    const start = K < n ? checkpoints[seg].slice() : copy(checkpoints[seg]);
+    forward(lo, hi, start, (_i, c) => carries.push(own(c)), true);
+    drop(start);
     reverseStats.maxStored = Math.max(reverseStats.maxStored, checkpoints.length + carries.length);
     for (let r = hi - 1; r >= lo; r--) {
       const d = plan.patterns[plan.at.at(r)];
       const c = carries[r - lo];
+      // the block's inputs: the body's, then the states it starts from (one array for the sweep, refilled: a block
+      // reads its own inputs only)
       for (let k = 0; k < body.nc; k++) inputsOf[k] = c[k];
-      const x = xAt(r);
-      for (let l = 0; l < body.nx; l++) inputsOf[body.nc + l] = x[l];
-      const states: Buf[] = [];
-      for (const e of d.outs) states.push(outState(o, e >> 1, e & 1, r, n, src)!);
-      for (const e of d.ins) states.push(inState(body, o, e >> 1, e & 1, r, n, src)!);
+      for (let l = 0; l < body.nx; l++) inputsOf[body.nc + l] = values[body.nc + r * body.nx + l];
+      let at = nin;
+      for (const e of d.outs) inputsOf[at++] = outState(o, e >> 1, e & 1, r, n, src)!;
+      for (const e of d.ins) inputsOf[at++] = inState(body, o, e >> 1, e & 1, r, n, src)!;
       const it = (d.interpreter ??= termRunner(d.term.tape, d.term.output.atoms));
-      it.run([...inputsOf, ...states]);
+      it.run(inputsOf);
       const out = d.term.output.atoms;
       got.fill(null);
-      d.results.forEach((e, j) => {
-        const b = (got[e] = it.take(out[j]));
+      for (let j = 0; j < d.results.length; j++) {
+        const b = (got[d.results[j]] = it.take(out[j]));
         if (b !== null && typeof b !== "number") made.add(b);
-      });
+      }
       it.clear();
       // this iteration's carries are read no more
       for (const b of c) if (typeof b !== "number") release(b);
@@ -162,7 +171,8 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
       reverseStats.swept++;
     }
   }
-  const out = new Float64Array(length);
+  // from the pool, as a kernel's result (the replay hands it back after its last scanOut)
+  const out = alloc(length);
   const result = (e: number): Buf | null => {
     const a = e >> 1;
     if (a < body.nc) return body.carryKind[a] === "internal" ? chain[e] : body.carryKind[a] === "identity" ? identity[e] : null;
@@ -173,6 +183,8 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
     if (!plan.present[e]) continue;
     writeAt(out, offsets[e], (result(e) ?? held[e])!);
   }
+  // the cotangents the blocks made are copied in: they go back
+  for (const b of made) release(b as Float64Array);
   return out;
 }
 

@@ -12,7 +12,7 @@
  * (diff/scan-reverse.ts, diff/scan-tangent.ts); any other pass sees them written out
  * (diff/unroll.ts). They are registered when the first scan is traced.
  */
-import { size, type Buf, type Dims, type TensorOp } from "@wengert/ops";
+import { alloc, pooledCopy, release, size, type Buf, type Dims, type TensorOp } from "@wengert/ops";
 import { WengertError } from "../errors.js";
 import type { Body } from "./body.js";
 import { registerPrimitive } from "./opcodes.js";
@@ -158,7 +158,9 @@ let codes: ScanCodes | null = null;
  */
 export function scanValue(args: readonly Buf[], p: ScanParams): Float64Array {
   const { body, n, layout } = p;
-  const out = new Float64Array(layout.length);
+  // from the pool (a replay hands it back after its last scanOut): at a thousand elements a fresh
+  // array costs about what a Runge–Kutta step does (GradBench's ode)
+  const out = alloc(layout.length);
   const carry = args.slice(0, body.nc) as Buf[];
   const xBase = body.nc;
   const pArgs = args.slice(xBase + xArgCount(p));
@@ -196,10 +198,12 @@ export function scanValue(args: readonly Buf[], p: ScanParams): Float64Array {
   if (stop < n) {
     out.fill(NaN, stop * layout.width);
     out[layout.held] = 0;
-    return out;
+  } else {
+    for (let k = 0; k < body.nc; k++) writeAt(out, layout.carryOffset[k], carry[k]);
+    out[layout.held] = 1;
   }
-  for (let k = 0; k < body.nc; k++) writeAt(out, layout.carryOffset[k], carry[k]);
-  out[layout.held] = 1;
+  // the run's own carries (taken from its runner, not arguments) are copied in or dropped: they go back
+  for (let k = 0; k < body.nc; k++) if (typeof carry[k] !== "number" && carry[k] !== args[k]) release(carry[k] as Float64Array);
   return out;
 }
 
@@ -228,7 +232,8 @@ export function scanCodes(): ScanCodes {
     forward: ([packed], _dims, p) => {
       const buf = packed as Float64Array;
       if (p.dims.length === 0) return buf[p.offset];
-      return buf.slice(p.offset, p.offset + size(p.dims));
+      // a pool buffer, as a kernel's result is (the replay hands it back after its last reader)
+      return pooledCopy(buf.subarray(p.offset, p.offset + size(p.dims)));
     },
     reverse: internal("scanOut"),
     tangent: internal("scanOut"),

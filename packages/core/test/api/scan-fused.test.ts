@@ -127,8 +127,9 @@ describe("scan bodies on tensors run as fused loops", () => {
     j(points[2]);
     // per iteration: the carry the sweep's run made (kept as it is, not copied) and the block's results, 4 in all;
     // its stages and seeds' sums stored between a loop up and a loop down, a copy of each carry, and the loop
-    // run again for a flag took 11
-    expect(poolStats.fresh + poolStats.reused - before).toBeLessThanOrEqual(4 * STEPS + 5);
+    // run again for a flag took 11. Per call, 13 more: the scans' and the sweeps' values and what is read from
+    // them (pool buffers, as kernels' results are: scan-pool.test.ts), the copies of the carry the sweeps start from
+    expect(poolStats.fresh + poolStats.reused - before).toBeLessThanOrEqual(4 * STEPS + 13);
   });
 
   it("a reverse sweep hands each iteration's cotangents and carries back to the pool: its fresh buffers do not grow with the steps", () => {
