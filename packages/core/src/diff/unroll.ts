@@ -170,7 +170,7 @@ class Writer {
     if (code === this.codes.scan) {
       const p = from.params(i) as ScanParams;
       const args = from.args(i).map((v) => map[v]);
-      const refused = from === this.top && this.masked !== null && this.masked.has(i);
+      const refused = false;
       const now = p.stacked === undefined && !refused ? (this.keep?.(p) ?? null) : null;
       if (now !== null) {
         const v = to.appendOp(code, args, now, [now.layout.length]);
