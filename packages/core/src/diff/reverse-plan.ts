@@ -269,8 +269,14 @@ export function aliasOf(p: ScanParams, a: number): number {
   return alias[l] >= 0 && r < p.n - 1 ? nc + (r + 1) * nx + alias[l] : -1;
 }
 
-/** The plan: which cotangents each block starts from, iteration by iteration from the last (structure only). */
-export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate): ReversePlan {
+/**
+ * The plan: which cotangents each block starts from, iteration by iteration from the last
+ * (structure only), and the masks they carry. With `budget`, null once the patterns made for
+ * masks hold more elements of masks than that (a mask that grows step by step over a long
+ * vector, GradBench ode's: a block derivative per step); `dropMasks`: the plan with no
+ * mask passed between blocks (each block's rules masked by its own `where`s alone).
+ */
+export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate, budget = Infinity, dropMasks = false): ReversePlan | null {
   const { body, n } = p;
   const obs = p.layout.obs;
   const { outs: o, derivatives } = cacheFor(body, obs);
@@ -285,7 +291,10 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
   }
   for (let q = 0; q < body.np; q++) for (let part = 0; part < PARTS; part++) pAcc[2 * q + part] = inputs.acc[2 * (nargs - body.np + q) + part];
   // the masks of the same states (ids, 0: none), passed from block to block as the written-out sweep passes them
-  const im = inputs.masks;
+  const im = dropMasks ? undefined : inputs.masks;
+  let spent = 0;
+  // the masked patterns this plan made: forgotten again where it gives up (their terms hold the body's buffers)
+  const made: string[] = [];
   const chainM = new Int32Array(PARTS * body.nc);
   const identityM = new Int32Array(PARTS * body.nc);
   const pAccM = new Int32Array(PARTS * body.np);
@@ -374,7 +383,7 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
       for (let l = 0; l < body.nx; l++) {
         for (let part = 0; part < PARTS; part++) {
           argPresent[2 * (body.nc + r * body.nx + l) + part] = d.present[2 * (body.nc + l) + part];
-          argM[2 * (body.nc + r * body.nx + l) + part] = d.masks[2 * (body.nc + l) + part];
+          argM[2 * (body.nc + r * body.nx + l) + part] = dropMasks ? 0 : d.masks[2 * (body.nc + l) + part];
         }
       }
       continue;
@@ -407,6 +416,14 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
       last = key;
       lastIndex = numbers.get(bits)!;
     } else if (key !== last) {
+      if (!numeric && !index.has(derivatives.get(name)!)) {
+        spent += Math.max(...mids.map((m) => maskById(m)?.length ?? 0));
+        if (spent > budget) {
+          for (const m of made) derivatives.delete(m);
+          return null;
+        }
+        if (!derivatives.has(name)) made.push(name);
+      }
       let d = derivatives.get(name);
       if (d === undefined) derivatives.set(name, (d = blockDerivative(body, o, [...outs], [...ins], differentiate, [...mids])));
       let i = index.get(d);
@@ -423,15 +440,19 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
     for (let part = 0; part < PARTS; part++) {
       for (let k = 0; k < body.nc; k++) {
         const e = 2 * k + part;
-        if (body.carryKind[k] === "internal") [chain[e], chainM[e]] = [d.present[e], d.masks[e]];
-        else if (body.carryKind[k] === "identity" && !body.literal[k]) [identity[e], identityM[e]] = [d.present[e], d.masks[e]];
+        const m = dropMasks ? 0 : d.masks[e];
+        if (body.carryKind[k] === "internal") [chain[e], chainM[e]] = [d.present[e], m];
+        else if (body.carryKind[k] === "identity" && !body.literal[k]) [identity[e], identityM[e]] = [d.present[e], m];
       }
       for (let l = 0; l < body.nx; l++) {
         const e = 2 * (body.nc + l) + part;
         argPresent[2 * (body.nc + r * body.nx + l) + part] = d.present[e];
-        argM[2 * (body.nc + r * body.nx + l) + part] = d.masks[e];
+        argM[2 * (body.nc + r * body.nx + l) + part] = dropMasks ? 0 : d.masks[e];
       }
-      for (let q = 0; q < body.np; q++) [pAcc[2 * q + part], pAccM[2 * q + part]] = [d.present[2 * (body.nc + body.nx + q) + part], d.masks[2 * (body.nc + body.nx + q) + part]];
+      for (let q = 0; q < body.np; q++) {
+        const e = 2 * (body.nc + body.nx + q) + part;
+        [pAcc[2 * q + part], pAccM[2 * q + part]] = [d.present[e], dropMasks ? 0 : d.masks[e]];
+      }
     }
     const after = new Int32Array(before.length);
     snapshot(after);

@@ -105,7 +105,7 @@ function emitReverse(call: ScanReverseCall): void {
       inputs = { ...inputs, masks: { seedFinal: new Map(), acc: new Map(), ...inputs.masks, seedObs: seedObsMasks } };
     }
   }
-  const plan = planFor(p, inputs, differentiate);
+  const plan = planFor(p, inputs, differentiate, true);
   const seedOrder = [...seedAtoms.keys()].sort((x, y) => x - y);
   const dimsOf = (a: number): Dims => tape.dims(args[a]);
   const offsets: number[] = [];

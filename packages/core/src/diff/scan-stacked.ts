@@ -99,7 +99,7 @@ export function emitStacked(call: ScanReverseCall): void {
   }
   const masked = masks.seedObs.size + masks.seedFinal.size + masks.acc.size > 0;
   const inputs = { seedObs, seedFinal, acc, need, ...(masked ? { masks } : {}) };
-  const plan = planFor(p, inputs, differentiate);
+  const plan = planFor(p, inputs, differentiate, true);
   const seedOrder = [...seedAtoms.keys()].sort((x, y) => x - y);
   const offsets: number[] = [];
   let length = 0;
