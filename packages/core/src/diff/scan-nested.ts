@@ -51,7 +51,6 @@ import { TraceTerm } from "../trace/term.js";
 import { REAL, type Shape } from "../structure.js";
 import { cacheFor, fullDerivative, inState, outState, PARTS, readByRules, type BlockDerivative, type Differentiate, type Sources } from "./reverse-plan.js";
 import { gather, planFor, type ScanReverseCall, type Where } from "./scan-cotangents.js";
-import { masksInputs } from "./scan-masks.js";
 import { maskById } from "./cotangent-mask.js";
 
 /** Iterations of one pattern from which the reverse sweep is a scan rather than placed block by block. */
@@ -65,11 +64,14 @@ const STACK_FROM = 4;
  * time counter: written as data is), and enough iterations;
  * or one iteration without a carry (checkpoint(f): its block one scan of its rules,
  * scan-single.ts). A body on tensors nests where no input is a literal (its carries and xs
- * traced: no fold on data to stop a run at), no scan is inside it, and the written-out sweep
- * masks no cotangent of its inputs (a `where`, slices that leave elements out: scan-masks.ts); the
- * rules' carry then holds a tensor cotangent's dense sum and its pieces apart, as the
- * written-out sweep keeps them until the variable is settled. Other scans are written out
- * (unroll.ts), as are those whose tensor outputs are read by a slice, an index or a where.
+ * traced: no fold on data to stop a run at) and no scan is inside it; the rules' carry then
+ * holds a tensor cotangent's dense sum and its pieces apart, as the written-out sweep keeps
+ * them until the variable is settled. Where the written-out sweep masks a cotangent (a tensor
+ * the loop returns read by an index, a slice or a where after it, a `where` in the body, slices
+ * that leave elements out), the mask passes from block to block with it (cotangent-mask.ts): a
+ * block derivative per pattern of incoming masks, the iterations placed one by one until the
+ * masks settle (a block returns the masks it was given), a scan of its rules from there. Other
+ * scans are written out (unroll.ts).
  */
 export function nestable(p: ScanParams): boolean {
   const { body } = p;
