@@ -12,19 +12,6 @@
 /** 1 where the cotangent may be nonzero, by the variable's dims; null: everywhere. */
 export type Mask = Float64Array;
 
-/** The union of two masks (null, everywhere, absorbs), null where it covers every element. */
-export function unionMask(p: Mask | null, q: Mask | null): Mask | null {
-  if (p === null || q === null) return null;
-  const r = new Float64Array(p.length);
-  for (let i = 0; i < r.length; i++) r[i] = p[i] !== 0 || q[i] !== 0 ? 1 : 0;
-  return fullIsNull(r);
-}
-
-/** The mask, or null where it names every element. */
-export function fullIsNull(m: Mask): Mask | null {
-  return m.every((t) => t !== 0) ? null : m;
-}
-
 // masks by id (0: none), and ids by content: a few per scan (one per step until a mask settles)
 const byId: (Mask | null)[] = [null];
 const ids = new Map<string, number>();

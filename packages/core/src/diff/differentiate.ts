@@ -65,7 +65,6 @@ export function listeningToRules<T>(listener: RuleListener, body: () => T): T {
   }
 }
 
-
 /**
  * Emit `W.R_V(x. C)` into `sink`. `seeds` are the sink's variables for the leaves of W
  * (in the order of C's outputs); the results are the cotangents of C's inputs.
@@ -143,7 +142,9 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
     return (ct[i] = ct[i] < 0 ? placed : sink.record(ADD, ct[i], placed));
   };
   term.output.atoms.forEach((v, j) => accumulate(v, seeds[j], split?.seedMasks?.[j] ?? null));
-  for (const s of split?.pieces ?? []) accumulate(s.v, { piece: s.atom, start: tape.dims(s.v).map(() => 0), ...(s.mask !== undefined ? { mask: s.mask } : {}) });
+  for (const s of split?.pieces ?? []) {
+    accumulate(s.v, { piece: s.atom, start: tape.dims(s.v).map(() => 0), ...(s.mask !== undefined ? { mask: s.mask } : {}) });
+  }
   // at the outermost level (or into a trace only evaluated), a scan's reverse sweep is a scan (scan-reverse.ts)
   const scans = scanSweep(term, sink, at, differentiate, keepsScans(term, sink, placement));
   const state = {

@@ -202,7 +202,11 @@ export interface ReverseInputs {
   /** Per argument: whether its cotangent is wanted (it is active). */
   readonly need: Uint8Array;
   /** The masks (ids, cotangent-mask.ts) of the seeds and held cotangents that have one, by the index of their flag above. */
-  readonly masks?: { readonly seedObs: ReadonlyMap<number, number>; readonly seedFinal: ReadonlyMap<number, number>; readonly acc: ReadonlyMap<number, number> };
+  readonly masks?: {
+    readonly seedObs: ReadonlyMap<number, number>;
+    readonly seedFinal: ReadonlyMap<number, number>;
+    readonly acc: ReadonlyMap<number, number>;
+  };
 }
 
 /** Per body structure and written variables: the outputs' roles, and the block derivatives made so far (by pattern). */
@@ -465,7 +469,10 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
       argPresent[e] = kind === "internal" ? chain[e] : kind === "identity" && !body.literal[k] ? identity[e] : 0;
       argM[e] = kind === "internal" ? chainM[e] : kind === "identity" && !body.literal[k] ? identityM[e] : 0;
     }
-    for (let q = 0; q < body.np; q++) [argPresent[2 * (nargs - body.np + q) + part], argM[2 * (nargs - body.np + q) + part]] = [pAcc[2 * q + part], pAccM[2 * q + part]];
+    for (let q = 0; q < body.np; q++) {
+      const e = 2 * (nargs - body.np + q) + part;
+      [argPresent[e], argM[e]] = [pAcc[2 * q + part], pAccM[2 * q + part]];
+    }
   }
   // an argument that held a cotangent still holds it (with its mask, where no block returned one)
   for (let e = 0; e < PARTS * nargs; e++) {

@@ -79,7 +79,7 @@ export function gather(
   const seedFinal = new Uint8Array(PARTS * body.nc);
   // the seeds (outputs' cotangents) by offset and part, then the arguments' cotangents held
   const seedAtoms = new Map<number, number>();
-  const masks = new Map<number, number>();
+  const byOffset = new Map<number, number>();
   for (const j of outputs) {
     const q = tape.params(j) as ScanOutParams;
     if (q.held) continue;
@@ -95,7 +95,7 @@ export function gather(
       if (c < 0) return;
       seedAtoms.set(2 * q.offset + part, c);
       flag(part);
-      if (ids[part] !== 0) masks.set(2 * q.offset + part, ids[part]);
+      if (ids[part] !== 0) byOffset.set(2 * q.offset + part, ids[part]);
     });
   }
   const need = Uint8Array.from(args, (v) => active[v]);
@@ -119,7 +119,7 @@ export function gather(
   // the seeds' masks by slot part (2 (r·|obs| + s) + part) and carry part, as the plan reads them
   const seedObsMasks = new Map<number, number>();
   const seedFinalMasks = new Map<number, number>();
-  for (const [e, id] of masks) {
+  for (const [e, id] of byOffset) {
     const offset = e >> 1;
     const part = e & 1;
     if (offset < n * layout.width) {
@@ -128,7 +128,8 @@ export function gather(
     } else seedFinalMasks.set(2 * layout.carryOffset.indexOf(offset) + part, id);
   }
   const masked = seedObsMasks.size + seedFinalMasks.size + accMasks.size > 0;
-  return { inputs: { seedObs, seedFinal, acc, need, ...(masked ? { masks: { seedObs: seedObsMasks, seedFinal: seedFinalMasks, acc: accMasks } } : {}) }, seedAtoms, accAtoms, held };
+  const masks = { seedObs: seedObsMasks, seedFinal: seedFinalMasks, acc: accMasks };
+  return { inputs: { seedObs, seedFinal, acc, need, ...(masked ? { masks } : {}) }, seedAtoms, accAtoms, held };
 }
 
 /**

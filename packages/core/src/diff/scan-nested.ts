@@ -336,7 +336,9 @@ export function emitNested(call: ScanReverseCall): void {
     for (let l = 0; l < nx; l++) {
       const a = nc + r * nx + l;
       const e = 2 * (nc + l);
-      if ((d.present[e] || d.present[e + 1]) && inputs.need[a]) state.replace(args[a], partOf(d, e, got), partOf(d, e + 1, got), maskById(d.masks[e]), maskById(d.masks[e + 1]));
+      if ((d.present[e] || d.present[e + 1]) && inputs.need[a]) {
+        state.replace(args[a], partOf(d, e, got), partOf(d, e + 1, got), maskById(d.masks[e]), maskById(d.masks[e + 1]));
+      }
     }
   };
 

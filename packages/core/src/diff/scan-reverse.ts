@@ -65,7 +65,8 @@ export function scanSweep(term: TraceTerm, sink: Trace, at: Int32Array, differen
       // where the sweep will be differentiated again, it is emitted as scans (scan-nested.ts)
       const p = tape.params(i) as ScanParams;
       const emit = !kept ? (p.n === 1 && p.body.nc === 0 ? emitSingle : emitNested) : p.stacked !== undefined ? emitStacked : emitReverse;
-      emit({ p, args: tape.args(i), outputs: outputsOf.get(i) ?? [], tape, where: { sink, at, self: i, packed, packedMasks, outputsOf }, state, active, differentiate });
+      const where = { sink, at, self: i, packed, packedMasks, outputsOf };
+      emit({ p, args: tape.args(i), outputs: outputsOf.get(i) ?? [], tape, where, state, active, differentiate });
       return true;
     },
   };
