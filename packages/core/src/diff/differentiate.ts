@@ -27,6 +27,7 @@
 import { broadcastDims, kernels, sameDims, size, sumTo, type Contribution, type Dims } from "@wengert/ops";
 import { ARITY, CODE, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP, primitiveOf, scalarSpec, tensorSpec } from "../trace/opcodes.js";
 import { emitterFor } from "../trace/emitter.js";
+import { ownedCopy } from "../trace/host-tensor.js";
 import type { Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
 import { activity, place, type Emitted, type Placement } from "./place.js";
@@ -34,12 +35,14 @@ import { scanSweep } from "./scan-reverse.js";
 import { keepsScans, unrolled } from "./unroll.js";
 import { nestable, withResiduals } from "./scan-nested.js";
 import type { ScanParams } from "../trace/scan-ops.js";
+import type { Mask } from "./cotangent-mask.js";
 
 const ADD = CODE.add;
 const WHERE = CODE.where;
 
-type Piece = { readonly piece: number; readonly start: readonly number[] };
-const isPiece = (c: Contribution<number>): c is Piece => c !== null && typeof c === "object";
+/** A piece of a cotangent at `start`; a whole one passed between a scan's blocks carries its mask (null: every element), see Split. */
+type Piece = { readonly piece: number; readonly start: readonly number[]; readonly mask?: Mask | null };
+const isPiece = (c: Contribution<number>): c is Exclude<Contribution<number>, number | null> => c !== null && typeof c === "object";
 
 /**
  * Told, while set, which instruction of C each reverse rule (Fig. 6's `op_r`) is emitted
@@ -61,9 +64,6 @@ export function listeningToRules<T>(listener: RuleListener, body: () => T): T {
     onRule = saved;
   }
 }
-
-/** A mask that `where` leaves on a cotangent (1: may be nonzero), by the variable's dims. */
-type Mask = Float64Array;
 
 /**
  * Emit `W.R_V(x. C)` into `sink`. `seeds` are the sink's variables for the leaves of W
@@ -88,7 +88,8 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
   const maskAtoms = new Map<Mask, number>();
   const maskAtom = (m: Mask, dims: Dims): number => {
     let v = maskAtoms.get(m);
-    if (v === undefined) maskAtoms.set(m, (v = sink.tape.tensorConstant({ dims, data: m })));
+    // a copy the tape owns (it hands its buffers back to the pool; a mask may be a scan's, kept: cotangent-mask.ts)
+    if (v === undefined) maskAtoms.set(m, (v = sink.tape.tensorConstant(ownedCopy({ dims, data: m }))));
     return v;
   };
 
@@ -130,31 +131,41 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
     pieces.delete(i);
     const dims = tape.dims(i);
     const dense = masks[i];
-    if (coversAxis(dims, list.map((p) => ({ start: p.start, dims: sink.tape.dims(p.piece) })))) masks[i] = null;
-    else if (ct[i] < 0 || dense != null) {
-      const m = ct[i] < 0 ? new Float64Array(size(dims)) : dense!.slice();
-      for (const p of list) kernels.addAt(m, dims, onesLike(sink.tape.dims(p.piece)), sink.tape.dims(p.piece), p.start);
-      masks[i] = m.every((t) => t !== 0) ? null : m.map((t) => (t !== 0 ? 1 : 0));
+    const pm = piecesMask(dims, list, sink);
+    if (pm === null) masks[i] = null;
+    else if (ct[i] < 0) masks[i] = pm;
+    else if (dense != null) {
+      const m = dense.map((t, k) => (t !== 0 || pm[k] !== 0 ? 1 : 0));
+      masks[i] = m.every((t) => t !== 0) ? null : m;
     }
     const placed = e.embed(dims, list.map((p) => p.piece), list.map((p) => p.start));
     return (ct[i] = ct[i] < 0 ? placed : sink.record(ADD, ct[i], placed));
   };
-  term.output.atoms.forEach((v, j) => accumulate(v, seeds[j]));
-  for (const s of split?.pieces ?? []) accumulate(s.v, { piece: s.atom, start: tape.dims(s.v).map(() => 0) });
+  term.output.atoms.forEach((v, j) => accumulate(v, seeds[j], split?.seedMasks?.[j] ?? null));
+  for (const s of split?.pieces ?? []) {
+    accumulate(s.v, { piece: s.atom, start: tape.dims(s.v).map(() => 0), ...(s.mask !== undefined ? { mask: s.mask } : {}) });
+  }
   // at the outermost level (or into a trace only evaluated), a scan's reverse sweep is a scan (scan-reverse.ts)
   const scans = scanSweep(term, sink, at, differentiate, keepsScans(term, sink, placement));
   const state = {
     ct,
+    maskOf(v: number): Mask | null {
+      return ct[v] >= 0 ? (masks[v] ?? null) : null;
+    },
+    piecesMask(v: number): Mask | null {
+      const list = pieces.get(v);
+      return list === undefined ? null : piecesMask(tape.dims(v), list, sink);
+    },
     pending(v: number): number {
       const list = pieces.get(v);
       if (list === undefined) return -1;
       pieces.delete(v);
       return e.embed(tape.dims(v), list.map((p) => p.piece), list.map((p) => p.start));
     },
-    replace(v: number, c: number, whole: number): void {
+    replace(v: number, c: number, whole: number, mask: Mask | null = null, wholeMask: Mask | null = null): void {
       ct[v] = c;
-      masks[v] = null;
-      if (whole >= 0) pieces.set(v, [{ piece: whole, start: tape.dims(v).map(() => 0) }]);
+      masks[v] = mask;
+      if (whole >= 0) pieces.set(v, [{ piece: whole, start: tape.dims(v).map(() => 0), mask: wholeMask }]);
     },
   };
 
@@ -224,18 +235,22 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
   const results: number[] = [];
   const present: boolean[] = [];
   const pieceResults: number[] = [];
+  const resultMasks: (Mask | null)[] = [];
+  const pieceMasks: (Mask | null)[] = [];
   for (let i = 0; i < n; i++) {
     if (op[i] !== INPUT) continue;
     if (split !== undefined && x[i] !== 0) {
-      // the dense sum and the pieces apart, as they are until the variable is settled
+      // the dense sum and the pieces apart, as they are until the variable is settled, with their masks
       const list = pieces.get(i);
       pieceResults[a[i]] = list === undefined ? -1 : e.embed(tape.dims(i), list.map((p) => p.piece), list.map((p) => p.start));
+      pieceMasks[a[i]] = list === undefined ? null : piecesMask(tape.dims(i), list, sink);
     }
     const c = x[i] === 0 || split !== undefined ? ct[i] : settle(i);
     results[a[i]] = c >= 0 ? c : x[i] === 0 ? sink.constant(0) : e.zeros(tape.dims(i));
     present[a[i]] = c >= 0;
+    resultMasks[a[i]] = c >= 0 && x[i] !== 0 ? (masks[i] ?? null) : null;
   }
-  return { outputs: term.output.atoms.map((v) => at[v]), results, present, pieceResults };
+  return { outputs: term.output.atoms.map((v) => at[v]), results, present, pieceResults, resultMasks, pieceMasks };
 }
 
 /** A scan kept where its sweep will be differentiated again (scan-nested.ts), writing what its rules read; null: written out. */
@@ -244,10 +259,14 @@ const nested = (p: ScanParams): ScanParams | null => (nestable(p) ? withResidual
 /**
  * A derivative computed as one block of a longer sweep (a scan's, scan-reverse.ts): tensor
  * variables start from pieces already gathered, and the inputs' dense sums and pieces
- * come back apart (`results`, `pieceResults`; -1 for no pieces).
+ * come back apart (`results`, `pieceResults`; -1 for no pieces). The cotangents passed
+ * between blocks keep the masks the written-out sweep gives them (`seedMasks` per seed, a
+ * piece's `mask`; `resultMasks`, `pieceMasks` back): a block's elementwise rules are masked
+ * as the loop written out masks them (cotangent-mask.ts).
  */
 export interface Split {
-  readonly pieces: readonly { readonly v: number; readonly atom: number }[];
+  readonly pieces: readonly { readonly v: number; readonly atom: number; readonly mask?: Mask | null }[];
+  readonly seedMasks?: readonly (Mask | null)[];
 }
 
 /** Tensor primitives whose reverse rule only moves, copies or sums elements of the cotangent. */
@@ -269,6 +288,24 @@ function coversAxis(dims: Dims, boxes: readonly { start: readonly number[]; dims
     end = Math.max(end, to);
   }
   return end >= dims[0];
+}
+
+/** Adds ones over the pieces' boxes (a whole piece's own mask where it carries one) to m. */
+function addBoxes(m: Mask, dims: Dims, list: readonly Piece[], sink: Trace): void {
+  for (const p of list) {
+    if (p.mask != null) for (let k = 0; k < m.length; k++) m[k] += p.mask[k];
+    else kernels.addAt(m, dims, onesLike(sink.tape.dims(p.piece)), sink.tape.dims(p.piece), p.start);
+  }
+}
+
+/** Where a variable's pieces may be nonzero (null: every element), as settling them would mask it. */
+function piecesMask(dims: Dims, list: readonly Piece[], sink: Trace): Mask | null {
+  // boxes that leave no element out, or a whole piece without a mask
+  const boxes = list.filter((p) => p.mask === undefined);
+  if (list.some((p) => p.mask === null) || coversAxis(dims, boxes.map((p) => ({ start: p.start, dims: sink.tape.dims(p.piece) })))) return null;
+  const m = new Float64Array(size(dims));
+  addBoxes(m, dims, list, sink);
+  return m.every((t) => t !== 0) ? null : m.map((t) => (t !== 0 ? 1 : 0));
 }
 
 function onesLike(dims: Dims): number | Float64Array {

@@ -35,6 +35,9 @@ export interface Emitted {
   readonly present?: boolean[];
   /** A tensor input's pieces, apart from its dense sum, when asked (differentiate's Split); -1 for none. */
   readonly pieceResults?: number[];
+  /** The masks of the dense results and of the pieces (null: every element; differentiate's Split). */
+  readonly resultMasks?: (Float64Array | null)[];
+  readonly pieceMasks?: (Float64Array | null)[];
 }
 
 /** A transformation of a trace term emitted into a sink (reverse sweep, forward sweep…). */

@@ -14,6 +14,7 @@ import { byStructure, type CompiledBlock, type CompiledStep } from "../jit/scan-
 import { Runs } from "./runs.js";
 import { ARITY, CONST, FIRST_PRIMITIVE } from "../trace/opcodes.js";
 import type { Emitted } from "./place.js";
+import { maskById, maskId, type Mask } from "./cotangent-mask.js";
 
 /** differentiate.ts's signature, with the blocks' option (scan-reverse runs it on a body's term). */
 export type Differentiate = (
@@ -21,7 +22,10 @@ export type Differentiate = (
   sink: Trace,
   seeds: readonly number[],
   placement: null,
-  split?: { readonly pieces: readonly { readonly v: number; readonly atom: number }[] },
+  split?: {
+    readonly pieces: readonly { readonly v: number; readonly atom: number; readonly mask?: Mask | null }[];
+    readonly seedMasks?: readonly (Mask | null)[];
+  },
 ) => Emitted;
 
 const UNIT = { kind: "tuple", items: [] } as const;
@@ -75,6 +79,8 @@ export interface BlockDerivative {
   /** The inputs' parts it returns (2k + part), in order; and which are present. */
   readonly results: readonly number[];
   readonly present: Uint8Array;
+  /** Per input part (2k + part): the mask id of the cotangent it returns (0: none; cotangent-mask.ts). */
+  readonly masks: Int32Array;
   interpreter: TermRunner | null;
   /** Its middle iterations as JavaScript (bodies of reals), once compiled. */
   compiled?: CompiledBlock;
@@ -88,7 +94,7 @@ export interface BlockDerivative {
  * the body's, then those cotangents; its outputs: the present parts of the cotangents of
  * the body's inputs that are not literals.
  */
-function blockDerivative(body: Body, o: Outs, outs: number[], ins: number[], differentiate: Differentiate): BlockDerivative {
+function blockDerivative(body: Body, o: Outs, outs: number[], ins: number[], differentiate: Differentiate, masksIn: readonly number[] = []): BlockDerivative {
   const tape = body.term.tape;
   const nin = body.nc + body.nx + body.np;
   const vars = [...outs.map((e) => o.w[e >> 1]), ...ins.map((e) => body.inputVar[e >> 1])];
@@ -100,34 +106,40 @@ function blockDerivative(body: Body, o: Outs, outs: number[], ins: number[], dif
   });
   const dense = vars.filter((_v, j) => parts[j] === 0);
   const target = new TraceTerm(tape, [{ name: "in", shape: UNIT, atoms: [] }], { shape: UNIT, atoms: dense });
-  const pieces = vars.flatMap((v, j) => (parts[j] === 1 ? [{ v, atom: atoms[j] }] : []));
+  // each state's mask as the written-out sweep has it where the block starts (masksIn: ids, 0 none)
+  const maskOf = (j: number): Mask | null => maskById(masksIn[j] ?? 0);
+  const pieces = vars.flatMap((v, j) => (parts[j] === 1 ? [{ v, atom: atoms[j], ...(masksIn.length > 0 ? { mask: maskOf(j) } : {}) }] : []));
+  const seedMasks = vars.flatMap((_v, j) => (parts[j] === 0 ? [maskOf(j)] : []));
   const d = differentiate(
     target,
     sink,
     atoms.filter((_a, j) => parts[j] === 0),
     null,
-    { pieces },
+    { pieces, ...(masksIn.some((m) => m !== 0) ? { seedMasks } : {}) },
   );
   closeTrace(sink);
   const results: number[] = [];
   const out: number[] = [];
   const present = new Uint8Array(PARTS * nin);
+  const masks = new Int32Array(PARTS * nin);
   for (let k = 0; k < nin; k++) {
     if (body.literal[k]) continue;
     if (d.present![k]) {
       present[2 * k] = 1;
+      masks[2 * k] = maskId(d.resultMasks?.[k] ?? null);
       results.push(2 * k);
       out.push(d.results[k]);
     }
     const piece = d.pieceResults?.[k] ?? -1;
     if (piece >= 0) {
       present[2 * k + 1] = 1;
+      masks[2 * k + 1] = maskId(d.pieceMasks?.[k] ?? null);
       results.push(2 * k + 1);
       out.push(piece);
     }
   }
   const term = new TraceTerm(sink.tape, [{ name: "in", shape: UNIT, atoms: [] }], { shape: UNIT, atoms: out });
-  return { term, outs, ins, results, present, interpreter: null };
+  return { term, outs, ins, results, present, masks, interpreter: null };
 }
 
 /**
@@ -175,6 +187,8 @@ export interface ReversePlan {
   readonly at: Runs;
   /** Per argument of the scan and part (2a + part): whether its cotangent comes out present. */
   readonly present: Uint8Array;
+  /** The same: the mask id of the cotangent that comes out (0: none; cotangent-mask.ts). */
+  readonly masks: Int32Array;
 }
 
 /** Where a scanGrad's inputs are: which outputs of the scan were seeded, which arguments held cotangents (by part). */
@@ -187,6 +201,12 @@ export interface ReverseInputs {
   readonly acc: Uint8Array;
   /** Per argument: whether its cotangent is wanted (it is active). */
   readonly need: Uint8Array;
+  /** The masks (ids, cotangent-mask.ts) of the seeds and held cotangents that have one, by the index of their flag above. */
+  readonly masks?: {
+    readonly seedObs: ReadonlyMap<number, number>;
+    readonly seedFinal: ReadonlyMap<number, number>;
+    readonly acc: ReadonlyMap<number, number>;
+  };
 }
 
 /** Per body structure and written variables: the outputs' roles, and the block derivatives made so far (by pattern). */
@@ -253,8 +273,14 @@ export function aliasOf(p: ScanParams, a: number): number {
   return alias[l] >= 0 && r < p.n - 1 ? nc + (r + 1) * nx + alias[l] : -1;
 }
 
-/** The plan: which cotangents each block starts from, iteration by iteration from the last (structure only). */
-export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate): ReversePlan {
+/**
+ * The plan: which cotangents each block starts from, iteration by iteration from the last
+ * (structure only), and the masks they carry. With `budget`, null once the patterns made for
+ * masks hold more elements of masks than that (a mask that grows step by step over a long
+ * vector, GradBench ode's: a block derivative per step); `dropMasks`: the plan with no
+ * mask passed between blocks (each block's rules masked by its own `where`s alone).
+ */
+export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate, budget = Infinity, dropMasks = false): ReversePlan | null {
   const { body, n } = p;
   const obs = p.layout.obs;
   const { outs: o, derivatives } = cacheFor(body, obs);
@@ -268,6 +294,19 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
     if (body.carryKind[k] === "identity" && !body.literal[k]) for (let part = 0; part < PARTS; part++) identity[2 * k + part] = inputs.acc[2 * k + part];
   }
   for (let q = 0; q < body.np; q++) for (let part = 0; part < PARTS; part++) pAcc[2 * q + part] = inputs.acc[2 * (nargs - body.np + q) + part];
+  // the masks of the same states (ids, 0: none), passed from block to block as the written-out sweep passes them
+  const im = dropMasks ? undefined : inputs.masks;
+  let spent = 0;
+  // the masked patterns this plan made: forgotten again where it gives up (their terms hold the body's buffers)
+  const made: string[] = [];
+  const chainM = new Int32Array(PARTS * body.nc);
+  const identityM = new Int32Array(PARTS * body.nc);
+  const pAccM = new Int32Array(PARTS * body.np);
+  const argM = new Int32Array(PARTS * nargs);
+  if (im !== undefined) {
+    for (let e = 0; e < PARTS * body.nc; e++) if (identity[e]) identityM[e] = im.acc.get(e) ?? 0;
+    for (let e = 0; e < PARTS * body.np; e++) pAccM[e] = im.acc.get(PARTS * (nargs - body.np) + e) ?? 0;
+  }
   const src: Sources<number> = {
     chain: (k, part) => chain[2 * k + part],
     identity: (k, part) => identity[2 * k + part],
@@ -280,6 +319,20 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
     },
     none: 0,
   };
+  const msrc: Sources<number> = {
+    chain: (k, part) => chainM[2 * k + part],
+    identity: (k, part) => identityM[2 * k + part],
+    p: (q, part) => pAccM[2 * q + part],
+    seedObs: (r, s, part) => im?.seedObs.get(2 * (r * nobs + s) + part) ?? 0,
+    seedFinal: (k, part) => im?.seedFinal.get(2 * k + part) ?? 0,
+    acc: (a, part) => {
+      const b = aliasOf(p, a);
+      return b >= 0 ? argM[2 * b + part] : (im?.acc.get(2 * a + part) ?? 0);
+    },
+    none: 0,
+  };
+  // masks that differ from iteration to iteration outside (seeds, xs' cotangents): no shortcut over them
+  const outsideMasks = im !== undefined && im.seedObs.size + im.acc.size > 0;
   // a leaf starting from another's cotangent: its presence is decided as the sweep goes (no shortcut)
   const aliased = p.stacked?.alias.some((l) => l >= 0) ?? false;
   const patterns: BlockDerivative[] = [];
@@ -307,12 +360,17 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
     return true;
   };
   const outside = (r: number): boolean => sameRow(inputs.seedObs, PARTS * nobs, r, r + 1) && sameRow(inputs.seedObs, PARTS * nobs, r - 1, r) && sameX(r);
-  const before = new Uint8Array(chain.length + identity.length + pAcc.length);
-  const snapshot = (into: Uint8Array): void => {
+  const flags = chain.length + identity.length + pAcc.length;
+  const before = new Int32Array(2 * flags);
+  const snapshot = (into: Int32Array): void => {
     into.set(chain, 0);
     into.set(identity, chain.length);
     into.set(pAcc, chain.length + identity.length);
+    into.set(chainM, flags);
+    into.set(identityM, flags + chain.length);
+    into.set(pAccM, flags + chain.length + identity.length);
   };
+  const mids: number[] = [];
   // the first iteration with a seeded written slot (n: none): below it, with no x, nothing comes from outside
   const seeded = inputs.seedObs.indexOf(1);
   const firstSeeded = seeded < 0 ? n : Math.floor(seeded / (PARTS * nobs));
@@ -323,22 +381,27 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
       r = 1;
       continue;
     }
-    if (steady && r > 0 && r < n - 2 && outside(r)) {
+    if (steady && r > 0 && r < n - 2 && !outsideMasks && outside(r)) {
       at.set(r, lastIndex);
       const d = patterns[lastIndex];
       for (let l = 0; l < body.nx; l++) {
-        for (let part = 0; part < PARTS; part++) argPresent[2 * (body.nc + r * body.nx + l) + part] = d.present[2 * (body.nc + l) + part];
+        for (let part = 0; part < PARTS; part++) {
+          argPresent[2 * (body.nc + r * body.nx + l) + part] = d.present[2 * (body.nc + l) + part];
+          argM[2 * (body.nc + r * body.nx + l) + part] = dropMasks ? 0 : d.masks[2 * (body.nc + l) + part];
+        }
       }
       continue;
     }
     snapshot(before);
     outs.length = 0;
     ins.length = 0;
+    mids.length = 0;
     let bits = 0;
     for (let j = 0; j < o.w.length; j++)
       for (let part = 0; part < PARTS; part++)
         if (outState(o, j, part, r, n, src)) {
           outs.push(2 * j + part);
+          mids.push(outState(o, j, part, r, n, msrc));
           bits |= 1 << (2 * j + part);
         }
     for (let k = 0; k < nin; k++)
@@ -346,22 +409,33 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
         for (let part = 0; part < PARTS; part++)
           if (inState(body, o, k, part, r, n, src)) {
             ins.push(2 * k + part);
+            mids.push(inState(body, o, k, part, r, n, msrc));
             bits |= 1 << (PARTS * o.w.length + 2 * k + part);
           }
-    const key: number | string = small ? bits : `${outs.join(",")}|${ins.join(",")}`;
-    if (key !== last && small && numbers.has(bits)) {
+    // a pattern with masks is named by them too (its rules are masked as they come in)
+    const numeric = small && mids.every((m) => m === 0);
+    const name = `${outs.join(",")}|${ins.join(",")}${numeric ? "" : `|${mids.join(",")}`}`;
+    const key: number | string = numeric ? bits : name;
+    if (key !== last && numeric && numbers.has(bits)) {
       last = key;
       lastIndex = numbers.get(bits)!;
     } else if (key !== last) {
-      const name = `${outs.join(",")}|${ins.join(",")}`;
+      if (!numeric && !index.has(derivatives.get(name)!)) {
+        spent += Math.max(...mids.map((m) => maskById(m)?.length ?? 0));
+        if (spent > budget) {
+          for (const m of made) derivatives.delete(m);
+          return null;
+        }
+        if (!derivatives.has(name)) made.push(name);
+      }
       let d = derivatives.get(name);
-      if (d === undefined) derivatives.set(name, (d = blockDerivative(body, o, [...outs], [...ins], differentiate)));
+      if (d === undefined) derivatives.set(name, (d = blockDerivative(body, o, [...outs], [...ins], differentiate, [...mids])));
       let i = index.get(d);
       if (i === undefined) {
         index.set(d, (i = patterns.length));
         patterns.push(d);
       }
-      if (small) numbers.set(bits, i);
+      if (numeric) numbers.set(bits, i);
       last = key;
       lastIndex = i;
     }
@@ -369,26 +443,42 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
     at.set(r, lastIndex);
     for (let part = 0; part < PARTS; part++) {
       for (let k = 0; k < body.nc; k++) {
-        if (body.carryKind[k] === "internal") chain[2 * k + part] = d.present[2 * k + part];
-        else if (body.carryKind[k] === "identity" && !body.literal[k]) identity[2 * k + part] = d.present[2 * k + part];
+        const e = 2 * k + part;
+        const m = dropMasks ? 0 : d.masks[e];
+        if (body.carryKind[k] === "internal") [chain[e], chainM[e]] = [d.present[e], m];
+        else if (body.carryKind[k] === "identity" && !body.literal[k]) [identity[e], identityM[e]] = [d.present[e], m];
       }
-      for (let l = 0; l < body.nx; l++) argPresent[2 * (body.nc + r * body.nx + l) + part] = d.present[2 * (body.nc + l) + part];
-      for (let q = 0; q < body.np; q++) pAcc[2 * q + part] = d.present[2 * (body.nc + body.nx + q) + part];
+      for (let l = 0; l < body.nx; l++) {
+        const e = 2 * (body.nc + l) + part;
+        argPresent[2 * (body.nc + r * body.nx + l) + part] = d.present[e];
+        argM[2 * (body.nc + r * body.nx + l) + part] = dropMasks ? 0 : d.masks[e];
+      }
+      for (let q = 0; q < body.np; q++) {
+        const e = 2 * (body.nc + body.nx + q) + part;
+        [pAcc[2 * q + part], pAccM[2 * q + part]] = [d.present[e], dropMasks ? 0 : d.masks[e]];
+      }
     }
-    const after = new Uint8Array(before.length);
+    const after = new Int32Array(before.length);
     snapshot(after);
     steady = !aliased && after.every((b, e) => b === before[e]);
   }
   for (let part = 0; part < PARTS; part++) {
     for (let k = 0; k < body.nc; k++) {
       const kind = body.carryKind[k];
-      argPresent[2 * k + part] = kind === "internal" ? chain[2 * k + part] : kind === "identity" && !body.literal[k] ? identity[2 * k + part] : 0;
+      const e = 2 * k + part;
+      argPresent[e] = kind === "internal" ? chain[e] : kind === "identity" && !body.literal[k] ? identity[e] : 0;
+      argM[e] = kind === "internal" ? chainM[e] : kind === "identity" && !body.literal[k] ? identityM[e] : 0;
     }
-    for (let q = 0; q < body.np; q++) argPresent[2 * (nargs - body.np + q) + part] = pAcc[2 * q + part];
+    for (let q = 0; q < body.np; q++) {
+      const e = 2 * (nargs - body.np + q) + part;
+      [argPresent[e], argM[e]] = [pAcc[2 * q + part], pAccM[2 * q + part]];
+    }
   }
-  // an argument that held a cotangent still holds it
-  for (let a = 0; a < nargs; a++) {
-    for (let part = 0; part < PARTS; part++) argPresent[2 * a + part] = (argPresent[2 * a + part] | inputs.acc[2 * a + part]) & inputs.need[a];
+  // an argument that held a cotangent still holds it (with its mask, where no block returned one)
+  for (let e = 0; e < PARTS * nargs; e++) {
+    if (!argPresent[e] && inputs.acc[e]) argM[e] = im?.acc.get(e) ?? 0;
+    argPresent[e] = (argPresent[e] | inputs.acc[e]) & inputs.need[e >> 1];
+    if (!argPresent[e]) argM[e] = 0;
   }
-  return { patterns, at, present: argPresent };
+  return { patterns, at, present: argPresent, masks: argM };
 }

@@ -51,7 +51,7 @@ import { TraceTerm } from "../trace/term.js";
 import { REAL, type Shape } from "../structure.js";
 import { cacheFor, fullDerivative, inState, outState, PARTS, readByRules, type BlockDerivative, type Differentiate, type Sources } from "./reverse-plan.js";
 import { gather, planFor, type ScanReverseCall, type Where } from "./scan-cotangents.js";
-import { masksInputs } from "./scan-masks.js";
+import { maskById } from "./cotangent-mask.js";
 
 /** Iterations of one pattern from which the reverse sweep is a scan rather than placed block by block. */
 const STACK_FROM = 4;
@@ -64,17 +64,20 @@ const STACK_FROM = 4;
  * time counter: written as data is), and enough iterations;
  * or one iteration without a carry (checkpoint(f): its block one scan of its rules,
  * scan-single.ts). A body on tensors nests where no input is a literal (its carries and xs
- * traced: no fold on data to stop a run at), no scan is inside it, and the written-out sweep
- * masks no cotangent of its inputs (a `where`, slices that leave elements out: scan-masks.ts); the
- * rules' carry then holds a tensor cotangent's dense sum and its pieces apart, as the
- * written-out sweep keeps them until the variable is settled. Other scans are written out
- * (unroll.ts), as are those whose tensor outputs are read by a slice, an index or a where.
+ * traced: no fold on data to stop a run at) and no scan is inside it; the rules' carry then
+ * holds a tensor cotangent's dense sum and its pieces apart, as the written-out sweep keeps
+ * them until the variable is settled. Where the written-out sweep masks a cotangent (a tensor
+ * the loop returns read by an index, a slice or a where after it, a `where` in the body, slices
+ * that leave elements out), the mask passes from block to block with it (cotangent-mask.ts): a
+ * block derivative per pattern of incoming masks, the iterations placed one by one until the
+ * masks settle (a block returns the masks it was given), a scan of its rules from there. Other
+ * scans are written out (unroll.ts).
  */
 export function nestable(p: ScanParams): boolean {
   const { body } = p;
   const { nc, nx } = body;
   if (p.stacked !== undefined || body.opaque) return false;
-  if (!body.reals && (body.literal.some((l) => l !== 0) || hasScans(body.term.tape) || masksInputs(body))) return false;
+  if (!body.reals && (body.literal.some((l) => l !== 0) || hasScans(body.term.tape))) return false;
   if (p.n === 1 && nc === 0) return body.reals;
   return (
     p.n >= STACK_FROM + 2 &&
@@ -333,7 +336,9 @@ export function emitNested(call: ScanReverseCall): void {
     for (let l = 0; l < nx; l++) {
       const a = nc + r * nx + l;
       const e = 2 * (nc + l);
-      if ((d.present[e] || d.present[e + 1]) && inputs.need[a]) state.replace(args[a], partOf(d, e, got), partOf(d, e + 1, got));
+      if ((d.present[e] || d.present[e + 1]) && inputs.need[a]) {
+        state.replace(args[a], partOf(d, e, got), partOf(d, e + 1, got), maskById(d.masks[e]), maskById(d.masks[e + 1]));
+      }
     }
   };
 
@@ -386,7 +391,7 @@ export function emitNested(call: ScanReverseCall): void {
         if (!inputs.need[a]) return;
         const y = rb.ySource[j];
         const c = y.kind === "var" ? slotOf(i, rb.yOut[j]) : y.kind === "carry" && i === 0 ? states[y.k] : slotOf(i - 1, rb.carryOut[(y as { k: number }).k]);
-        state.replace(args[a], c, -1);
+        state.replace(args[a], c, -1, maskById(d.masks[2 * (nc + l)]));
       });
     }
   };
@@ -416,7 +421,7 @@ export function emitNested(call: ScanReverseCall): void {
     const a = k < nc ? k : pArg(k - nc);
     if (!inputs.need[a] || (!plan.present[2 * a] && !plan.present[2 * a + 1])) continue;
     const c = (part: number): number => (k < nc ? (body.carryKind[k] === "internal" ? chain : identity)[2 * k + part] : pAcc[2 * (k - nc) + part]);
-    state.replace(args[a], c(0), c(1));
+    state.replace(args[a], c(0), c(1), maskById(plan.masks[2 * a]), maskById(plan.masks[2 * a + 1]));
   }
 }
 

@@ -27,6 +27,7 @@ import type { Trace } from "../trace/tracer.js";
 import { WengertError } from "../errors.js";
 import { activity } from "./place.js";
 import { PARTS, type Differentiate } from "./reverse-plan.js";
+import { maskById } from "./cotangent-mask.js";
 import { gather, planFor, type CotangentState, type ScanReverseCall } from "./scan-cotangents.js";
 import { emitNested } from "./scan-nested.js";
 import { emitSingle } from "./scan-single.js";
@@ -52,6 +53,7 @@ export function scanSweep(term: TraceTerm, sink: Trace, at: Int32Array, differen
   const codes = scanCodes();
   const outputsOf = scanOutputs(tape);
   const packed = new Map<number, Uint8Array>();
+  const packedMasks = new Map<number, Map<number, number>>();
   let active: Uint8Array | null = null;
   return {
     at(i, state) {
@@ -63,7 +65,8 @@ export function scanSweep(term: TraceTerm, sink: Trace, at: Int32Array, differen
       // where the sweep will be differentiated again, it is emitted as scans (scan-nested.ts)
       const p = tape.params(i) as ScanParams;
       const emit = !kept ? (p.n === 1 && p.body.nc === 0 ? emitSingle : emitNested) : p.stacked !== undefined ? emitStacked : emitReverse;
-      emit({ p, args: tape.args(i), outputs: outputsOf.get(i) ?? [], tape, where: { sink, at, self: i, packed, outputsOf }, state, active, differentiate });
+      const where = { sink, at, self: i, packed, packedMasks, outputsOf };
+      emit({ p, args: tape.args(i), outputs: outputsOf.get(i) ?? [], tape, where, state, active, differentiate });
       return true;
     },
   };
@@ -71,9 +74,11 @@ export function scanSweep(term: TraceTerm, sink: Trace, at: Int32Array, differen
 
 /** Emit the reverse sweep of the scan instruction (its args, its outputs' instructions) into the sink. */
 function emitReverse(call: ScanReverseCall): void {
-  const { p, args, outputs, tape, where: { sink, at, self, packed }, state, active, differentiate } = call;
+  const { p, args, outputs, tape, where: { sink, at, self, packed, packedMasks }, state, active, differentiate } = call;
   const codes = scanCodes();
-  const { inputs, seedAtoms, accAtoms } = gather(p, args, outputs, tape, state, active);
+  const gathered = gather(p, args, outputs, tape, state, active);
+  const { seedAtoms, accAtoms } = gathered;
+  let inputs = gathered.inputs;
   const { need } = inputs;
   // the outputs stacked scans' sweeps seeded, in the packed value's cotangent (the others' seeds come by their scanOut)
   const mask = state.ct[self] >= 0 ? packed.get(self) : undefined;
@@ -89,8 +94,19 @@ function emitReverse(call: ScanReverseCall): void {
         packedSeeds.push(offset);
       }
     }
+    // the masks of the slots seeded so (a stacked scan's sweep gave them: scan-stacked.ts)
+    const slotMasks = packedMasks.get(self);
+    if (slotMasks !== undefined && slotMasks.size > 0) {
+      const seedObsMasks = new Map(inputs.masks?.seedObs ?? []);
+      for (const offset of packedSeeds) {
+        const id = slotMasks.get(offset) ?? 0;
+        const r = Math.floor(offset / layout.width);
+        if (id !== 0) seedObsMasks.set(2 * (r * nobs + layout.obsOffset.indexOf(offset - r * layout.width)), id);
+      }
+      inputs = { ...inputs, masks: { seedFinal: new Map(), acc: new Map(), ...inputs.masks, seedObs: seedObsMasks } };
+    }
   }
-  const plan = planFor(p, inputs, differentiate);
+  const plan = planFor(p, inputs, differentiate, true);
   const seedOrder = [...seedAtoms.keys()].sort((x, y) => x - y);
   const dimsOf = (a: number): Dims => tape.dims(args[a]);
   const offsets: number[] = [];
@@ -111,6 +127,6 @@ function emitReverse(call: ScanReverseCall): void {
   const read = (e: number): number => (plan.present[e] ? sink.recordOp(codes.scanOut, [grad], { offset: offsets[e], dims: dimsOf(e >> 1), held: false }) : -1);
   for (let a = 0; a < args.length; a++) {
     if (!need[a] || (!plan.present[2 * a] && !plan.present[2 * a + 1])) continue;
-    state.replace(args[a], read(2 * a), read(2 * a + 1));
+    state.replace(args[a], read(2 * a), read(2 * a + 1), maskById(plan.masks[2 * a]), maskById(plan.masks[2 * a + 1]));
   }
 }

@@ -21,12 +21,13 @@ import { reverseRun, type ReverseSweep } from "../eval/scan-reverse-run.js";
 import { aliasOf, PARTS } from "./reverse-plan.js";
 import { planFor, type ScanReverseCall } from "./scan-cotangents.js";
 import { tracedXElements } from "./scan-x-elements.js";
+import { maskById, maskId } from "./cotangent-mask.js";
 
 const PIECES = "internal: a stacked scan's x leaf took pieces of a cotangent, which its packed value's cotangent does not hold (scan-nested.ts slicesX).";
 
 /** Emit the reverse sweep of stacked scan `self` into the sink (see the file's comment). */
 export function emitStacked(call: ScanReverseCall): void {
-  const { p, args, outputs, tape, where: { sink, at, packed, outputsOf }, state, active, differentiate } = call;
+  const { p, args, outputs, tape, where: { sink, at, packed, packedMasks, outputsOf }, state, active, differentiate } = call;
   const { body, n, layout } = p;
   const { nc, nx, np } = body;
   const stacked = p.stacked!;
@@ -47,13 +48,23 @@ export function emitStacked(call: ScanReverseCall): void {
   const seedObs = new Uint8Array(PARTS * n * nobs);
   const seedFinal = new Uint8Array(PARTS * nc);
   const seedAtoms = new Map<number, number>();
+  // the masks of what the sweep starts from (ids, cotangent-mask.ts), by the index of its flag
+  const masks = { seedObs: new Map<number, number>(), seedFinal: new Map<number, number>(), acc: new Map<number, number>() };
+  const maskOf = (into: Map<number, number>, e: number, id: number): void => void (id !== 0 && into.set(e, id));
   for (const j of outputs) {
     const q = tape.params(j) as ScanOutParams;
     if (q.held || state.ct[j] < 0) continue;
     seedAtoms.set(2 * q.offset, state.ct[j]);
     const r = Math.floor(q.offset / layout.width);
-    if (q.offset < n * layout.width) seedObs[2 * (r * nobs + layout.obsOffset.indexOf(q.offset - r * layout.width))] = 1;
-    else seedFinal[2 * layout.carryOffset.indexOf(q.offset)] = 1;
+    const id = tape.dims(j).length === 0 ? 0 : maskId(state.maskOf(j));
+    if (q.offset < n * layout.width) {
+      const e = 2 * (r * nobs + layout.obsOffset.indexOf(q.offset - r * layout.width));
+      seedObs[e] = 1;
+      maskOf(masks.seedObs, e, id);
+    } else {
+      seedFinal[2 * layout.carryOffset.indexOf(q.offset)] = 1;
+      maskOf(masks.seedFinal, 2 * layout.carryOffset.indexOf(q.offset), id);
+    }
   }
   const need = new Uint8Array(nargs);
   const acc = new Uint8Array(PARTS * nargs);
@@ -70,20 +81,25 @@ export function emitStacked(call: ScanReverseCall): void {
     const v = isX(a) ? reader : argOf(a);
     if (v !== undefined) {
       // a tensor's dense sum and its pieces, apart (scan-cotangents.ts gather)
-      const parts = [state.ct[v], tape.dims(v).length === 0 ? -1 : state.pending(v)];
+      const tensor = tape.dims(v).length > 0;
+      const ids = tensor ? [maskId(state.maskOf(v)), maskId(state.piecesMask(v))] : [0, 0];
+      const parts = [state.ct[v], tensor ? state.pending(v) : -1];
       parts.forEach((c, part) => {
         if (c < 0) return;
         acc[2 * a + part] = 1;
+        maskOf(masks.acc, 2 * a + part, ids[part]);
         heldFrom.push(atoms.length);
         atoms.push(c);
       });
     } else if (mask !== undefined && mask[offsetOf(a)]) {
       acc[2 * a] = 1;
+      maskOf(masks.acc, 2 * a, packedMasks.get(source)?.get(offsetOf(a)) ?? 0);
       heldFrom.push(-1 - offsetOf(a));
     }
   }
-  const inputs = { seedObs, seedFinal, acc, need };
-  const plan = planFor(p, inputs, differentiate);
+  const masked = masks.seedObs.size + masks.seedFinal.size + masks.acc.size > 0;
+  const inputs = { seedObs, seedFinal, acc, need, ...(masked ? { masks } : {}) };
+  const plan = planFor(p, inputs, differentiate, true);
   const seedOrder = [...seedAtoms.keys()].sort((x, y) => x - y);
   const offsets: number[] = [];
   let length = 0;
@@ -137,8 +153,9 @@ export function emitStacked(call: ScanReverseCall): void {
   for (let a = 0; a < nargs; a++) {
     // a cotangent passed on to another leaf is not the element's yet
     if (!need[a] || (!plan.present[2 * a] && !plan.present[2 * a + 1]) || passed.has(a)) continue;
-    if (!isX(a)) state.replace(argOf(a), read(2 * a), read(2 * a + 1));
-    else if (readers.has(offsetOf(a))) state.replace(readers.get(offsetOf(a))!, read(2 * a), read(2 * a + 1));
+    const [dense, whole] = [maskById(plan.masks[2 * a]), maskById(plan.masks[2 * a + 1])];
+    if (!isX(a)) state.replace(argOf(a), read(2 * a), read(2 * a + 1), dense, whole);
+    else if (readers.has(offsetOf(a))) state.replace(readers.get(offsetOf(a))!, read(2 * a), read(2 * a + 1), dense, whole);
     else if (plan.present[2 * a + 1]) throw new WengertError(PIECES);
     else intoPacked.push(a);
   }
@@ -164,4 +181,11 @@ export function emitStacked(call: ScanReverseCall): void {
   for (const e of into) m[e] = 1;
   state.replace(source, c, -1);
   packed.set(source, m);
+  // each slot's mask, as the element's variable of the loop written out has it
+  let slotMasks = packedMasks.get(source);
+  if (slotMasks === undefined) packedMasks.set(source, (slotMasks = new Map()));
+  for (const a of intoPacked) {
+    if (plan.masks[2 * a] !== 0) slotMasks.set(offsetOf(a), plan.masks[2 * a]);
+    else slotMasks.delete(offsetOf(a));
+  }
 }

@@ -3,20 +3,18 @@
  * given `options.nested: "scan"`, which asks to be told rather than to keep the loop's
  * memory silently (docs/scan.md, "What stays written out"). The conditions are those of
  * scan-nested.ts `nestable` (a reverse sweep) and scan-tangent-nested.ts `tangentNestable`
- * (a forward one), and scan-masks.ts; the message names the first that holds.
+ * (a forward one); the message names the first that holds.
  */
 import { ScanWrittenOutError } from "../errors.js";
 import { hasScans, type ScanParams } from "../trace/scan-ops.js";
-import { masksInputs } from "./scan-masks.js";
 
 /** Iterations below which a loop is written out whatever it holds (scan-nested.ts STACK_FROM + 2): a few instructions, no memory to speak of. */
 export const SHORT_LOOP = 6;
 
 /**
- * Why scan `p` is written out (`masked`: a tensor it returns is read by a slice, an index or a
- * where after it, scan-masks.ts; `keepsNone`: the transformation emitting it keeps no scan).
+ * Why scan `p` is written out (`keepsNone`: the transformation emitting it keeps no scan).
  */
-export function writtenOutReason(p: ScanParams, masked: boolean, keepsNone: boolean): string {
+export function writtenOutReason(p: ScanParams, keepsNone: boolean): string {
   const { body } = p;
   if (keepsNone && p.stacked === undefined) {
     return (
@@ -28,14 +26,8 @@ export function writtenOutReason(p: ScanParams, masked: boolean, keepsNone: bool
     return "it is the reverse sweep of a scan emitted as a scan of its rules, differentiated once more (a third derivative)";
   }
   if (body.opaque) return "its body reads a traced value (`primal`) or decides on one without a guard";
-  if (masked) {
-    return "a tensor it returns is read by `slice`, `index` or `where` after the loop (its cotangent masked from block to block)";
-  }
   if (!body.reals) {
     if (hasScans(body.term.tape)) return "a scan runs inside its body";
-    if (masksInputs(body)) {
-      return "its body holds a `where`, or reads a tensor input only by slices that leave elements out (a cotangent masked from block to block)";
-    }
     if (body.literal.some((l) => l !== 0)) {
       return "its body works on tensors and some of its inputs are literals (an untraced initial carry, xs that are data)";
     }
@@ -49,10 +41,10 @@ export function writtenOutReason(p: ScanParams, masked: boolean, keepsNone: bool
 }
 
 /** Throw, for scan `p` written out where options.nested is "scan", why and the fix. */
-export function refuseWriteOut(p: ScanParams, masked: boolean, keepsNone: boolean): never {
+export function refuseWriteOut(p: ScanParams, keepsNone: boolean): never {
   throw new ScanWrittenOutError(
     `${p.caller} (iterations ${p.start} to ${p.start + p.n - 1}), options.nested "scan": a derivative that is differentiated again ` +
-      `would write this loop out, one block of instructions per iteration, because ${writtenOutReason(p, masked, keepsNone)}. ` +
+      `would write this loop out, one block of instructions per iteration, because ${writtenOutReason(p, keepsNone)}. ` +
       'Drop options.nested (or pass "any") to accept the loop written out (the same numbers, the memory of the loop), ' +
       "or restructure the loop as docs/scan.md's \"What stays written out\" describes.",
   );

@@ -20,7 +20,6 @@ import { TraceTerm } from "../trace/term.js";
 import type { Guard, Trace } from "../trace/tracer.js";
 import { ownedCopy } from "../trace/host-tensor.js";
 import { tracedXElements } from "./scan-x-elements.js";
-import { maskedScans } from "./scan-masks.js";
 import { refuseWriteOut, SHORT_LOOP } from "./scan-written-out.js";
 
 /**
@@ -129,9 +128,7 @@ export function writeOut(
   const from = term.tape;
   const to = new Tape();
   const map = new Int32Array(from.length);
-  // a scan of a body on tensors whose outputs' cotangents would be masked is written out (scan-masks.ts)
-  const masked = keep === null || !hasScans(from) ? null : maskedScans(from);
-  const w = new Writer(to, keep, from, masked, fallback);
+  const w = new Writer(to, keep, fallback);
   for (let i = 0; i < from.length; i++) map[i] = w.copy(from, i, map);
   const written = new TraceTerm(
     to,
@@ -153,9 +150,6 @@ class Writer {
   constructor(
     private readonly to: Tape,
     private readonly keep: ((p: ScanParams) => ScanParams | null) | null,
-    /** The term's own tape, and its scans that `keep` is not asked about. */
-    private readonly top: Tape | null = null,
-    private readonly masked: Set<number> | null = null,
     private readonly fallback = false,
   ) {}
 
@@ -170,14 +164,13 @@ class Writer {
     if (code === this.codes.scan) {
       const p = from.params(i) as ScanParams;
       const args = from.args(i).map((v) => map[v]);
-      const refused = from === this.top && this.masked !== null && this.masked.has(i);
-      const now = p.stacked === undefined && !refused ? (this.keep?.(p) ?? null) : null;
+      const now = p.stacked === undefined ? (this.keep?.(p) ?? null) : null;
       if (now !== null) {
         const v = to.appendOp(code, args, now, [now.layout.length]);
         this.kept.set(v, { was: p, now, reads: new Map() });
         return v;
       }
-      if (this.fallback && p.nestsOnly === true && p.n >= SHORT_LOOP) refuseWriteOut(p, refused, this.keep === null);
+      if (this.fallback && p.nestsOnly === true && p.n >= SHORT_LOOP) refuseWriteOut(p, this.keep === null);
       let byTape = this.outputs.get(from);
       if (byTape === undefined) this.outputs.set(from, (byTape = new Map()));
       const source = p.stacked === undefined ? null : this.source(from, from.args(i)[p.body.nc], args[p.body.nc]);

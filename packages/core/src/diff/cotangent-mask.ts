@@ -1,0 +1,34 @@
+/**
+ * @file A cotangent's mask, as the reverse sweep keeps it (differentiate.ts): the elements of
+ * a tensor cotangent that may be nonzero (1) where a `where`, an `index` or a `slice` left the
+ * others exactly zero; null where that is every element. Elementwise rules on a masked
+ * cotangent are masked in turn, so that a NaN or ∞ of the forward values outside the mask
+ * (sqrt of a negative) times that zero stays 0, as the paper's semantics has it.
+ *
+ * A scan's reverse sweep passes a mask from block to block with the cotangent (reverse-plan.ts):
+ * a block's derivative term is made per pattern of incoming masks, which a small id names.
+ */
+
+/** 1 where the cotangent may be nonzero, by the variable's dims; null: everywhere. */
+export type Mask = Float64Array;
+
+// masks by id (0: none), and ids by content: a few per scan (one per step until a mask settles)
+const byId: (Mask | null)[] = [null];
+const ids = new Map<string, number>();
+
+/** The mask's id (0 for null): equal masks take the same id. */
+export function maskId(m: Mask | null): number {
+  if (m === null) return 0;
+  const key = m.join("");
+  let id = ids.get(key);
+  if (id === undefined) {
+    ids.set(key, (id = byId.length));
+    byId.push(m.slice());
+  }
+  return id;
+}
+
+/** The mask of an id (null for 0). */
+export function maskById(id: number): Mask | null {
+  return byId[id];
+}
