@@ -24,7 +24,7 @@
  * number, `dir` a k × d array.
  */
 import ndarray from "ndarray";
-import { div, gather, grad, jvp, matmul, square, sub, sum, transpose, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
+import { div, gather, grad, jit, jvp, matmul, square, sub, sum, transpose, type Indices, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
 import { rowMinima } from "@wengert/ops";
 import { defineFunction } from "../define.js";
 import { field, InputError, matrix, record } from "../json.js";
@@ -33,6 +33,7 @@ import type { EvalModule } from "../module.js";
 export interface KmeansInput {
   readonly points: NdArray;
   readonly centroids: NdArray;
+  readonly compiled: Compiled;
 }
 
 /**
@@ -144,8 +145,40 @@ function squaredNorms(P: Float64Array, n: number, d: number): Float64Array {
  * would be negated first: a pass over the n × d differences fewer in the gradient, two
  * in `dir`'s forward-over-reverse.
  */
-export function assignedCost(points: NdArray, centroids: TensorArg, a: Int32Array): Scalar {
+export function assignedCost(points: NdArray, centroids: TensorArg, a: Indices): Scalar {
   return sum(square(sub(gather(centroids, a, 0), points)));
+}
+
+/** The centroids and the assignment (as positions in a tensor), the argument of the jitted functions. */
+interface Assigned {
+  readonly centroids: TensorArg;
+  readonly at: TensorArg;
+}
+
+/** Both functions of one prepared input, jitted (see `compiled`). */
+interface Compiled {
+  readonly cost: (x: Assigned) => number;
+  readonly dir: (x: Assigned) => NdArray;
+}
+
+/**
+ * The cost and the direction for the assignment `at`, `jit`ted once per prepared input
+ * (GradBench evaluates one input again and again), as its JAX tool jits. The assignment
+ * is an argument, not captured: gather then takes it as a traced index tensor, an input
+ * of the trace, so a replay reads each call's own assignment (a captured one would be
+ * baked into the trace). The first call traces (its time counts in GradBench's mean);
+ * later ones replay the trace on pooled buffers, its sub → square → sum as one loop,
+ * instead of a fresh n × d buffer per operation.
+ */
+function compile(points: NdArray, centroids: NdArray): Compiled {
+  const ones = ndarray(new Float64Array(centroids.size).fill(1), centroids.shape.slice());
+  return {
+    cost: jit((x: Assigned) => assignedCost(points, x.centroids, x.at as Indices)) as unknown as Compiled["cost"],
+    dir: jit((x: Assigned) => {
+      const [J, H1] = jvp((c) => grad((c2) => assignedCost(points, c2, x.at as Indices), c), x.centroids, ones);
+      return div(J, H1);
+    }) as unknown as Compiled["dir"],
+  };
 }
 
 const prepare = (input: unknown): KmeansInput => {
@@ -154,21 +187,15 @@ const prepare = (input: unknown): KmeansInput => {
   const C = matrix(field(r, "centroids"), "centroids");
   if (C.rows === 0) throw new InputError("there are no centroids");
   if (P.rows > 0 && P.cols !== C.cols) throw new InputError(`points have ${P.cols} coordinates, centroids ${C.cols}`);
-  return { points: ndarray(P.data, [P.rows, C.cols]), centroids: ndarray(C.data, [C.rows, C.cols]) };
+  const points = ndarray(P.data, [P.rows, C.cols]);
+  const centroids = ndarray(C.data, [C.rows, C.cols]);
+  return { points, centroids, compiled: compile(points, centroids) };
 };
 
+/** The argument of the jitted functions: the centroids, and each point's nearest one. */
+const assigned = ({ points, centroids }: KmeansInput): Assigned => ({ centroids, at: Float64Array.from(assign(points, centroids)) });
+
 export const kmeans: EvalModule = {
-  cost: defineFunction({
-    prepare,
-    run: ({ points, centroids }: KmeansInput) => assignedCost(points, centroids, assign(points, centroids)),
-  }),
-  dir: defineFunction({
-    prepare,
-    run: ({ points, centroids }: KmeansInput) => {
-      const a = assign(points, centroids);
-      const ones = ndarray(new Float64Array(centroids.size).fill(1), centroids.shape.slice());
-      const [J, H1] = jvp((c) => grad((c2) => assignedCost(points, c2, a), c), centroids, ones);
-      return div(J as NdArray, H1 as NdArray);
-    },
-  }),
+  cost: defineFunction({ prepare, run: (input: KmeansInput) => input.compiled.cost(assigned(input)) }),
+  dir: defineFunction({ prepare, run: (input: KmeansInput) => input.compiled.dir(assigned(input)) }),
 };
