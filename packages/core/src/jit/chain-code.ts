@@ -10,7 +10,11 @@
  * of the last axes). A value is stored, in a buffer from the pool, where it is read more
  * than once, read outside the chain (by a kernel, a later chain, or after the run), or
  * made of pieces (concat, and embed, the adjoint of slice: zeros with the pieces added).
- * `where` picks as kernels.select does. A sum of all of a tensor's elements is a sink:
+ * `where` picks as kernels.select does. A gather of rows at traced positions (gatherAt
+ * along axis 0) reads its source's element at the row the positions name, for each
+ * element of the chain: the gather's values are never stored (kmeans' sub → square → sum
+ * of points less their centroids reads each centroid where the kernel copied it first).
+ * The positions are checked as the kernel checks them, before the loops. A sum of all of a tensor's elements is a sink:
  * accumulated in the loop that computes them, from 0 in memory order, as the sum kernel
  * folds a run (ops/tensor/reduce.ts sumRun): the same additions in the same order.
  *
@@ -18,7 +22,7 @@
  * the same operands (the javascript emitter, whose operations are the kernels'), an
  * embed's elements are 0 + piece as addAt makes them: the same numbers, to the bit.
  */
-import { size, type Dims } from "@wengert/ops";
+import { indexVector, size, type Dims } from "@wengert/ops";
 import { CODE, CONST, FREE, KERNELS } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
 import { codeCache, javascript, literal } from "./javascript.js";
@@ -232,6 +236,14 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
                 if (groupOf.get(Number(u)) === g) return name(Number(u), lead.get(Number(u))! - l - d);
                 return `b${u}[${index(l + d + at)}]`;
               })
+              .replace(GATHER, (_, x: string, v: string, inner: string, minus: string, ds: string) => {
+                const e = index(l + (minus === "" ? Number(ds) : -Number(ds)) + at);
+                const m = Number(inner);
+                // a power of two (kmeans' d = 8, 16) by shifts and masks: a division per element cost more than the copy it saves
+                const shift = Math.log2(m);
+                if (Number.isInteger(shift)) return `b${x}[(g${v}[(${e}) >> ${shift}] << ${shift}) + ((${e}) & ${m - 1})]`;
+                return `b${x}[g${v}[(${e}) / ${m} | 0] * ${m} + (${e}) % ${m}]`;
+              })
               .replace(MASK, (_, u: string, minus: string, ds: string) => {
                 const d = minus === "" ? Number(ds) : -Number(ds);
                 const k = m.masks.find((q) => q.u === Number(u) && q.d === d)!;
@@ -281,6 +293,12 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
  * on it as on any plain operand (nothing else generated has a `$`).
  */
 const TOKEN = /\$(\d+)_(n?)(\d+)/g;
+
+/**
+ * Gather v's element i + d (`$g<x>_<v>_<inner>_<d>`, as TOKEN): source x's element at row
+ * g<v>[(i + d) / inner] (the checked positions), column (i + d) % inner.
+ */
+const GATHER = /\$g(\d+)_(\d+)_(\d+)_(n?)(\d+)/g;
 
 /** A constant mask's test at element i + d (`$k<u>_<d>`, as TOKEN), decided per segment by the loops. */
 const MASK = /\$k(\d+)_(n?)(\d+)/g;
@@ -371,9 +389,19 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     }
     return `${at(u, d)} !== 0`;
   };
+  // gathers: each one's positions, checked before the loops (g<v>)
+  const gathers: string[] = [];
   const node = (v: number, d: number): string => {
     const code = op[v];
     const args = tape.args(v);
+    if (code === CODE.gatherAt) {
+      const [x, positions] = args;
+      const xd = tape.dims(x);
+      tensorsRead.add(x).add(positions);
+      const check = `const g${v} = positions("gatherAt", b${positions}, ${xd[0]}, 0);`;
+      if (!gathers.includes(check)) gathers.push(check);
+      return `$g${x}_${v}_${size(xd.slice(1))}_${d < 0 ? `n${-d}` : d}`;
+    }
     if (code === CODE.slice) return at(args[0], d + contiguousStart(tape.dims(args[0]), (tape.params(v) as { starts: number[] }).starts, tape.dims(args[0])));
     if (code === CODE.reshape) return real(args[0]);
     if (code === CODE.broadcastTo) return real(broadcastReal(tape, v)!);
@@ -434,7 +462,8 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     ...[...temporaries].map((q) => `let ${q} = 0;`),
     ...[...realsRead].map((v) => `const s${v} = V[${v}];`),
     ...[...tensorsRead, ...made.map(([v]) => v)].map((v) => `const b${v} = B[${v}];`),
+    ...gathers,
   ];
   const source = `"use strict";\nreturn function chain(B, V, K) {\n${[...head, ...body].join("\n")}\n};`;
-  return { run: compiled(source, () => new Function(source)() as ChainRun), made, reads: [...tensorsRead], source };
+  return { run: compiled(source, () => new Function("positions", source)(indexVector) as ChainRun), made, reads: [...tensorsRead], source };
 }

@@ -1,6 +1,7 @@
 /**
  * @file A term's instructions planned as steps: chains of elementwise operations on
- * tensors (and slices, concatenations, embeds, masks, and sums of all elements as sinks)
+ * tensors (and slices, concatenations, embeds, masks, gathers of rows at traced positions,
+ * and sums of all elements as sinks)
  * compiled into loops (jit/chain-code.ts), every other instruction left to the kernels
  * between them. The interpreter (eval/interpreter.ts) runs the steps: a scan's body per
  * iteration, a jitted trace of tensors at each call (eval/replay.ts).
@@ -49,6 +50,9 @@ export function fusable(tape: Tape, v: number): "loop" | "sink" | null {
     return tensor(args[0]) && contiguousStart(xd, p.starts as number[], xd.map((m, i) => (i === 0 ? 0 : d[i]))) >= 0 ? "loop" : null;
   }
   if (code === CODE.concat) return p.axis === 0 && args.every((u) => tensor(u) && tape.dims(u).length > 0) ? "loop" : null;
+  // rows of a tensor at traced positions: element i reads row positions[i / inner] (its source
+  // and positions computed before the chain: planChains closes the open chain first)
+  if (code === CODE.gatherAt) return p.axis === 0 && tensor(args[0]) && tensor(args[1]) ? "loop" : null;
   if (code === CODE.embed) {
     const starts = p.starts as number[][];
     return args.every((u, k) => (tensor(u) ? contiguousStart(d, starts[k], tape.dims(u)) >= 0 : tape.dims(u).length === 0)) ? "loop" : null;
@@ -94,7 +98,9 @@ export function planChains(tape: Tape, { live, kept, interpret }: PlanInput): St
       order.push(v);
       continue;
     }
-    if (args.some((u) => inOpen(u) && sink[u] === 1) || (open !== null && open.length >= MAX_MEMBERS)) close();
+    // (a gather reads its source at any element, and its positions all before: neither may be the open chain's)
+    const readsAnywhere = tape.op[v] === CODE.gatherAt && args.some(inOpen);
+    if (readsAnywhere || args.some((u) => inOpen(u) && sink[u] === 1) || (open !== null && open.length >= MAX_MEMBERS)) close();
     if (open === null) chains.push((open = []));
     open.push(v);
     chainOf[v] = chains.length - 1;
