@@ -12,6 +12,7 @@ import {
   type Operand, type Scalar, type Tensor, type TensorArg,
 } from "../../src/index.js";
 import { fusedCode, fusedStats, planChains } from "../../src/jit/chains.js";
+import { CODE } from "../../src/trace/opcodes.js";
 import type { ChainCode } from "../../src/jit/chain-code.js";
 import { rosenbrockTensor } from "../helpers/cases.js";
 import { tensorChains } from "../helpers/programs/tensor-chains.js";
@@ -217,10 +218,10 @@ describe("gathers of rows at traced positions in a chain", () => {
     return { P, points };
   };
 
-  it.each([8, 16, 3])("rows of %i: the gather is read in the loop (never stored), the kernels' numbers, with its derivatives", (inner) => {
+  it.each([8, 16, 3])("rows of %i: the gather is read in the loop (never stored), the scatters of its derivative added in it, the kernels' numbers", (inner) => {
     const { P, points } = case_(inner);
-    const value = () => jit((x: { c: Tensor; at: Tensor }) => cost(P, x.c, x.at));
     const ones = ndarray(new Float64Array(4 * inner).fill(1), [4, inner]);
+    const value = () => jit((x: { c: Tensor; at: Tensor }) => cost(P, x.c, x.at));
     const dir = () =>
       jit((x: { c: Tensor; at: Tensor }) => jvp((c: Tensor) => grad((c2: Tensor) => cost(P, c2, x.at), c), x.c, ones));
     for (const make of [value, dir]) {
@@ -238,7 +239,17 @@ describe("gathers of rows at traced positions in a chain", () => {
     const chains = steps.filter((s): s is ChainCode => typeof s !== "number");
     expect(chains.length).toBe(1);
     expect(chains[0].made.length).toBe(0);
-    expect(chains[0].source).toContain('positions("gatherAt"');
+    expect(chains[0].source).toContain(`positions("gatherAt"`);
+    // the direction's scatters are sinks of the chain that computes their values: no kernel runs a gather or a scatter
+    const dirTerm = traceOf((x: { c: Tensor; at: Tensor }) => jvp((c: Tensor) => grad((c2: Tensor) => cost(P, c2, x.at), c), x.c, ones), points[0]);
+    const m = dirTerm.tape.length;
+    const keptDir = new Uint8Array(m);
+    for (const v of dirTerm.output.atoms) keptDir[v] = 1;
+    const dirSteps = planChains(dirTerm.tape, { live: new Uint8Array(m).fill(1), kept: keptDir });
+    const byKernels = dirSteps.filter((s): s is number => typeof s === "number").map((v) => dirTerm.tape.op[v]);
+    expect(byKernels).not.toContain(CODE.gatherAt);
+    expect(byKernels).not.toContain(CODE.scatterAddAt);
+    expect(dirSteps.some((s) => typeof s !== "number" && s.source.includes("] += "))).toBe(true);
   });
 
   it("refuses positions outside the source's rows, as the kernel does", () => {
