@@ -182,7 +182,8 @@ interface Compiled {
  * is an argument, not captured: gather then takes it as a traced index tensor, an input
  * of the trace, so a replay reads each call's own assignment (a captured one would be
  * baked into the trace). The first call traces (its time counts in GradBench's mean);
- * later ones replay the trace on pooled buffers, its sub → square → sum as one loop,
+ * later ones replay the trace on pooled buffers, the cost's gather → sub → square → sum as
+ * one loop reading the centroids in place (dir's gathers and scatters too: jit/chains.ts),
  * instead of a fresh n × d buffer per operation.
  */
 function compile(points: NdArray, centroids: NdArray): Compiled {
