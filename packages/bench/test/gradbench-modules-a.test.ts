@@ -12,7 +12,8 @@ import { rng } from "@wengert/ops";
 import { jsonable } from "../src/gradbench/json.js";
 import type { EvalFunction, EvalModule } from "../src/gradbench/module.js";
 import { modules } from "../src/gradbench/modules/index.js";
-import { assign } from "../src/gradbench/modules/kmeans.js";
+import { assign, assignedCost } from "../src/gradbench/modules/kmeans.js";
+import { div, grad, jvp, type NdArray, type Tensor } from "@wengert/core";
 import { samples } from "../src/gradbench/modules/llsq.js";
 import { evaluate, respond } from "../src/gradbench/protocol.js";
 import { detInput, kmeansInput, llsqInput, lseInput, odeInput, SAMPLE_INPUTS } from "../src/gradbench/inputs.js";
@@ -398,6 +399,24 @@ describe("kmeans", () => {
       const c = num(call(modules.kmeans, "cost", input));
       const ref = kmeansCostPlain(input.points, input.centroids);
       expect(Math.abs(c - ref) / ref).toBeLessThan(1e-12);
+    }
+  });
+  it("cost and dir, jitted per prepared input, replay to the bit the definition run untraced (the assignment as numbers)", () => {
+    for (const [n, k, d] of [
+      [100, 10, 8],
+      [2000, 10, 16],
+    ]) {
+      const p = modules.kmeans.cost.prepare!(kmeansInput(n, k, d, 7)) as { points: NdArray; centroids: NdArray };
+      const a = assign(p.points, p.centroids);
+      const cost = assignedCost(p.points, p.centroids, a);
+      const ones = ndarray(new Float64Array(p.centroids.size).fill(1), p.centroids.shape.slice());
+      const [J, H1] = jvp((c: Tensor) => grad((c2: Tensor) => assignedCost(p.points, c2, a), c), p.centroids, ones) as [NdArray, NdArray];
+      const dir = div(J, H1) as NdArray;
+      // the first run traces, the next ones replay
+      for (let run = 0; run < 3; run++) {
+        expect(Object.is(modules.kmeans.cost.run(p as never), cost)).toBe(true);
+        expect([...(modules.kmeans.dir.run(p as never) as NdArray).data]).toEqual([...dir.data]);
+      }
     }
   });
   it("dir = J/diag(H) in closed form (c − mean of its points)", () => {

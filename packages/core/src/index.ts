@@ -17,7 +17,7 @@ export {
   sum, mean, max, min, logsumexp, softmax, logSoftmax, reshape, transpose, broadcastTo, matmul, dot, outer,
   slice, index, gather, scatterAdd, concat, stack, unstack, where, conv2d, shapeOf,
 } from "./api/tensor.js";
-export type { TensorArg, TensorResult, RealResult, Conv2dOptions } from "./api/tensor.js";
+export type { Indices, TensorArg, TensorResult, RealResult, Conv2dOptions } from "./api/tensor.js";
 export { Tensor } from "./trace/traced.js";
 export type { NdArray, ConcreteTensor } from "./trace/host-tensor.js";
 export { TraceTerm } from "./trace/term.js";
@@ -36,6 +36,8 @@ export {
   ShapeError,
   ScanWrittenOutError,
 } from "./errors.js";
+// thrown by gatherAt and scatterAddAt (traced indices) at an entry that is no position along the axis
+export { IndexValueError } from "@wengert/ops";
 // The paper's language (docs/language.md).
 export { runProgram, parse, check, evaluate, showValue, showType, showRdTerm, tokenize, ParseError, TypeCheckError, StepLimitError } from "./lang/index.js";
 export type { Value, EvalOptions, RunResult, TermOrigins, Token, TokenType, Term, BoolTerm, Pos } from "./lang/index.js";

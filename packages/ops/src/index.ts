@@ -27,4 +27,5 @@ export { tensorOps, TENSOR_OP_NAMES, sumTo, inversePerm } from "./tensor/ops.js"
 export type { TensorDeclaration, TensorEmitter, TensorOp, TensorOpName, TensorPrimitives } from "./tensor/ops.js";
 export { alloc, pooledCopy, release, poolStats, SLAB_MAX } from "./tensor/pool.js";
 export { indexRangeStats } from "./tensor/index-range.js";
+export { IndexValueError, indexVector } from "./tensor/index-tensor.js";
 import "./extent-end.js";

@@ -4,7 +4,7 @@
  * broadcasts by copies and fills, maps by name — against plain definitions, to the bit.
  */
 import { describe, expect, it } from "vitest";
-import { ARITH, UNARY_ARITH, broadcastTo, countEqual, map, reduce, slice, transpose, zip } from "../src/tensor/kernels.js";
+import { ARITH, UNARY_ARITH, broadcastTo, countEqual, gather, map, reduce, scatterAdd, slice, transpose, zip } from "../src/tensor/kernels.js";
 import { broadcastDims, size, strides, type Dims } from "../src/tensor/dims.js";
 import { randomArray, randomInt, rng, sameBits } from "./random.js";
 
@@ -187,6 +187,23 @@ function groupsOf(x: Float64Array, xd: Dims, axes: readonly number[]): number[][
   }
   return [...groups.keys()].sort((p, q) => p - q).map((o) => groups.get(o)!);
 }
+
+describe("gather and scatterAdd", () => {
+  // rows of every length around the four-per-step copies (and one past the block copy's 64)
+  it.each([1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 65])("rows of %i elements: element for element as a loop of one, to the bit", (inner) => {
+    const next = rng(inner);
+    const [outer, len] = [2, 5];
+    const x = randomArray(next, outer * len * inner);
+    const indices = Int32Array.from({ length: 7 }, () => randomInt(next, 0, len - 1));
+    const want = new Float64Array(outer * indices.length * inner);
+    for (let p = 0, o = 0; p < outer; p++) for (const i of indices) for (let j = 0; j < inner; j++) want[o++] = x[(p * len + i) * inner + j];
+    expect(sameBits(gather(x, [outer, len, inner], indices, 1), want)).toBe(true);
+    const t = randomArray(next, x.length);
+    const added = Float64Array.from(t);
+    for (let p = 0, v = 0; p < outer; p++) for (const i of indices) for (let j = 0; j < inner; j++) added[(p * len + i) * inner + j] += want[v++];
+    expect(sameBits(scatterAdd(t, [outer, len, inner], indices, want, 1), added)).toBe(true);
+  });
+});
 
 describe("reduce", () => {
   it("sum, max, min, logsumexp over contiguous and scattered axes", () => {

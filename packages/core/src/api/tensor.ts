@@ -231,8 +231,10 @@ export function index(t: TensorArg, i: number | readonly number[]): RealResult {
  * The library's own copy of `indices` (ops keep it, and may keep facts about it: see
  * ops' index-range.ts), checked to be integers unless they came as an Int32Array.
  */
-function indicesOf(name: string, indices: ArrayLike<number>): Int32Array {
-  if (indices instanceof Int32Array) return indices.slice();
+function indicesOf(name: string, given: ArrayLike<number> | ConcreteTensor): Int32Array {
+  if (given instanceof Int32Array) return given.slice();
+  // an ndarray of indices: its elements (a vector)
+  const indices = given instanceof Float64Array || !isConcreteTensor(given) ? given : vectorOf(name, given);
   const r = Int32Array.from(indices as ArrayLike<number>);
   for (let k = 0; k < indices.length; k++) {
     if (r[k] !== indices[k]) throw shapeError(name, `index ${indices[k]} (position ${k}) is not an integer`);
@@ -240,21 +242,38 @@ function indicesOf(name: string, indices: ArrayLike<number>): Int32Array {
   return r;
 }
 
+function vectorOf(name: string, t: ConcreteTensor): Float64Array {
+  const { data, dims } = toDense(t, `${name}'s indices`);
+  if (dims.length !== 1) throw shapeError(name, `the indices have dims ${showDims(dims)}; expected a vector`);
+  return data;
+}
+
+/**
+ * Indices: numbers the caller holds (a parameter of the instruction, kept in the trace as
+ * they are now), or a traced vector of them, an input of the trace like any tensor (a
+ * `jit`ted function's argument: each call reads its own), with no derivative.
+ */
+export type Indices = ArrayLike<number> | ConcreteTensor | Tensor;
+
 /** The entries `indices` of `t` along `axis` (default 0). */
-export function gather<T extends TensorArg>(t: T, indices: ArrayLike<number>, axis?: number): TensorOf<T>;
-export function gather(t: TensorArg, indices: ArrayLike<number>, axis = 0): TensorResult {
+export function gather<T extends TensorArg>(t: T, indices: Indices, axis?: number): TensorOf<T>;
+export function gather(t: TensorArg, indices: Indices, axis = 0): TensorResult {
   const x = operand("gather", t, "the tensor");
   const d = shapeOf(x);
-  return op("gather", [x], { indices: indicesOf("gather", indices), axis: axisOf("gather", d.length, axis, d) }) as TensorResult;
+  const ax = axisOf("gather", d.length, axis, d);
+  if (indices instanceof Tensor) return op("gatherAt", [x, indices], { axis: ax }) as TensorResult;
+  return op("gather", [x], { indices: indicesOf("gather", indices), axis: ax }) as TensorResult;
 }
 
 /** A copy of `t` with `values` added at `indices` along `axis` (repeated indices add up). */
-export function scatterAdd<T extends TensorArg, V extends TensorArg>(t: T, indices: ArrayLike<number>, values: V, axis?: number): TensorOf<[T, V]>;
-export function scatterAdd(t: TensorArg, indices: ArrayLike<number>, values: TensorArg, axis = 0): TensorResult {
+export function scatterAdd<T extends TensorArg, V extends TensorArg>(t: T, indices: Indices, values: V, axis?: number): TensorOf<[T, V]>;
+export function scatterAdd(t: TensorArg, indices: Indices, values: TensorArg, axis = 0): TensorResult {
   const x = operand("scatterAdd", t, "the tensor");
   const v = operand("scatterAdd", values, "values");
   const d = shapeOf(x);
-  return op("scatterAdd", [x, v], { indices: indicesOf("scatterAdd", indices), axis: axisOf("scatterAdd", d.length, axis, d) }) as TensorResult;
+  const ax = axisOf("scatterAdd", d.length, axis, d);
+  if (indices instanceof Tensor) return op("scatterAddAt", [x, indices, v], { axis: ax }) as TensorResult;
+  return op("scatterAdd", [x, v], { indices: indicesOf("scatterAdd", indices), axis: ax }) as TensorResult;
 }
 
 /** Tensors joined along an existing `axis` (default 0). */

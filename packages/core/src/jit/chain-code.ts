@@ -10,7 +10,13 @@
  * of the last axes). A value is stored, in a buffer from the pool, where it is read more
  * than once, read outside the chain (by a kernel, a later chain, or after the run), or
  * made of pieces (concat, and embed, the adjoint of slice: zeros with the pieces added).
- * `where` picks as kernels.select does. A sum of all of a tensor's elements is a sink:
+ * `where` picks as kernels.select does. A gather of rows at traced positions (gatherAt
+ * along axis 0) reads its source's element at the row the positions name, for each
+ * element of the chain: the gather's values are never stored (kmeans' sub → square → sum
+ * of points less their centroids reads each centroid where the kernel copied it first).
+ * The positions are checked as the kernel checks them, before the loops. Its adjoint,
+ * scatterAddAt, is a sink: each value is added into its row of a copy of the tensor as the
+ * loop makes it, element after element as the kernel adds them. A sum of all of a tensor's elements is a sink:
  * accumulated in the loop that computes them, from 0 in memory order, as the sum kernel
  * folds a run (ops/tensor/reduce.ts sumRun): the same additions in the same order.
  *
@@ -18,7 +24,7 @@
  * the same operands (the javascript emitter, whose operations are the kernels'), an
  * embed's elements are 0 + piece as addAt makes them: the same numbers, to the bit.
  */
-import { size, type Dims } from "@wengert/ops";
+import { indexVector, size, type Dims } from "@wengert/ops";
 import { CODE, CONST, FREE, KERNELS } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
 import { codeCache, javascript, literal } from "./javascript.js";
@@ -85,8 +91,10 @@ interface Made {
   readonly size: number;
   /** An embed: its pieces added to 0. */
   readonly sum: boolean;
-  /** A sum of all elements (a real), accumulated in its loop. */
+  /** A sum of all elements (a real), or a scatterAddAt (`scatter`), accumulated in its loop. */
   readonly sink: boolean;
+  /** A scatterAddAt: its elements added at `target` (an expression of the element's index) into its buffer, of `size` elements. */
+  readonly scatter?: { readonly target: (e: string) => string; readonly size: number };
   readonly pieces: readonly Piece[];
   readonly reads: readonly (readonly [number, number])[];
   /** The constant masks its `where`s read (token `$k<u>_<d>`, mask u at element i + d): decided per segment. */
@@ -232,6 +240,9 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
                 if (groupOf.get(Number(u)) === g) return name(Number(u), lead.get(Number(u))! - l - d);
                 return `b${u}[${index(l + d + at)}]`;
               })
+              .replace(GATHER, (_, x: string, g: string, inner: string, minus: string, ds: string) =>
+                `b${x}[${rowElement(`g${g}`, Number(inner), index(l + (minus === "" ? Number(ds) : -Number(ds)) + at))}]`,
+              )
               .replace(MASK, (_, u: string, minus: string, ds: string) => {
                 const d = minus === "" ? Number(ds) : -Number(ds);
                 const k = m.masks.find((q) => q.u === Number(u) && q.d === d)!;
@@ -241,7 +252,8 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
           const inside = m.pieces.filter((p) => p.from <= lo + l && hi + l <= p.to);
           const expr = m.sum ? inside.reduce((acc, p) => `(${acc} + ${p.expr})`, "0") : inside[0].expr;
           // a sink adds as sumRun does: acc += x[i], from 0
-          if (m.sink) body.push(`r${m.v}_0 += ${token(expr)};`);
+          if (m.scatter !== undefined) body.push(`b${m.v}[${m.scatter.target(index(l + at))}] += ${token(expr)};`);
+          else if (m.sink) body.push(`r${m.v}_0 += ${token(expr)};`);
           else body.push(j === null ? `r${m.v}_0 = ${token(expr)};` : `const t${m.v}_${j} = ${token(expr)};`);
           if (m.array) body.push(`b${m.v}[${index(l + at)}] = ${name(m.v, 0)};`);
         }
@@ -270,7 +282,7 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
       const block = Array.from({ length: UNROLL }, (_, j) => iteration(j)).flat();
       lines.push(`{\nlet i = ${lo};\nfor (; i + ${UNROLL} <= ${hi}; i += ${UNROLL}) {\n  ${[...block, ...shift(true)].join("\n  ")}\n}\n${one}\n}`);
     }
-    for (const m of members) if (m.sink) lines.push(`V[${m.v}] = r${m.v}_0;`);
+    for (const m of members) if (m.sink && m.scatter === undefined) lines.push(`V[${m.v}] = r${m.v}_0;`);
   });
   return lines;
 }
@@ -281,6 +293,23 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
  * on it as on any plain operand (nothing else generated has a `$`).
  */
 const TOKEN = /\$(\d+)_(n?)(\d+)/g;
+
+/**
+ * Where element e of rows of `inner` elements at positions `g` lies in their source: row
+ * g[e / inner], column e % inner. A power of two (kmeans' d = 8, 16) by shifts and masks:
+ * a division per element cost more than the copy a gather kernel makes.
+ */
+function rowElement(g: string, inner: number, e: string): string {
+  const shift = Math.log2(inner);
+  if (Number.isInteger(shift)) return `(${g}[(${e}) >> ${shift}] << ${shift}) + ((${e}) & ${inner - 1})`;
+  return `${g}[(${e}) / ${inner} | 0] * ${inner} + (${e}) % ${inner}`;
+}
+
+/**
+ * A gather's element i + d (`$g<x>_<p>_<rows>_<inner>_<d>`, as TOKEN): source x's element at
+ * row g<p>_<rows>[(i + d) / inner] (positions p, checked), column (i + d) % inner.
+ */
+const GATHER = /\$g(\d+)_(\d+_\d+)_(\d+)_(n?)(\d+)/g;
 
 /** A constant mask's test at element i + d (`$k<u>_<d>`, as TOKEN), decided per segment by the loops. */
 const MASK = /\$k(\d+)_(n?)(\d+)/g;
@@ -371,9 +400,25 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     }
     return `${at(u, d)} !== 0`;
   };
+  // gathers' and scatters' positions, checked before the loops, once per vector and number of
+  // rows (a direction's derivative reads one assignment four times): the name of the checked ones
+  const gathers = new Map<string, string>();
+  const checked = (v: number, positions: number, rows: number): string => {
+    const g = `g${positions}_${rows}`;
+    tensorsRead.add(positions);
+    if (!gathers.has(g)) gathers.set(g, `const ${g} = positions("${op[v] === CODE.gatherAt ? "gatherAt" : "scatterAddAt"}", b${positions}, ${rows}, 0);`);
+    return g;
+  };
   const node = (v: number, d: number): string => {
     const code = op[v];
     const args = tape.args(v);
+    if (code === CODE.gatherAt) {
+      const [x, positions] = args;
+      const xd = tape.dims(x);
+      tensorsRead.add(x);
+      const g = checked(v, positions, xd[0]);
+      return `$g${x}_${g.slice(1)}_${size(xd.slice(1))}_${d < 0 ? `n${-d}` : d}`;
+    }
     if (code === CODE.slice) return at(args[0], d + contiguousStart(tape.dims(args[0]), (tape.params(v) as { starts: number[] }).starts, tape.dims(args[0])));
     if (code === CODE.reshape) return real(args[0]);
     if (code === CODE.broadcastTo) return real(broadcastReal(tape, v)!);
@@ -391,9 +436,26 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     return javascript.apply(code, at(args[0], d), args.length > 1 ? at(args[1], d) : at(args[0], d));
   };
   const loops: Made[] = [];
+  // scatters' tensors copied into their buffers before the loops
+  const copies: string[] = [];
   for (const v of members) {
     const code = op[v];
     const args = tape.args(v);
+    if (code === CODE.scatterAddAt) {
+      // a sink: its values added into a copy of its tensor (filled before the loops) at the positions' rows
+      const [t, positions, values] = args;
+      const td = tape.dims(t);
+      reads = [];
+      masks = [];
+      tensorsRead.add(t);
+      const g = checked(v, positions, td[0]);
+      const inner = size(td.slice(1));
+      const m = size(tape.dims(values));
+      const scatter = { target: (e: string) => rowElement(g, inner, e), size: size(td) };
+      loops.push({ v, size: m, sum: false, sink: true, scatter, pieces: [{ from: 0, to: m, expr: at(values, 0) }], reads, masks });
+      copies.push(`b${v}.set(b${t});`);
+      continue;
+    }
     if (!tensor(v)) {
       // a sink: the sum of all of its argument's elements
       reads = [];
@@ -429,12 +491,14 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     loops.push({ v, size: size(d), sum: code === CODE.embed, sink: false, pieces, reads, masks });
   }
   const body = fuse(loops, needed);
-  const made = loops.filter((m) => m.array).map((m): [number, number] => [m.v, m.size]);
+  const made = loops.filter((m) => m.array || m.scatter !== undefined).map((m): [number, number] => [m.v, m.scatter?.size ?? m.size]);
   const head = [
     ...[...temporaries].map((q) => `let ${q} = 0;`),
     ...[...realsRead].map((v) => `const s${v} = V[${v}];`),
     ...[...tensorsRead, ...made.map(([v]) => v)].map((v) => `const b${v} = B[${v}];`),
+    ...gathers.values(),
+    ...copies,
   ];
   const source = `"use strict";\nreturn function chain(B, V, K) {\n${[...head, ...body].join("\n")}\n};`;
-  return { run: compiled(source, () => new Function(source)() as ChainRun), made, reads: [...tensorsRead], source };
+  return { run: compiled(source, () => new Function("positions", source)(indexVector) as ChainRun), made, reads: [...tensorsRead], source };
 }

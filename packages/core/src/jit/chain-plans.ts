@@ -40,7 +40,7 @@ export function cachedPlan(tape: Tape, input: PlanInput): Step[] {
   return plans.add({ key, steps: planChains(tape, input) }).steps;
 }
 
-/** A plan's key: numbers (compared by their bits: −0 apart from 0), the parameters of slices, concatenations and embeds, and a hash. */
+/** A plan's key: numbers (compared by their bits: −0 apart from 0), the parameters of slices, concatenations, embeds, gathers and scatters, and a hash. */
 interface PlanKey {
   readonly words: Int32Array;
   readonly params: string;
@@ -48,7 +48,7 @@ interface PlanKey {
 }
 
 /** Instructions whose parameters a chain's code reads (jit/chains.ts `fusable`, jit/chain-code.ts). */
-const PARAMETERISED = new Set<number>([CODE.slice, CODE.concat, CODE.embed]);
+const PARAMETERISED = new Set<number>([CODE.slice, CODE.concat, CODE.embed, CODE.gatherAt, CODE.scatterAddAt]);
 
 /** The structure a plan of `tape` is a function of (see the file's comment). */
 function planKey(tape: Tape, { live, kept }: PlanInput): PlanKey {

@@ -1,6 +1,7 @@
 /**
  * @file A term's instructions planned as steps: chains of elementwise operations on
- * tensors (and slices, concatenations, embeds, masks, and sums of all elements as sinks)
+ * tensors (and slices, concatenations, embeds, masks, gathers of rows at traced positions,
+ * and sums of all elements and additions into rows at traced positions as sinks)
  * compiled into loops (jit/chain-code.ts), every other instruction left to the kernels
  * between them. The interpreter (eval/interpreter.ts) runs the steps: a scan's body per
  * iteration, a jitted trace of tensors at each call (eval/replay.ts).
@@ -25,7 +26,7 @@ export const fusedCode = { enabled: mayMakeCode() };
 /** Runs of compiled chains (tests check that a term took this path). */
 export const fusedStats = { runs: 0 };
 
-/** How instruction v joins a chain: in its loops, as a sink (a sum of all elements), or not at all (null). */
+/** How instruction v joins a chain: in its loops, as a sink (a sum of all elements, or a scatterAddAt), or not at all (null). */
 export function fusable(tape: Tape, v: number): "loop" | "sink" | null {
   const code = tape.op[v];
   const args = tape.args(v);
@@ -49,6 +50,12 @@ export function fusable(tape: Tape, v: number): "loop" | "sink" | null {
     return tensor(args[0]) && contiguousStart(xd, p.starts as number[], xd.map((m, i) => (i === 0 ? 0 : d[i]))) >= 0 ? "loop" : null;
   }
   if (code === CODE.concat) return p.axis === 0 && args.every((u) => tensor(u) && tape.dims(u).length > 0) ? "loop" : null;
+  // rows of a tensor at traced positions: element i reads row positions[i / inner] (its source
+  // and positions computed before the chain: planChains closes the open chain first)
+  if (code === CODE.gatherAt) return p.axis === 0 && tensor(args[0]) && tensor(args[1]) ? "loop" : null;
+  // values added into rows at traced positions: a sink of the chain that computes the values
+  // (accumulated into a copy of its tensor as the loop makes them, in the kernel's order)
+  if (code === CODE.scatterAddAt) return p.axis === 0 && args.every(tensor) ? "sink" : null;
   if (code === CODE.embed) {
     const starts = p.starts as number[][];
     return args.every((u, k) => (tensor(u) ? contiguousStart(d, starts[k], tape.dims(u)) >= 0 : tape.dims(u).length === 0)) ? "loop" : null;
@@ -94,7 +101,9 @@ export function planChains(tape: Tape, { live, kept, interpret }: PlanInput): St
       order.push(v);
       continue;
     }
-    if (args.some((u) => inOpen(u) && sink[u] === 1) || (open !== null && open.length >= MAX_MEMBERS)) close();
+    // (a gather reads its source at any element, and its positions all before: neither may be the open chain's)
+    const readsAnywhere = (tape.op[v] === CODE.gatherAt && args.some(inOpen)) || (tape.op[v] === CODE.scatterAddAt && args.slice(0, 2).some(inOpen));
+    if (readsAnywhere || args.some((u) => inOpen(u) && sink[u] === 1) || (open !== null && open.length >= MAX_MEMBERS)) close();
     if (open === null) chains.push((open = []));
     open.push(v);
     chainOf[v] = chains.length - 1;

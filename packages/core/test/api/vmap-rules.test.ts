@@ -23,6 +23,8 @@ interface Case {
 }
 
 const ALONG_1 = Int32Array.of(4, 0, 2, 2);
+/** `at` as a traced tensor computed from a (0 · a + at), for gather's and scatterAdd's traced indices. */
+const positions = (a: Value, at: ArrayLike<number>): Tensor => add(mul(a as Tensor, 0), Float64Array.from(at)) as Tensor;
 
 /** Every tensor primitive: a missing row is a type error. Elementwise ones need no rule (the last table). */
 const CASES: { readonly [K in TensorOpName]: readonly Case[] } = {
@@ -57,12 +59,15 @@ const CASES: { readonly [K in TensorOpName]: readonly Case[] } = {
   pack: [{ dims: [[3], []], f: ([x, c]) => stack([index(x as Tensor, [0]), mul(index(x as Tensor, [2]), c as Scalar), 3]) }],
   gather: [{ dims: [[3, 5]], f: ([x]) => gather(x as Tensor, ALONG_1, 1) }],
   scatterAdd: [{ dims: [[5, 3], [3, 3]], f: ([t, v]) => scatterAdd(t as Tensor, [1, 3, 1], v as Tensor, 0) }],
+  // traced indices: whole numbers made from a lane's argument (times zero, plus the positions)
+  gatherAt: [{ dims: [[3, 5], [4]], f: ([x, a]) => gather(x as Tensor, positions(a, ALONG_1), 1) }],
+  scatterAddAt: [{ dims: [[5, 3], [3], [3, 3]], f: ([t, a, v]) => scatterAdd(t as Tensor, positions(a, [1, 3, 1]), v as Tensor, 0) }],
   concat: [
     { dims: [[2, 3], [1, 3]], f: ([x, y]) => concat([x as Tensor, y as Tensor], 0) },
     { dims: [[2, 3], [2, 1]], f: ([x, y]) => concat([x as Tensor, y as Tensor], 1) },
   ],
   where: [{ dims: [[2, 3], []], f: ([a, b]) => where(ndarray(Float64Array.of(1, 0, 1, 0, 0, 1), [2, 3]), a as Tensor, b as Scalar) }],
-  // no rule: lane by lane
+  // no rule: lane by lane (gatherAt and scatterAddAt too, above)
   conv2d: [{ dims: [[1, 2, 5, 5], [3, 2, 3, 3]], f: ([x, w]) => conv2d(x as Tensor, w as Tensor) }],
   conv2dInput: [{ dims: [[1, 2, 5, 5], [3, 2, 3, 3]], f: ([x, w]) => grad((y: Tensor) => sum(tanh(conv2d(y, w as Tensor))), x as Tensor) }],
   conv2dFilter: [{ dims: [[1, 2, 5, 5], [3, 2, 3, 3]], f: ([x, w]) => grad((v: Tensor) => sum(tanh(conv2d(x as Tensor, v))), w as Tensor) }],
@@ -76,7 +81,7 @@ const ELEMENTWISE: readonly Case[] = [
 ];
 
 /** With no rule, a primitive is computed lane by lane. */
-const NO_RULE = new Set<TensorOpName>(["conv2d", "conv2dInput", "conv2dFilter"]);
+const NO_RULE = new Set<TensorOpName>(["conv2d", "conv2dInput", "conv2dFilter", "gatherAt", "scatterAddAt"]);
 
 const B = 9;
 /** B lanes of each argument (a leading axis; a Float64Array for reals), seeded. */

@@ -8,10 +8,11 @@ import ndarray from "ndarray";
 import { afterEach, describe, expect, it } from "vitest";
 import { poolStats } from "@wengert/ops";
 import {
-  abs, add, compileGrad, concat, exp, gt, jit, lt, mul, scan, shapeOf, sin, slice, square, sum, tanh, traceOf, where,
+  abs, add, compileGrad, concat, exp, gather, grad, gt, jit, jvp, lt, mul, scan, shapeOf, sin, slice, square, sub, sum, tanh, traceOf, where,
   type Operand, type Scalar, type Tensor, type TensorArg,
 } from "../../src/index.js";
 import { fusedCode, fusedStats, planChains } from "../../src/jit/chains.js";
+import { CODE } from "../../src/trace/opcodes.js";
 import type { ChainCode } from "../../src/jit/chain-code.js";
 import { rosenbrockTensor } from "../helpers/cases.js";
 import { tensorChains } from "../helpers/programs/tensor-chains.js";
@@ -204,5 +205,59 @@ describe("the loops of a chain", () => {
     const fused = callAll(() => jit(f), points, true);
     const kernels = callAll(() => jit(f), points, false);
     expectSame(fused.results, kernels.results);
+  });
+});
+
+describe("gathers of rows at traced positions in a chain", () => {
+  // kmeans' cost and its Newton direction: rows of the centroids at each point's assignment
+  const cost = (P: ndarray.NdArray, c: Tensor, at: Tensor): Scalar => sum(square(sub(gather(c, at), P)));
+  const r = rng(21);
+  const case_ = (inner: number) => {
+    const P = ndarray(random(r, 30 * inner), [30, inner]);
+    const points = [0, 1, 2].map(() => ({ c: ndarray(random(r, 4 * inner), [4, inner]), at: Float64Array.from({ length: 30 }, () => Math.floor(4 * r())) }));
+    return { P, points };
+  };
+
+  it.each([8, 16, 3])("rows of %i: the gather is read in the loop (never stored), the scatters of its derivative added in it, the kernels' numbers", (inner) => {
+    const { P, points } = case_(inner);
+    const ones = ndarray(new Float64Array(4 * inner).fill(1), [4, inner]);
+    const value = () => jit((x: { c: Tensor; at: Tensor }) => cost(P, x.c, x.at));
+    const dir = () =>
+      jit((x: { c: Tensor; at: Tensor }) => jvp((c: Tensor) => grad((c2: Tensor) => cost(P, c2, x.at), c), x.c, ones));
+    for (const make of [value, dir]) {
+      const fused = callAll(make, points, true);
+      const kernels = callAll(make, points, false);
+      expect(fused.runs).toBeGreaterThan(0);
+      expectSame(fused.results, kernels.results);
+    }
+    const term = traceOf((x: { c: Tensor; at: Tensor }) => cost(P, x.c, x.at), points[0]);
+    const n = term.tape.length;
+    const kept = new Uint8Array(n);
+    for (const v of term.output.atoms) kept[v] = 1;
+    const steps = planChains(term.tape, { live: new Uint8Array(n).fill(1), kept });
+    // one chain: the gather, sub, square and sum, nothing stored
+    const chains = steps.filter((s): s is ChainCode => typeof s !== "number");
+    expect(chains.length).toBe(1);
+    expect(chains[0].made.length).toBe(0);
+    expect(chains[0].source).toContain(`positions("gatherAt"`);
+    // the direction's scatters are sinks of the chain that computes their values: no kernel runs a gather or a scatter
+    const dirTerm = traceOf((x: { c: Tensor; at: Tensor }) => jvp((c: Tensor) => grad((c2: Tensor) => cost(P, c2, x.at), c), x.c, ones), points[0]);
+    const m = dirTerm.tape.length;
+    const keptDir = new Uint8Array(m);
+    for (const v of dirTerm.output.atoms) keptDir[v] = 1;
+    const dirSteps = planChains(dirTerm.tape, { live: new Uint8Array(m).fill(1), kept: keptDir });
+    const byKernels = dirSteps.filter((s): s is number => typeof s === "number").map((v) => dirTerm.tape.op[v]);
+    expect(byKernels).not.toContain(CODE.gatherAt);
+    expect(byKernels).not.toContain(CODE.scatterAddAt);
+    expect(dirSteps.some((s) => typeof s !== "number" && s.source.includes("] += "))).toBe(true);
+  });
+
+  it("refuses positions outside the source's rows, as the kernel does", () => {
+    const { P, points } = case_(8);
+    const f = jit((x: { c: Tensor; at: Tensor }) => cost(P, x.c, x.at));
+    f(points[0]);
+    f(points[1]);
+    const bad = { c: points[0].c, at: Float64Array.from(points[0].at, (v, i) => (i === 7 ? 4 : v)) };
+    expect(() => f(bad)).toThrow(/gatherAt: index 4 \(position 7\)/);
   });
 });

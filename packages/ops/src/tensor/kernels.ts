@@ -37,10 +37,24 @@ export function select(mask: Float64Array, md: Dims, a: number | Float64Array, a
 /** From this many elements a row is copied by `set` (a view and a memcpy) rather than a loop. */
 const BLOCK_ROW = 64;
 
-/** r[o…o+m) = x[at…at+m): a long row one block copy (TypedArray#set), a short one not worth its subarray. */
+/**
+ * r[o…o+m) = x[at…at+m): a long row one block copy (TypedArray#set), a short one not worth
+ * its subarray four elements per step (one per step, gathering kmeans' rows of d = 16
+ * spent as long on the loop's counting as on the moves).
+ */
 function copyRow(r: Float64Array, o: number, x: Float64Array, at: number, m: number): void {
-  if (m >= BLOCK_ROW) r.set(x.subarray(at, at + m), o);
-  else for (let j = 0; j < m; j++) r[o + j] = x[at + j];
+  if (m >= BLOCK_ROW) {
+    r.set(x.subarray(at, at + m), o);
+    return;
+  }
+  let j = 0;
+  for (; j + 3 < m; j += 4) {
+    r[o + j] = x[at + j];
+    r[o + j + 1] = x[at + j + 1];
+    r[o + j + 2] = x[at + j + 2];
+    r[o + j + 3] = x[at + j + 3];
+  }
+  for (; j < m; j++) r[o + j] = x[at + j];
 }
 
 /** `x` repeated to dims `out` (it broadcasts to them). */
@@ -206,14 +220,23 @@ export function gather(x: Float64Array, xd: Dims, indices: ArrayLike<number>, ax
   const len = xd[axis];
   const r = alloc(outer * indices.length * inner, true);
   if (inner === 1) return gatherElements(r, x, outer, len, indices);
-  let o = 0;
-  for (let p = 0; p < outer; p++) {
-    for (let q = 0; q < indices.length; q++) {
-      const src = (p * len + indices[q]) * inner;
-      for (let j = 0; j < inner; j++) r[o++] = x[src + j];
-    }
+  const m = indices.length;
+  for (let p = 0, o = 0; p < outer; p++) {
+    for (let q = 0; q < m; q++, o += inner) copyRow(r, o, x, (p * len + indices[q]) * inner, inner);
   }
   return r;
+}
+
+/** r[o …] += x[s …], `inner` elements, four per step as copyRow (each element still one addition, in the same order). */
+function addRow(r: Float64Array, o: number, x: Float64Array, s: number, inner: number): void {
+  let j = 0;
+  for (; j + 3 < inner; j += 4) {
+    r[o + j] += x[s + j];
+    r[o + j + 1] += x[s + j + 1];
+    r[o + j + 2] += x[s + j + 2];
+    r[o + j + 3] += x[s + j + 3];
+  }
+  for (; j < inner; j++) r[o + j] += x[s + j];
 }
 
 /** gather along the last axis: one element per index, without an inner loop of one (ht gathers its points so). */
@@ -233,12 +256,9 @@ export function scatterAdd(t: Float64Array, td: Dims, indices: ArrayLike<number>
   const outer = size(td.slice(0, axis));
   const inner = size(td.slice(axis + 1));
   const len = td[axis];
-  let v = 0;
-  for (let p = 0; p < outer; p++) {
-    for (let q = 0; q < indices.length; q++) {
-      const dst = (p * len + indices[q]) * inner;
-      for (let j = 0; j < inner; j++) r[dst + j] += values[v++];
-    }
+  const m = indices.length;
+  for (let p = 0, v = 0; p < outer; p++) {
+    for (let q = 0; q < m; q++, v += inner) addRow(r, (p * len + indices[q]) * inner, values, v, inner);
   }
   return r;
 }

@@ -17,6 +17,7 @@ import { alloc, pooledCopy, release } from "./pool.js";
 import { broadcastAxes, broadcastDims, emptyAxis, reducedDims, sameDims, showDims, size, type Dims } from "./dims.js";
 import * as K from "./kernels.js";
 import { firstOutOfRange } from "./index-range.js";
+import { indexVector } from "./index-tensor.js";
 import type { Emitter } from "../scalar.js";
 import type { PredicateName } from "../predicates.js";
 import { alignedDims, broadcastLanes, laneDims, owned, shifted, withLanes, type LaneArgs } from "./lanes.js";
@@ -71,6 +72,11 @@ export type TensorEmitter<A> = Emitter<A> & {
 } & { readonly [K in TensorOpName]: (...args: Instantiate<Parameters<TensorPrimitives[K]["call"]>, A>) => A };
 
 type ReduceCall = [x: Arg, axes: readonly number[], keepdims: boolean];
+/** The parameter of gatherAt and scatterAddAt: the axis their index tensor selects along. */
+interface AxisParams {
+  readonly axis: number;
+}
+
 const reduceCall = (x: Arg, axes: readonly number[], keepdims: boolean): TensorCall<ReduceParams> => ({ args: [x], params: { axes, keepdims } });
 
 const buf = (b: Buf): Float64Array => (typeof b === "number" ? Float64Array.of(b) : b);
@@ -399,6 +405,42 @@ export class TensorPrimitives {
     reverse: (e, _k, [x], _y, ct, p) => e.scatterAdd(e.zeros(e.dims(x)), p.indices, ct, p.axis),
     tangent: (e, _a, _y, [dx], p) => (dx === null ? null : e.gather(dx, p.indices, p.axis)),
     show: (p) => `axis=${p.axis}, indices=[${[...p.indices.subarray(0, 8)].join(", ")}${p.indices.length > 8 ? ", …" : ""}]`,
+  };
+  // entries of x along axis at the positions a tensor holds (a vector, no derivative: a
+  // decision on values);  x̄ = ȳ scattered (added) back at them
+  readonly gatherAt: TensorDeclaration<AxisParams, [x: Arg, indices: Arg, axis: number]> = {
+    kind: "tensor",
+    arity: 2,
+    call: (x, indices, axis) => ({ args: [x, indices], params: { axis } }),
+    constantArgs: [1],
+    shape: ([xd, id], p) => {
+      if (id.length !== 1) return `the indices have dims ${showDims(id)}; expected a vector of positions along axis ${p.axis}`;
+      return xd.map((d, i) => (i === p.axis ? id[0] : d));
+    },
+    forward: ([x, at], [xd], p) => K.gather(buf(x), xd, indexVector("gatherAt", buf(at), xd[p.axis], p.axis), p.axis),
+    reverse: (e, k, [x, at], _y, ct, p) => (k === 0 ? e.scatterAddAt(e.zeros(e.dims(x)), at, ct, p.axis) : null),
+    tangent: (e, [, at], _y, [dx], p) => (dx === null ? null : e.gatherAt(dx, at, p.axis)),
+    show: (p) => `axis=${p.axis}`,
+  };
+  // t with values added at the positions a tensor holds along axis;  t̄ = ȳ,  v̄ = ȳ gathered at them
+  readonly scatterAddAt: TensorDeclaration<AxisParams, [t: Arg, indices: Arg, values: Arg, axis: number]> = {
+    kind: "tensor",
+    arity: 3,
+    call: (t, indices, values, axis) => ({ args: [t, indices, values], params: { axis } }),
+    constantArgs: [1],
+    shape: ([td, id, vd], p) => {
+      if (id.length !== 1) return `the indices have dims ${showDims(id)}; expected a vector of positions along axis ${p.axis}`;
+      const want = td.map((d, i) => (i === p.axis ? id[0] : d));
+      if (!sameDims(vd, want)) return `values have dims ${showDims(vd)}; ${id[0]} indices along axis ${p.axis} of ${showDims(td)} need ${showDims(want)}`;
+      return td;
+    },
+    forward: ([t, at, v], [td], p) => K.scatterAdd(buf(t), td, indexVector("scatterAddAt", buf(at), td[p.axis], p.axis), buf(v), p.axis),
+    reverse: (e, k, [, at], _y, ct, p) => (k === 0 ? ct : k === 1 ? null : e.gatherAt(ct, at, p.axis)),
+    tangent: (e, [t, at, v], _y, [dt, , dv], p) => {
+      if (dt === null && dv === null) return null;
+      return e.scatterAddAt(dt ?? e.zeros(e.dims(t)), at, dv ?? e.zeros(e.dims(v)), p.axis);
+    },
+    show: (p) => `axis=${p.axis}`,
   };
   // t with values added at indices along axis;  t̄ = ȳ,  v̄ = ȳ gathered
   readonly scatterAdd: TensorDeclaration<GatherParams, [t: Arg, indices: Int32Array, values: Arg, axis: number]> = {
