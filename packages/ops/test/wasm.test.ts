@@ -1,4 +1,10 @@
-/** The assembler: LEB128 as the specification's examples have it, and a module that runs. */
+/**
+ * The assembler: LEB128 as the specification's examples have it, and a module that runs;
+ * workspaces made larger without detaching a buffer.
+ */
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { assemble, f64, f64x2, forLoop, i32, instantiate, local, sleb, type, uleb, v128 } from "../src/tensor/wasm.js";
 import { gemmModule } from "../src/tensor/simd-gemm.js";
@@ -51,5 +57,30 @@ describe("wasm assembler", () => {
 
   it("the elementwise module validates", () => {
     expect(() => instantiate(elementwiseModule())).not.toThrow();
+  });
+});
+
+describe("workspaces", () => {
+  it("made larger as new instances, not grown: nothing is detached, V8's ArrayBufferDetaching protector stays intact", () => {
+    // a fresh process: the SIMD kernels take operands of 8 MB each (a workspace of one page
+    // made larger many times over), then checks that the numbers are still right after
+    const dist = (f: string) => JSON.stringify(pathToFileURL(resolve(__dirname, "../dist/tensor", f)).href);
+    const script = [
+      `const { matmul, zip, ARITH, reduce } = await import(${dist("kernels.js")});`,
+      "const n = 1 << 20, a = Float64Array.from({ length: n }, (_, i) => i % 7), b = Float64Array.from({ length: n }, (_, i) => i % 5);",
+      "const s = zip(a, [n], b, [n], [n], ARITH.add);",
+      "const c = matmul(a.subarray(0, 512 * 512), [512, 512], b.subarray(0, 512 * 512), [512, 512], [512, 512]);",
+      "const sums = reduce(a, [1024, 1024], [0], 'sum');",
+      "console.log('done', s[n - 1] === a[n - 1] + b[n - 1], c[0], sums[3]);",
+    ].join("\n");
+    const r = spawnSync(process.execPath, ["--trace-protector-invalidation", "--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(r.stderr).toBe("");
+    const lines = r.stdout.split("\n");
+    let c0 = 0;
+    for (let j = 0; j < 512; j++) c0 += (j % 7) * ((j * 512) % 5);
+    let s3 = 0;
+    for (let i = 0; i < 1024; i++) s3 += (i * 1024 + 3) % 7;
+    expect(lines).toContain(`done true ${c0} ${s3}`);
+    expect(r.stdout).not.toContain("ArrayBufferDetaching");
   });
 });

@@ -164,7 +164,6 @@ export const PAGE = 65536;
 
 export interface WasmMemory {
   readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
 }
 
 /** What of the WebAssembly JS API is used here (ES2022's lib does not declare it). */
@@ -180,14 +179,24 @@ interface WasmApi {
  * as SIMD) is not supported; callers fall back to JavaScript.
  */
 export function instantiate(bytes: Uint8Array): { memory: WasmMemory; exports: Record<string, unknown> } {
+  return instanceOf(new (wasmApi().Module)(bytes), 1);
+}
+
+function wasmApi(): WasmApi {
   const W = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
   if (W === undefined) throw new Error("WebAssembly is not available");
-  const memory = new W.Memory({ initial: 1 });
-  const { exports } = new W.Instance(new W.Module(bytes), { env: { memory } });
+  return W;
+}
+
+/** An instance of a compiled module with a memory of its own of `pages` pages. */
+function instanceOf(module: object, pages: number): { memory: WasmMemory; exports: Record<string, unknown> } {
+  const W = wasmApi();
+  const memory = new W.Memory({ initial: pages });
+  const { exports } = new W.Instance(module, { env: { memory } });
   return { memory, exports };
 }
 
-/** An instantiated kernel module and a view of its memory, grown on demand. */
+/** An instantiated kernel module and a view of its memory, made larger on demand. */
 export interface Workspace {
   readonly exports: Record<string, unknown>;
   /** A view of the memory with room for `n` doubles; null beyond the workspace's limit. */
@@ -197,26 +206,40 @@ export interface Workspace {
 /**
  * The module of `bytes`, instantiated on first use: null where WebAssembly (or SIMD) is
  * not available, and the callers fall back to JavaScript. Its operands may take up to
- * `maxBytes`: memory grown once stays grown, so a larger operation goes to the
- * JavaScript kernel rather than pin more.
+ * `maxBytes`: memory made larger stays so, and a larger operation goes to the JavaScript
+ * kernel rather than pin more.
+ *
+ * A workspace that needs more memory is a new instance with a larger memory, never a
+ * grown one: growing a memory detaches its old buffer, and the first detached buffer of
+ * a process invalidates V8's ArrayBufferDetaching protector, after which every typed-array
+ * access of every function checks for detachment (loops over Float64Arrays 1.3–2× slower,
+ * tapes, sweeps and compiled code alike) and the hot functions compiled before are thrown
+ * away. The old memory is left to the collector, which detaches nothing.
  */
 export function lazyWorkspace(bytes: () => Uint8Array, maxBytes: number): () => Workspace | null {
   let made: Workspace | null | undefined;
   return () => {
     if (made !== undefined) return made;
     try {
-      const { memory, exports } = instantiate(bytes());
-      let view = new Float64Array(memory.buffer);
-      const heap = (n: number): Float64Array | null => {
-        const need = n * 8;
-        if (need > maxBytes) return null;
-        if (need > view.byteLength) {
-          memory.grow(Math.ceil((need - memory.buffer.byteLength) / PAGE));
-          view = new Float64Array(memory.buffer); // growing detached the old view
-        }
-        return view;
+      const module = new (wasmApi().Module)(bytes());
+      let current = instanceOf(module, 1);
+      let view = new Float64Array(current.memory.buffer);
+      made = {
+        get exports() {
+          return current.exports;
+        },
+        heap: (n: number): Float64Array | null => {
+          const need = n * 8;
+          if (need > maxBytes) return null;
+          if (need > view.byteLength) {
+            // at least twice the pages, so that a run of growing operands makes few instances
+            const pages = Math.min(Math.max(Math.ceil(need / PAGE), 2 * (view.byteLength / PAGE)), Math.ceil(maxBytes / PAGE));
+            current = instanceOf(module, pages);
+            view = new Float64Array(current.memory.buffer);
+          }
+          return view;
+        },
       };
-      made = { exports, heap };
     } catch {
       made = null;
     }
