@@ -16,6 +16,7 @@ import { javascript, mayMakeCode, reverseSwitch } from "../jit/javascript.js";
 import type { TraceTerm } from "../trace/term.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
 import { activity } from "./place.js";
+import { sweepFor, type ColumnSweep, type SweepColumns } from "./sweep-specialised.js";
 
 
 /**
@@ -80,8 +81,11 @@ function sweep(term: TraceTerm, seeds: readonly number[], checkNaN: { caller: st
       ct[v] = has[v] ? ct[v] + seeds[j] : seeds[j];
       has[v] = 1;
     });
-    // the common primitives written out, the others by their rule where they occur
-    for (let i = inlined(term.tape, ct, has, val, n - 1); i >= 0; i = inlined(term.tape, ct, has, val, i - 1)) rule(i);
+    // the common primitives written out, the others by their rule where they occur; by a
+    // sweep made for these columns once they come back call after call (sweep-specialised.ts)
+    const own = CASES === null ? null : sweepFor({ op, a, b, val, ct, has }, specialise);
+    if (own !== null) for (let i = own(n - 1); i >= 0; i = own(i - 1)) rule(i);
+    else for (let i = inlined(term.tape, ct, has, val, n - 1); i >= 0; i = inlined(term.tape, ct, has, val, i - 1)) rule(i);
   } else {
     term.output.atoms.forEach((v, j) => accumulate(v, seeds[j], v));
     for (let i = n - 1; i >= 0; i--) if (has[i] && op[i] >= FIRST_PRIMITIVE) rule(i);
@@ -131,7 +135,8 @@ type Inlined = (tape: TraceTerm["tape"], ct: Float64Array, has: Uint8Array, val:
  * alone are folded while tracing), whose cotangent nobody reads; computing it costs less
  * than the test, and spares computing activity at all.
  */
-const inlined: Inlined = mayMakeCode() ? writeInlined() : firstPrimitive;
+const CASES: readonly string[] | null = mayMakeCode() ? writtenCases() : null;
+const inlined: Inlined = CASES === null ? firstPrimitive : writeInlined(CASES);
 
 /** Where no code may be made (a Content-Security-Policy): every rule goes through `rule`. */
 function firstPrimitive(tape: TraceTerm["tape"], _ct: Float64Array, has: Uint8Array, _val: Float64Array, from: number): number {
@@ -140,12 +145,12 @@ function firstPrimitive(tape: TraceTerm["tape"], _ct: Float64Array, has: Uint8Ar
 }
 
 /**
- * `inlined`'s source, written once from the table (ops/scalar.ts): each case is the
+ * The cases of `inlined`, written once from the table (ops/scalar.ts): each case is the
  * primitive's reverse rule run with the JavaScript emitter (jit/javascript.ts), which
  * gives the same operations in the same order as the numeric emitter, so the results are
  * the same numbers; other kernels are called as `K[code]`.
  */
-function writeInlined(): Inlined {
+function writtenCases(): string[] {
   // a contribution d to v: the first is assigned, the others added
   const add = (v: string, d: string): string =>
     `if (has[${v}]) ct[${v}] += ${d};\n        else {\n          ct[${v}] = ${d};\n          has[${v}] = 1;\n        }`;
@@ -167,6 +172,11 @@ function writeInlined(): Inlined {
       );
     }
   }
+  return cases;
+}
+
+/** `inlined` from its cases: the columns and buffers its parameters. */
+function writeInlined(cases: readonly string[]): Inlined {
   const source = reverseSwitch({
     name: "inlined",
     params: "tape, ct, has, val, from",
@@ -176,4 +186,21 @@ function writeInlined(): Inlined {
     cases,
   });
   return new Function("K", source)(KERNELS) as Inlined;
+}
+
+/**
+ * `inlined` made for one set of columns, held as constants of its closure (see
+ * sweep-specialised.ts); `id` in its name makes its source, and so its code, its own.
+ */
+function specialise(columns: SweepColumns, id: number): ColumnSweep {
+  const source = reverseSwitch({
+    name: `inlined${id}`,
+    params: "from",
+    head: [],
+    has: "has",
+    ct: "ct[i]",
+    cases: CASES!,
+  });
+  const bind = "const op = columns.op, a = columns.a, b = columns.b, val = columns.val, ct = columns.ct, has = columns.has;";
+  return new Function("K", "columns", `${bind}\n${source}`)(KERNELS, columns) as ColumnSweep;
 }

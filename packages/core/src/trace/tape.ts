@@ -334,7 +334,10 @@ export class Tape {
     lastRecycled = this.op.length;
     // the columns (22 bytes an entry) and a sweep's buffers (ct, has, active: 10 bytes an entry)
     expectColumns(32 * this.op.length);
-    for (const c of [this.op, this.a, this.b, this.val, this.x]) giveColumn(c);
+    // given back in the reverse of the order the constructor takes them (the pool is last in,
+    // first out): the next tape as long gets each column in the same role (a as a, not x),
+    // which the sweep made for a set of columns needs (diff/sweep-specialised.ts)
+    for (const c of [this.x, this.val, this.b, this.a, this.op]) giveColumn(c);
     this.op = NO_OPS;
     this.a = this.b = this.x = NO_INDICES;
     this.val = NO_VALUES;
