@@ -427,9 +427,14 @@ export async function runWorkload(
   // (paired.ts); the others (an uncached grad's milliseconds) keep benchmark.js's times, which
   // blocks interleaved with other candidates' would not improve (their pools and caches go cold)
   const paired = new Map<Candidate, { ms: number; samples: readonly number[]; toPrimal?: number; toHand?: number }>();
+  // so are the fast candidates of a row whose hand-written call is long (W2: the compiled
+  // gradient against jax-js's jit), compared with one another, their ratios to hand over
+  // benchmark.js's hand-written median
   const short = handMs !== undefined && handMs < settings.shortRow;
-  if (short) {
-    const rows = [...medianMs.keys()].filter((c) => !states.get(c)!.slow && medianMs.get(c)! < settings.pairedMax);
+  const fast = [...medianMs.keys()].filter((c) => !states.get(c)!.slow && medianMs.get(c)! < settings.pairedMax);
+  const pairs = short || fast.length >= 2;
+  if (pairs) {
+    const rows = fast;
     const times = await pairedRounds(
       rows.map((c) => ({ run: states.get(c)!.fn!, enter: c.enter, estimateMs: medianMs.get(c)! })),
       settings.pairedRounds,
@@ -466,7 +471,7 @@ export async function runWorkload(
         samples: samples.length,
         rounds: st.rounds,
         ...(primalMs !== undefined && { ratioToPrimal: pc?.toPrimal ?? medianMs.get(c)! / primalMs }),
-        ...(handMs !== undefined && { ratioToHand: pc?.toHand ?? medianMs.get(c)! / handMs }),
+        ...(handMs !== undefined && { ratioToHand: pc?.toHand ?? m / handMs }),
         ...(pc && { timing: "paired" as const }),
       }),
       ...(st.firstCallMs !== undefined && { firstCallMs: st.firstCallMs }),
@@ -488,6 +493,6 @@ export async function runWorkload(
     variants: w.peers.map((v) => ({ label: v.label, ...(v.note !== undefined && { note: v.note }) })),
     ...(w.float32Tolerance && { float32Tolerance: w.float32Tolerance }),
     candidates: results,
-    ...(short && { paired: { rounds: settings.pairedRounds, blockMs: settings.pairedBlock, maxMs: settings.pairedMax, rowMs: settings.shortRow } }),
+    ...(pairs && { paired: { rounds: settings.pairedRounds, blockMs: settings.pairedBlock, maxMs: settings.pairedMax, rowMs: settings.shortRow, short } }),
   };
 }

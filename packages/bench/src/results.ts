@@ -64,7 +64,7 @@ export interface WorkloadResult {
   readonly float32Tolerance?: { readonly tol: number; readonly reason: string };
   readonly candidates: readonly CandidateResult[];
   /** Where the row's short candidates were timed again in paired rounds: how many, of blocks of how many ms. */
-  readonly paired?: { readonly rounds: number; readonly blockMs: number; readonly maxMs: number; readonly rowMs: number };
+  readonly paired?: { readonly rounds: number; readonly blockMs: number; readonly maxMs: number; readonly rowMs: number; readonly short?: boolean };
 }
 
 export interface MemoryResult {

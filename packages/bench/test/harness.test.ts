@@ -86,7 +86,7 @@ describe("runWorkload", () => {
     expect(by["jax-jit/other"].ratioToHand).toBeGreaterThan(0);
     expect(r.variants.map((v) => v.label)).toEqual(["", "other"]);
   });
-  it("times a row of microseconds again in paired rounds: its candidates under pairedMax, not the slower ones", async () => {
+  it("times a row of microseconds again in paired rounds: its candidates under pairedMax, not the slower ones; in a longer row its fast ones", async () => {
     const w: Workload = {
       id: "fake3",
       family: "W4",
@@ -102,7 +102,7 @@ describe("runWorkload", () => {
     };
     const r = await runWorkload(w, { tfBackends: [] }, { ...settings, maxCall: 1, slowCall: 1 }, () => {});
     const by = Object.fromEntries(r.candidates.map((c) => [c.id, c]));
-    expect(r.paired).toEqual({ rounds: 5, blockMs: 1, maxMs: 1, rowMs: 0.1 });
+    expect(r.paired).toEqual({ rounds: 5, blockMs: 1, maxMs: 1, rowMs: 0.1, short: true });
     for (const id of ["primal", "hand", "wengert-compiled"]) {
       expect(by[id].timing).toBe("paired");
       expect(by[id].samples).toBe(5);
@@ -112,8 +112,15 @@ describe("runWorkload", () => {
     // 1.5 ms a call: benchmark.js's median, over benchmark.js's hand-written one
     expect(by.wengert.timing).toBeUndefined();
     expect(by.wengert.medianMs).toBeGreaterThan(1.5);
-    // and a row of milliseconds is not paired
-    const slow = await runWorkload({ ...w, hand: () => (busy(0.2), [1, 2]) }, { tfBackends: [] }, { ...settings, maxCall: 1, slowCall: 1 }, () => {});
+    // a row whose hand-written call is long: its fast candidates paired among themselves, the slow one not
+    const long = await runWorkload({ ...w, hand: () => (busy(0.2), [1, 2]) }, { tfBackends: [] }, { ...settings, maxCall: 1, slowCall: 1 }, () => {});
+    expect(long.paired).toEqual({ rounds: 5, blockMs: 1, maxMs: 1, rowMs: 0.1, short: false });
+    const longBy = Object.fromEntries(long.candidates.map((c) => [c.id, c]));
+    for (const id of ["primal", "hand", "wengert-compiled"]) expect(longBy[id].timing).toBe("paired");
+    expect(longBy.wengert.timing).toBeUndefined();
+    // and a row with one fast candidate is not paired
+    const slowW = { ...w, hand: () => (busy(1.5), [1, 2]), wengertCompiled: () => (busy(1.5), [1, 2]) };
+    const slow = await runWorkload(slowW, { tfBackends: [] }, { ...settings, maxCall: 1, slowCall: 1 }, () => {});
     expect(slow.paired).toBeUndefined();
     expect(slow.candidates.every((c) => c.timing === undefined)).toBe(true);
   });

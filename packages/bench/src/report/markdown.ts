@@ -104,14 +104,20 @@ function pairedNote(results: BenchResults): string | undefined {
   const rows = results.workloads.filter((w) => w.paired);
   if (rows.length === 0) return undefined;
   const { rounds, blockMs, maxMs, rowMs } = rows[0].paired!;
+  const titles = (short: boolean) => rows.filter((w) => (w.paired!.short ?? true) === short).map((w) => w.title);
+  const long = titles(false);
   return (
-    `Rows whose hand-written call takes under ${formatMs(rowMs)} (${rows.map((w) => w.title).join("; ")}): ` +
+    `Rows whose hand-written call takes under ${formatMs(rowMs)} (${titles(true).join("; ")}): ` +
     "after benchmark.js, every candidate of the row taking under " +
     `${formatMs(maxMs)} a call was timed again in ${rounds} rounds, each a block of about ${blockMs} ms of calls per candidate ` +
     "(the order rotating); a block's time the smaller of its wall-clock time and its CPU time (process.cpuUsage), " +
     "which leaves out the other processes' time on the cores and V8's helper threads' respectively. " +
     "Their times are the medians of those blocks' times per call; their ratios the medians over rounds of the ratio of two blocks of one round. " +
-    "Candidates slower than that keep benchmark.js's median, and their ratios are to benchmark.js's hand-written median."
+    "Candidates slower than that keep benchmark.js's median, and their ratios are to benchmark.js's hand-written median." +
+    (long.length === 0
+      ? ""
+      : ` In the other rows (${long.join("; ")}), the candidates taking under ${formatMs(maxMs)} were timed again in the same way, ` +
+        "among themselves: their times are those rounds' medians, their ratios to the hand-written call those times over benchmark.js's hand-written median.")
   );
 }
 
