@@ -104,7 +104,7 @@ interface Kept {
   calls: number;
 }
 
-/** Calls before jit(vmap(f)) compiles its traces. */
+/** Calls before jit(vmap(f)) compiles its traces (a batch of COMPILE_LANES or more: none). */
 const COMPILE_AFTER = 2;
 
 /** Traces jit(vmap(f)) keeps per lane structure (a batch's lanes may take many paths). */
@@ -183,9 +183,9 @@ function batchOf({ plan, leaves, inputs, size: B }: Planned): Batch {
  * left, f traced at the first lane where none holds. Plain vmap compiles when its batch
  * is large or its traces' structures were seen before (jit/lanes.ts keeps code by
  * structure, so a later call's traces run the code made for an earlier one's);
- * jit(vmap(f)) from its third call; neither under checkNaN, which columns check per
- * instruction. From the first trace without code (tensors, too large), columns take the
- * lanes left.
+ * jit(vmap(f)) from its third call, or at once for a large batch; neither under
+ * checkNaN, which columns check per instruction. From the first trace without code
+ * (tensors, too large), columns take the lanes left.
  */
 function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, options: RdOptions, kept: Kept | null): unknown {
   const B = batch.size;
@@ -215,7 +215,9 @@ function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, option
     if (t.compiled === undefined) t.compiled = laneCode(t.term, t.guards, laneOptions.reportTies, t.batched, now);
     return t.compiled;
   };
-  const compiling = !laneOptions.checkNaN && (kept === null || kept.calls++ >= COMPILE_AFTER);
+  // jit(vmap(f)) waits COMPILE_AFTER calls before compiling, but a batch of COMPILE_LANES
+  // pays for its code at once, as plain vmap's does (columns cost ~8× the code per lane)
+  const compiling = !laneOptions.checkNaN && (kept === null || kept.calls++ >= COMPILE_AFTER || B >= COMPILE_LANES);
   /** The value; plain vmap's tapes of reals, read no more, hand their columns to the next traces (trace/columns.ts). */
   const done = (): unknown => {
     const y = outs!.result([...used]);
