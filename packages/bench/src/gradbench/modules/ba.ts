@@ -13,8 +13,8 @@
  * The inputs are replicated as the C++ eval does (`cam`, `x`, `w`, `feat` once each).
  * Each observation's residual depends only on its own 15 parameters (its camera's 11, its
  * point's 3, its weight), so the work is per observation: `reprojError` is ba.hpp's
- * function on reals, `vmap`ped over the observations (the parameters gathered into [p]
- * columns by the observations' indices) and compiled by `jit` into one loop over them;
+ * function on reals, `vmap`ped over the observations (the camera and point parameters read
+ * through the observations' indices: `indexed`) and compiled by `jit` into one loop over them;
  * the Jacobian's 2 × 15 blocks are `jacrev` of it, vmapped and compiled the same way;
  * `grad` of Σ w_err gives the weight rows. The blocks are assembled into ba.hpp's CSR
  * matrix (rows, cols, vals) with 2p + p rows and 11n + 3m + p columns.
@@ -25,8 +25,8 @@
  * vals, each followed by its last entry.
  */
 import {
-  add, cos, div, grad, jacrev, jit, mul, ne, sin, sqrt, square, sub, sum, vmap,
-  type Scalar, type TensorArg,
+  add, cos, div, grad, indexed, jacrev, jit, mul, ne, sin, sqrt, square, sub, sum, vmap,
+  type Indexed, type Scalar, type TensorArg,
 } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, InputError, integer, number, numbers, record } from "../json.js";
@@ -90,20 +90,25 @@ export function prepareBa(json: unknown): BaPrepared {
   };
 }
 
-/** Each input's columns, filled again at every call (fresh buffers of p numbers cost twice the gather). */
-const scratch = new WeakMap<BaPrepared, Float64Array[]>();
+/** Each input's observation parameters as vmap reads them, made once per input (indexed checks its index at each making). */
+const views = new WeakMap<BaPrepared, (Indexed | Float64Array)[]>();
 
-/** The 15 parameter vectors of the observations: camera 0–10, point 0–2, weight. */
-export function observationColumns(b: BaPrepared): Float64Array[] {
-  let cols = scratch.get(b);
-  if (cols === undefined) scratch.set(b, (cols = Array.from({ length: NCAMPARAMS + 4 }, () => new Float64Array(b.p))));
-  // a column at a time: one source row stride, one destination written in order
-  const fill = (col: Float64Array, from: Float64Array, index: Int32Array, stride: number, j: number): void => {
-    for (let i = 0; i < b.p; i++) col[i] = from[index[i] * stride + j];
-  };
-  for (let j = 0; j < NCAMPARAMS; j++) fill(cols[j], b.cams, b.camIdx, NCAMPARAMS, j);
-  for (let j = 0; j < 3; j++) fill(cols[NCAMPARAMS + j], b.X, b.ptIdx, 3, j);
-  cols[NCAMPARAMS + 3].set(b.w);
+/**
+ * The 15 parameter vectors of the observations (camera 0–10, point 0–2, weight): the
+ * camera and point tables read through each observation's indices (`indexed`: the
+ * compiled lanes read them where reprojError uses them, not gathered into columns first,
+ * which cost as much as the errors), the weights one per observation.
+ */
+export function observationColumns(b: BaPrepared): (Indexed | Float64Array)[] {
+  let cols = views.get(b);
+  if (cols === undefined) {
+    cols = [
+      ...Array.from({ length: NCAMPARAMS }, (_, j) => indexed(b.cams, b.camIdx, { stride: NCAMPARAMS, offset: j })),
+      ...Array.from({ length: 3 }, (_, j) => indexed(b.X, b.ptIdx, { stride: 3, offset: j })),
+      b.w,
+    ];
+    views.set(b, cols);
+  }
   return cols;
 }
 
@@ -168,8 +173,12 @@ export const weightErrors = (w: T): T => sub(1, square(w)) as T;
 
 const dataOf = (v: unknown): Float64Array => (v instanceof Float64Array ? v : ((v as { data: Float64Array }).data));
 
+/** Every observation's reprojection error, x and y. */
+export const reprojErrors = (b: BaPrepared): [Float64Array, Float64Array] =>
+  errorsOf([observationColumns(b), b.featX, b.featY]) as [Float64Array, Float64Array];
+
 export function baObjective(b: BaPrepared) {
-  const [ex, ey] = errorsOf([observationColumns(b), b.featX, b.featY]) as [Float64Array, Float64Array];
+  const [ex, ey] = reprojErrors(b);
   const werr = dataOf(weightErrors(b.w));
   return {
     reproj_error: { elements: [ex[0], ey[0]], repeated: b.p },
