@@ -17,7 +17,8 @@
  * through the observations' indices: `indexed`) and compiled by `jit` into one loop over them;
  * the Jacobian's 2 × 15 blocks are `jacrev` of it, vmapped and compiled the same way;
  * `grad` of Σ w_err gives the weight rows. The blocks are assembled into ba.hpp's CSR
- * matrix (rows, cols, vals) with 2p + p rows and 11n + 3m + p columns.
+ * matrix (rows, cols, vals) with 2p + p rows and 11n + 3m + p columns, its arrays kept
+ * per input and written again at every call (a caller keeping one copies it).
  *
  * Output, as ba.hpp's to_json (which abbreviates the repeated data): `objective` gives
  * `{reproj_error: {elements: [2], repeated: p}, w_err: {element, repeated: p}}` (the
@@ -195,16 +196,25 @@ export interface SparseJacobian {
   readonly vals: Float64Array;
 }
 
+/** Each input's CSR arrays, written again at every call (their 31p entries fresh cost as much as the blocks). */
+const matrices = new WeakMap<BaPrepared, { rows: Int32Array; cols: Int32Array; vals: Float64Array }>();
+
+function matrixOf(b: BaPrepared): { rows: Int32Array; cols: Int32Array; vals: Float64Array } {
+  let csr = matrices.get(b);
+  if (csr === undefined) {
+    const entries = 2 * (NCAMPARAMS + 4) * b.p + b.p;
+    matrices.set(b, (csr = { rows: new Int32Array(3 * b.p + 1), cols: new Int32Array(entries), vals: new Float64Array(entries) }));
+  }
+  return csr;
+}
+
 export function baJacobian(b: BaPrepared): SparseJacobian {
   const { n, m, p } = b;
   // row 0 (x residuals), row 1 (y residuals): entry i of parameter column j is ∂err_i/∂param_j
   const J = blocksOf([observationColumns(b), b.featX, b.featY]) as [Float64Array[], Float64Array[]];
   const dw = dataOf(grad((w) => sum(weightErrors(w)) as Scalar, b.w));
 
-  const perRow = NCAMPARAMS + 3 + 1;
-  const rows = new Int32Array(3 * p + 1);
-  const colIdx = new Int32Array(2 * perRow * p + p);
-  const vals = new Float64Array(2 * perRow * p + p);
+  const { rows, cols: colIdx, vals } = matrixOf(b);
   const pointOffset = NCAMPARAMS * n;
   const weightOffset = pointOffset + 3 * m;
   let r = 0;
