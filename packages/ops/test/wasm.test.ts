@@ -1,4 +1,7 @@
 /** The assembler: LEB128 as the specification's examples have it, and a module that runs. */
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { assemble, f64, f64x2, forLoop, i32, instantiate, local, sleb, type, uleb, v128 } from "../src/tensor/wasm.js";
 import { gemmModule } from "../src/tensor/simd-gemm.js";
@@ -51,5 +54,17 @@ describe("wasm assembler", () => {
 
   it("the elementwise module validates", () => {
     expect(() => instantiate(elementwiseModule())).not.toThrow();
+  });
+});
+
+describe("the ArrayBufferDetaching protector", () => {
+  it("is settled when ops is loaded, before a workspace first grows (V8 deoptimized every hot function there)", () => {
+    // a fresh process: loading ops detaches a buffer at once; growing a workspace later detaches nothing new for V8
+    const script = `await import(${JSON.stringify(pathToFileURL(resolve(__dirname, "../dist/index.js")).href)}); console.log("loaded");`;
+    const r = spawnSync(process.execPath, ["--trace-protector-invalidation", "--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(r.status).toBe(0);
+    const out = r.stdout.split("\n");
+    expect(out.indexOf("Invalidating protector cell ArrayBufferDetaching")).toBeGreaterThanOrEqual(0);
+    expect(out.indexOf("Invalidating protector cell ArrayBufferDetaching")).toBeLessThan(out.indexOf("loaded"));
   });
 });

@@ -187,6 +187,20 @@ export function instantiate(bytes: Uint8Array): { memory: WasmMemory; exports: R
   return { memory, exports };
 }
 
+/**
+ * A wasm memory grown (once, by nothing) as ops is loaded. Growing a memory detaches its
+ * old buffer, and the first detach in a process makes V8 throw away every optimized
+ * function that assumed none would happen (its ArrayBufferDetaching protector): when a
+ * workspace first grew mid-run, the compiled lanes of jit(vmap(f)) and everything else hot
+ * were deoptimized and compiled again (GradBench ba: 20–40 ms of a second call that takes
+ * 3). Detached here, before any code is optimized, the protector is settled from the start.
+ */
+function settleDetaching(): void {
+  const W = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
+  if (W !== undefined) new W.Memory({ initial: 0 }).grow(0);
+}
+settleDetaching();
+
 /** An instantiated kernel module and a view of its memory, grown on demand. */
 export interface Workspace {
   readonly exports: Record<string, unknown>;
