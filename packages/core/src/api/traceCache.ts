@@ -137,7 +137,10 @@ export function leavesOf(x: unknown): Leaves | null {
     if (vectors !== null) return leavesIn(x as (number | number[])[], vectors, false);
     // tensors and numbers in an array ([x, T, s]): the last such key, where their dims are the last ones
     const tensors = tensorsKey(x);
-    if (tensors !== null) return { leaves: x.slice() as (number | ConcreteTensor)[], parts: x.slice() as (number | ConcreteTensor)[], key: tensors, vector: false };
+    if (tensors !== null) {
+      const leaves = x.slice() as (number | ConcreteTensor)[];
+      return { leaves, parts: leaves, key: tensors, vector: false };
+    }
   }
   const leaves: (number | ConcreteTensor)[] = [];
   const key = keyWalk(x, leaves);

@@ -38,7 +38,13 @@ type MakeRun = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, chunks: 
  * The lanes of `term`, a trace of reals whose inputs `batched` marks, compiled; null if
  * its code would be too large.
  */
-export function compileLanes(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, batched: readonly boolean[], indexed: readonly boolean[]): LaneRun | null {
+export function compileLanes(
+  term: TraceTerm,
+  guards: readonly Guard[],
+  reportTies: boolean,
+  batched: readonly boolean[],
+  indexed: readonly boolean[],
+): LaneRun | null {
   const outputs = term.output.atoms;
   const made = forwardCode(term, guards, reportTies, outputs);
   if (made === null) return null;
