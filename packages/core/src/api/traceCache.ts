@@ -135,6 +135,12 @@ export function leavesOf(x: unknown): Leaves | null {
     // arrays of numbers in an array ([x, v]): x is its own parts (pushing leaves one by one cost 20 ns each)
     const vectors = vectorsKey(x);
     if (vectors !== null) return leavesIn(x as (number | number[])[], vectors, false);
+    // tensors and numbers in an array ([x, T, s]): the last such key, where their dims are the last ones
+    const tensors = tensorsKey(x);
+    if (tensors !== null) {
+      const leaves = x.slice() as (number | ConcreteTensor)[];
+      return { leaves, parts: leaves, key: tensors, vector: false };
+    }
   }
   const leaves: (number | ConcreteTensor)[] = [];
   const key = keyWalk(x, leaves);
@@ -199,6 +205,39 @@ function vectorsKey(x: readonly unknown[]): string | null {
     } else return null;
   }
   return `${key}${run > 0 ? run : ""})`;
+}
+
+/** The items of the last array of tensors and numbers keyed (a number −1, a Float64Array its length, an ndarray its shape), and its key. */
+const lastTensors: { items: (number | readonly number[])[]; key: string } = { items: [], key: "()" };
+
+/**
+ * keyWalk's key of x, an array of numbers and tensors (null for any other x): the last
+ * one made where the items are alike (kept traces' keys then compare by reference, and
+ * no string is built: a jitted call on small tensors runs in microseconds).
+ */
+function tensorsKey(x: readonly unknown[]): string | null {
+  const last = lastTensors.items;
+  let same = last.length === x.length;
+  for (let i = 0; i < x.length; i++) {
+    const e = x[i];
+    if (typeof e === "number") same &&= last[i] === -1;
+    else if (e instanceof Float64Array) same &&= last[i] === e.length;
+    else if (isConcreteTensor(e)) same &&= Array.isArray(last[i]) && sameDims(last[i] as readonly number[], (e as { shape: readonly number[] }).shape);
+    else return null;
+  }
+  if (same) return lastTensors.key;
+  const key = keyWalk(x, []);
+  if (key === null) return null;
+  lastTensors.items = x.map((e) => (typeof e === "number" ? -1 : e instanceof Float64Array ? e.length : [...(e as { shape: number[] }).shape]));
+  lastTensors.key = key;
+  return key;
+}
+
+/** Whether dims a and b are equal. */
+function sameDims(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**

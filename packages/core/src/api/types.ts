@@ -11,6 +11,7 @@
  * (README, "Types": the paper's nested example, and what happens then).
  */
 import type { AnyNdArray, NdArray } from "../trace/host-tensor.js";
+import type { Indexed } from "./indexed.js";
 import type { Real, Scalar, Tensor } from "../trace/traced.js";
 
 /** A tensor the user holds. */
@@ -201,8 +202,9 @@ type AxesAt<A, K> = K extends keyof A ? A[K] : never;
 
 /**
  * A batch of values shaped like `X` (what `f` takes) under the axes `A` (vmap's inAxes):
- * where `A` is 0, a real is a Float64Array of the lanes' values and a tensor of dims d
- * one of dims [B, ...d] (traced inside a trace); where `A` is null, a value as `f` takes it.
+ * where `A` is 0, a real is a Float64Array of the lanes' values (or an `indexed` batch)
+ * and a tensor of dims d one of dims [B, ...d] (traced inside a trace); where `A` is
+ * null, a value as `f` takes it.
  */
 export type BatchOf<X, A> = unknown extends X
   ? unknown
@@ -216,7 +218,7 @@ export type BatchOf<X, A> = unknown extends X
           ? { readonly [K in keyof X]: BatchOf<X[K], AxesAt<A, K>> }
           : never;
 type Lanes<X> = X extends number | Real
-  ? Float64Array | Tensor
+  ? Float64Array | Tensor | Indexed
   : X extends Tensor | HostTensor
     ? HostTensor | Tensor
     : X extends readonly unknown[]

@@ -13,6 +13,7 @@
  */
 import { size, type Dims } from "@wengert/ops";
 import { WengertError } from "../errors.js";
+import { Indexed } from "./indexed.js";
 import type { LaneInput } from "../eval/lanes.js";
 import { assemble, assertNever, childPath, isPlainObject, REAL, typeString, type Shape } from "../structure.js";
 import { concreteShape, isConcreteTensor, toDense, type ConcreteTensor } from "../trace/host-tensor.js";
@@ -23,6 +24,8 @@ export interface CallPlan {
   readonly shape: Shape;
   /** Which leaves are batched (by inAxes). */
   readonly batched: readonly boolean[];
+  /** Which leaves are batches read through an index (api/indexed.ts). */
+  readonly indexed: readonly boolean[];
   /** Each leaf's structure at one lane. */
   readonly laneShapes: readonly Shape[];
   /** The key of a lane's structure (jit(vmap(f)) keeps traces by it): the batch size is no part of it. */
@@ -32,17 +35,21 @@ export interface CallPlan {
 /** x's leaves read by a plan: as lane inputs, and the batch size. */
 export interface Planned {
   readonly plan: CallPlan;
-  readonly leaves: readonly (number | ConcreteTensor)[];
+  readonly leaves: readonly VmapLeaf[];
   readonly inputs: readonly LaneInput[];
   readonly size: number;
 }
+
+/** A leaf of vmap's x: a number, a tensor the user holds, or an indexed batch of reals. */
+export type VmapLeaf = number | ConcreteTensor | Indexed;
 
 /** Counters for tests: plans made (x's structure walked and keyed) and plans reused, since set. */
 export const planStats = { made: 0, reused: 0 };
 
 /** A lane input of leaf v (checked). */
-function laneInput(v: number | ConcreteTensor, batched: boolean, laneShape: Shape): LaneInput {
+function laneInput(v: VmapLeaf, batched: boolean, laneShape: Shape): LaneInput {
   if (typeof v === "number") return { values: Float64Array.of(v), batched: false, width: 1 };
+  if (v instanceof Indexed) return { values: v.values, batched: true, width: 1, indexed: v };
   const data = toDense(v, "vmap's input").data;
   return { values: data, batched, width: laneShape.kind === "tensor" ? size(laneShape.dims) : 1 };
 }
@@ -51,11 +58,23 @@ function laneInput(v: number | ConcreteTensor, batched: boolean, laneShape: Shap
  * x's leaves planned from scratch, checked: a batched leaf is a tensor whose leading dim
  * is the batch size, the same for all of them.
  */
-export function planOf(shape: Shape, leaves: readonly (number | ConcreteTensor)[], batched: readonly boolean[], paths: () => readonly string[]): Planned {
+export function planOf(shape: Shape, leaves: readonly VmapLeaf[], batched: readonly boolean[], paths: () => readonly string[]): Planned {
   planStats.made++;
   let B = -1;
   const laneShapes: Shape[] = [];
   const inputs = leaves.map((v, k): LaneInput => {
+    if (v instanceof Indexed) {
+      if (!batched[k]) throw new WengertError(`vmap: ${paths()[k]} is an indexed batch (indexed(…)), marked null in inAxes; mark it 0 (batched).`);
+      if (B >= 0 && v.index.length !== B) {
+        throw new WengertError(
+          `vmap: ${paths()[k]} is an indexed batch of ${v.index.length} lanes (its index's length), but an earlier batched input has ${B}; ` +
+            "every batched input needs the same number of lanes.",
+        );
+      }
+      B = v.index.length;
+      laneShapes.push(REAL);
+      return laneInput(v, true, REAL);
+    }
     if (!batched[k]) {
       const s = typeof v === "number" ? REAL : concreteShape(v);
       laneShapes.push(s);
@@ -82,8 +101,9 @@ export function planOf(shape: Shape, leaves: readonly (number | ConcreteTensor)[
     return laneInput(v, true, s);
   });
   const laneDims = JSON.stringify(laneShapes.map((s) => (s.kind === "tensor" ? s.dims : null)));
-  const key = laneDims + JSON.stringify(batched) + typeString(laneStructure(shape, laneShapes));
-  return { plan: { shape, batched: [...batched], laneShapes, key }, leaves, inputs, size: B };
+  const indexed = leaves.map((v) => v instanceof Indexed);
+  const key = laneDims + JSON.stringify(batched) + JSON.stringify(indexed) + typeString(laneStructure(shape, laneShapes));
+  return { plan: { shape, batched: [...batched], indexed, laneShapes, key }, leaves, inputs, size: B };
 }
 
 /** The structure of x at one lane: x's, its leaves the lanes' shapes. */
@@ -106,7 +126,7 @@ function dimsFit(d: Dims, lane: Shape, batched: boolean): boolean {
  * of the user's data only.
  */
 export function planned(plan: CallPlan, x: unknown): Planned | null {
-  const leaves: (number | ConcreteTensor)[] = [];
+  const leaves: VmapLeaf[] = [];
   const walk = (s: Shape, v: unknown): boolean => {
     switch (s.kind) {
       case "real":
@@ -114,7 +134,7 @@ export function planned(plan: CallPlan, x: unknown): Planned | null {
         leaves.push(v);
         return true;
       case "tensor":
-        if (!isConcreteTensor(v)) return false;
+        if (!isConcreteTensor(v) && !(v instanceof Indexed)) return false;
         leaves.push(v);
         return true;
       case "tuple":
@@ -138,7 +158,8 @@ export function planned(plan: CallPlan, x: unknown): Planned | null {
   for (let k = 0; k < leaves.length; k++) {
     const v = leaves[k];
     if (typeof v === "number") continue;
-    const d = v instanceof Float64Array ? [v.length] : v.shape;
+    if (plan.indexed[k] !== v instanceof Indexed) return null;
+    const d = v instanceof Indexed ? [v.index.length] : v instanceof Float64Array ? [v.length] : v.shape;
     if (!dimsFit(d, plan.laneShapes[k], plan.batched[k])) return null;
     if (plan.batched[k]) {
       if (B >= 0 && d[0] !== B) return null;

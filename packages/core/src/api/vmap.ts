@@ -28,7 +28,8 @@ import { runLanes, type LaneInput } from "../eval/lanes.js";
 import { laneCode, type LaneRun } from "../jit/lanes.js";
 import { WengertError } from "../errors.js";
 import { childPath, describe, flatten, leafShapes, typeString, unflatten, type Shape } from "../structure.js";
-import { leafPaths, planned, planOf, type CallPlan, type Planned } from "./vmap-plan.js";
+import { Indexed } from "./indexed.js";
+import { leafPaths, planned, planOf, type CallPlan, type Planned, type VmapLeaf } from "./vmap-plan.js";
 import { FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { ConcreteTensor } from "../trace/host-tensor.js";
@@ -81,6 +82,13 @@ export function vmap<P, Y, const I extends Axes = 0, const O extends Axes = 0>(f
   });
 }
 
+/** A leaf of vmap's x: an operand, or an indexed batch of reals. */
+const isVmapLeaf = (v: unknown): v is Operand | Indexed => isOperand(v) || v instanceof Indexed;
+
+/** A leaf's structure: an indexed batch's as a Float64Array of its lanes. */
+const vmapLeafShape = (v: Operand | Indexed): Shape =>
+  v instanceof Indexed ? { kind: "tensor", dims: [v.index.length], container: "float64array" } : leafShape(v);
+
 /** Whether `f` is a vmapped function (jit asks). */
 export const isVmapped = (f: unknown): f is KeepsLanes => typeof f === "function" && JIT_LANES in f;
 
@@ -90,6 +98,8 @@ export interface LaneTrace {
   readonly guards: readonly Guard[];
   /** Which of its inputs are batched (the same for every trace of one call). */
   readonly batched: readonly boolean[];
+  /** Which of them are read through an index (api/indexed.ts). */
+  readonly indexed: readonly boolean[];
   /** Its compiled lanes (null: none, for this call of plain vmap or for good), once asked for. */
   compiled: LaneRun | null | undefined;
 }
@@ -104,7 +114,7 @@ interface Kept {
   calls: number;
 }
 
-/** Calls before jit(vmap(f)) compiles its traces. */
+/** Calls before jit(vmap(f)) compiles its traces (a batch of COMPILE_LANES or more: none). */
 const COMPILE_AFTER = 2;
 
 /** Traces jit(vmap(f)) keeps per lane structure (a batch's lanes may take many paths). */
@@ -115,6 +125,8 @@ interface Batch {
   readonly size: number;
   readonly inputs: readonly LaneInput[];
   readonly batched: readonly boolean[];
+  /** Which inputs are batches read through an index (api/indexed.ts). */
+  readonly indexed: readonly boolean[];
   /** The key of a lane's structure (jit of vmap keeps traces by it). */
   readonly key: string;
   pointAt(l: number): unknown;
@@ -137,11 +149,14 @@ function batchCall(m: Mapping, x: unknown): unknown {
   // x with the last call's structure: its leaves read by that call's plan
   let lanes = m.plan !== null && !tracing() ? planned(m.plan, x) : null;
   if (lanes === null) {
-    const { shape, leaves } = flatten(x, "x", isOperand, "vmap's input", undefined, leafShape);
+    const { shape, leaves } = flatten(x, "x", isVmapLeaf, "vmap's input", undefined, vmapLeafShape);
     const batched = axesPerLeaf("vmap", "inAxes", inAxes, shape, "x");
     if (!batched.some((b) => b)) throw new WengertError(`vmap: no input is batched (inAxes ${JSON.stringify(inAxes)}); mark the batched inputs with 0.`);
-    if (tracing() || leaves.some((v) => v instanceof Real || v instanceof Tensor)) return mapInTrace(f, shape, leaves, batched, outAxes);
-    lanes = planOf(shape, leaves as (number | ConcreteTensor)[], batched, () => leafPaths(shape, "x"));
+    if (tracing() || leaves.some((v) => v instanceof Real || v instanceof Tensor)) {
+      // an indexed batch written out: unstacked into the lanes like any other
+      return mapInTrace(f, shape, leaves.map((v) => (v instanceof Indexed ? v.dense() : v)), batched, outAxes);
+    }
+    lanes = planOf(shape, leaves as VmapLeaf[], batched, () => leafPaths(shape, "x"));
     m.plan = lanes.plan;
   }
   const batch = batchOf(lanes);
@@ -160,6 +175,7 @@ function batchOf({ plan, leaves, inputs, size: B }: Planned): Batch {
     size: B,
     inputs,
     batched: plan.batched,
+    indexed: plan.indexed,
     key: plan.key,
     pointAt: (l) =>
       unflatten(
@@ -167,6 +183,7 @@ function batchOf({ plan, leaves, inputs, size: B }: Planned): Batch {
         inputs.map((input, k) => {
           const s = laneShapes[k];
           if (!input.batched) return leaves[k];
+          if (input.indexed !== undefined) return input.values[input.indexed.index[l] * input.indexed.stride + input.indexed.offset];
           const data = input.values.slice(l * input.width, (l + 1) * input.width);
           return s.kind === "tensor" ? ndarray(data, [...s.dims]) : data[0];
         }),
@@ -183,9 +200,9 @@ function batchOf({ plan, leaves, inputs, size: B }: Planned): Batch {
  * left, f traced at the first lane where none holds. Plain vmap compiles when its batch
  * is large or its traces' structures were seen before (jit/lanes.ts keeps code by
  * structure, so a later call's traces run the code made for an earlier one's);
- * jit(vmap(f)) from its third call; neither under checkNaN, which columns check per
- * instruction. From the first trace without code (tensors, too large), columns take the
- * lanes left.
+ * jit(vmap(f)) from its third call, or at once for a large batch; neither under
+ * checkNaN, which columns check per instruction. From the first trace without code
+ * (tensors, too large), columns take the lanes left.
  */
 function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, options: RdOptions, kept: Kept | null): unknown {
   const B = batch.size;
@@ -201,7 +218,7 @@ function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, option
     else outs.check(term, l);
     outs.write(term, l);
     laneStats.traced++;
-    const t: LaneTrace = { term, guards: traced.trace.guards, batched: batch.batched, compiled: undefined };
+    const t: LaneTrace = { term, guards: traced.trace.guards, batched: batch.batched, indexed: batch.indexed, compiled: undefined };
     used.add(t);
     if (kept !== null) kept.stats.traces++;
     if (traced.trace.opaque) return null;
@@ -212,10 +229,12 @@ function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, option
   };
   const now = kept !== null || B >= COMPILE_LANES;
   const codeOf = (t: LaneTrace): LaneRun | null => {
-    if (t.compiled === undefined) t.compiled = laneCode(t.term, t.guards, laneOptions.reportTies, t.batched, now);
+    if (t.compiled === undefined) t.compiled = laneCode(t.term, t.guards, laneOptions.reportTies, t.batched, t.indexed, now);
     return t.compiled;
   };
-  const compiling = !laneOptions.checkNaN && (kept === null || kept.calls++ >= COMPILE_AFTER);
+  // jit(vmap(f)) waits COMPILE_AFTER calls before compiling, but a batch of COMPILE_LANES
+  // pays for its code at once, as plain vmap's does (columns cost ~8× the code per lane)
+  const compiling = !laneOptions.checkNaN && (kept === null || kept.calls++ >= COMPILE_AFTER || B >= COMPILE_LANES);
   /** The value; plain vmap's tapes of reals, read no more, hand their columns to the next traces (trace/columns.ts). */
   const done = (): unknown => {
     const y = outs!.result([...used]);

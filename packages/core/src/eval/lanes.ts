@@ -26,6 +26,7 @@ import { binaryKernel, compute } from "../trace/tape.js";
 import { laneArg, onLanes } from "./lane-rules.js";
 import { planFusion, runFused, type ChainOperand } from "./lane-fusion.js";
 import { transposedPlaces, writeElementMajor, type Permuted } from "./lane-layout.js";
+import type { Indexed } from "../api/indexed.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { isScanCode, scanCodes, type ScanParams } from "../trace/scan-ops.js";
@@ -40,7 +41,12 @@ export interface LaneInput {
   readonly values: Float64Array;
   readonly batched: boolean;
   readonly width: number;
+  /** A batch of reals read through an index (api/indexed.ts): lane l's value is indexed's, `values` its table. */
+  readonly indexed?: Indexed;
 }
+
+/** `input` with its lanes' values one per lane: an indexed batch written out (columns read lane by lane). */
+const written = (input: LaneInput): LaneInput => (input.indexed === undefined ? input : { values: input.indexed.dense(), batched: true, width: 1 });
 
 export interface LaneOptions {
   /** A decision or kink at a tie does not hold (tracing reports it). */
@@ -75,10 +81,11 @@ export function runLanes(
   term: TraceTerm,
   guards: readonly Guard[],
   options: LaneOptions,
-  inputs: readonly LaneInput[],
+  given: readonly LaneInput[],
   lanes: Int32Array,
   outs: readonly Float64Array[],
 ): Uint8Array {
+  const inputs = given.map(written);
   const tape = term.tape;
   const { op, a, b, x, length: n } = tape;
   const m = lanes.length;

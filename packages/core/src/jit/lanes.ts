@@ -14,6 +14,7 @@
  * thousand lanes by columns, so a structure is compiled when asked to (`now`: a batch
  * large enough, or jit(vmap(f)), which keeps its traces) or when seen a second time.
  */
+import { Indexed } from "../api/indexed.js";
 import type { LaneInput } from "../eval/lanes.js";
 import { KERNELS, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
@@ -37,7 +38,13 @@ type MakeRun = (v: Float64Array, K: typeof KERNELS, KINK: typeof KINKS, chunks: 
  * The lanes of `term`, a trace of reals whose inputs `batched` marks, compiled; null if
  * its code would be too large.
  */
-export function compileLanes(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, batched: readonly boolean[]): LaneRun | null {
+export function compileLanes(
+  term: TraceTerm,
+  guards: readonly Guard[],
+  reportTies: boolean,
+  batched: readonly boolean[],
+  indexed: readonly boolean[],
+): LaneRun | null {
   const outputs = term.output.atoms;
   const made = forwardCode(term, guards, reportTies, outputs);
   if (made === null) return null;
@@ -55,10 +62,15 @@ export function compileLanes(term: TraceTerm, guards: readonly Guard[], reportTi
   const body = inline ? made.write(named)[0] : "";
   const place = (index: number): string => named(index) ?? `v[${index}]`;
   const lines: string[] = [];
-  for (let k = 0; k < nIn; k++) lines.push(batched[k] ? `const I${k} = inputs[${k}].values;` : `${place(k)} = inputs[${k}].values[0];`);
+  for (let k = 0; k < nIn; k++) {
+    if (!batched[k]) lines.push(`${place(k)} = inputs[${k}].values[0];`);
+    else if (indexed[k]) lines.push(`const I${k} = inputs[${k}].values, { index: X${k}, stride: S${k}, offset: F${k} } = inputs[${k}].indexed;`);
+    else lines.push(`const I${k} = inputs[${k}].values;`);
+  }
   outs.forEach((_, j) => lines.push(`const O${j} = O[${j}];`));
   lines.push("for (let l = from; l < to; l++) {");
-  for (let k = 0; k < nIn; k++) if (batched[k]) lines.push(`${place(k)} = I${k}[l];`);
+  // an indexed batch read from its table where the lane needs it (api/indexed.ts), not gathered first
+  for (let k = 0; k < nIn; k++) if (batched[k]) lines.push(indexed[k] ? `${place(k)} = I${k}[X${k}[l] * S${k} + F${k}];` : `${place(k)} = I${k}[l];`);
   // one chunk inline, its guards leaving at the lane; more, each a function
   if (inline) lines.push(warmable(body).replace(/return false;/g, "return l;"));
   else source.forEach((_, c) => lines.push(`if (!chunks[${c}](v, K, KINK, live)) return l;`));
@@ -74,7 +86,10 @@ export function compileLanes(term: TraceTerm, guards: readonly Guard[], reportTi
   const make = new Function("v", "K", "KINK", "chunks", `return function lanes(inputs, from, to, O, live = 1) {\n${lines.join("\n")}\n};`) as MakeRun;
   const run = make(v, KERNELS, KINKS, chunks);
   // once on one lane with no loop run, for type feedback (warmable, source.ts)
-  const scratch = Array.from({ length: nIn }, () => ({ values: new Float64Array(1), batched: true, width: 1 }));
+  const scratch = Array.from({ length: nIn }, (_, k): LaneInput => {
+    const values = new Float64Array(1);
+    return { values, batched: true, width: 1, indexed: indexed[k] ? new Indexed(values, new Int32Array(1), 1, 0) : undefined };
+  });
   run(scratch, 0, 1, Array.from(outs, () => new Float64Array(1)), 0);
   return run;
 }
@@ -99,19 +114,27 @@ function keptOf(key: TermKey): { kept: Kept; first: boolean } {
 export const laneCodeStats = { compiled: 0, reused: 0 };
 
 /** compileLanes, counted. */
-function compiled(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, batched: readonly boolean[]): LaneRun | null {
+function compiled(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, batched: readonly boolean[], indexed: readonly boolean[]): LaneRun | null {
   laneCodeStats.compiled++;
-  return compileLanes(term, guards, reportTies, batched);
+  return compileLanes(term, guards, reportTies, batched, indexed);
 }
 
 /**
  * The compiled lanes of `term` (as compileLanes), kept by its structure: made when `now`
  * or when its structure was seen before; null where it is not made (yet), or cannot be.
  */
-export function laneCode(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, batched: readonly boolean[], now: boolean): LaneRun | null {
+export function laneCode(
+  term: TraceTerm,
+  guards: readonly Guard[],
+  reportTies: boolean,
+  batched: readonly boolean[],
+  indexed: readonly boolean[],
+  now: boolean,
+): LaneRun | null {
   if (term.tape.tensorCount !== 0) return null;
-  const key = termKey(term, guards, [+reportTies, ...batched.map(Number)]);
-  if (key === null) return now ? compiled(term, guards, reportTies, batched) : null;
+  // per input 0 (one value), 1 (batched) or 2 (batched, read through an index): the code reads each its way
+  const key = termKey(term, guards, [+reportTies, ...batched.map((b, k) => +b + +(b && indexed[k]))]);
+  if (key === null) return now ? compiled(term, guards, reportTies, batched, indexed) : null;
   const { kept, first } = keptOf(key);
   if (kept.run !== undefined) {
     laneCodeStats.reused++;
@@ -119,5 +142,5 @@ export function laneCode(term: TraceTerm, guards: readonly Guard[], reportTies: 
   }
   // seen for the first time and not asked for now: made at the next sight
   if (first && !now) return null;
-  return (kept.run = compiled(term, guards, reportTies, batched));
+  return (kept.run = compiled(term, guards, reportTies, batched, indexed));
 }

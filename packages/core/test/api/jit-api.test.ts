@@ -21,6 +21,24 @@ import { flat } from "../helpers/tensors.js";
 const points = fc.array(fc.oneof(point, special), { minLength: 4, maxLength: 8 });
 
 describe("jit", () => {
+  it("arrays of tensors and numbers: alike dims replay, other dims, containers or kinds trace anew (the last key reused only when alike)", () => {
+    const f = ([a, b, c]: [Tensor, Tensor, Scalar]) => sum(mul(matmul(a, b), c)) as Scalar;
+    const j = jit(f);
+    const nd = (dims: number[], k: number): NdArray => ndarray(Float64Array.from({ length: dims.reduce((p, q) => p * q, 1) }, (_, i) => Math.sin(i + k)), dims);
+    const calls: [unknown, unknown, unknown][] = [
+      [nd([2, 3], 0), nd([3, 1], 1), 2],
+      [nd([2, 3], 2), nd([3, 1], 3), 0.5],
+      [nd([2, 2], 4), nd([2, 1], 5), 3],
+      [nd([2, 3], 6), nd([3, 1], 7), 1.5],
+      [nd([2, 3], 8), nd([3, 2], 9), -1],
+      [nd([2, 3], 8), Float64Array.of(1, 2, 3), -1],
+    ];
+    for (const x of calls) expect(j(x as never)).toEqual(f(x as never));
+    // traced: [2,3]·[3,1], [2,2]·[2,1], [2,3]·[3,2], [2,3]·f[3]; the others replayed
+    expect(j.stats.traces).toBe(4);
+    expect(j.stats.replays).toBe(2);
+  });
+
   it("property: random programs with branches, at points that change their decisions, give f's numbers", () => {
     let replays = 0;
     let compiled = 0;

@@ -89,6 +89,22 @@ describe("vmap runs its lanes by compiled code kept by structure", () => {
     expect(first.compiled + first.traced).toBe(a.length);
   });
 
+  it("jit(vmap(f)) compiles a batch of COMPILE_LANES lanes at its first call, a smaller one from its third", () => {
+    const big = Float64Array.from({ length: 8192 }, (_, k) => 0.5 + (2 * k + 1) / 8192);
+    const small = big.subarray(0, 64);
+    // structures of their own (literals 5.25, 5.5)
+    const want = (c: number, a: Float64Array) => Array.from(a, (x) => c * (grad(newton, x) as number));
+    const jb = jit(vmap((x: Scalar) => mul(5.25, grad(newton, x))));
+    const first = counted(() => sameLanes(jb(big) as Float64Array, want(5.25, big)));
+    expect(first.columns).toBe(0);
+    expect(first.compiled + first.traced).toBe(big.length);
+    const js = jit(vmap((x: Scalar) => mul(5.5, grad(newton, x))));
+    for (const call of [1, 2, 3]) {
+      const ran = counted(() => sameLanes(js(small) as Float64Array, want(5.5, small)));
+      expect(ran.compiled > 0).toBe(call === 3);
+    }
+  });
+
   it("terms that differ in a literal do not share code: a constant read from a closure, 0 and −0 apart", () => {
     const xs = Float64Array.of(1, 2, -3, 4);
     let c = 0;

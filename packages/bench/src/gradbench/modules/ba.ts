@@ -13,11 +13,12 @@
  * The inputs are replicated as the C++ eval does (`cam`, `x`, `w`, `feat` once each).
  * Each observation's residual depends only on its own 15 parameters (its camera's 11, its
  * point's 3, its weight), so the work is per observation: `reprojError` is ba.hpp's
- * function on reals, `vmap`ped over the observations (the parameters gathered into [p]
- * columns by the observations' indices) and compiled by `jit` into one loop over them;
+ * function on reals, `vmap`ped over the observations (the camera and point parameters read
+ * through the observations' indices: `indexed`) and compiled by `jit` into one loop over them;
  * the Jacobian's 2 × 15 blocks are `jacrev` of it, vmapped and compiled the same way;
  * `grad` of Σ w_err gives the weight rows. The blocks are assembled into ba.hpp's CSR
- * matrix (rows, cols, vals) with 2p + p rows and 11n + 3m + p columns.
+ * matrix (rows, cols, vals) with 2p + p rows and 11n + 3m + p columns, its arrays kept
+ * per input and written again at every call (a caller keeping one copies it).
  *
  * Output, as ba.hpp's to_json (which abbreviates the repeated data): `objective` gives
  * `{reproj_error: {elements: [2], repeated: p}, w_err: {element, repeated: p}}` (the
@@ -25,8 +26,8 @@
  * vals, each followed by its last entry.
  */
 import {
-  add, cos, div, grad, jacrev, jit, mul, ne, sin, sqrt, square, sub, sum, vmap,
-  type Scalar, type TensorArg,
+  add, cos, div, grad, indexed, jacrev, jit, mul, ne, sin, sqrt, square, sub, sum, vmap,
+  type Indexed, type Scalar, type TensorArg,
 } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, InputError, integer, number, numbers, record } from "../json.js";
@@ -90,20 +91,25 @@ export function prepareBa(json: unknown): BaPrepared {
   };
 }
 
-/** Each input's columns, filled again at every call (fresh buffers of p numbers cost twice the gather). */
-const scratch = new WeakMap<BaPrepared, Float64Array[]>();
+/** Each input's observation parameters as vmap reads them, made once per input (indexed checks its index at each making). */
+const views = new WeakMap<BaPrepared, (Indexed | Float64Array)[]>();
 
-/** The 15 parameter vectors of the observations: camera 0–10, point 0–2, weight. */
-export function observationColumns(b: BaPrepared): Float64Array[] {
-  let cols = scratch.get(b);
-  if (cols === undefined) scratch.set(b, (cols = Array.from({ length: NCAMPARAMS + 4 }, () => new Float64Array(b.p))));
-  // a column at a time: one source row stride, one destination written in order
-  const fill = (col: Float64Array, from: Float64Array, index: Int32Array, stride: number, j: number): void => {
-    for (let i = 0; i < b.p; i++) col[i] = from[index[i] * stride + j];
-  };
-  for (let j = 0; j < NCAMPARAMS; j++) fill(cols[j], b.cams, b.camIdx, NCAMPARAMS, j);
-  for (let j = 0; j < 3; j++) fill(cols[NCAMPARAMS + j], b.X, b.ptIdx, 3, j);
-  cols[NCAMPARAMS + 3].set(b.w);
+/**
+ * The 15 parameter vectors of the observations (camera 0–10, point 0–2, weight): the
+ * camera and point tables read through each observation's indices (`indexed`: the
+ * compiled lanes read them where reprojError uses them, not gathered into columns first,
+ * which cost as much as the errors), the weights one per observation.
+ */
+export function observationColumns(b: BaPrepared): (Indexed | Float64Array)[] {
+  let cols = views.get(b);
+  if (cols === undefined) {
+    cols = [
+      ...Array.from({ length: NCAMPARAMS }, (_, j) => indexed(b.cams, b.camIdx, { stride: NCAMPARAMS, offset: j })),
+      ...Array.from({ length: 3 }, (_, j) => indexed(b.X, b.ptIdx, { stride: 3, offset: j })),
+      b.w,
+    ];
+    views.set(b, cols);
+  }
   return cols;
 }
 
@@ -149,13 +155,12 @@ export function reprojError(q: readonly Scalar[], featX: Scalar, featY: Scalar):
 type Observation = [Scalar[], Scalar, Scalar];
 
 /**
- * The errors of every observation at once: reprojError vmapped over the observations
- * (the inputs as [p] columns), run by jit as one compiled loop over them once it has
- * been called twice. rodrigues_rotate_point's branch is decided per observation: lanes
+ * The errors of every observation at once, its reprojection errors and its weight error:
+ * reprojError vmapped over the observations, run by jit as one compiled loop over them. rodrigues_rotate_point's branch is decided per observation: lanes
  * that take the other one get their own trace. Its tie (‖rot‖² = 0, where ba.hpp takes
  * the first-order branch) is GradBench's own definition, not a kink to report.
  */
-const errorsOf = jit(vmap(([q, fx, fy]: Observation) => reprojError(q, fx, fy)), { ties: "ignore" });
+const errorsOf = jit(vmap(([q, fx, fy]: Observation) => [...reprojError(q, fx, fy), weightErrors(q[14])]), { ties: "ignore" });
 
 /**
  * Each observation's 2 × 15 Jacobian block: reverse mode per observation (`jacrev`, two
@@ -163,14 +168,17 @@ const errorsOf = jit(vmap(([q, fx, fy]: Observation) => reprojError(q, fx, fy)),
  */
 const blocksOf = jit(vmap(([q, fx, fy]: Observation) => jacrev((v: Scalar[]) => reprojError(v, fx, fy), q, { ties: "ignore" })), { ties: "ignore" });
 
-/** Zach's weight error 1 − w², elementwise. */
-export const weightErrors = (w: T): T => sub(1, square(w)) as T;
+/** Zach's weight error 1 − w² (elementwise on a tensor). */
+export const weightErrors = <X extends Scalar | T>(w: X): X => sub(1, square(w as never)) as X;
 
 const dataOf = (v: unknown): Float64Array => (v instanceof Float64Array ? v : ((v as { data: Float64Array }).data));
 
+/** Every observation's reprojection error, x and y, and its weight error. */
+export const reprojErrors = (b: BaPrepared): [Float64Array, Float64Array, Float64Array] =>
+  errorsOf([observationColumns(b), b.featX, b.featY]) as [Float64Array, Float64Array, Float64Array];
+
 export function baObjective(b: BaPrepared) {
-  const [ex, ey] = errorsOf([observationColumns(b), b.featX, b.featY]) as [Float64Array, Float64Array];
-  const werr = dataOf(weightErrors(b.w));
+  const [ex, ey, werr] = reprojErrors(b);
   return {
     reproj_error: { elements: [ex[0], ey[0]], repeated: b.p },
     w_err: { element: werr[0], repeated: b.p },
@@ -186,16 +194,25 @@ export interface SparseJacobian {
   readonly vals: Float64Array;
 }
 
+/** Each input's CSR arrays, written again at every call (their 31p entries fresh cost as much as the blocks). */
+const matrices = new WeakMap<BaPrepared, { rows: Int32Array; cols: Int32Array; vals: Float64Array }>();
+
+function matrixOf(b: BaPrepared): { rows: Int32Array; cols: Int32Array; vals: Float64Array } {
+  let csr = matrices.get(b);
+  if (csr === undefined) {
+    const entries = 2 * (NCAMPARAMS + 4) * b.p + b.p;
+    matrices.set(b, (csr = { rows: new Int32Array(3 * b.p + 1), cols: new Int32Array(entries), vals: new Float64Array(entries) }));
+  }
+  return csr;
+}
+
 export function baJacobian(b: BaPrepared): SparseJacobian {
   const { n, m, p } = b;
   // row 0 (x residuals), row 1 (y residuals): entry i of parameter column j is ∂err_i/∂param_j
   const J = blocksOf([observationColumns(b), b.featX, b.featY]) as [Float64Array[], Float64Array[]];
-  const dw = dataOf(grad((w) => sum(weightErrors(w)) as Scalar, b.w));
+  const dw = dataOf(grad((w: T) => sum(weightErrors(w)) as Scalar, b.w));
 
-  const perRow = NCAMPARAMS + 3 + 1;
-  const rows = new Int32Array(3 * p + 1);
-  const colIdx = new Int32Array(2 * perRow * p + p);
-  const vals = new Float64Array(2 * perRow * p + p);
+  const { rows, cols: colIdx, vals } = matrixOf(b);
   const pointOffset = NCAMPARAMS * n;
   const weightOffset = pointOffset + 3 * m;
   let r = 0;
