@@ -83,9 +83,12 @@ export function jacrev<const X, Y>(f: (x: Traced<X>) => Y, x: X, options?: RdOpt
   return byReverse(trace("jacrev", f as Fn, x, options)) as Jacobian<Y, X, Mode<X>>;
 }
 
-/** The Jacobian by forward mode: one jvp per input leaf, one trace in all. */
+/**
+ * The Jacobian by forward mode: one jvp per input leaf, one trace in all (at the outermost
+ * level, f's tensor values computed only where the tangents read them: TraceUse "columns").
+ */
 export function jacfwd<const X, Y>(f: (x: Traced<X>) => Y, x: X, options?: RdOptions): Jacobian<Y, X, Mode<X>> {
-  return byForward(trace("jacfwd", f as Fn, x, options)) as Jacobian<Y, X, Mode<X>>;
+  return byForward(trace("jacfwd", f as Fn, x, options, "columns")) as Jacobian<Y, X, Mode<X>>;
 }
 
 function byReverse(traced: TracedFn): unknown {

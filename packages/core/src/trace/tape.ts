@@ -210,10 +210,11 @@ export class Tape {
   /**
    * Carry the deferral of `from`, whose copy this is (`extend`), on here: its deferred
    * values are computed with what is appended here (an outermost grad's forward pass and
-   * derivative in one plan); `from` must not be read after.
+   * derivative in one plan), by `settle` if given (else `from`'s settler). The values
+   * computed here are this copy's: `from`, read after, computes its own by its settler.
    */
-  deferAs(from: Tape): void {
-    this.settler = from.settler;
+  deferAs(from: Tape, settle: Settle | null = from.settler): void {
+    this.settler = settle;
     this.deferredFrom = from.deferredFrom;
     this.deferUpTo = Infinity;
     this.early = from.early;
@@ -371,7 +372,7 @@ export class Tape {
     }
     // x⁰ = 1 also for a 0-d x (a constant of dims [] is the real 1)
     if (args.length === 2 && isLiteralPower(code, this.val[b], this.isConstant(b))) return this.tensorConstant({ dims, data: alloc(size(dims), true).fill(1) });
-    if (this.defers(dims) && !(this.op[a] === CONST && (args.length === 1 || this.op[b] === CONST))) {
+    if (this.defers(dims, args) && !(this.op[a] === CONST && (args.length === 1 || this.op[b] === CONST))) {
       return this.pushDeferred(code, args, undefined, dims);
     }
     // otherwise appended as any primitive on tensors is, its value as compute gives it
@@ -403,7 +404,7 @@ export class Tape {
       }
       return k;
     }
-    if (this.defers(dims) && args.some((v) => this.op[v] !== CONST)) return this.pushDeferred(code, args, params, dims);
+    if (this.defers(dims, args) && args.some((v) => this.op[v] !== CONST)) return this.pushDeferred(code, args, params, dims);
     // plain loops: this runs once per tensor operation recorded
     const n = args.length;
     const values = new Array<Buf>(n);
@@ -421,14 +422,21 @@ export class Tape {
   }
 
   /**
-   * Whether an instruction of dims `dims` is appended without its value: while deferring, a
-   * tensor (a real's value goes in the value column, which is read directly: the deferred
-   * instructions are evaluated first, and the real computed at once).
+   * Whether an instruction of dims `dims` on `args` is appended without its value: while
+   * deferring, a tensor. A real's value goes in the value column, which is read directly:
+   * it is computed at once, after the deferred instructions where it reads one of them (a
+   * real of reals, or of computed tensors, leaves them deferred: jacfwd's tangent rules
+   * emit such reals amid the deferred tensors its lanes compute, api/columns.ts).
    */
-  private defers(dims: Dims): boolean {
+  private defers(dims: Dims, args: readonly number[]): boolean {
     if (this.settler === null) return false;
     if (dims.length > 0) return true;
-    this.settle(null);
+    if (this.readsDeferred(args)) this.settle(null);
+    return false;
+  }
+
+  private readsDeferred(args: readonly number[]): boolean {
+    for (let i = 0; i < args.length; i++) if (this.isDeferred(args[i])) return true;
     return false;
   }
 
@@ -441,9 +449,12 @@ export class Tape {
 
   /** Append a tensor primitive whose value `y` is already computed (a scan's loop, run while its decisions were checked). */
   appendComputed(code: number, args: readonly number[], params: unknown, dims: Dims, y: Buf): number {
-    // what is deferred is evaluated first: the settler computes every instruction from where deferring starts but this one
-    this.settle(null);
     const extra: Extra = { dims, buf: typeof y === "number" ? null : y, args, params };
+    // a real of values computed already stays amid the deferred ones (a settler skips what
+    // is computed); otherwise what is deferred is evaluated first: the settler computes
+    // every instruction from where deferring starts but this one
+    if (typeof y === "number" && !this.readsDeferred(args)) return this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, extra, y);
+    this.settle(null);
     const k = this.pushExtra(code, args[0] ?? 0, args[1] ?? 0, extra, typeof y === "number" ? y : 0);
     if (this.settler !== null) this.deferredFrom = this.length;
     return k;
