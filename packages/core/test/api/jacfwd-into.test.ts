@@ -6,7 +6,7 @@
  */
 import ndarray from "ndarray";
 import { describe, expect, it } from "vitest";
-import { ArgumentError, exp, jacfwd, matmul, max, mul, sin, tanh, transpose, WengertError, type NdArray, type Tensor } from "../../src/index.js";
+import { ArgumentError, exp, jacfwd, matmul, max, mul, sin, tanh, transpose, WengertError, type NdArray, type Scalar, type Tensor } from "../../src/index.js";
 import { expectSame } from "../helpers/same-bits.js";
 
 const A = ndarray(Float64Array.of(1, -2, 3, 0.5, 5, -6), [3, 2]);
@@ -44,7 +44,7 @@ describe("jacfwd's option into", () => {
     expect(() => jacfwd(f, x, { into: new Float64Array(23) })).toThrow(/24 numbers/);
     expect(() => jacfwd(f, x, { into: [0, 1] as never })).toThrow(ArgumentError);
     expect(() => jacfwd((t: Tensor) => [f(t), sin(t)], x, { into: new Float64Array(64) })).toThrow(/one leaf to one leaf/);
-    expect(() => jacfwd(([a, b]: number[]) => mul(a, b), [1, 2], { into: new Float64Array(2) } as never)).toThrow(/a tensor among them/);
+    expect(() => jacfwd((p: Scalar[]) => mul(p[0], p[1]), [1, 2], { into: new Float64Array(2) })).toThrow(/a tensor among them/);
     expect(() => jacfwd(f, x, { inot: new Float64Array(24) } as never)).toThrow(WengertError);
   });
 });
