@@ -121,7 +121,8 @@ function intoBlock(traced: TracedFn, into: unknown): unknown {
   }
   const n = size(dimsOf(o[0])) * size(dimsOf(i[0]));
   if (!(into instanceof Float64Array) || into.length !== n) {
-    throw new ArgumentError(`jacfwd: options.into is ${describe(into)}; it must be a Float64Array of ${n} numbers, the Jacobian's (dims ${showDims([...dimsOf(o[0]), ...dimsOf(i[0])])}).`);
+    const dims = showDims([...dimsOf(o[0]), ...dimsOf(i[0])]);
+    throw new ArgumentError(`jacfwd: options.into is ${describe(into)}; it must be a Float64Array of ${n} numbers, the Jacobian's (dims ${dims}).`);
   }
   const J = byForward(traced, into) as NdArray;
   // where the columns were not lanes (a sweep per column), the block is copied in

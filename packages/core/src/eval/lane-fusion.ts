@@ -234,7 +234,9 @@ const compiled = codeCache<ChainRun>();
 function compile(loads: readonly Load[], lines: readonly string[], sink: string, codes: readonly number[]): ChainRun {
   // per load: its one value of the row, or its buffer, the row's start and (a gather) the indices
   const buffer = sharedBuffers(loads, (k) => loads[k].along !== 0);
-  const rowParams = ["out", "at", "n", ...loads.flatMap((ld, k) => (ld.along === 0 ? [`l${k}`] : [...ownBuffer(buffer, k), `p${k}`, ...(ld.along === 1 ? [] : [`x${k}`])]))];
+  const loadParams = (ld: Load, k: number): string[] =>
+    ld.along === 0 ? [`l${k}`] : [...ownBuffer(buffer, k), `p${k}`, ...(ld.along === 1 ? [] : [`x${k}`])];
+  const rowParams = ["out", "at", "n", ...loads.flatMap(loadParams)];
   const perElement = loads.flatMap((ld, k) => (ld.along === 0 ? [] : [`const l${k} = ${buffer[k]}[p${k} + ${ld.along === 1 ? "q" : `x${k}[q]`}];`]));
   const row = [
     ...codes.map((c) => `const K${c} = K[${c}];`),
