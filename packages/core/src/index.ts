@@ -44,7 +44,7 @@ export type { Value, EvalOptions, RunResult, TermOrigins, Token, TokenType, Term
 // Forward mode, Taylor mode, pullbacks, Jacobians, Hessians.
 export { jvp, taylor } from "./api/forward.js";
 export { vjp, jacobian, jacrev, jacfwd, hessian, hvp } from "./api/jacobian.js";
-export type { Pullback } from "./api/jacobian.js";
+export type { JacfwdOptions, Pullback } from "./api/jacobian.js";
 // User primitives and checking.
 export { defineOp } from "./api/defineOp.js";
 export type { OpSpec, UserOp } from "./api/defineOp.js";

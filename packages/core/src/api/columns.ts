@@ -27,7 +27,7 @@ const dimsOf = (s: Shape): Dims => (s.kind === "tensor" ? s.dims : []);
  * the columns cannot be lanes: inside an enclosing trace, with checkNaN (which names the
  * rule where a column goes wrong), or where a tangent rule decided on values.
  */
-export function forwardColumns(traced: TracedFn, tensors: boolean): unknown {
+export function forwardColumns(traced: TracedFn, tensors: boolean, into?: Float64Array): unknown {
   const { term } = traced;
   const out = term.output.shape;
   const xs = term.params[0].shape;
@@ -71,10 +71,11 @@ export function forwardColumns(traced: TracedFn, tensors: boolean): unknown {
   }
   const widths = outs.map((s) => size(dimsOf(s)));
   // output j as an S_j × C matrix, element-major (the lane, i.e. the column, last): with
-  // one input leaf, the block [...S, ...D] itself, the caller's to keep; with several,
-  // the pool's, their columns copied out below and the buffer given back
+  // one input leaf, the block [...S, ...D] itself, the caller's to keep (`into`, where the
+  // caller gives it: jacfwd's option, one output); with several, the pool's, their columns
+  // copied out below and the buffer given back
   const whole = tensors && ins.length === 1;
-  const columns = widths.map((w) => (whole ? new Float64Array(C * w) : alloc(C * w, true)));
+  const columns = widths.map((w) => (whole ? (into ?? new Float64Array(C * w)) : alloc(C * w, true)));
   // every lane holds (no guards, no checks): each output written whole
   const options = { reportTies: false, checkNaN: false, elementMajor: true, tracedBefore: term.tape.length };
   runLanes(emitted, [], options, inputs, Int32Array.from({ length: C }, (_, c) => c), columns);

@@ -8,10 +8,10 @@ import { differentiate } from "../diff/differentiate.js";
 import { replay } from "../diff/place.js";
 import { pushforward } from "../diff/pushforward.js";
 import { run } from "../eval/evaluate.js";
-import { ClosedTraceError, WengertError } from "../errors.js";
-import { size, type Dims } from "@wengert/ops";
-import { countLeaves, leafShapes, unflatten, type Shape } from "../structure.js";
-import { fromDense } from "../trace/host-tensor.js";
+import { ArgumentError, ClosedTraceError, WengertError } from "../errors.js";
+import { showDims, size, type Dims } from "@wengert/ops";
+import { countLeaves, describe, leafShapes, unflatten, type Shape } from "../structure.js";
+import { fromDense, type NdArray } from "../trace/host-tensor.js";
 import { Real, Tensor, type Operand, type Scalar } from "../trace/traced.js";
 import { basisVector, componentCount, components, componentsOf, fromComponents, leafComponents } from "./components.js";
 import { forwardColumns } from "./columns.js";
@@ -22,7 +22,7 @@ import { primal } from "../trace/record.js";
 import { realSeed } from "./rd.js";
 import { jvpAs } from "./forward.js";
 import { hvpSweep, hvpSweeper } from "../diff/hvp-sweep.js";
-import type { RdOptions } from "./options.js";
+import { checkOptionKeys, RD_OPTIONS, type RdOptions } from "./options.js";
 import { leavesLike, trace, userValue, type Fn, type TracedFn } from "./tracing.js";
 import { emitTransformed, isOutermost } from "./transform.js";
 import type { Cotangent, Hessian, Jacobian, Like, Mode, Output, Traced } from "./types.js";
@@ -83,9 +83,51 @@ export function jacrev<const X, Y>(f: (x: Traced<X>) => Y, x: X, options?: RdOpt
   return byReverse(trace("jacrev", f as Fn, x, options)) as Jacobian<Y, X, Mode<X>>;
 }
 
-/** The Jacobian by forward mode: one jvp per input leaf, one trace in all. */
-export function jacfwd<const X, Y>(f: (x: Traced<X>) => Y, x: X, options?: RdOptions): Jacobian<Y, X, Mode<X>> {
-  return byForward(trace("jacfwd", f as Fn, x, options)) as Jacobian<Y, X, Mode<X>>;
+/** jacfwd's options: rd's, and a buffer to write a one-block Jacobian into. */
+export interface JacfwdOptions extends RdOptions {
+  /**
+   * Where the Jacobian's numbers go (f(x) and x one leaf each, a tensor among them): its
+   * block, an ndarray of dims [...out, ...in], is a view of this buffer, which must hold as
+   * many numbers, rather than a fresh one. A caller computing Jacobians of one size again
+   * and again writes them where the last one was (GradBench's manual tools keep their
+   * output so), not into fresh memory the system must map and zero each time.
+   */
+  readonly into?: Float64Array;
+}
+
+const JACFWD_OPTIONS = ["into", ...RD_OPTIONS];
+
+/**
+ * The Jacobian by forward mode: one jvp per input leaf, one trace in all (at the outermost
+ * level, f's tensor values computed only where the tangents read them: TraceUse "columns").
+ */
+export function jacfwd<const X, Y>(f: (x: Traced<X>) => Y, x: X, options: JacfwdOptions = {}): Jacobian<Y, X, Mode<X>> {
+  checkOptionKeys("jacfwd", options, JACFWD_OPTIONS);
+  const { into, ...rd } = options;
+  const traced = trace("jacfwd", f as Fn, x, rd, "columns");
+  return (into === undefined ? byForward(traced) : intoBlock(traced, into)) as Jacobian<Y, X, Mode<X>>;
+}
+
+/** jacfwd's one block written into `into` (JacfwdOptions), returned as an ndarray over it. */
+function intoBlock(traced: TracedFn, into: unknown): unknown {
+  const out = traced.term.output.shape;
+  const xs = traced.term.params[0].shape;
+  const [o, i] = [leafShapes(out), leafShapes(xs)];
+  if (o.length !== 1 || i.length !== 1 || !(hasTensor(out) || hasTensor(xs))) {
+    throw new ArgumentError(
+      `jacfwd: options.into takes the Jacobian of a function of one leaf to one leaf, a tensor among them (here f(x) has ${o.length} ` +
+        `and x ${i.length}); drop into, or return and take one tensor.`,
+    );
+  }
+  const n = size(dimsOf(o[0])) * size(dimsOf(i[0]));
+  if (!(into instanceof Float64Array) || into.length !== n) {
+    const dims = showDims([...dimsOf(o[0]), ...dimsOf(i[0])]);
+    throw new ArgumentError(`jacfwd: options.into is ${describe(into)}; it must be a Float64Array of ${n} numbers, the Jacobian's (dims ${dims}).`);
+  }
+  const J = byForward(traced, into) as NdArray;
+  // where the columns were not lanes (a sweep per column), the block is copied in
+  if (J.data !== into) into.set(J.data as Float64Array);
+  return fromDense({ dims: J.shape, data: into }, "ndarray", false);
 }
 
 function byReverse(traced: TracedFn): unknown {
@@ -105,11 +147,12 @@ function byReverse(traced: TracedFn): unknown {
   return unflatten(out, rows);
 }
 
-function byForward(traced: TracedFn): unknown {
+/** The Jacobian by forward mode (`into`: its one block's buffer, where the columns are lanes). */
+function byForward(traced: TracedFn, into?: Float64Array): unknown {
   const out = traced.term.output.shape;
   const xs = traced.term.params[0].shape;
   // at the outermost level, the columns as lanes of one tangent term
-  const lanes = forwardColumns(traced, hasTensor(out) || hasTensor(xs));
+  const lanes = forwardColumns(traced, hasTensor(out) || hasTensor(xs), into);
   if (lanes !== null) return lanes;
   if (hasTensor(out) || hasTensor(xs)) {
     return tensorBlocks(traced, out, xs, "forward", (v) => emitTransformed(traced, pushforward, {

@@ -32,9 +32,12 @@ export interface TracedFn {
  * derivative emitted into it may keep a scan's sweep as one instruction; f's own ties
  * are left to the replays to report); or to be transformed once by an outermost rd that
  * only reads its results (grad, valueAndGrad: "gradient"), which computes f's deferred
- * tensor values with its derivative (api/transform.ts).
+ * tensor values with its derivative (api/transform.ts); or to be transformed by an
+ * outermost jacfwd ("columns"), whose lanes evaluate the tangent term (api/columns.ts)
+ * and compute f's deferred tensor values where the tangents read them: f(x) is not
+ * returned, so the rest (f's outputs, often the largest part) is never computed.
  */
-export type TraceUse = "transform" | "replay" | "evaluate" | "gradient";
+export type TraceUse = "transform" | "replay" | "evaluate" | "gradient" | "columns";
 
 /** Symbolic evaluation of `f` at `x`: the trace term `C` of `x:T. C`, for `use`. */
 export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}, use: TraceUse = "transform"): TracedFn {
@@ -46,7 +49,7 @@ export function trace(caller: string, f: Fn, x: unknown, options: RdOptions = {}
   } catch (e) {
     abandonTrace(opened, e);
   }
-  return closeTraceWith(opened, y, use === "gradient");
+  return closeTraceWith(opened, y, use === "gradient" || use === "columns");
 }
 
 /** A trace opened at a point, whose body has yet to run (trace, or the term language's trampoline). */
@@ -90,18 +93,24 @@ export function openTraceAt(caller: string, x: unknown, options: RdOptions = {},
   }
   if (use === "gradient" && t.level === 0 && !settings.checkNaN && tensorElements(t.tape, atoms) >= lazyValues.fromElements) {
     t.tape.defer({ settle: settleDeferred, upTo: lazyValues.upTo, early: settleEarly, after: chainsOnly });
+  } else if (use === "columns" && t.level === 0 && !settings.checkNaN && lazyValues.columns) {
+    // no plan to make (the lanes compute each value the tangents read by its kernel, as
+    // tracing would): deferring costs nothing, however small or long the trace, and
+    // goes on past matrix products, whose values the lanes read like any other
+    t.tape.defer({ settle: settleDeferred });
   }
   return { caller, trace: t, input: unflatten(shape, inputs), shape, leaves, atoms };
 }
 
 /**
- * The elements of x's tensors from which an outermost trace defers f's tensor values
- * (trace/tape.ts `defer`): computed when read, or when f returns, with their chains of
- * elementwise operations compiled (eval/deferred.ts). Below it, planning costs more than
+ * The elements of x's tensors from which an outermost grad's trace defers f's tensor
+ * values (trace/tape.ts `defer`): computed when read, or when f returns, with their chains
+ * of elementwise operations compiled (eval/deferred.ts). Below it, planning costs more than
  * the passes it saves; and past `upTo` instructions deferred, f's values are computed as
- * it goes on (a long trace's plan costs more than it saves). Tests move them.
+ * it goes on (a long trace's plan costs more than it saves). `columns`: an outermost
+ * jacfwd's trace defers them too (TraceUse "columns"). Tests move them.
  */
-export const lazyValues = { fromElements: 4096, upTo: 4096 };
+export const lazyValues = { fromElements: 4096, upTo: 4096, columns: true };
 
 /** The elements of the tensors among `atoms`. */
 function tensorElements(tape: Tape, atoms: readonly number[]): number {

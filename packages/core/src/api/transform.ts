@@ -145,9 +145,10 @@ export function emitTransformed(traced: TracedFn, transform: Transform, emission
     // outweigh planning the chains (on W1 about 30 000 elements computed by f)
     const deferred = keep === "neither" && inspect === undefined && !traced.trace.settings.checkNaN && worthDeferring(term.tape);
     // f's values deferred while it was traced (api/tracing.ts) are computed with the
-    // derivative, in the same loops, where it is deferred (C is not read again); else now,
-    // before the sink copies C's instructions
-    const throughSink = deferred && term.tape.deferring;
+    // derivative, in the same loops, where it is deferred (C is not read again), or by the
+    // caller's evaluation where the caller evaluates the emitted term (jacfwd's lanes: those
+    // the tangents read, the others never); else now, before the sink copies C's instructions
+    const throughSink = (deferred || unevaluated) && term.tape.deferring;
     if (!throughSink) term.tape.endDeferring();
     const sink = sinkFor(term.tape, traced.trace.caller, traced.trace.settings.checkNaN);
     const nx = term.params[0].atoms.length;
@@ -155,7 +156,7 @@ export function emitTransformed(traced: TracedFn, transform: Transform, emission
       const p = primalOf(s, `${traced.trace.caller}'s ${extra.name === "W" ? "seed" : `tangent ${extra.name}`}`);
       return typeof p === "number" ? sink.tape.input(nx + j, p) : sink.tape.tensorInput(nx + j, ownedCopy(p));
     });
-    if (throughSink) sink.tape.deferAs(term.tape);
+    if (throughSink) sink.tape.deferAs(term.tape, deferred ? undefined : readValuesOnly);
     else if (deferred) sink.tape.defer({ settle: settleDeferred });
     else if (unevaluated) sink.tape.defer({ settle: readValuesOnly });
     const d = transform(term, sink, extras, null);

@@ -211,10 +211,11 @@ export class Tape {
   /**
    * Carry the deferral of `from`, whose copy this is (`extend`), on here: its deferred
    * values are computed with what is appended here (an outermost grad's forward pass and
-   * derivative in one plan); `from` must not be read after.
+   * derivative in one plan), by `settle` if given (else `from`'s settler). The values
+   * computed here are this copy's: `from`, read after, computes its own by its settler.
    */
-  deferAs(from: Tape): void {
-    this.settler = from.settler;
+  deferAs(from: Tape, settle: Settle | null = from.settler): void {
+    this.settler = settle;
     this.deferredFrom = from.deferredFrom;
     this.deferUpTo = Infinity;
     this.early = from.early;

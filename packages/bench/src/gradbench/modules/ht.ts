@@ -231,11 +231,12 @@ export function htObjective(h: HtPrepared): Float64Array {
  * matrix nor a pass copying 3N × 26 numbers into it), its (a, b) columns then written
  * by their own jacfwd.
  */
-export function htJacobian(h: HtPrepared): NdArray {
+export function htJacobian(h: HtJacobianPrepared): NdArray {
   const ab = h.us === null ? 0 : 2;
   const x = new Float64Array(ab + 26);
   x.set(h.theta, ab);
-  const J = jacfwd((t) => transpose(residuals(h, (unstack(t) as Scalar[]).slice(ab))), x) as NdArray; // [N, 3, ab + 26]
+  // written where the last call's was (jacfwd's into), as GradBench's manual tools keep their output
+  const J = jacfwd((t) => transpose(residuals(h, (unstack(t) as Scalar[]).slice(ab))), x, { into: h.jacobian }) as NdArray; // [N, 3, ab + 26]
   const rows = ndarray(J.data as Float64Array, [3 * J.shape[0], ab + 26]);
   if (h.us === null) return rows;
   const [u0, u1] = h.us;
@@ -254,7 +255,17 @@ export function htJacobian(h: HtPrepared): NdArray {
   return rows;
 }
 
+/** ht's input prepared for the Jacobian: with the buffer each call writes it into (3N × ncols numbers). */
+export interface HtJacobianPrepared extends HtPrepared {
+  readonly jacobian: Float64Array;
+}
+
+export function prepareHtJacobian(json: unknown): HtJacobianPrepared {
+  const h = prepareHt(json);
+  return { ...h, jacobian: new Float64Array(h.points.shape[1] * 3 * (h.us === null ? 26 : 28)) };
+}
+
 export const ht: EvalModule = {
   objective: defineFunction({ prepare: prepareHt, run: htObjective }),
-  jacobian: defineFunction({ prepare: prepareHt, run: htJacobian }),
+  jacobian: defineFunction({ prepare: prepareHtJacobian, run: htJacobian }),
 };
