@@ -16,9 +16,11 @@
  * traces it (api/tracing.ts), and that rd's derivative, which nobody reads while it is
  * emitted (api/transform.ts), are appended without computing, then evaluated together by an
  * evaluator that runs their chains of elementwise operations as compiled loops
- * (eval/deferred.ts). Reading a deferred value, or appending a real computed from one (a
- * sum), evaluates everything deferred so far first: every decision is taken on the value
- * computing each instruction at once would have given.
+ * (eval/deferred.ts). Reading a deferred value evaluates everything deferred so far first;
+ * a real computed from deferred values (a sum: the loss) is computed at once, by the chains
+ * it needs where it can (they stay deferred), else after everything deferred; a real of
+ * values computed already leaves what is deferred as it is. Every decision is taken on the
+ * value computing each instruction at once would have given.
  */
 import { alloc, kernels, release, sameDims, size, type Buf, type Dims } from "@wengert/ops";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, tensorSpec } from "./opcodes.js";
