@@ -74,7 +74,9 @@ describe("a recorded hello session", () => {
     ]);
     expect(answers.map((a) => a.id)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(answers[0]).toEqual({ id: 0, tool: "wengert" });
-    expect(answers[1]).toEqual({ id: 1, success: true });
+    // hello's functions are warmed up at define, timed as one "warm up" timing
+    expect(answers[1]).toMatchObject({ id: 1, success: true });
+    expect((answers[1].timings ?? []).map((t) => t.name)).toEqual(["warm up"]);
     expect([answers[2].output, answers[4].output, answers[6].output, answers[8].output]).toEqual([1, 2, 4, 8]);
     for (const i of [2, 4, 6, 8]) {
       expect(answers[i].success).toBe(true);
@@ -85,6 +87,51 @@ describe("a recorded hello session", () => {
       expect(Number.isInteger(t[0].nanoseconds) && t[0].nanoseconds >= 0).toBe(true);
     }
     for (const i of [3, 5, 7, 9]) expect(answers[i]).toEqual({ id: i });
+  });
+});
+
+describe("warm-up at define", () => {
+  it("runs the functions on their warm-up inputs a round at a time, in the module's order, before any timed run", async () => {
+    const seen: string[] = [];
+    const warmed: EvalModule = {
+      a: defineFunction({ run: (x: number) => (seen.push(`a${x}`), x), warmUp: { input: (r) => r, rounds: 3 } }),
+      cold: defineFunction({ run: (x: number) => (seen.push(`c${x}`), x) }),
+      b: defineFunction({ prepare: (x) => 10 * (x as number), run: (x: number) => (seen.push(`b${x}`), x), warmUp: { input: (r) => r, rounds: 2 } }),
+    };
+    const [d, e] = await session(
+      [
+        { id: 0, kind: "define", module: "m" },
+        { id: 1, kind: "evaluate", module: "m", function: "cold", input: 7 },
+      ],
+      { m: warmed },
+      { clock: fakeClock(5n) },
+    );
+    expect(seen).toEqual(["a0", "b0", "a1", "b10", "a2", "c7"]);
+    expect(d).toMatchObject({ id: 0, success: true });
+    expect(d.timings).toHaveLength(1);
+    expect(d.timings![0].name).toBe("warm up");
+    expect(d.timings![0].nanoseconds).toBeGreaterThan(0);
+    expect(e).toMatchObject({ id: 1, success: true, output: 7 });
+  });
+
+  it("a module without warm-up inputs answers define with no timings", async () => {
+    const [d] = await session([{ id: 0, kind: "define", module: "lse" }]);
+    expect(d).toEqual({ id: 0, success: true });
+  });
+
+  it("a function that fails its warm-up fails define, naming the function and the round", async () => {
+    const failing: EvalModule = {
+      f: defineFunction({
+        run: (x: number) => {
+          if (x === 2) throw new RangeError("no square root of that");
+          return x;
+        },
+        warmUp: { input: (r) => r, rounds: 5 },
+      }),
+    };
+    const [d] = await session([{ id: 3, kind: "define", module: "m" }], { m: failing });
+    expect(d.success).toBe(false);
+    expect(d.error).toMatch(/warming up f \(round 2\): RangeError: no square root of that/);
   });
 });
 

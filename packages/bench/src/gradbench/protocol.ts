@@ -5,8 +5,9 @@
  * in order, and nothing else on stdout. Message kinds (GradBench's protocol.rs):
  *
  * - `{id, kind: "start", eval?, config?}` → `{id, tool}`
- * - `{id, kind: "define", module}` → `{id, success, error?}`: success when the module is
- *   in the registry
+ * - `{id, kind: "define", module}` → `{id, success, error?, timings?}`: success when the
+ *   module is in the registry; the functions that name warm-up inputs are run on them
+ *   (module.ts), timed as one "warm up" timing
  * - `{id, kind: "evaluate", module, function, input, description?}` →
  *   `{id, success, output?, timings, error?}`: the function is run until both
  *   `input.min_runs` (default 1; older evals say `runs`) and `input.min_seconds`
@@ -99,6 +100,33 @@ export function evaluate(
   return { success: true, output, timings };
 }
 
+/**
+ * Run the module's functions on their warm-up inputs, a round at a time (each function
+ * once a round, in the module's order), through `evaluate`: null where none names any.
+ * A failure there is the module's and fails `define`, naming the function and round.
+ */
+export function warmUp(
+  module: EvalModule,
+  clock: () => bigint = () => process.hrtime.bigint(),
+): { success: true; timings: Timing[] } | { success: false; error: string; timings: Timing[] } | null {
+  const functions = Object.entries(module)
+    .filter(([, f]) => f.warmUp !== undefined)
+    .map(([name, f]) => [name, f as unknown as EvalFunction<unknown>] as const);
+  if (functions.length === 0) return null;
+  const t0 = clock();
+  const rounds = Math.max(...functions.map(([, f]) => f.warmUp!.rounds));
+  for (let r = 0; r < rounds; r++) {
+    for (const [name, f] of functions) {
+      if (r >= f.warmUp!.rounds) continue;
+      const result = evaluate(f, f.warmUp!.input(r), clock);
+      if (!result.success) {
+        return { success: false, error: `warming up ${name} (round ${r}): ${result.error}`, timings: [{ name: "warm up", nanoseconds: Number(clock() - t0) }] };
+      }
+    }
+  }
+  return { success: true, timings: [{ name: "warm up", nanoseconds: Number(clock() - t0) }] };
+}
+
 /** The answer to one message (a line of JSON). */
 export function respond(line: string, modules: Registry, options: ServeOptions = {}): Response {
   let message: Message;
@@ -114,7 +142,12 @@ export function respond(line: string, modules: Registry, options: ServeOptions =
     case "start":
       return { id, tool: options.tool ?? "wengert" };
     case "define": {
-      if (own(modules, message.module) !== undefined) return { id, success: true };
+      const module = own(modules, message.module);
+      if (module !== undefined) {
+        const warm = warmUp(module, options.clock);
+        if (warm === null) return { id, success: true };
+        return warm.success ? { id, success: true, timings: warm.timings } : { id, success: false, error: warm.error, timings: warm.timings };
+      }
       return { id, success: false, error: `wengert has no module ${JSON.stringify(message.module)} (it has ${Object.keys(modules).join(", ")})` };
     }
     case "evaluate": {
