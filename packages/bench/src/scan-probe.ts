@@ -82,7 +82,8 @@ function hold(bytes: number): unknown[] {
 /** The start times of the full collections (mark-compacts) from now on, as perf_hooks reports them (after the event loop turns). */
 function fullCollections(): { readonly starts: number[]; readonly stop: () => void } {
   const starts: number[] = [];
-  const major = (e: PerformanceEntry): boolean => (e as { readonly detail?: { readonly kind?: number } | null }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
+  const major = (e: PerformanceEntry): boolean =>
+    (e as { readonly detail?: { readonly kind?: number } | null }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
   const observer = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) if (major(e)) starts.push(e.startTime);
   });
@@ -152,6 +153,6 @@ async function linearity(heap: "fresh" | "loaded", sizes: readonly number[], rou
 }
 
 const [kind, arg, sizes, calls] = process.argv.slice(2);
-const result =
-  kind === "memory" ? memory(arg) : await linearity(arg as "fresh" | "loaded", (sizes ?? "100000,200000,500000,1000000").split(",").map(Number), Number(calls ?? 5));
+const linearitySizes = (sizes ?? "100000,200000,500000,1000000").split(",").map(Number);
+const result = kind === "memory" ? memory(arg) : await linearity(arg as "fresh" | "loaded", linearitySizes, Number(calls ?? 5));
 writeSync(1, JSON.stringify(result));
