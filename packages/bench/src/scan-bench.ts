@@ -145,7 +145,7 @@ function markdown(d: { w5Times: Timed[]; w6Times: Timed[]; memory: MemoryProbe[]
       "(every size once a round, up and down in turn): median wall time per call (the process's CPU time, its GC threads included), " +
       "and time(2N)/time(N), the median of the rounds' own ratios of CPU time " +
       "(should be about 2; wall time on a shared machine also counts the other processes'), " +
-      "and the full collections (mark-compacts) that began inside timed calls (each costs seconds beside the large heap):",
+      "and the full collections (mark-compacts) that began inside timed calls (seconds of CPU each beside the large heap, milliseconds in a fresh process):",
     "",
     `| process | ${sizes.join(" | ")} | 2N/N, written out | 2N/N, scan | full GCs timed |`,
     `|---|${sizes.map(() => "--:").join("|")}|---|---|--:|`,
