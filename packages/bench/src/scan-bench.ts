@@ -122,7 +122,7 @@ function markdown(d: { w5Times: Timed[]; w6Times: Timed[]; memory: MemoryProbe[]
     return (
       `| ${l.heap === "fresh" ? "fresh process" : `live heap ${formatBytes(l.liveHeap)}`} | ` +
       `${l.rows.map((r) => `${formatMs(r.loopMs)} / ${formatMs(r.scanMs)} (CPU ${formatMs(r.loopCpuMs)} / ${formatMs(r.scanCpuMs)})`).join(" | ")} | ` +
-      `${step("loop")} | ${step("scan")} |`
+      `${step("loop")} | ${step("scan")} | ${l.fullGcs} |`
     );
   });
   const sizes = d.linearity[0]?.rows.map((r) => `N=${r.n}`) ?? [];
@@ -144,10 +144,11 @@ function markdown(d: { w5Times: Timed[]; w6Times: Timed[]; memory: MemoryProbe[]
     `Grad of the chain written out / as a scan after a 10⁶-step gradient in the same process, ${d.linearity[0]?.rounds ?? 0} rounds ` +
       "(every size once a round, up and down in turn): median wall time per call (the process's CPU time, its GC threads included), " +
       "and time(2N)/time(N), the median of the rounds' own ratios of CPU time " +
-      "(should be about 2; wall time on a shared machine also counts the other processes'):",
+      "(should be about 2; wall time on a shared machine also counts the other processes'), " +
+      "and the full collections (mark-compacts) that began inside timed calls (seconds of CPU each beside the large heap, milliseconds in a fresh process):",
     "",
-    `| process | ${sizes.join(" | ")} | 2N/N, written out | 2N/N, scan |`,
-    `|---|${sizes.map(() => "--:").join("|")}|---|---|`,
+    `| process | ${sizes.join(" | ")} | 2N/N, written out | 2N/N, scan | full GCs timed |`,
+    `|---|${sizes.map(() => "--:").join("|")}|---|---|--:|`,
     ...lin,
   ].join("\n");
 }

@@ -5,6 +5,7 @@
  * (the chain's gradient at growing N, in a fresh process or one holding a large heap).
  */
 import { readFileSync, writeFileSync, writeSync } from "node:fs";
+import { constants, PerformanceObserver, type PerformanceEntry } from "node:perf_hooks";
 import { getHeapStatistics } from "node:v8";
 import { grad } from "@wengert/core";
 import { chainW, X0 } from "./workloads/w5-chain.js";
@@ -78,13 +79,29 @@ function hold(bytes: number): unknown[] {
   return held;
 }
 
-function linearity(heap: "fresh" | "loaded", sizes: readonly number[], rounds: number): LinearityProbe {
+/** The start times of the full collections (mark-compacts) from now on, as perf_hooks reports them (after the event loop turns). */
+function fullCollections(): { readonly starts: number[]; readonly stop: () => void } {
+  const starts: number[] = [];
+  const major = (e: PerformanceEntry): boolean =>
+    (e as { readonly detail?: { readonly kind?: number } | null }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) if (major(e)) starts.push(e.startTime);
+  });
+  observer.observe({ entryTypes: ["gc"] });
+  return { starts, stop: () => observer.disconnect() };
+}
+
+async function linearity(heap: "fresh" | "loaded", sizes: readonly number[], rounds: number): Promise<LinearityProbe> {
   const held = heap === "loaded" ? hold(1.5e9) : [];
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   const liveHeap = process.memoryUsage().heapUsed;
   // the sequence: a 10⁶-step gradient first, in the same process
   grad(chainW(1e6), X0);
+  // full collections inside the timed calls: each costs seconds of CPU beside a large heap,
+  // and one set off by a size's calls (columns made off the heap) lands in whichever is timed
+  const full = fullCollections();
+  const timed: [number, number][] = [];
   // per size and round: wall and CPU time (the process's, its GC threads included: on a machine
   // shared with other processes wall time also counts theirs, CPU time only this one's work)
   const wall = { loop: sizes.map((): number[] => []), scan: sizes.map((): number[] => []) };
@@ -99,7 +116,9 @@ function linearity(heap: "fresh" | "loaded", sizes: readonly number[], rounds: n
     const t = performance.now();
     for (let j = 0; j < calls; j++) f();
     if (!counted) return;
-    wall[kind][k].push((performance.now() - t) / calls);
+    const end = performance.now();
+    timed.push([t, end]);
+    wall[kind][k].push((end - t) / calls);
     const d = process.cpuUsage(c);
     cpu[kind][k].push((d.user + d.system) / 1000 / calls);
   };
@@ -125,11 +144,15 @@ function linearity(heap: "fresh" | "loaded", sizes: readonly number[], rounds: n
     const h = sizes.indexOf(n / 2);
     return h < 0 ? [] : [{ n, loop: paired("loop", k, h), scan: paired("scan", k, h) }];
   });
+  // perf_hooks reports collections once the event loop turns
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  full.stop();
+  const fullGcs = full.starts.filter((s) => timed.some(([t0, t1]) => s >= t0 && s <= t1)).length;
   void held.length;
-  return { heap, liveHeap, rounds, rows, doublings };
+  return { heap, liveHeap, rounds, rows, doublings, fullGcs };
 }
 
 const [kind, arg, sizes, calls] = process.argv.slice(2);
-const result =
-  kind === "memory" ? memory(arg) : linearity(arg as "fresh" | "loaded", (sizes ?? "100000,200000,500000,1000000").split(",").map(Number), Number(calls ?? 5));
+const linearitySizes = (sizes ?? "100000,200000,500000,1000000").split(",").map(Number);
+const result = kind === "memory" ? memory(arg) : await linearity(arg as "fresh" | "loaded", linearitySizes, Number(calls ?? 5));
 writeSync(1, JSON.stringify(result));

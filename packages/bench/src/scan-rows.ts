@@ -45,6 +45,8 @@ export interface LinearityProbe {
    * round (paired: both in the same round, so a load that drifts between rounds cancels), by CPU time.
    */
   readonly doublings: readonly { readonly n: number; readonly loop: number; readonly scan: number }[];
+  /** Full collections (mark-compacts) that began inside the timed calls of the counted rounds. */
+  readonly fullGcs: number;
 }
 
 const ODE_N = 100_000;

@@ -10,8 +10,9 @@
  * gain too: a typed array costs far more to make than to take from here, and a nested
  * derivative or a Jacobian makes a tape per inner call or column.
  *
- * The pool is bounded: at most 64 MiB, or what the largest recent trace needed (`expect`),
- * so that a call as long as the last allocates nothing off the heap. V8 starts a full
+ * The pool is bounded: at most 64 MiB, or what the largest recent trace needed (`expect`)
+ * and 64 MiB beside it, so that a call as long as the last allocates nothing off the heap,
+ * and shorter work in between (a scan's stores, short traces) does not push its columns out. V8 starts a full
  * collection once about 64 MB of new off-heap memory has accumulated; a trace of 10⁶
  * steps takes about twice that per call, and in a process holding a large heap each full
  * collection is long (the cost of a grad would grow with the heap, not with its work).
@@ -59,9 +60,14 @@ export function takeColumn<T extends Column>(make: { new (n: number): T; readonl
   return c as T;
 }
 
-/** Whether a column of this kind and length is kept. */
-export function isKept(make: Kind, length: number): boolean {
-  return (pool[kindOf(make)].get(length)?.length ?? 0) > 0;
+/** How many columns of this kind and length are kept. */
+export function keptCount(make: Kind, length: number): number {
+  return pool[kindOf(make)].get(length)?.length ?? 0;
+}
+
+/** The lengths of the columns of this kind kept, in no particular order. */
+export function keptLengths(make: Kind): IterableIterator<number> {
+  return pool[kindOf(make)].keys();
 }
 
 /** Hand back a column nobody will read again. */
@@ -91,10 +97,13 @@ function drop(c: Column): void {
 
 /**
  * A trace's columns and its sweep's buffers take `bytes`: let the pool hold that much
- * (up to 1 GiB), so that the next call as long allocates none of them again.
+ * (up to 1 GiB) and the floor beside it, so that the next call as long allocates none of
+ * them again. Bounded by `bytes` alone, the pool was full with one long trace's columns:
+ * whatever came back after them (a scan's carries, a short trace's columns) pushed some of
+ * them out, and the next long call made them again.
  */
 export function expect(bytes: number): void {
-  bound = Math.max(bound, Math.min(bytes, CEILING));
+  bound = Math.max(bound, Math.min(bytes + FLOOR, CEILING));
 }
 
 /** The pool's bound now (bytes). */

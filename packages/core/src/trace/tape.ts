@@ -25,7 +25,7 @@
 import { alloc, kernels, release, sameDims, size, type Buf, type Dims } from "@wengert/ops";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, tensorSpec } from "./opcodes.js";
 import type { Dense } from "./host-tensor.js";
-import { expect as expectColumns, giveColumn, isKept, takeColumn, type Column } from "./columns.js";
+import { expect as expectColumns, giveColumn, keptCount, keptLengths, takeColumn, type Column } from "./columns.js";
 
 /** What a tensor instruction carries beside the columns. */
 export interface Extra {
@@ -88,8 +88,38 @@ const NO_OPS = new Uint16Array(0);
 const NO_INDICES = new Int32Array(0);
 const NO_VALUES = new Float64Array(0);
 
-/** The capacity of the last tape recycled: a training loop's next trace is as long. */
+/** The capacity the last tape recycled needed (`fit`): a training loop's next trace is as long. */
 let lastRecycled = INITIAL_CAPACITY;
+
+/**
+ * Past this capacity a tape takes the longest set of columns the pool keeps (`longestKept`),
+ * not a set of its own length: one long trace's columns serve every long trace after it.
+ * Each length growing a set of its own, by doubling, overflowed the pool where lengths
+ * alternate (the bench's 2N/N table; a scan between them, whose trace is short, made the next
+ * one grow again from the start), and the columns made again, tens of MiB off the heap per
+ * call, set off full collections: seconds each with a 2 GB live heap. Below it a tape keeps
+ * columns of its own length: a repeated grad's sweep is made for its columns only up to
+ * 2¹⁸ entries (diff/sweep-specialised.ts), and a short nested tape takes no long columns.
+ */
+const SHARED_FROM = 1 << 18;
+
+/** Whether the pool keeps a whole set of columns of this length (op; a, b, x; val). */
+const setKept = (c: number): boolean =>
+  keptCount(Uint16Array, c) >= 1 && keptCount(Int32Array, c) >= 3 && keptCount(Float64Array, c) >= 1;
+
+/** The longest whole set of columns kept, at least `capacity` long; 0 if none. */
+function longestKept(capacity: number): number {
+  let longest = 0;
+  for (const c of keptLengths(Uint16Array)) if (c >= capacity && c > longest && setKept(c)) longest = c;
+  return longest;
+}
+
+/** The capacity a tape of `length` instructions grows to from the initial one, by doubling. */
+function fit(length: number): number {
+  let c = INITIAL_CAPACITY;
+  while (c < length) c *= 2;
+  return c;
+}
 
 export class Tape {
   op: Uint16Array;
@@ -116,14 +146,15 @@ export class Tape {
   }
 
   /**
-   * A tape for an outermost trace: as long as the last one recycled when the pool still
-   * holds its columns, so that a repeated grad does not grow its tape by doubling (a
-   * copy of every column per doubling), and starts small otherwise.
+   * A tape for an outermost trace: as long as the last one recycled needed, when the pool
+   * still holds such columns (past SHARED_FROM, the longest it holds), so that a repeated
+   * grad does not grow its tape by doubling (a copy of every column per doubling), and
+   * starts small otherwise.
    */
   static reusing(): Tape {
     const c = lastRecycled;
-    const kept = c > INITIAL_CAPACITY && isKept(Uint16Array, c) && isKept(Int32Array, c) && isKept(Float64Array, c);
-    return new Tape(kept ? c : INITIAL_CAPACITY);
+    const kept = c <= INITIAL_CAPACITY ? 0 : c > SHARED_FROM ? longestKept(c) : setKept(c) ? c : 0;
+    return new Tape(kept > 0 ? kept : INITIAL_CAPACITY);
   }
 
   /** A copy to append to: same variables, same values. */
@@ -334,7 +365,9 @@ export class Tape {
    * again: an outermost grad's, after its results are read. The tape is empty after.
    */
   recycle(): void {
-    lastRecycled = this.op.length;
+    // what it needed, not what it was given: a short trace after a long one goes back to
+    // columns of its own length (see SHARED_FROM); a tape that recorded nothing tells nothing
+    if (this.length > 0) lastRecycled = fit(this.length);
     // the columns (22 bytes an entry) and a sweep's buffers (ct, has, active: 10 bytes an entry)
     expectColumns(32 * this.op.length);
     // given back in the reverse of the order the constructor takes them (the pool is last in,
@@ -602,8 +635,9 @@ export class Tape {
     this.readyUpTo = end;
   }
 
-  private reserve(capacity: number): void {
-    if (capacity <= this.op.length) return;
+  private reserve(wanted: number): void {
+    if (wanted <= this.op.length) return;
+    const capacity = wanted > SHARED_FROM ? Math.max(wanted, longestKept(wanted)) : wanted;
     const grow = <T extends Column>(old: T, make: { new (n: number): T; readonly name: string }): T => {
       const next = takeColumn(make, capacity);
       next.set(old.subarray(0, this.length) as never);
