@@ -21,20 +21,28 @@
  * steps with the power of two applied in two parts: s·p must not be subnormal, where it
  * would lose bits (at x = −707, 0.2 ulp).
  *
+ * tensor/simd-exp.ts is this function on two lanes at once, operation for operation (its
+ * constants and tables are these, exported), for the long loops of the tensor kernels.
+ *
  * The table comes from scripts/exp-table.py (mpmath, 200 bits); test/exp.test.ts holds the
  * kernel to ≤ 1 ulp against an independent BigInt evaluation, correctly rounded.
  */
 
 /** N/ln 2, N = 128. */
-const INV_LN2_N = 184.6649652337873;
+export const INV_LN2_N = 184.6649652337873;
 /** ln 2/N: a head of 32 significant bits (k · head is exact for |k| < 2²¹) and the rest. */
-const LN2_N_HI = 0.005415212348452769;
-const LN2_N_LO = -3.2819649005320973e-13;
+export const LN2_N_HI = 0.005415212348452769;
+export const LN2_N_LO = -3.2819649005320973e-13;
 /** 1.5·2⁵²: t + SHIFT − SHIFT is t rounded to an integer (|t| < 2⁵¹). */
-const SHIFT = 6755399441055744;
+export const SHIFT = 6755399441055744;
+/** The polynomial's coefficients 1/2, 1/6, 1/24, 1/120, rounded (below). */
+export const C2 = 0.5;
+export const C3 = 0.16666666666666666;
+export const C4 = 0.041666666666666664;
+export const C5 = 0.008333333333333333;
 
 /** S_j, the double nearest 2^(j/128). */
-const SCALE = new Float64Array([
+export const SCALE = new Float64Array([
   1.0, 1.0054299011128027, 1.0108892860517005, 1.016378314910953,
   1.0218971486541166, 1.0274459491187637, 1.0330248790212284, 1.0386341019613787,
   1.0442737824274138, 1.0499440858006872, 1.0556451783605572, 1.061377227289262,
@@ -69,7 +77,7 @@ const SCALE = new Float64Array([
   1.9571441241754002, 1.9677712232331759, 1.978456026387951, 1.9891988469672663,
 ]);
 /** T_j = (2^(j/128) − S_j)/S_j, rounded. */
-const TAIL = new Float64Array([
+export const TAIL = new Float64Array([
   0.0, 9.447885451727066e-17, -1.507066976926039e-17, -5.679155082825012e-17,
   4.9997448722726326e-17, -4.823683599994895e-17, 7.357846871247418e-18, 5.773230223741951e-17,
   8.189317638195515e-17, 5.326891139980878e-17, 1.6665881442326747e-18, -1.128113245461828e-17,
@@ -128,7 +136,7 @@ export function exp(x: number): number {
 /** T_j + r + r²/2 + r³/6 + r⁴/24 + r⁵/120: eʳ(1 + T_j) − 1, but for T_j·r (below 2⁻⁶³). */
 function polynomial(r: number, tail: number): number {
   const r2 = r * r;
-  return tail + r + r2 * (0.5 + r * 0.16666666666666666) + r2 * r2 * (0.041666666666666664 + r * 0.008333333333333333);
+  return tail + r + r2 * (C2 + r * C3) + r2 * r2 * (C4 + r * C5);
 }
 
 /**

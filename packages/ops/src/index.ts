@@ -20,6 +20,7 @@ export { rng } from "./random.js";
 export * from "./tensor/dims.js";
 export type { ConvParams, Reduction } from "./tensor/kernels.js";
 export * as kernels from "./tensor/kernels.js";
+export { EXP_SIMD_FROM } from "./tensor/simd-exp.js";
 export { rowMinima, type RowMinima, type RowMinimaArgs } from "./tensor/row-minima.js";
 export type { Arg, Buf, Contribution, ConvDims, EmbedParams, GatherParams, ReduceParams, SliceParams, TensorCall } from "./tensor/op.js";
 export { broadcastLanes, type LaneArgs } from "./tensor/lanes.js";

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { assemble, f64, f64x2, forLoop, i32, instantiate, local, sleb, type, uleb, v128 } from "../src/tensor/wasm.js";
 import { gemmModule } from "../src/tensor/simd-gemm.js";
 import { elementwiseModule } from "../src/tensor/simd-elementwise.js";
+import { expModule } from "../src/tensor/simd-exp.js";
 
 describe("wasm assembler", () => {
   it("encodes LEB128", () => {
@@ -58,6 +59,15 @@ describe("wasm assembler", () => {
   it("the elementwise module validates", () => {
     expect(() => instantiate(elementwiseModule())).not.toThrow();
   });
+
+  it("the exp module validates", () => {
+    expect(() => instantiate(expModule())).not.toThrow();
+  });
+
+  it("places data segments in the memory of each instance", () => {
+    const bytes = assemble([], [{ offset: 16, bytes: new Uint8Array(new Float64Array([2.5, -1]).buffer) }, { offset: 40, bytes: Uint8Array.of(0, 0, 0, 0, 0, 0, 0xf0, 0x3f) }]);
+    for (let k = 0; k < 2; k++) expect(Array.from(new Float64Array(instantiate(bytes).memory.buffer, 0, 6))).toEqual([0, 0, 2.5, -1, 0, 1]);
+  });
 });
 
 describe("workspaces", () => {
@@ -71,6 +81,7 @@ describe("workspaces", () => {
       "const s = zip(a, [n], b, [n], [n], ARITH.add);",
       "const c = matmul(a.subarray(0, 512 * 512), [512, 512], b.subarray(0, 512 * 512), [512, 512], [512, 512]);",
       "const sums = reduce(a, [1024, 1024], [0], 'sum');",
+      "reduce(a, [n], [0], 'logsumexp');",
       "console.log('done', s[n - 1] === a[n - 1] + b[n - 1], c[0], sums[3]);",
     ].join("\n");
     const r = spawnSync(process.execPath, ["--trace-protector-invalidation", "--input-type=module", "-e", script], { encoding: "utf8" });

@@ -11,7 +11,7 @@
  * does not runs at once, before the chain (it reads nothing the chain computes). A member
  * reading a sink of its own chain starts a new one (the sum is known after the loop).
  */
-import { sameDims } from "@wengert/ops";
+import { EXP_SIMD_FROM, sameDims, size } from "@wengert/ops";
 import { CODE, CONST, FIRST_PRIMITIVE, FREE, IS_TENSOR_OP } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
 import { broadcastReal, chainCode, contiguousStart, type Step } from "./chain-code.js";
@@ -22,6 +22,14 @@ const MAX_MEMBERS = 256;
 
 /** Whether tensor terms run chains as compiled loops (tests turn it off to compare with the kernels alone). */
 export const fusedCode = { enabled: mayMakeCode() };
+
+/**
+ * An exp of this many elements or more is left to its kernel: ops' SIMD exp (simd-exp.ts,
+ * the same numbers) costs about a quarter of a loop's call of the scalar one per element,
+ * which repays the pass that computes its argument (GradBench lse's gradient: x − a, then
+ * eˣ⁻ᵃ). Benchmarks set it to Infinity to compare.
+ */
+export const expKernel = { from: EXP_SIMD_FROM };
 
 /** Runs of compiled chains (tests check that a term took this path). */
 export const fusedStats = { runs: 0 };
@@ -36,6 +44,7 @@ export function fusable(tape: Tape, v: number): "loop" | "sink" | null {
   }
   const d = tape.dims(v);
   if (d.length === 0) return null;
+  if (code === CODE.exp && size(d) >= expKernel.from) return null;
   // reals, or tensors of v's dims (no broadcasting but a real's)
   const alike = (u: number): boolean => (tensor(u) ? sameDims(tape.dims(u), d) : tape.dims(u).length === 0);
   if (!IS_TENSOR_OP[code]) return args.every(alike) ? "loop" : null;

@@ -15,7 +15,7 @@ import {
 } from "../../src/index.js";
 import { lazyValues } from "../../src/api/tracing.js";
 import { deferring } from "../../src/api/transform.js";
-import { fusedStats } from "../../src/jit/chains.js";
+import { expKernel, fusedStats } from "../../src/jit/chains.js";
 import { planStats } from "../../src/jit/chain-plans.js";
 import { rosenbrockTensor } from "../helpers/cases.js";
 import { tensorChains } from "../helpers/programs/tensor-chains.js";
@@ -24,9 +24,11 @@ import { rng } from "../helpers/tensors.js";
 
 const DEFAULT = { ...lazyValues };
 const DEFER_FROM = deferring.fromElements;
+const EXP_KERNEL_FROM = expKernel.from;
 afterEach(() => {
   Object.assign(lazyValues, DEFAULT);
   deferring.fromElements = DEFER_FROM;
+  expKernel.from = EXP_KERNEL_FROM;
 });
 
 const random = (r: () => number, n: number, scale = 1): Float64Array => Float64Array.from({ length: n }, () => scale * (2 * r() - 1));
@@ -78,6 +80,8 @@ describe("f's tensor values deferred while grad traces it", () => {
   });
 
   it("scalar work on the loss (log Σ eˣ⁻ᵃ + a, GradBench's lse) computes none of what is pending: x − a, which nothing reads, never", () => {
+    // exp in the chain (by default, one this long is left to its SIMD kernel: the test below)
+    expKernel.from = Infinity;
     const x = random(rng(5), 10_000);
     const a = 0.25;
     const f = (v: Tensor): Scalar => add(log(sum(exp(sub(v, a)))), a);
@@ -89,6 +93,24 @@ describe("f's tensor values deferred while grad traces it", () => {
     grad(f, x);
     // x's copy, eˣ⁻ᵃ (stored by the loss's chain for exp's rule) and the gradient
     expect(poolStats.fresh + poolStats.reused - before).toBe(3);
+  });
+
+  it("a long exp is left to its kernel (the SIMD exp): x − a computed, eˣ⁻ᵃ by the kernel, the same numbers", () => {
+    const x = random(rng(6), 10_000, 30);
+    const a = 0.25;
+    const f = (v: Tensor): Scalar => add(log(sum(exp(sub(v, a)))), a);
+    const kernel = both(() => valueAndGrad(f, x));
+    expectSame(kernel.lazy, kernel.eager);
+    expKernel.from = Infinity;
+    expectSame(both(() => valueAndGrad(f, x)).lazy, kernel.lazy);
+    expKernel.from = EXP_KERNEL_FROM;
+    lazyValues.fromElements = 0;
+    grad(f, x);
+    const before = poolStats.fresh + poolStats.reused;
+    grad(f, x);
+    // x's copy, x − a, eˣ⁻ᵃ, its sum's buffer of one (the reduce kernel's) and the gradient:
+    // two more than with exp in the chain (above)
+    expect(poolStats.fresh + poolStats.reused - before).toBe(5);
   });
 
   it("a repeated grad finds the plans made for the first call (jit/chain-plans.ts)", () => {

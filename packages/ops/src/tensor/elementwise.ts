@@ -7,10 +7,12 @@
  * behind `f === …` tests is optimised as a whole, each loop less well, and a call
  * through `f` per element (a megamorphic call V8 cannot inline) costs more still. So the kernels scalar.ts takes from here (ARITH, UNARY_ARITH) and from `Math`
  * are recognised by identity and get their own loop: same function, same numbers.
- * Large buffers of arithmetic go to the SIMD kernels of simd-elementwise.ts instead.
+ * Large buffers of arithmetic go to the SIMD kernels of simd-elementwise.ts instead, and
+ * of exp to simd-exp.ts's (exp.ts's function on two lanes, the same numbers).
  */
 import { alloc } from "./pool.js";
 import { isVector, MIN_ROW, rowStart, SIMD_FROM, simdArith, type Arith, type Layout } from "./simd-elementwise.js";
+import { EXP_SIMD_FROM, simdExp } from "./simd-exp.js";
 import { size, type Dims } from "./dims.js";
 import { odometerRows } from "./odometer.js";
 import { tanh as TANH } from "../tanh.js";
@@ -80,6 +82,7 @@ const MAP_LOOPS = new Map<(x: number) => number, MapLoop>([
 export function map(x: Float64Array, f: (x: number) => number): Float64Array {
   const out = alloc(x.length, true);
   if (f === SQUARE && x.length >= SIMD_FROM && simdArith("mul", out, x, "whole", x, "whole", 1, x.length)) return out;
+  if (f === EXP && x.length >= EXP_SIMD_FROM && simdExp(out, x)) return out;
   const loop = MAP_LOOPS.get(f);
   if (loop !== undefined) loop(out, x, x.length);
   else callLoop(out, x, x.length, f);

@@ -6,14 +6,16 @@
  * otherwise R rows of x are folded into a row of out. Each fold is a small loop function
  * of its own, taking its arrays as arguments: a closure over them would be a new function
  * made on every call, which V8 optimises afresh or not at all. Large column
- * sums go to the SIMD kernel (simd-elementwise.ts). Elements are combined in memory
- * order, from the identity, whichever loop runs: the numbers of the plain definition.
+ * sums go to the SIMD kernel (simd-elementwise.ts), logsumexp's long runs to simd-exp.ts's.
+ * Elements are combined in memory order, from the identity, whichever loop runs: the
+ * numbers of the plain definition.
  */
 import { exp } from "../exp.js";
 import { alloc, release } from "./pool.js";
 import { size, type Dims } from "./dims.js";
 import { odometer } from "./odometer.js";
 import { MIN_ROW, SIMD_FROM, simdColumnSums } from "./simd-elementwise.js";
+import { EXP_SIMD_FROM, simdMaxAndExpSums } from "./simd-exp.js";
 
 export type Reduction = "sum" | "max" | "min" | "logsumexp";
 
@@ -119,19 +121,45 @@ const outSize = (xd: Dims, axes: readonly number[]): number => size(keptDims(xd,
 
 /** Per group: m, the max (0 where it is ±∞), and log Σ exp(x − m) (logsumexp and logSoftmax both). */
 function maxAndLogSum(x: Float64Array, xd: Dims, axes: readonly number[]): [Float64Array, Float64Array] {
-  const m = reduce(x, xd, axes, "max");
-  const n = m.length;
-  for (let o = 0; o < n; o++) if (!Number.isFinite(m[o])) m[o] = 0;
-  const logSum = alloc(n);
   const abr = split(x, xd, axes);
-  if (abr === null) odometer(xd, [keptDims(xd, axes)], (i, offs) => (logSum[offs[0]] += exp(x[i] - m[offs[0]])));
+  const logSum = alloc(outSize(xd, axes));
+  const m = simdMaxAndSums(x, abr, logSum) ?? maxThenSums(x, xd, axes, abr, logSum);
+  for (let o = 0; o < logSum.length; o++) logSum[o] = Math.log(logSum[o]);
+  return [m, logSum];
+}
+
+/** m ← 0 where it is ±∞ or NaN (x − m would be NaN everywhere). */
+function finiteOrZero(m: Float64Array): void {
+  for (let o = 0; o < m.length; o++) if (!Number.isFinite(m[o])) m[o] = 0;
+}
+
+/**
+ * The max and the sums Σ exp(x − m) of long runs (the reduced axes last) by simd-exp.ts's
+ * passes, which compute the same max and the same exponentials, added in the same order;
+ * null (nothing written) where they do not apply.
+ */
+function simdMaxAndSums(x: Float64Array, abr: readonly [number, number, number] | null, sums: Float64Array): Float64Array | null {
+  if (abr === null || abr[2] !== 1 || x.length < EXP_SIMD_FROM || abr[1] < MIN_ROW) return null;
+  const m = alloc(abr[0], true);
+  if (!simdMaxAndExpSums(x, abr[0], abr[1], m, sums)) {
+    release(m);
+    return null;
+  }
+  finiteOrZero(m);
+  return m;
+}
+
+/** The max, then the sums Σ exp(x − m) (from zero: `sums` is), by the JavaScript loops. */
+function maxThenSums(x: Float64Array, xd: Dims, axes: readonly number[], abr: readonly [number, number, number] | null, sums: Float64Array): Float64Array {
+  const m = reduce(x, xd, axes, "max");
+  finiteOrZero(m);
+  if (abr === null) odometer(xd, [keptDims(xd, axes)], (i, offs) => (sums[offs[0]] += exp(x[i] - m[offs[0]])));
   else {
     const [A, R, B] = abr;
-    if (B === 1) for (let a = 0; a < A; a++) logSum[a] = expRun(m[a], x, a * R, (a + 1) * R);
-    else for (let a = 0; a < A; a++) for (let r = 0; r < R; r++) expRow(logSum, m, a * B, x, (a * R + r) * B, B);
+    if (B === 1) for (let a = 0; a < A; a++) sums[a] = expRun(m[a], x, a * R, (a + 1) * R);
+    else for (let a = 0; a < A; a++) for (let r = 0; r < R; r++) expRow(sums, m, a * B, x, (a * R + r) * B, B);
   }
-  for (let o = 0; o < n; o++) logSum[o] = Math.log(logSum[o]);
-  return [m, logSum];
+  return m;
 }
 
 /** log Σ exp(x) = m + log Σ exp(x − m). */

@@ -62,6 +62,9 @@ export const i32 = {
   sub: op(0x6b),
   mul: op(0x6c),
   ltU: op(0x49),
+  eqz: op(0x45),
+  /** The low 32 bits of an i64. */
+  wrapI64: op(0xa7),
 };
 
 export const f64 = {
@@ -77,6 +80,11 @@ export const f64 = {
   sub: op(0xa1),
   mul: op(0xa2),
   div: op(0xa3),
+  /** IEEE maximum (NaN if either is; −0 below 0). */
+  max: op(0xa5),
+  eq: op(0x61),
+  /** `a ≤ b` as an i32 0 or 1 (0 where either is NaN). */
+  le: op(0x65),
 };
 
 // 128-bit vectors are read and written at 8-byte alignment: tensors are arrays of doubles
@@ -88,9 +96,36 @@ export const v128 = {
   zero: (): Code => [0xfd, ...uleb(0x0c), ...new Array<number>(16).fill(0)],
   /** Lane `lane`'s eight bytes of the vector stored at addr: `store64Lane(lane)(addr, vector)`. */
   store64Lane: (lane: number, offset = 0) => simd(0x5b, ...memarg(3, offset), lane),
+  /** A constant of two 64-bit lanes (integers, taken modulo 2⁶⁴), little-endian as wasm stores them. */
+  const: (lo: bigint, hi: bigint): Code => {
+    const bytes = new DataView(new ArrayBuffer(16));
+    bytes.setBigUint64(0, BigInt.asUintN(64, lo), true);
+    bytes.setBigUint64(8, BigInt.asUintN(64, hi), true);
+    return [0xfd, ...uleb(0x0c), ...new Uint8Array(bytes.buffer)];
+  },
+  /** One double read into lane `lane` of a vector, the other lane kept: `load64Lane(lane)(addr, vector)`. */
+  load64Lane: (lane: number, offset = 0) => simd(0x57, ...memarg(3, offset), lane),
+  /** One double read into lane 0, lane 1 zero. */
+  load64Zero: (addr: Code, offset = 0): Code => simd(0x5d, ...memarg(3, offset))(addr),
+  and: simd(0x4e),
+  /** 1 (i32) when any bit is set. */
+  anyTrue: simd(0x53),
+  andnot: simd(0x4f),
   or: simd(0x50),
   /** Bits of the first operand where the mask's are set, else of the second: `bitselect(a, b, mask)`. */
   bitselect: simd(0x52),
+};
+
+export const i64x2 = {
+  add: simd(0xce),
+  sub: simd(0xd1),
+  /** Lanewise shift left by an i32 count. */
+  shl: simd(0xcb),
+  /** Lanewise arithmetic (signed) shift right by an i32 count. */
+  shrS: simd(0xcc),
+  /** 1 (i32) when every lane is nonzero. */
+  allTrue: simd(0xc3),
+  extractLane: (lane: number) => simd(0x1d, lane),
 };
 
 export const i32x4 = {
@@ -105,10 +140,16 @@ export const f64x2 = {
   div: simd(0xf3),
   /** Lanewise `a < b`, all ones or all zeros (false where either is NaN). */
   lt: simd(0x49),
+  gt: simd(0x4a),
+  le: simd(0x4b),
+  abs: simd(0xec),
   /** Lanewise `a != b`: all ones where they differ or either is NaN. */
   ne: simd(0x48),
   /** Lanewise `b < a ? b : a`, JavaScript's conditional (not IEEE minimum: no NaN or −0 rule of its own). */
   pmin: simd(0xf6),
+  /** Lanewise `a < b ? b : a`. */
+  pmax: simd(0xf7),
+  extractLane: (lane: number) => simd(0x21, lane),
   splat: simd(0x14),
   /** The vector with lane `lane` replaced by a double. */
   replaceLane: (lane: number) => simd(0x22, lane),
@@ -126,6 +167,12 @@ export function ifThen(cond: Code, body: Code[]): Code {
   return seq(cond, [0x04, 0x40 /* if, no result */], ...body, [0x0b]);
 }
 
+/** Bytes placed in memory at `offset` when a module is instantiated (an active data segment). */
+export interface Data {
+  readonly offset: number;
+  readonly bytes: Uint8Array;
+}
+
 export interface Func {
   readonly name: string;
   readonly params: readonly ValType[];
@@ -138,8 +185,11 @@ const vec = (items: readonly Code[]): number[] => seq(uleb(items.length), ...ite
 const name = (s: string): number[] => vec([...s].map((c) => [c.charCodeAt(0)]));
 const section = (id: number, content: Code): number[] => seq([id], uleb(content.length), content);
 
-/** A module exporting `funcs` (no results), all reading and writing memory `env.memory`. */
-export function assemble(funcs: readonly Func[]): Uint8Array {
+/**
+ * A module exporting `funcs` (no results), all reading and writing memory `env.memory`,
+ * which each instance finds holding `data` (tables a kernel reads).
+ */
+export function assemble(funcs: readonly Func[], data: readonly Data[] = []): Uint8Array {
   const types = funcs.map((f) => seq([0x60], vec(f.params.map((t) => [t])), [0]));
   const memoryImport = seq(name("env"), name("memory"), [0x02, 0x00, 1 /* min one page, no max */]);
   const bodies = funcs.map((f) => {
@@ -155,6 +205,7 @@ export function assemble(funcs: readonly Func[]): Uint8Array {
       section(3, vec(funcs.map((_, k) => uleb(k)))),
       section(7, vec(funcs.map((f, k) => seq(name(f.name), [0x00], uleb(k))))),
       section(10, vec(bodies)),
+      ...(data.length === 0 ? [] : [section(11, vec(data.map((d) => seq([0x00], i32.const(d.offset), [0x0b], vec(Array.from(d.bytes, (b) => [b]))))))]),
     ),
   );
 }

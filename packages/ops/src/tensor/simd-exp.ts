@@ -1,0 +1,255 @@
+/**
+ * @file exp.ts's exp on two lanes at once (WebAssembly SIMD, f64x2), for long buffers: the
+ * elementwise exp, and logsumexp's passes (a group's max, then Σ exp(x − max)).
+ *
+ * The same function to the bit: every step of exp.ts — Tang's reduction with the same
+ * constants, the table lookup (per lane), the degree-5 polynomial and the final s + s·p —
+ * is the same IEEE operation on each lane, in the same order, with no fused multiply-add
+ * (wasm has none outside relaxed SIMD). Two steps are written differently with the same
+ * result: k is read from the bits of x·N/ln 2 + 1.5·2⁵² (the integer kd, in its low bits),
+ * and s = S_j · 2^⌊k/N⌋ is formed by adding ⌊k/N⌋ to S_j's exponent, which is that product
+ * exactly (it is normal: |x| ≤ 700). Past |x| > 700 (or NaN) in either lane, the pair
+ * takes exp.ts's `beyond` steps: s at 2^(m ∓ 128), scaled after by 2^(±128) (by 1 in a lane
+ * within 700, which changes nothing), and ∞, 0 or x itself past overflow, underflow, NaN.
+ *
+ * logsumexp's sum adds the exponentials one by one in memory order from zero, as the
+ * JavaScript loop of reduce.ts does (its contract): the additions form one chain, which the
+ * processor overlaps with the independent exponentials of the next elements. The max is
+ * reduce.ts's too: the first element of the greatest value (which of 0 and −0 comes first
+ * matters to logSoftmax), NaN as soon as there is one.
+ *
+ * Operands are copied into the workspace (a memcpy, which long buffers repay), after the
+ * two tables, which each instance holds from its data segment.
+ */
+import { C2, C3, C4, C5, INV_LN2_N, LN2_N_HI, LN2_N_LO, SCALE, SHIFT, TAIL } from "../exp.js";
+import { assemble, f64, f64x2, forLoop, i32, i64x2, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type ValType } from "./wasm.js";
+
+const get = local.get;
+
+/** Byte addresses in the workspace: the tables, a result slot, then the operand. */
+const SCALE_AT = 0;
+const TAIL_AT = 1024;
+const RESULT_AT = 2048;
+/** The operand's first element (in doubles: byte 4096). */
+const OPERAND = 512;
+
+/** A constant vector: a double in both lanes. */
+function splat(x: number): Code {
+  const bits = new BigUint64Array(new Float64Array([x]).buffer)[0];
+  return v128.const(bits, bits);
+}
+/** A constant vector: an integer in both 64-bit lanes. */
+const splatI64 = (n: number): Code => v128.const(BigInt(n), BigInt(n));
+const SHIFT_BITS = new BigUint64Array(new Float64Array([SHIFT]).buffer)[0];
+
+/** The v128 locals exp's steps use (indices into the function's locals), and two i32 ones. */
+interface ExpLocals {
+  readonly x: number;
+  readonly t: number;
+  readonly r: number;
+  readonly r2: number;
+  readonly k: number;
+  readonly sj: number;
+  readonly p: number;
+  readonly s: number;
+  readonly y: number;
+  readonly half: number;
+  readonly o0: number;
+  readonly o1: number;
+}
+/** The locals, numbered from `at`: ten v128 then two i32 (see `EXP_LOCAL_TYPES`). */
+function expLocals(at: number): ExpLocals {
+  const [x, t, r, r2, k, sj, p, s, y, half, o0, o1] = Array.from({ length: 12 }, (_, i) => at + i);
+  return { x, t, r, r2, k, sj, p, s, y, half, o0, o1 };
+}
+const EXP_LOCAL_TYPES: readonly ValType[] = [...new Array<ValType>(10).fill(type.v128), type.i32, type.i32];
+
+/**
+ * y = exp(x), lanewise: exp.ts's `exp`, step for step (comments name its variables).
+ * Reads x from local `l.x`, leaves the result in `l.y`.
+ */
+function expSteps(l: ExpLocals): Code[] {
+  const x = get(l.x);
+  return [
+    // t = x·N/ln 2 + SHIFT; kd = t − SHIFT; k = kd in the low bits of t
+    local.set(l.t, f64x2.add(f64x2.mul(x, splat(INV_LN2_N)), splat(SHIFT))),
+    local.set(l.k, f64x2.sub(get(l.t), splat(SHIFT))), // kd, for now
+    // r = x − kd·HI − kd·LO
+    local.set(l.r, f64x2.sub(f64x2.sub(x, f64x2.mul(get(l.k), splat(LN2_N_HI))), f64x2.mul(get(l.k), splat(LN2_N_LO)))),
+    local.set(l.k, i64x2.sub(get(l.t), v128.const(SHIFT_BITS, SHIFT_BITS))), // k
+    // j = k & 127, as byte offsets into the tables, per lane
+    local.set(l.t, i64x2.shl(v128.and(get(l.k), splatI64(127)), i32.const(3))),
+    local.set(l.o0, i32.wrapI64(i64x2.extractLane(0)(get(l.t)))),
+    local.set(l.o1, i32.wrapI64(i64x2.extractLane(1)(get(l.t)))),
+    local.set(l.sj, v128.load64Lane(1, SCALE_AT)(get(l.o1), v128.load64Zero(get(l.o0), SCALE_AT))),
+    local.set(l.t, v128.load64Lane(1, TAIL_AT)(get(l.o1), v128.load64Zero(get(l.o0), TAIL_AT))), // T_j
+    // polynomial: T_j + r + r²(C2 + r·C3) + r²·r²(C4 + r·C5), left to right
+    local.set(l.r2, f64x2.mul(get(l.r), get(l.r))),
+    local.set(
+      l.p,
+      f64x2.add(
+        f64x2.add(f64x2.add(get(l.t), get(l.r)), f64x2.mul(get(l.r2), f64x2.add(splat(C2), f64x2.mul(get(l.r), splat(C3))))),
+        f64x2.mul(f64x2.mul(get(l.r2), get(l.r2)), f64x2.add(splat(C4), f64x2.mul(get(l.r), splat(C5)))),
+      ),
+    ),
+    // m = k >> 7; s = S_j · 2^m, as S_j with m added to its exponent; y = s + s·p
+    local.set(l.k, i64x2.shrS(get(l.k), i32.const(7))),
+    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(get(l.k), i32.const(52)))),
+    local.set(l.y, f64x2.add(get(l.s), f64x2.mul(get(l.s), get(l.p)))),
+    ifThen(i32.eqz(i64x2.allTrue(f64x2.le(f64x2.abs(x), splat(700)))), beyondSteps(l)),
+  ];
+}
+
+/**
+ * exp.ts's `beyond` for the lanes past |x| ≤ 700: half = ±128 by x's sign there (0 in a
+ * lane within), s = S_j · 2^(m − half), y = (s + s·p) · 2^half; then ∞ past 710, 0 below
+ * −746, x where it is NaN.
+ */
+function beyondSteps(l: ExpLocals): Code[] {
+  const x = get(l.x);
+  const within = f64x2.le(f64x2.abs(x), splat(700));
+  return [
+    local.set(l.half, v128.andnot(v128.bitselect(splatI64(128), splatI64(-128), f64x2.gt(x, splat(0))), within)),
+    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(i64x2.sub(get(l.k), get(l.half)), i32.const(52)))),
+    local.set(l.y, f64x2.mul(f64x2.add(get(l.s), f64x2.mul(get(l.s), get(l.p))), i64x2.shl(i64x2.add(get(l.half), splatI64(1023)), i32.const(52)))),
+    local.set(l.y, v128.bitselect(splat(Infinity), get(l.y), f64x2.gt(x, splat(710)))),
+    local.set(l.y, v128.bitselect(splat(0), get(l.y), f64x2.lt(x, splat(-746)))),
+    local.set(l.y, v128.bitselect(x, get(l.y), f64x2.ne(x, x))),
+  ];
+}
+
+// parameters: a byte address and a count; then the locals of a pass
+const [P, N, END, LAST] = [0, 1, 2, 3];
+
+/** exp(p, n): the n doubles at p replaced by their exponentials. */
+function expInPlace(): Func {
+  const l = expLocals(4);
+  return {
+    name: "exp",
+    params: [type.i32, type.i32],
+    locals: [type.i32, type.i32, ...EXP_LOCAL_TYPES],
+    body: [
+      local.set(END, i32.add(get(P), i32.mul(get(N), i32.const(8)))),
+      local.set(LAST, i32.sub(get(END), i32.const(8))),
+      forLoop(P, get(LAST), 16, [local.set(l.x, v128.load(get(P))), ...expSteps(l), v128.store(get(P), get(l.y))]),
+      ifThen(i32.ltU(get(P), get(END)), [local.set(l.x, v128.load64Splat(get(P))), ...expSteps(l), v128.store64Lane(0)(get(P), get(l.y))]),
+    ],
+  };
+}
+
+/** expSum(p, n, m): Σ exp(x[i] − m) over the n doubles at p, added in order from 0, into the result slot. */
+function expSum(): Func {
+  const M = 2;
+  const [END, LAST, ACC, MV] = [3, 4, 5, 6];
+  const l = expLocals(7);
+  const add = (lane: number): Code => local.set(ACC, f64.add(get(ACC), f64x2.extractLane(lane)(get(l.y))));
+  return {
+    name: "expSum",
+    params: [type.i32, type.i32, type.f64],
+    locals: [type.i32, type.i32, type.f64, type.v128, ...EXP_LOCAL_TYPES],
+    body: [
+      local.set(END, i32.add(get(P), i32.mul(get(N), i32.const(8)))),
+      local.set(LAST, i32.sub(get(END), i32.const(8))),
+      local.set(MV, f64x2.splat(get(M))),
+      forLoop(P, get(LAST), 16, [local.set(l.x, f64x2.sub(v128.load(get(P)), get(MV))), ...expSteps(l), add(0), add(1)]),
+      ifThen(i32.ltU(get(P), get(END)), [local.set(l.x, f64x2.sub(v128.load64Splat(get(P)), get(MV))), ...expSteps(l), add(0)]),
+      f64.store(i32.const(RESULT_AT), get(ACC)),
+    ],
+  };
+}
+
+/**
+ * max(p, n): reduce.ts's max of the n doubles at p (n ≥ 1) into the result slot: each lane
+ * keeps the first of its greatest elements (a later equal one does not replace it), the
+ * lanes' two are compared, and where both are zeros, the first zero is found by a scalar
+ * pass (0 and −0 are equal, but not the same). Any NaN makes it NaN.
+ */
+function max(): Func {
+  const [END, LAST, ACC, NAN, V, M] = [2, 3, 4, 5, 6, 7];
+  const [Q] = [8];
+  const fold = (v: Code): Code[] => [
+    local.set(V, v),
+    local.set(ACC, f64x2.pmax(get(ACC), get(V))),
+    local.set(NAN, v128.or(get(NAN), f64x2.ne(get(V), get(V)))),
+  ];
+  return {
+    name: "max",
+    params: [type.i32, type.i32],
+    locals: [type.i32, type.i32, type.v128, type.v128, type.v128, type.f64, type.i32],
+    body: [
+      local.set(END, i32.add(get(P), i32.mul(get(N), i32.const(8)))),
+      local.set(LAST, i32.sub(get(END), i32.const(8))),
+      local.set(Q, get(P)),
+      local.set(ACC, splat(-Infinity)),
+      local.set(NAN, v128.zero()),
+      forLoop(P, get(LAST), 16, fold(v128.load(get(P)))),
+      ifThen(i32.ltU(get(P), get(END)), fold(v128.load64Splat(get(P)))),
+      local.set(M, f64.max(f64x2.extractLane(0)(get(ACC)), f64x2.extractLane(1)(get(ACC)))),
+      // the greatest is zero: the first element not below it (its sign) is the answer
+      ifThen(f64.eq(get(M), f64.const(0)), [
+        forLoop(Q, get(END), 8, [ifThen(f64.eq(f64.load(get(Q)), f64.const(0)), [local.set(M, f64.load(get(Q))), local.set(Q, get(END))])]),
+      ]),
+      ifThen(v128.anyTrue(get(NAN)), [local.set(M, f64.const(NaN))]),
+      f64.store(i32.const(RESULT_AT), get(M)),
+    ],
+  };
+}
+
+/** The module: the three passes, and the tables S_j and T_j at the start of its memory. */
+export function expModule(): Uint8Array {
+  const table = (a: Float64Array) => new Uint8Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength));
+  return assemble([expInPlace(), expSum(), max()], [
+    { offset: SCALE_AT, bytes: table(SCALE) },
+    { offset: TAIL_AT, bytes: table(TAIL) },
+  ]);
+}
+
+/**
+ * From this many elements the callers use these kernels: below, the copies in and out
+ * and the call cost more than the second lane saves.
+ */
+export const EXP_SIMD_FROM = 256;
+
+/** Operands of up to 32 MB (about 4 million elements): larger ones stay in JavaScript. */
+const workspace = lazyWorkspace(expModule, 32 * 1024 * 1024);
+
+type Pass = (p: number, n: number) => void;
+type SumPass = (p: number, n: number, m: number) => void;
+
+/** out = exp(x) elementwise (out may be x); false (nothing written) when WebAssembly SIMD is unavailable or x too large. */
+export function simdExp(out: Float64Array, x: Float64Array): boolean {
+  const s = workspace();
+  if (s === null || x.length === 0) return false;
+  const heap = s.heap(OPERAND + x.length);
+  if (heap === null) return false;
+  heap.set(x, OPERAND);
+  (s.exports.exp as Pass)(OPERAND * 8, x.length);
+  out.set(heap.subarray(OPERAND, OPERAND + x.length));
+  return true;
+}
+
+/**
+ * For each of `groups` runs of `len` elements of x (len ≥ 1): m[g] = the run's max (as
+ * reduce.ts's), and sums[g] = Σ exp(x − m[g]) in order, with m[g] taken as 0 where it is
+ * ±∞ or NaN (where x − m would be NaN: logsumexp's convention, reduce.ts). False (nothing
+ * written) when WebAssembly SIMD is unavailable or x too large.
+ */
+export function simdMaxAndExpSums(x: Float64Array, groups: number, len: number, m: Float64Array, sums: Float64Array): boolean {
+  const s = workspace();
+  if (s === null || len === 0) return false;
+  const heap = s.heap(OPERAND + groups * len);
+  if (heap === null) return false;
+  heap.set(x.subarray(0, groups * len), OPERAND);
+  const maxPass = s.exports.max as Pass;
+  const sumPass = s.exports.expSum as SumPass;
+  const result = RESULT_AT / 8;
+  for (let g = 0; g < groups; g++) {
+    const at = (OPERAND + g * len) * 8;
+    maxPass(at, len);
+    const mg = heap[result];
+    m[g] = mg;
+    sumPass(at, len, Number.isFinite(mg) ? mg : 0);
+    sums[g] = heap[result];
+  }
+  return true;
+}
