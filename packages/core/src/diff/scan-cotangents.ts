@@ -149,7 +149,9 @@ export function planFor(p: ScanParams, inputs: ReverseInputs, differentiate: Dif
   const known = key === null ? undefined : (p.body.plans.get(key) as ReversePlan | undefined);
   // a sweep kept as one instruction passes each carry's cotangent between blocks as one vector (reverse-plan.ts mergeable)
   const plan =
-    known ?? planReverse(p, inputs, differentiate, bounded ? MASK_BUDGET : Infinity, false, bounded) ?? planReverse(p, inputs, differentiate, Infinity, true, bounded)!;
+    known ??
+    planReverse(p, inputs, differentiate, bounded ? MASK_BUDGET : Infinity, false, bounded) ??
+    planReverse(p, inputs, differentiate, Infinity, true, bounded)!;
   if (key !== null && known === undefined && p.body.plans.size < 16) p.body.plans.set(key, plan);
   return plan;
 }
