@@ -12,7 +12,8 @@ import { closeTrace, sinkFor, type Trace } from "../trace/tracer.js";
 import type { TermRunner } from "../eval/interpreter.js";
 import { byStructure, type CompiledBlock, type CompiledStep } from "../jit/scan-code.js";
 import { Runs } from "./runs.js";
-import { ARITY, CONST, FIRST_PRIMITIVE } from "../trace/opcodes.js";
+import { ARITY, CODE, CONST, FIRST_PRIMITIVE } from "../trace/opcodes.js";
+import { emitterFor } from "../trace/emitter.js";
 import type { Emitted } from "./place.js";
 import { maskById, maskId, type Mask } from "./cotangent-mask.js";
 
@@ -94,7 +95,15 @@ export interface BlockDerivative {
  * the body's, then those cotangents; its outputs: the present parts of the cotangents of
  * the body's inputs that are not literals.
  */
-function blockDerivative(body: Body, o: Outs, outs: number[], ins: number[], differentiate: Differentiate, masksIn: readonly number[] = []): BlockDerivative {
+function blockDerivative(
+  body: Body,
+  o: Outs,
+  outs: number[],
+  ins: number[],
+  differentiate: Differentiate,
+  masksIn: readonly number[] = [],
+  merge = false,
+): BlockDerivative {
   const tape = body.term.tape;
   const nin = body.nc + body.nx + body.np;
   const vars = [...outs.map((e) => o.w[e >> 1]), ...ins.map((e) => body.inputVar[e >> 1])];
@@ -117,6 +126,20 @@ function blockDerivative(body: Body, o: Outs, outs: number[], ins: number[], dif
     null,
     { pieces, ...(masksIn.some((m) => m !== 0) ? { seedMasks } : {}) },
   );
+  // a carry's two parts summed here, as the next block would settle them (mergeable)
+  const merged = new Map<number, { readonly atom: number; readonly mask: Mask | null }>();
+  if (merge) {
+    const e = emitterFor(sink);
+    for (let k = 0; k < body.nc; k++) {
+      const piece = d.pieceResults?.[k] ?? -1;
+      if (!d.present![k] || piece < 0 || !mergeable(body, k)) continue;
+      const dims = tape.dims(body.inputVar[k]);
+      const placed = e.embed(dims, [piece], [dims.map(() => 0)]);
+      const dense = d.resultMasks?.[k] ?? null;
+      const pm = d.pieceMasks?.[k] ?? null;
+      merged.set(k, { atom: sink.record(CODE.add, d.results[k], placed), mask: settledMask(dense, pm) });
+    }
+  }
   closeTrace(sink);
   const results: number[] = [];
   const out: number[] = [];
@@ -124,6 +147,14 @@ function blockDerivative(body: Body, o: Outs, outs: number[], ins: number[], dif
   const masks = new Int32Array(PARTS * nin);
   for (let k = 0; k < nin; k++) {
     if (body.literal[k]) continue;
+    const both = merged.get(k);
+    if (both !== undefined) {
+      present[2 * k] = 1;
+      masks[2 * k] = maskId(both.mask);
+      results.push(2 * k);
+      out.push(both.atom);
+      continue;
+    }
     if (d.present![k]) {
       present[2 * k] = 1;
       masks[2 * k] = maskId(d.resultMasks?.[k] ?? null);
@@ -140,6 +171,36 @@ function blockDerivative(body: Body, o: Outs, outs: number[], ins: number[], dif
   }
   const term = new TraceTerm(sink.tape, [{ name: "in", shape: UNIT, atoms: [] }], { shape: UNIT, atoms: out });
   return { term, outs, ins, results, present, masks, interpreter: null };
+}
+
+/**
+ * Whether carry k's cotangent may leave a block as one vector, its dense sum and its pieces
+ * added there (`merge`): the block before seeds carry′ k's variable with both parts and
+ * settles it (differentiate.ts: dense + embed(pieces)) before anything else adds to it,
+ * when nothing in the body reads it and it is seeded once (no other carry′ leaf, no
+ * written y). The next block then starts from that sum, one vector read instead of two
+ * and one written instead of two per iteration: the same additions in the same order.
+ */
+function mergeable(body: Body, k: number): boolean {
+  if (body.carryKind[k] !== "internal" || body.literal[k]) return false;
+  const tape = body.term.tape;
+  const w = body.carryOut[k];
+  if (body.term.output.atoms.indexOf(w) !== k || body.term.output.atoms.lastIndexOf(w) !== k) return false;
+  for (let i = w + 1; i < tape.length; i++) {
+    if (tape.op[i] < FIRST_PRIMITIVE) continue;
+    if (tape.x[i] !== 0 ? tape.args(i).includes(w) : tape.a[i] === w || (ARITY[tape.op[i]] === 2 && tape.b[i] === w)) return false;
+  }
+  return true;
+}
+
+/**
+ * The mask a variable seeded with a dense part (mask `dense`) and a piece (mask `pm`, as
+ * piecesMask reads a whole piece's) has once settled, as differentiate.ts's settle makes it.
+ */
+function settledMask(dense: Mask | null, pm: Mask | null): Mask | null {
+  if (pm === null || dense === null) return null;
+  const m = dense.map((t, i) => (t !== 0 || pm[i] !== 0 ? 1 : 0));
+  return m.every((t) => t !== 0) ? null : m;
 }
 
 /**
@@ -280,7 +341,14 @@ export function aliasOf(p: ScanParams, a: number): number {
  * vector, GradBench ode's: a block derivative per step); `dropMasks`: the plan with no
  * mask passed between blocks (each block's rules masked by its own `where`s alone).
  */
-export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate, budget = Infinity, dropMasks = false): ReversePlan | null {
+export function planReverse(
+  p: ScanParams,
+  inputs: ReverseInputs,
+  differentiate: Differentiate,
+  budget = Infinity,
+  dropMasks = false,
+  merge = false,
+): ReversePlan | null {
   const { body, n } = p;
   const obs = p.layout.obs;
   const { outs: o, derivatives } = cacheFor(body, obs);
@@ -344,7 +412,7 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
   // a pattern's key as a number when its bits fit (a loop of a million iterations makes as many), else a string
   const small = PARTS * (o.w.length + nin) <= 30;
   const numbers = new Map<number, number>();
-  let last: number | string = -1;
+  let last: number | string | null = null;
   let lastIndex = -1;
   // a middle iteration whose outside inputs (seeds, x's cotangents) are the next one's, starting from the
   // presence that one started from, has its pattern: a steady loop is decided in O(1) per iteration
@@ -412,13 +480,15 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
             mids.push(inState(body, o, k, part, r, n, msrc));
             bits |= 1 << (PARTS * o.w.length + 2 * k + part);
           }
-    // a pattern with masks is named by them too (its rules are masked as they come in)
+    // a pattern with masks is named by them too (its rules are masked as they come in); one whose
+    // carries leave as one vector (merge: any block but the first, whose results leave the sweep) by that
+    const merged = merge && r > 0;
     const numeric = small && mids.every((m) => m === 0);
-    const name = `${outs.join(",")}|${ins.join(",")}${numeric ? "" : `|${mids.join(",")}`}`;
-    const key: number | string = numeric ? bits : name;
-    if (key !== last && numeric && numbers.has(bits)) {
+    const name = `${outs.join(",")}|${ins.join(",")}${numeric ? "" : `|${mids.join(",")}`}${merged ? "|merged" : ""}`;
+    const key: number | string = numeric ? (merged ? -1 - bits : bits) : name;
+    if (key !== last && numeric && numbers.has(key as number)) {
       last = key;
-      lastIndex = numbers.get(bits)!;
+      lastIndex = numbers.get(key as number)!;
     } else if (key !== last) {
       if (!numeric && !index.has(derivatives.get(name)!)) {
         spent += Math.max(...mids.map((m) => maskById(m)?.length ?? 0));
@@ -429,13 +499,13 @@ export function planReverse(p: ScanParams, inputs: ReverseInputs, differentiate:
         if (!derivatives.has(name)) made.push(name);
       }
       let d = derivatives.get(name);
-      if (d === undefined) derivatives.set(name, (d = blockDerivative(body, o, [...outs], [...ins], differentiate, [...mids])));
+      if (d === undefined) derivatives.set(name, (d = blockDerivative(body, o, [...outs], [...ins], differentiate, [...mids], merged)));
       let i = index.get(d);
       if (i === undefined) {
         index.set(d, (i = patterns.length));
         patterns.push(d);
       }
-      if (numeric) numbers.set(bits, i);
+      if (numeric) numbers.set(key as number, i);
       last = key;
       lastIndex = i;
     }

@@ -147,7 +147,11 @@ export function planFor(p: ScanParams, inputs: ReverseInputs, differentiate: Dif
         (inputs.masks === undefined ? "" : `|${[inputs.masks.seedObs, inputs.masks.seedFinal, inputs.masks.acc].map((m) => [...m].join(";")).join("|")}`)
       : null;
   const known = key === null ? undefined : (p.body.plans.get(key) as ReversePlan | undefined);
-  const plan = known ?? planReverse(p, inputs, differentiate, bounded ? MASK_BUDGET : Infinity) ?? planReverse(p, inputs, differentiate, Infinity, true)!;
+  // a sweep kept as one instruction passes each carry's cotangent between blocks as one vector (reverse-plan.ts mergeable)
+  const plan =
+    known ??
+    planReverse(p, inputs, differentiate, bounded ? MASK_BUDGET : Infinity, false, bounded) ??
+    planReverse(p, inputs, differentiate, Infinity, true, bounded)!;
   if (key !== null && known === undefined && p.body.plans.size < 16) p.body.plans.set(key, plan);
   return plan;
 }

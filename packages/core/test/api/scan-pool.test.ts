@@ -28,8 +28,8 @@ function rk4(x: TensorArg, y: Operand): Operand {
   return add(y, mul(h / 6, add(add(add(k1, mul(2, k2)), mul(2, k3)), k4)));
 }
 
-const solve = (x: TensorArg, checkpoint: Checkpoint): TensorArg =>
-  scan((y: Operand): [Operand] => [rk4(x, y)], new Float64Array(shapeOf(x)[0]) as Operand, STEPS, { checkpoint })[0] as TensorArg;
+const solve = (x: TensorArg, checkpoint: Checkpoint, steps = STEPS): TensorArg =>
+  scan((y: Operand): [Operand] => [rk4(x, y)], new Float64Array(shapeOf(x)[0]) as Operand, steps, { checkpoint })[0] as TensorArg;
 
 /** Buffers allocated fresh per call of `f` once it replays (three calls, after two to warm up). */
 function freshPerCall(f: (x: TensorArg) => unknown): number {
@@ -40,7 +40,34 @@ function freshPerCall(f: (x: TensorArg) => unknown): number {
   return (poolStats.fresh - before) / 3;
 }
 
+/** Buffers taken per call of `f` once it replays, fresh or from the pool. */
+function takenPerCall(f: (x: TensorArg) => unknown): number {
+  f(xs(1));
+  f(xs(2));
+  const before = poolStats.fresh + poolStats.reused;
+  f(xs(3));
+  return poolStats.fresh + poolStats.reused - before;
+}
+
 describe("a replayed scan on tensors gives its buffers back", () => {
+  it("jit(grad): a carry read through slices passes its cotangent from block to block as one vector, the loop's numbers", () => {
+    // per step: the forward run's carry, and the block's cotangents of the carry (dense and pieces
+    // summed where they are made, reverse-plan.ts mergeable) and of x's slices; apart, 5.25 per step
+    const grads = [STEPS, 2 * STEPS].map((steps) => {
+      const g = (x: TensorArg): unknown => grad((w): Scalar => index(solve(w, "every", steps), [N - 1]), x);
+      return { g, taken: takenPerCall(jit(g)) };
+    });
+    expect((grads[1].taken - grads[0].taken) / STEPS).toBeLessThan(4);
+    const [{ g }] = grads;
+    const loop = (x: TensorArg): unknown =>
+      grad((w): Scalar => {
+        let y: Operand = new Float64Array(N);
+        for (let i = 0; i < STEPS; i++) y = rk4(w, y);
+        return index(y as TensorArg, [N - 1]);
+      }, x);
+    expectSame([4, 5].map((s) => jit(g)(xs(s))), [4, 5].map((s) => loop(xs(s))));
+  });
+
   it("jit of a real computed from a scan's carry takes no fresh buffer per call (its last carry goes back)", () => {
     const f = (x: TensorArg): Scalar => sum(solve(x, "every"));
     const j = jit(f);
