@@ -13,7 +13,7 @@
  * (padding adds whole rows of A and columns of B that no kept element reads), and the
  * result copied out: O(nk + km + nm) against the product's O(nkm).
  */
-import { assemble, f64x2, forLoop, i32, lazyWorkspace, local, type, v128, type Code } from "./wasm.js";
+import { assemble, f64x2, forLoop, i32, lazyWorkspace, local, type, v128, type Code, type Func, type Workspace } from "./wasm.js";
 
 /** Rows of a result block: 2·ROWS vector accumulators, two vectors of B and one of A stay in 16 registers. */
 export const ROWS = 4;
@@ -87,17 +87,20 @@ function kernel(): Code[] {
   ];
 }
 
-/** The module's bytes: one function `gemm(a, b, c, n, k, m, cm, depths)` over the imported memory. */
-export function gemmModule(): Uint8Array {
+/** The function `gemm(a, b, c, n, k, m, cm, depths)` over the imported memory. */
+export function gemmFunc(): Func {
   const i = type.i32;
-  return assemble([
-    {
-      name: "gemm",
-      params: [i, i, i, i, i, i, i, i],
-      locals: [i, i, i, i, i, i, i, i, type.v128, type.v128, type.v128, i, i, i, i, ...rows.flatMap(() => [type.v128, type.v128]), ...rows.slice(1).map(() => i)],
-      body: kernel(),
-    },
-  ]);
+  return {
+    name: "gemm",
+    params: [i, i, i, i, i, i, i, i],
+    locals: [i, i, i, i, i, i, i, i, type.v128, type.v128, type.v128, i, i, i, i, ...rows.flatMap(() => [type.v128, type.v128]), ...rows.slice(1).map(() => i)],
+    body: kernel(),
+  };
+}
+
+/** The module's bytes: the one function `gemm`. */
+export function gemmModule(): Uint8Array {
+  return assemble([gemmFunc()]);
 }
 
 type GemmFn = (a: number, b: number, c: number, n: number, k: number, m: number, cm: number, depths: number) => void;
@@ -107,24 +110,35 @@ const workspace = lazyWorkspace(gemmModule, 256 * 1024 * 1024);
 
 const roundUp = (x: number, to: number) => Math.ceil(x / to) * to;
 
-/**
- * r[ro…] = a[ao…] (n×k) · b[bo…] (k×m) by the SIMD kernel; false (nothing written) when
- * WebAssembly SIMD is unavailable. r's block is overwritten, not added to.
- */
-export function simdGemm(a: Float64Array, ao: number, b: Float64Array, bo: number, r: Float64Array, ro: number, n: number, k: number, m: number): boolean {
-  const s = workspace();
-  if (s === null) return false;
+/** Where a product's operands and result lie in a workspace (in doubles) and its padded sizes; `end` is past them all. */
+export interface ProductPlace {
+  readonly n4: number;
+  readonly m4: number;
+  readonly bAt: number;
+  readonly cAt: number;
+  readonly dAt: number;
+  readonly end: number;
+}
+
+/** A's rows padded to whole blocks at 0, B's columns padded after it, then the result (cm = m columns, and the spill), then the depths. */
+export function productPlace(n: number, k: number, m: number): ProductPlace {
   const n4 = roundUp(n, ROWS);
   const m4 = roundUp(m, COLS);
-  const aAt = 0;
   const bAt = n4 * k;
   const cAt = bAt + k * m4;
   const dAt = cAt + n4 * m + COLS;
-  const heap = s.heap(dAt + n4 / ROWS / 2 + 1);
-  if (heap === null) return false;
-  blockDepths(new Int32Array(heap.buffer, dAt * 8, n4 / ROWS), a, ao, b, bo, n, k, m);
-  heap.set(a.subarray(ao, ao + n * k), aAt);
-  heap.fill(0, aAt + n * k, bAt); // padding rows of A
+  return { n4, m4, bAt, cAt, dAt, end: dAt + n4 / ROWS / 2 + 1 };
+}
+
+/**
+ * a (n×k) · b (k×m) into the workspace's memory at `at` (productPlace's; `heap` its view,
+ * with room for at.end doubles): the operands copied in and padded, the kernel run. The
+ * result's n4 rows (those past n zeros) of m columns are at at.cAt.
+ */
+export function runProduct(s: Workspace, heap: Float64Array, at: ProductPlace, a: Float64Array, ao: number, b: Float64Array, bo: number, n: number, k: number, m: number): void {
+  const { n4, m4, bAt, cAt, dAt } = at;
+  heap.set(a.subarray(ao, ao + n * k), 0);
+  heap.fill(0, n * k, bAt); // padding rows of A
   if (m4 === m) heap.set(b.subarray(bo, bo + k * m), bAt);
   else {
     // row by row with padding columns of zeros; loops, as a subarray per short row costs more
@@ -133,8 +147,22 @@ export function simdGemm(a: Float64Array, ao: number, b: Float64Array, bo: numbe
       for (let j = m; j < m4; j++) heap[to + j] = 0;
     }
   }
-  (s.exports.gemm as GemmFn)(aAt * 8, bAt * 8, cAt * 8, n4, k, m4, m, dAt * 8);
-  r.set(heap.subarray(cAt, cAt + n * m), ro);
+  blockDepths(new Int32Array(heap.buffer, dAt * 8, n4 / ROWS), a, ao, b, bo, n, k, m);
+  (s.exports.gemm as GemmFn)(0, bAt * 8, cAt * 8, n4, k, m4, m, dAt * 8);
+}
+
+/**
+ * r[ro…] = a[ao…] (n×k) · b[bo…] (k×m) by the SIMD kernel; false (nothing written) when
+ * WebAssembly SIMD is unavailable. r's block is overwritten, not added to.
+ */
+export function simdGemm(a: Float64Array, ao: number, b: Float64Array, bo: number, r: Float64Array, ro: number, n: number, k: number, m: number): boolean {
+  const s = workspace();
+  if (s === null) return false;
+  const at = productPlace(n, k, m);
+  const heap = s.heap(at.end);
+  if (heap === null) return false;
+  runProduct(s, heap, at, a, ao, b, bo, n, k, m);
+  r.set(heap.subarray(at.cAt, at.cAt + n * m), ro);
   return true;
 }
 
