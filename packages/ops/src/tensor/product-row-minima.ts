@@ -54,7 +54,7 @@ function simdProductRowMinima({ a, b, n, k, m, bias, scale }: ProductRowMinimaAr
   // the row minima's bias and results go past the product, over its spill and depths (read by then)
   const heap = s.heap(Math.max(at.end, at.cAt + at.n4 * m + minimaRoom(at.n4, m)));
   if (heap === null) return false;
-  runProduct(s, heap, at, a, 0, b, 0, n, k, m);
+  runProduct(s, heap, at, { a, ao: 0, b, bo: 0, n, k, m });
   runRowMinima(s, heap, { xAt: at.cAt, rows: n, padded: at.n4, cols: m, bias, scale }, out);
   return true;
 }

@@ -130,12 +130,23 @@ export function productPlace(n: number, k: number, m: number): ProductPlace {
   return { n4, m4, bAt, cAt, dAt, end: dAt + n4 / ROWS / 2 + 1 };
 }
 
+/** a[ao…] (n×k) and b[bo…] (k×m), row-major. */
+export interface ProductOperands {
+  readonly a: Float64Array;
+  readonly ao: number;
+  readonly b: Float64Array;
+  readonly bo: number;
+  readonly n: number;
+  readonly k: number;
+  readonly m: number;
+}
+
 /**
  * a (n×k) · b (k×m) into the workspace's memory at `at` (productPlace's; `heap` its view,
  * with room for at.end doubles): the operands copied in and padded, the kernel run. The
  * result's n4 rows (those past n zeros) of m columns are at at.cAt.
  */
-export function runProduct(s: Workspace, heap: Float64Array, at: ProductPlace, a: Float64Array, ao: number, b: Float64Array, bo: number, n: number, k: number, m: number): void {
+export function runProduct(s: Workspace, heap: Float64Array, at: ProductPlace, { a, ao, b, bo, n, k, m }: ProductOperands): void {
   const { n4, m4, bAt, cAt, dAt } = at;
   heap.set(a.subarray(ao, ao + n * k), 0);
   heap.fill(0, n * k, bAt); // padding rows of A
@@ -161,7 +172,7 @@ export function simdGemm(a: Float64Array, ao: number, b: Float64Array, bo: numbe
   const at = productPlace(n, k, m);
   const heap = s.heap(at.end);
   if (heap === null) return false;
-  runProduct(s, heap, at, a, ao, b, bo, n, k, m);
+  runProduct(s, heap, at, { a, ao, b, bo, n, k, m });
   r.set(heap.subarray(at.cAt, at.cAt + n * m), ro);
   return true;
 }

@@ -153,7 +153,8 @@ export interface PlacedRows {
  * The row minima of x already in the memory of `s` (a module exporting rowMinima; `heap`
  * its view, with room for minimaRoom doubles past x), written after x and copied out.
  */
-export function runRowMinima(s: Workspace, heap: Float64Array, { xAt, rows, padded, cols, bias, scale }: PlacedRows, { least, second, at }: RowMinimaResults): void {
+export function runRowMinima(s: Workspace, heap: Float64Array, placed: PlacedRows, { least, second, at }: RowMinimaResults): void {
+  const { xAt, rows, padded, cols, bias, scale } = placed;
   const bAt = xAt + padded * cols;
   const lAt = bAt + cols;
   const sAt = lAt + padded;
