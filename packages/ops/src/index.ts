@@ -22,6 +22,7 @@ export type { ConvParams, Reduction } from "./tensor/kernels.js";
 export * as kernels from "./tensor/kernels.js";
 export { EXP_SIMD_FROM } from "./tensor/simd-exp.js";
 export { rowMinima, type RowMinima, type RowMinimaArgs } from "./tensor/row-minima.js";
+export { productRowMinima, type ProductRowMinimaArgs } from "./tensor/product-row-minima.js";
 export type { Arg, Buf, Contribution, ConvDims, EmbedParams, GatherParams, ReduceParams, SliceParams, TensorCall } from "./tensor/op.js";
 export { broadcastLanes, type LaneArgs } from "./tensor/lanes.js";
 export { tensorOps, TENSOR_OP_NAMES, sumTo, inversePerm } from "./tensor/ops.js";

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { gemm, gemv, jsGemm } from "../src/tensor/gemm.js";
 import { matmul, transpose } from "../src/tensor/kernels.js";
-import { simdGemm } from "../src/tensor/simd-gemm.js";
+import { blockDepths, simdGemm } from "../src/tensor/simd-gemm.js";
 import { randomArray, randomInt, rng, sameBits } from "./random.js";
 
 /** The definition, written plainly: r[i][j] = Σ_p a[i][p]·b[p][j], p in order, from 0. */
@@ -94,6 +94,39 @@ describe("gemm", () => {
     }
   });
 
+  it("rows of A ending in zeros (triangular, ragged, signed zeros) stop at their block's depth; the definition to the bit, B finite or not", () => {
+    const next = rng(6);
+    const specials = [NaN, Infinity, -Infinity, -0, 0];
+    for (let t = 0; t < 200; t++) {
+      const [n, k, m] = [randomInt(next, 1, 40), randomInt(next, 1, 40), randomInt(next, 1, 30)];
+      const a = randomArray(next, n * k);
+      // row i keeps its first `keep` entries (lower-triangular when keep = i + 1); the rest are ±0
+      for (let i = 0; i < n; i++) {
+        const keep = t % 2 === 0 ? Math.min(k, i + 1) : randomInt(next, 0, k);
+        for (let p = keep; p < k; p++) a[i * k + p] = next() < 0.5 ? 0 : -0;
+      }
+      const b = randomArray(next, k * m);
+      if (t % 3 === 0) b[randomInt(next, 0, k * m - 1)] = specials[randomInt(next, 0, specials.length - 1)];
+      const want = reference(a, 0, b, 0, n, k, m);
+      expect(sameBits(product(simd, a, 0, b, 0, n, k, m), want), `simd ${n}×${k}×${m}`).toBe(true);
+      expect(sameBits(product(gemm, a, 0, b, 0, n, k, m), want), `gemm ${n}×${k}×${m}`).toBe(true);
+    }
+  });
+
+  it("a block's depth: 1 + the last column where one of its rows is not zero; every column where B is not all finite", () => {
+    // 6 rows of 5 (blocks of 4 rows): rows 0–3 end after columns 1, 3, 0, 2; rows 4–5 after 0 and none
+    const a = Float64Array.from([1, 2, 0, 0, 0, 1, 1, 1, 1, -0, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, -0, 0, 0, 0]);
+    const depths = new Int32Array(2);
+    blockDepths(depths, a, 0, new Float64Array(10).fill(1), 0, 6, 5, 2);
+    expect([...depths]).toEqual([4, 0]);
+    for (const bad of [Infinity, -Infinity, NaN]) {
+      const b = new Float64Array(10).fill(1);
+      b[9] = bad;
+      blockDepths(depths, a, 0, b, 0, 6, 5, 2);
+      expect([...depths]).toEqual([5, 5]);
+    }
+  });
+
   it("an empty inner dimension gives zeros", () => {
     const none = new Float64Array(0);
     expect(sameBits(product(jsGemm, none, 0, none, 0, 3, 0, 5), new Float64Array(15))).toBe(true);
@@ -135,6 +168,10 @@ describe("matmul (the kernel of the primitive)", () => {
       [[2, 1, 9, 40], [3, 40, 13], [2, 3, 9, 13]],
       [[1, 21, 64], [4, 64, 6], [4, 21, 6]],
       [[64, 64], [64, 128], [64, 128]],
+      // one B for every batch (one product of the stacked rows): batch axes of A alone, or against B's ones
+      [[5, 8, 8], [8, 300], [5, 8, 300]],
+      [[2, 3, 4, 6], [1, 6, 50], [2, 3, 4, 50]],
+      [[1, 3, 4, 6], [1, 1, 6, 50], [1, 3, 4, 50]],
     ];
     for (const [ad, bd, out] of cases) {
       const a = randomArray(next, ad.reduce((x, y) => x * y, 1));

@@ -14,7 +14,8 @@
  * along axis 0) reads its source's element at the row the positions name, for each
  * element of the chain: the gather's values are never stored (kmeans' sub → square → sum
  * of points less their centroids reads each centroid where the kernel copied it first).
- * The positions are checked as the kernel checks them, before the loops. Its adjoint,
+ * The positions are checked as the kernel checks them, before the loops; where every gather
+ * and scatter of a loop reads element i, the loop runs by rows (rowLoop). Its adjoint,
  * scatterAddAt, is a sink: each value is added into its row of a copy of the tensor as the
  * loop makes it, element after element as the kernel adds them. A sum of all of a tensor's elements is a sink:
  * accumulated in the loop that computes them, from 0 in memory order, as the sum kernel
@@ -93,8 +94,8 @@ interface Made {
   readonly sum: boolean;
   /** A sum of all elements (a real), or a scatterAddAt (`scatter`), accumulated in its loop. */
   readonly sink: boolean;
-  /** A scatterAddAt: its elements added at `target` (an expression of the element's index) into its buffer, of `size` elements. */
-  readonly scatter?: { readonly target: (e: string) => string; readonly size: number };
+  /** A scatterAddAt: its elements added into its buffer (of `size` elements) at rows g (checked positions, the name) of `inner` elements. */
+  readonly scatter?: { readonly g: string; readonly inner: number; readonly size: number };
   readonly pieces: readonly Piece[];
   readonly reads: readonly (readonly [number, number])[];
   /** The constant masks its `where`s read (token `$k<u>_<d>`, mask u at element i + d): decided per segment. */
@@ -227,6 +228,8 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
       const active = members.filter((m) => lo + L(m) >= 0 && hi + L(m) <= m.size);
       // iteration i + j's statements; j null: one iteration (the values in r<v>_0), else the j-th of UNROLL
       // (the values in t<v>_<j>, a value made k iterations back a t of this block or a register)
+      // by rows (rowLoop): each gathered or scattered row's start once per row, not per element
+      const rows = shifts ? null : rowLoop(active, L, lo, hi);
       const iteration = (j: number | null): string[] => {
         const at = j ?? 0;
         const name = (u: number, k: number): string => (j === null ? `r${u}_${k}` : j - k >= 0 ? `t${u}_${j - k}` : `r${u}_${k - j}`);
@@ -241,7 +244,7 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
                 return `b${u}[${index(l + d + at)}]`;
               })
               .replace(GATHER, (_, x: string, g: string, inner: string, minus: string, ds: string) =>
-                `b${x}[${rowElement(`g${g}`, Number(inner), index(l + (minus === "" ? Number(ds) : -Number(ds)) + at))}]`,
+                rows !== null ? `b${x}[o${g} + i]` : `b${x}[${rowElement(`g${g}`, Number(inner), index(l + (minus === "" ? Number(ds) : -Number(ds)) + at))}]`,
               )
               .replace(MASK, (_, u: string, minus: string, ds: string) => {
                 const d = minus === "" ? Number(ds) : -Number(ds);
@@ -252,7 +255,10 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
           const inside = m.pieces.filter((p) => p.from <= lo + l && hi + l <= p.to);
           const expr = m.sum ? inside.reduce((acc, p) => `(${acc} + ${p.expr})`, "0") : inside[0].expr;
           // a sink adds as sumRun does: acc += x[i], from 0
-          if (m.scatter !== undefined) body.push(`b${m.v}[${m.scatter.target(index(l + at))}] += ${token(expr)};`);
+          if (m.scatter !== undefined) {
+            const { g, inner } = m.scatter;
+            body.push(`b${m.v}[${rows !== null ? `o${g.slice(1)} + i` : rowElement(g, inner, index(l + at))}] += ${token(expr)};`);
+          }
           else if (m.sink) body.push(`r${m.v}_0 += ${token(expr)};`);
           else body.push(j === null ? `r${m.v}_0 = ${token(expr)};` : `const t${m.v}_${j} = ${token(expr)};`);
           if (m.array) body.push(`b${m.v}[${index(l + at)}] = ${name(m.v, 0)};`);
@@ -273,6 +279,13 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
         }
         return moves;
       };
+      if (rows !== null) {
+        // row w's elements [i, i + inner): o<g> + i is element i's place in its source row
+        const starts = [...rows.names].map((g) => `const o${g.slice(1)} = ${g}[w] * ${rows.inner} - i;`);
+        const inner = `for (const e = i + ${rows.inner}; i < e; i++) {\n  ${iteration(null).join("\n  ")}\n}`;
+        lines.push(`{\nlet i = ${lo};\nfor (let w = ${lo / rows.inner}; i < ${hi}; w++) {\n${[...starts, inner].join("\n")}\n}\n}`);
+        continue;
+      }
       const one = `for (; i < ${hi}; i++) {\n  ${[...iteration(null), ...shift(false)].join("\n  ")}\n}`;
       if (!shifts || hi - lo < 4 * UNROLL || members.length > MAX_UNROLLED) {
         lines.push(`{\nlet i = ${lo};\n${one}\n}`);
@@ -285,6 +298,37 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
     for (const m of members) if (m.sink && m.scatter === undefined) lines.push(`V[${m.v}] = r${m.v}_0;`);
   });
   return lines;
+}
+
+/**
+ * Whether a segment [lo, hi) of a loop without registers runs by rows: when every gather
+ * and scatter its members make reads or adds element i (no lead, no offset) of rows of one
+ * width `inner`, and the segment is whole rows. Then an outer loop runs over the rows and
+ * an inner one over their elements, in the same order of i (a sink's additions, a
+ * scatter's, are the same in the same order): each row's place in its source is found
+ * once, not by a shift and a mask (a division where inner is no power of two) per element
+ * and per gather (kmeans' direction reads the assignment four times an element). Null
+ * where the segment has no gather or scatter, or reads one otherwise.
+ */
+function rowLoop(active: readonly Made[], L: (m: Made) => number, lo: number, hi: number): { inner: number; names: Set<string> } | null {
+  const names = new Set<string>();
+  let inner = 0;
+  let fits = true;
+  const row = (g: string, width: number, offset: number): void => {
+    if (inner !== 0 && width !== inner) fits = false;
+    inner = width;
+    if (offset !== 0) fits = false;
+    names.add(g);
+  };
+  for (const m of active) {
+    if (m.scatter !== undefined) row(m.scatter.g, m.scatter.inner, L(m));
+    for (const p of m.pieces) {
+      if (!(p.from <= lo + L(m) && hi + L(m) <= p.to)) continue;
+      for (const [, , g, width, minus, ds] of p.expr.matchAll(GATHER)) row(`g${g}`, Number(width), L(m) + (minus === "" ? Number(ds) : -Number(ds)));
+    }
+  }
+  if (!fits || names.size === 0 || lo % inner !== 0 || hi % inner !== 0 || hi <= lo) return null;
+  return { inner, names };
 }
 
 /**
@@ -451,7 +495,7 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
       const g = checked(v, positions, td[0]);
       const inner = size(td.slice(1));
       const m = size(tape.dims(values));
-      const scatter = { target: (e: string) => rowElement(g, inner, e), size: size(td) };
+      const scatter = { g, inner, size: size(td) };
       loops.push({ v, size: m, sum: false, sink: true, scatter, pieces: [{ from: 0, to: m, expr: at(values, 0) }], reads, masks });
       copies.push(`b${v}.set(b${t});`);
       continue;

@@ -240,6 +240,9 @@ describe("gathers of rows at traced positions in a chain", () => {
     expect(chains.length).toBe(1);
     expect(chains[0].made.length).toBe(0);
     expect(chains[0].source).toContain(`positions("gatherAt"`);
+    // by rows: each row's place in the centroids found once per row (no shift or division per element)
+    expect(chains[0].source).toMatch(/for \(let w = 0; i < \d+; w\+\+\)/);
+    expect(chains[0].source).not.toMatch(/>> \d|\/ \d+ \|/);
     // the direction's scatters are sinks of the chain that computes their values: no kernel runs a gather or a scatter
     const dirTerm = traceOf((x: { c: Tensor; at: Tensor }) => jvp((c: Tensor) => grad((c2: Tensor) => cost(P, c2, x.at), c), x.c, ones), points[0]);
     const m = dirTerm.tape.length;
@@ -249,7 +252,27 @@ describe("gathers of rows at traced positions in a chain", () => {
     const byKernels = dirSteps.filter((s): s is number => typeof s === "number").map((v) => dirTerm.tape.op[v]);
     expect(byKernels).not.toContain(CODE.gatherAt);
     expect(byKernels).not.toContain(CODE.scatterAddAt);
-    expect(dirSteps.some((s) => typeof s !== "number" && s.source.includes("] += "))).toBe(true);
+    expect(dirSteps.some((s) => typeof s !== "number" && s.source.includes("] += ") && s.source.includes("let w = 0"))).toBe(true);
+  });
+
+  it("a gather read at an offset (a slice of its rows) runs element by element, the kernels' numbers", () => {
+    const inner = 8;
+    const { P, points } = case_(inner);
+    // rows 1… of the gathered rows, less rows 0… of the points: the gather's element i + inner at element i
+    const shifted = (c: Tensor, at: Tensor): Scalar => sum(square(sub(slice(gather(c, at), [1, 0], [30, inner]), slice(P, [0, 0], [29, inner]))));
+    const make = () => jit((x: { c: Tensor; at: Tensor }) => shifted(x.c, x.at));
+    const fused = callAll(make, points, true);
+    const kernels = callAll(make, points, false);
+    expect(fused.runs).toBeGreaterThan(0);
+    expectSame(fused.results, kernels.results);
+    const term = traceOf((x: { c: Tensor; at: Tensor }) => shifted(x.c, x.at), points[0]);
+    const n = term.tape.length;
+    const kept = new Uint8Array(n);
+    for (const v of term.output.atoms) kept[v] = 1;
+    const sources = planChains(term.tape, { live: new Uint8Array(n).fill(1), kept })
+      .filter((s): s is ChainCode => typeof s !== "number")
+      .map((c) => c.source);
+    expect(sources.some((s) => s.includes(`positions("gatherAt"`) && !s.includes("let w = 0"))).toBe(true);
   });
 
   it("refuses positions outside the source's rows, as the kernel does", () => {

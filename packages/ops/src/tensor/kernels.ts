@@ -81,7 +81,13 @@ export function broadcastTo(x: number | Float64Array, xd: Dims, out: Dims): Floa
   return r;
 }
 
-/** Batched matrix product: [..., n, k] @ [..., k, m] → [..., n, m], batch axes broadcast. */
+/**
+ * Batched matrix product: [..., n, k] @ [..., k, m] → [..., n, m], batch axes broadcast.
+ * Where every batch shares one B and A is not broadcast (a stack of matrices times one
+ * matrix: a Gaussian mixture's factors times the points), the batches' rows are
+ * contiguous in A and in the result: one product of all of them, whose elements are the
+ * same sums (gemm.ts), and B is copied into the SIMD kernel's memory once, not per batch.
+ */
 export function matmul(a: Float64Array, ad: Dims, b: Float64Array, bd: Dims, out: Dims): Float64Array {
   const n = ad[ad.length - 2];
   const k = ad[ad.length - 1];
@@ -89,6 +95,7 @@ export function matmul(a: Float64Array, ad: Dims, b: Float64Array, bd: Dims, out
   const r = alloc(size(out), true);
   const batch = out.slice(0, -2);
   if (batch.length === 0) gemm(a, 0, b, 0, r, 0, n, k, m);
+  else if (size(bd) === k * m && size(ad) === size(batch) * n * k) gemm(a, 0, b, 0, r, 0, size(batch) * n, k, m);
   else odometer(batch, [ad.slice(0, -2), bd.slice(0, -2)], (o, offs) => gemm(a, offs[0] * n * k, b, offs[1] * k * m, r, o * n * m, n, k, m));
   return r;
 }

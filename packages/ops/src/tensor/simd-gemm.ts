@@ -6,11 +6,14 @@
  * the result, two columns to a vector, so each lane does one element's additions in
  * that order; wasm neither fuses a multiply-add nor reorders, so the two agree to the bit.
  *
+ * A row of blocks stops where only zeros of A are left (blockDepths: a triangular A costs
+ * half), which changes no bit where B is finite.
+ *
  * Operands are copied into the module's memory, padded with zeros to whole blocks
  * (padding adds whole rows of A and columns of B that no kept element reads), and the
  * result copied out: O(nk + km + nm) against the product's O(nkm).
  */
-import { assemble, f64x2, forLoop, i32, lazyWorkspace, local, type, v128, type Code } from "./wasm.js";
+import { assemble, f64x2, forLoop, i32, lazyWorkspace, local, type, v128, type Code, type Func, type Workspace } from "./wasm.js";
 
 /** Rows of a result block: 2·ROWS vector accumulators, two vectors of B and one of A stay in 16 registers. */
 export const ROWS = 4;
@@ -18,9 +21,9 @@ export const ROWS = 4;
 export const COLS = 4;
 
 // the kernel's parameters (byte addresses; sizes in elements, padded but CM) and locals
-const [A, B, C, N, K, M, CM] = [0, 1, 2, 3, 4, 5, 6];
-const [I, J, KB, MB, PA, PB, PEND, PC, AV, B0, B1, JJ, CB] = [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
-const ACC = 20; // ACC + 2r + h: row r, columns 2h and 2h + 1 of the block
+const [A, B, C, N, K, M, CM, DEPTHS] = [0, 1, 2, 3, 4, 5, 6, 7];
+const [I, J, KB, MB, PA, PB, PEND, PC, AV, B0, B1, JJ, CB, PD, DB] = [8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22];
+const ACC = 23; // ACC + 2r + h: row r, columns 2h and 2h + 1 of the block
 const acc = (r: number, h: number) => ACC + 2 * r + h;
 const OFF = ACC + 2 * ROWS; // OFF + r − 1: r·KB, the byte offset of row r of a block of A
 const rowOffset = (r: number) => OFF + r - 1;
@@ -56,7 +59,7 @@ function kernel(): Code[] {
   const block: Code[] = [
     ...rows.flatMap((r) => [local.set(acc(r, 0), v128.zero()), local.set(acc(r, 1), v128.zero())]),
     local.set(PA, add(get(A), mul(get(I), get(KB)))),
-    local.set(PEND, add(get(PA), get(KB))),
+    local.set(PEND, add(get(PA), get(DB))),
     local.set(PB, add(get(B), mul(get(JJ), i32.const(8)))),
     forLoop(PA, get(PEND), 8, step),
     local.set(PC, add(get(C), mul(add(mul(get(I), get(CM)), get(JJ)), i32.const(8)))),
@@ -72,50 +75,81 @@ function kernel(): Code[] {
     local.set(CB, mul(get(CM), i32.const(8))),
     ...rows.slice(1).map((r) => local.set(rowOffset(r), mul(get(KB), i32.const(r)))),
     local.set(I, i32.const(0)),
+    local.set(PD, get(DEPTHS)),
     // JJ = m − COLS − J: the column blocks from the last to the first
     forLoop(I, get(N), ROWS, [
+      // DB: this row of blocks' depth (terms past it are zero), in bytes of a row of A
+      local.set(DB, mul(i32.load(get(PD)), i32.const(8))),
+      local.set(PD, add(get(PD), i32.const(4))),
       local.set(J, i32.const(0)),
       forLoop(J, get(M), COLS, [local.set(JJ, i32.sub(i32.sub(get(M), i32.const(COLS)), get(J))), ...block]),
     ]),
   ];
 }
 
-/** The module's bytes: one function `gemm(a, b, c, n, k, m, cm)` over the imported memory. */
-export function gemmModule(): Uint8Array {
+/** The function `gemm(a, b, c, n, k, m, cm, depths)` over the imported memory. */
+export function gemmFunc(): Func {
   const i = type.i32;
-  return assemble([
-    {
-      name: "gemm",
-      params: [i, i, i, i, i, i, i],
-      locals: [i, i, i, i, i, i, i, i, type.v128, type.v128, type.v128, i, i, ...rows.flatMap(() => [type.v128, type.v128]), ...rows.slice(1).map(() => i)],
-      body: kernel(),
-    },
-  ]);
+  return {
+    name: "gemm",
+    params: [i, i, i, i, i, i, i, i],
+    locals: [i, i, i, i, i, i, i, i, type.v128, type.v128, type.v128, i, i, i, i, ...rows.flatMap(() => [type.v128, type.v128]), ...rows.slice(1).map(() => i)],
+    body: kernel(),
+  };
 }
 
-type GemmFn = (a: number, b: number, c: number, n: number, k: number, m: number, cm: number) => void;
+/** The module's bytes: the one function `gemm`. */
+export function gemmModule(): Uint8Array {
+  return assemble([gemmFunc()]);
+}
+
+type GemmFn = (a: number, b: number, c: number, n: number, k: number, m: number, cm: number, depths: number) => void;
 
 /** Operands and result of up to 256 MB; larger products go to the JavaScript kernel. */
 const workspace = lazyWorkspace(gemmModule, 256 * 1024 * 1024);
 
 const roundUp = (x: number, to: number) => Math.ceil(x / to) * to;
 
-/**
- * r[ro…] = a[ao…] (n×k) · b[bo…] (k×m) by the SIMD kernel; false (nothing written) when
- * WebAssembly SIMD is unavailable. r's block is overwritten, not added to.
- */
-export function simdGemm(a: Float64Array, ao: number, b: Float64Array, bo: number, r: Float64Array, ro: number, n: number, k: number, m: number): boolean {
-  const s = workspace();
-  if (s === null) return false;
+/** Where a product's operands and result lie in a workspace (in doubles) and its padded sizes; `end` is past them all. */
+export interface ProductPlace {
+  readonly n4: number;
+  readonly m4: number;
+  readonly bAt: number;
+  readonly cAt: number;
+  readonly dAt: number;
+  readonly end: number;
+}
+
+/** A's rows padded to whole blocks at 0, B's columns padded after it, then the result (cm = m columns, and the spill), then the depths. */
+export function productPlace(n: number, k: number, m: number): ProductPlace {
   const n4 = roundUp(n, ROWS);
   const m4 = roundUp(m, COLS);
-  const aAt = 0;
   const bAt = n4 * k;
   const cAt = bAt + k * m4;
-  const heap = s.heap(cAt + n4 * m + COLS);
-  if (heap === null) return false;
-  heap.set(a.subarray(ao, ao + n * k), aAt);
-  heap.fill(0, aAt + n * k, bAt); // padding rows of A
+  const dAt = cAt + n4 * m + COLS;
+  return { n4, m4, bAt, cAt, dAt, end: dAt + n4 / ROWS / 2 + 1 };
+}
+
+/** a[ao…] (n×k) and b[bo…] (k×m), row-major. */
+export interface ProductOperands {
+  readonly a: Float64Array;
+  readonly ao: number;
+  readonly b: Float64Array;
+  readonly bo: number;
+  readonly n: number;
+  readonly k: number;
+  readonly m: number;
+}
+
+/**
+ * a (n×k) · b (k×m) into the workspace's memory at `at` (productPlace's; `heap` its view,
+ * with room for at.end doubles): the operands copied in and padded, the kernel run. The
+ * result's n4 rows (those past n zeros) of m columns are at at.cAt.
+ */
+export function runProduct(s: Workspace, heap: Float64Array, at: ProductPlace, { a, ao, b, bo, n, k, m }: ProductOperands): void {
+  const { n4, m4, bAt, cAt, dAt } = at;
+  heap.set(a.subarray(ao, ao + n * k), 0);
+  heap.fill(0, n * k, bAt); // padding rows of A
   if (m4 === m) heap.set(b.subarray(bo, bo + k * m), bAt);
   else {
     // row by row with padding columns of zeros; loops, as a subarray per short row costs more
@@ -124,7 +158,54 @@ export function simdGemm(a: Float64Array, ao: number, b: Float64Array, bo: numbe
       for (let j = m; j < m4; j++) heap[to + j] = 0;
     }
   }
-  (s.exports.gemm as GemmFn)(aAt * 8, bAt * 8, cAt * 8, n4, k, m4, m);
-  r.set(heap.subarray(cAt, cAt + n * m), ro);
+  blockDepths(new Int32Array(heap.buffer, dAt * 8, n4 / ROWS), a, ao, b, bo, n, k, m);
+  (s.exports.gemm as GemmFn)(0, bAt * 8, cAt * 8, n4, k, m4, m, dAt * 8);
+}
+
+/**
+ * r[ro…] = a[ao…] (n×k) · b[bo…] (k×m) by the SIMD kernel; false (nothing written) when
+ * WebAssembly SIMD is unavailable. r's block is overwritten, not added to.
+ */
+export function simdGemm(a: Float64Array, ao: number, b: Float64Array, bo: number, r: Float64Array, ro: number, n: number, k: number, m: number): boolean {
+  const s = workspace();
+  if (s === null) return false;
+  const at = productPlace(n, k, m);
+  const heap = s.heap(at.end);
+  if (heap === null) return false;
+  runProduct(s, heap, at, { a, ao, b, bo, n, k, m });
+  r.set(heap.subarray(at.cAt, at.cAt + n * m), ro);
   return true;
+}
+
+/**
+ * Each row of blocks' depth: how many terms p its elements sum before only zeros of A are
+ * left (1 + the last p where one of its rows of A is not zero), written into `depths`. A
+ * term a[i][p]·b[p][j] with a zero a[i][p] and a finite b[p][j] is ±0, and adding ±0
+ * changes no sum: the sum is never −0 (it starts at +0, and +0 + −0 = +0; x + (−x) = +0),
+ * so the bits are those of the whole sum (gemm.ts's definition). A lower-triangular A (a
+ * Gaussian mixture's Cholesky factors times points, GradBench's gmm) then costs half the
+ * multiply-adds. Where B holds an infinity or a NaN (0·∞ is NaN), every block takes every
+ * term. A dense row ends the scan of its row at its last element.
+ */
+export function blockDepths(depths: Int32Array, a: Float64Array, ao: number, b: Float64Array, bo: number, n: number, k: number, m: number): void {
+  let shallow = false;
+  for (let blk = 0; blk < depths.length; blk++) {
+    let depth = 0;
+    for (let i = blk * ROWS; i < Math.min(n, (blk + 1) * ROWS) && depth < k; i++) {
+      let p = k;
+      const row = ao + i * k;
+      while (p > depth && a[row + p - 1] === 0) p--;
+      depth = Math.max(depth, p);
+    }
+    depths[blk] = depth;
+    if (depth < k) shallow = true;
+  }
+  if (!shallow) return;
+  // x − x is NaN for ±∞ and NaN, 0 for every finite x
+  for (let q = bo; q < bo + k * m; q++) {
+    if (b[q] - b[q] !== 0) {
+      depths.fill(k);
+      return;
+    }
+  }
 }

@@ -7,12 +7,12 @@
  * `pmin(a, b)` is `b < a ? b : a`, `bitselect` the if. No branch depends on the data, so
  * values in random order cost what sorted ones do.
  */
-import { assemble, f64, f64x2, forLoop, i32, i32x4, lazyWorkspace, local, type, v128, type Code } from "./wasm.js";
+import { assemble, f64, f64x2, forLoop, i32, i32x4, lazyWorkspace, local, type, v128, type Code, type Func, type Workspace } from "./wasm.js";
 
 /** Vectors per step: each holds two rows, and their chains of comparisons interleave (one alone waits on its `pmin`). */
 const GROUPS = 2;
 /** Rows per step. */
-const QUAD = 2 * GROUPS;
+export const QUAD = 2 * GROUPS;
 
 // parameters (byte addresses, the scale, counts) and locals
 const [X, BIAS, SCALE, LEAST, SECOND, AT, QUADS, K] = [0, 1, 2, 3, 4, 5, 6, 7];
@@ -82,17 +82,20 @@ function kernel(): Code[] {
   ];
 }
 
-/** The module's bytes: one function `rowMinima`. */
-export function rowMinimaModule(): Uint8Array {
+/** The function `rowMinima(x, bias, scale, least, second, at, quads, k)` over the imported memory. */
+export function rowMinimaFunc(): Func {
   const { i32: i, f64: d, v128: v } = type;
-  return assemble([
-    {
-      name: "rowMinima",
-      params: [i, i, d, i, i, i, i, i],
-      locals: [i, i, i, i, ...rowsOfStep.map(() => i), v, v, v, v, v, v, ...groups.flatMap(() => [v, v, v, v, v, v])],
-      body: kernel(),
-    },
-  ]);
+  return {
+    name: "rowMinima",
+    params: [i, i, d, i, i, i, i, i],
+    locals: [i, i, i, i, ...rowsOfStep.map(() => i), v, v, v, v, v, v, ...groups.flatMap(() => [v, v, v, v, v, v])],
+    body: kernel(),
+  };
+}
+
+/** The module's bytes: the one function `rowMinima`. */
+export function rowMinimaModule(): Uint8Array {
+  return assemble([rowMinimaFunc()]);
 }
 
 /** The operands (row-minima.ts's arguments, restated here so that neither file imports the other). */
@@ -121,22 +124,44 @@ const workspace = lazyWorkspace(rowMinimaModule, 64 * 1024 * 1024);
  * SIMD is unavailable or the operands are too large. The rows are padded with rows of
  * zeros to a multiple of QUAD, whose results are not copied out.
  */
-export function simdRowMinima({ x, rows, cols, bias, scale }: RowMinimaOperands, { least, second, at }: RowMinimaResults): boolean {
+export function simdRowMinima({ x, rows, cols, bias, scale }: RowMinimaOperands, out: RowMinimaResults): boolean {
   const s = workspace();
   if (s === null || cols === 0) return false;
   const padded = Math.ceil(rows / QUAD) * QUAD;
-  const bAt = padded * cols;
+  const heap = s.heap(padded * cols + minimaRoom(padded, cols));
+  if (heap === null) return false;
+  heap.set(x.subarray(0, rows * cols), 0);
+  heap.fill(0, rows * cols, padded * cols);
+  runRowMinima(s, heap, { xAt: 0, rows, padded, cols, bias, scale }, out);
+  return true;
+}
+
+/** Doubles past x that runRowMinima takes: the bias and the results of `padded` rows. */
+export const minimaRoom = (padded: number, cols: number): number => cols + 2 * padded + padded / 2;
+
+/** Where x lies in a workspace (xAt, in doubles; `padded` rows, a multiple of QUAD, those past `rows` ignored) and the map's bias and scale. */
+export interface PlacedRows {
+  readonly xAt: number;
+  readonly rows: number;
+  readonly padded: number;
+  readonly cols: number;
+  readonly bias: Float64Array;
+  readonly scale: number;
+}
+
+/**
+ * The row minima of x already in the memory of `s` (a module exporting rowMinima; `heap`
+ * its view, with room for minimaRoom doubles past x), written after x and copied out.
+ */
+export function runRowMinima(s: Workspace, heap: Float64Array, placed: PlacedRows, { least, second, at }: RowMinimaResults): void {
+  const { xAt, rows, padded, cols, bias, scale } = placed;
+  const bAt = xAt + padded * cols;
   const lAt = bAt + cols;
   const sAt = lAt + padded;
   const aAt = sAt + padded;
-  const heap = s.heap(aAt + padded / 2);
-  if (heap === null) return false;
-  heap.set(x.subarray(0, rows * cols), 0);
-  heap.fill(0, rows * cols, bAt);
   heap.set(bias.subarray(0, cols), bAt);
-  (s.exports.rowMinima as Kernel)(0, bAt * 8, scale, lAt * 8, sAt * 8, aAt * 8, padded / QUAD, cols);
+  (s.exports.rowMinima as Kernel)(xAt * 8, bAt * 8, scale, lAt * 8, sAt * 8, aAt * 8, padded / QUAD, cols);
   least.set(heap.subarray(lAt, lAt + rows));
   second.set(heap.subarray(sAt, sAt + rows));
   at.set(new Int32Array(heap.buffer, aAt * 8, rows));
-  return true;
 }

@@ -58,6 +58,7 @@ export const local = {
 
 export const i32 = {
   const: (n: number): Code => [0x41, ...sleb(n)],
+  load: (addr: Code, offset = 0): Code => seq(addr, [0x28, ...memarg(2, offset)]),
   add: op(0x6a),
   sub: op(0x6b),
   mul: op(0x6c),

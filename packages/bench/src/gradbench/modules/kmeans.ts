@@ -24,8 +24,8 @@
  * number, `dir` a k × d array.
  */
 import ndarray from "ndarray";
-import { div, gather, grad, jit, jvp, matmul, square, sub, sum, transpose, type Indices, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
-import { release, rowMinima } from "@wengert/ops";
+import { div, gather, grad, jit, jvp, square, sub, sum, type Indices, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
+import { productRowMinima } from "@wengert/ops";
 import { defineFunction } from "../define.js";
 import { field, InputError, matrix, record } from "../json.js";
 import type { EvalModule } from "../module.js";
@@ -37,7 +37,7 @@ export interface KmeansInput {
 }
 
 /**
- * Points per matmul in `assign`: ⌊BLOCK / k⌋ of them (at least MIN_ROWS) against every
+ * Points per product in `assign`: ⌊BLOCK / k⌋ of them (at least MIN_ROWS) against every
  * centroid, 256 KB of results that stay in the cache from the product to the scan for the
  * least. Blocks of 256 points whatever k made 40 small products at k = 10 and n = 10⁴,
  * each paying the operation's fixed cost and its copies into the SIMD kernel's memory.
@@ -52,14 +52,15 @@ const MIN_ROWS = 256;
  *
  * ‖p − c‖² = ‖p‖² − 2 p·c + ‖c‖², and ‖p‖² is the same for every centroid: the nearest
  * centroid minimises s_j = ‖c_j‖² − 2 p·c_j, whose p·c_j for a block of points are one
- * `matmul` with Cᵀ (the n·k·d multiply-adds at gemm's speed, not a scalar loop's). s_j
+ * product with Cᵀ (the n·k·d multiply-adds at gemm's speed, not a scalar loop's). s_j
  * differs from the distance computed directly by rounding only, at most `slack` (a bound
  * on both roundings: about d + 2 terms of size ≤ ‖p‖² + ‖c‖² each); the centroids whose
  * s_j lies within twice that of the least are candidates (almost always one), and among
  * them the distance computed as kmeans.hpp does decides, so the choice is that loop's,
  * near-ties and points on a centroid (GradBench's centroids are points) included. The
- * least s_j, where it is and the second least come from ops' `rowMinima`, whose SIMD
- * kernel takes the comparisons without branches (a loop's mispredicted on random points).
+ * least s_j, where it is and the second least come from ops' `productRowMinima`: the
+ * product and the scan by SIMD kernels in one memory (the products are never copied out),
+ * the comparisons without branches (a loop's mispredicted on random points).
  */
 export function assign(points: NdArray, centroids: NdArray): Int32Array {
   const [n, d] = points.shape;
@@ -68,7 +69,9 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
   const C = centroids.data as Float64Array;
   const a = new Int32Array(n);
   if (n === 0) return a;
-  const Ct = transpose(centroids) as NdArray;
+  // Cᵀ (d × k): the product's second operand
+  const Ct = new Float64Array(d * k);
+  for (let j = 0; j < k; j++) for (let l = 0; l < d; l++) Ct[l * k + j] = C[j * d + l];
   const cn = new Float64Array(k);
   let cnMax = 0;
   for (let j = 0; j < k; j++) {
@@ -77,6 +80,12 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
     cn[j] = s;
     cnMax = Math.max(cnMax, s);
   }
+  // p·c_j as the product computed it (gemm.ts: from 0, in order of the coordinates), for the rare rows with more than one candidate
+  const dot = (p: number, c: number): number => {
+    let s = 0;
+    for (let l = 0; l < d; l++) s += P[p + l] * C[c + l];
+    return s;
+  };
   const direct = (p: number, c: number): number => {
     let dist = 0;
     for (let l = 0; l < d; l++) {
@@ -93,12 +102,9 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
   const found = { least: new Float64Array(most), second: new Float64Array(most), at: new Int32Array(most) };
   for (let i0 = 0; i0 < n; i0 += block) {
     const rows = Math.min(block, n - i0);
-    // (a product nobody else sees: given back to the pool after the block, not left to the collector)
-    const G = (matmul(ndarray(P.subarray(i0 * d, (i0 + rows) * d), [rows, d]), Ct) as NdArray).data as Float64Array;
     // s_j = ‖c_j‖² + (−2)·(p·c_j), the same number as ‖c_j‖² − 2 p·c_j (scaling by 2 is exact)
-    const { least, second, at } = rowMinima({ x: G, rows, cols: k, bias: cn, scale: -2 }, found);
+    const { least, second, at } = productRowMinima({ a: P.subarray(i0 * d, (i0 + rows) * d), b: Ct, n: rows, k: d, m: k, bias: cn, scale: -2 }, found);
     for (let r = 0; r < rows; r++) {
-      const g = r * k;
       const p = (i0 + r) * d;
       const pn = norms[i0 + r];
       // least is NaN where an s_j is: then every centroid is a candidate
@@ -112,7 +118,7 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
       let best = Infinity;
       let arg = 0;
       for (let j = 0; j < k; j++) {
-        if (cn[j] - 2 * G[g + j] > cut) continue;
+        if (cn[j] - 2 * dot(p, j * d) > cut) continue;
         const dist = direct(p, j * d);
         if (dist < best) {
           best = dist;
@@ -121,7 +127,6 @@ export function assign(points: NdArray, centroids: NdArray): Int32Array {
       }
       a[i0 + r] = arg;
     }
-    release(G);
   }
   return a;
 }
