@@ -98,8 +98,8 @@ export interface LaneTrace {
   readonly guards: readonly Guard[];
   /** Which of its inputs are batched (the same for every trace of one call). */
   readonly batched: readonly boolean[];
-  /** Which of them are read through an index (api/indexed.ts). */
-  readonly indexed: readonly boolean[];
+  /** Per input read through an index (api/indexed.ts), the first that reads the same row (vmap-plan.ts, tableReads); −1 for the others. */
+  readonly indexed: readonly number[];
   /** Its compiled lanes (null: none, for this call of plain vmap or for good), once asked for. */
   compiled: LaneRun | null | undefined;
 }
@@ -125,8 +125,8 @@ interface Batch {
   readonly size: number;
   readonly inputs: readonly LaneInput[];
   readonly batched: readonly boolean[];
-  /** Which inputs are batches read through an index (api/indexed.ts). */
-  readonly indexed: readonly boolean[];
+  /** Per input read through an index, the first that reads the same row (vmap-plan.ts, tableReads); −1 for the others. */
+  readonly indexed: readonly number[];
   /** The key of a lane's structure (jit of vmap keeps traces by it). */
   readonly key: string;
   pointAt(l: number): unknown;
