@@ -24,7 +24,10 @@ export interface CallPlan {
   readonly shape: Shape;
   /** Which leaves are batched (by inAxes). */
   readonly batched: readonly boolean[];
-  /** Per leaf read through an index (api/indexed.ts), the first leaf that reads the same table at the same index and stride (itself if none); −1 for the others (`tableReads`). */
+  /**
+   * Per leaf read through an index (api/indexed.ts), the first leaf that reads the same
+   * table at the same index and stride (itself if none); −1 for the others (`tableReads`).
+   */
   readonly indexed: readonly number[];
   /** Each leaf's structure at one lane. */
   readonly laneShapes: readonly Shape[];

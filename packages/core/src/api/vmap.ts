@@ -177,7 +177,9 @@ function batchCall(m: Mapping, x: unknown, into: Float64Array | null): unknown {
     const batched = axesPerLeaf("vmap", "inAxes", inAxes, shape, "x");
     if (!batched.some((b) => b)) throw new WengertError(`vmap: no input is batched (inAxes ${JSON.stringify(inAxes)}); mark the batched inputs with 0.`);
     if (tracing() || leaves.some((v) => v instanceof Real || v instanceof Tensor)) {
-      if (into !== null) throw new ArgumentError("jit(vmap(f)).into(x, out): x holds traced values, whose numbers are not known yet; call the jitted function itself.");
+      if (into !== null) {
+        throw new ArgumentError("jit(vmap(f)).into(x, out): x holds traced values, whose numbers are not known yet; call the jitted function itself.");
+      }
       // an indexed batch written out: unstacked into the lanes like any other
       return mapInTrace(f, shape, leaves.map((v) => (v instanceof Indexed ? v.dense() : v)), batched, outAxes);
     }
