@@ -57,7 +57,7 @@ export { jit } from "./api/jit.js";
 export type { Jitted, JitStats } from "./api/jit.js";
 // A function over a batch of points, lanes grouped by their decisions (docs/jit-vmap.md).
 export { vmap } from "./api/vmap.js";
-export type { Axes, VmapOptions, Vmapped } from "./api/vmap.js";
+export type { Axes, JitLanes, VmapOptions, Vmapped } from "./api/vmap.js";
 export { indexed, Indexed } from "./api/indexed.js";
 export type { IndexedOptions } from "./api/indexed.js";
 export type { CheckGradOptions, GradCheck, GradCheckReport } from "./api/checkGrad.js";

@@ -63,6 +63,17 @@ describe("gemm", () => {
     }
   });
 
+  it("fewer rows than a SIMD block times a matrix past the cache (JavaScript, four rows of b per pass): the definition to the bit", () => {
+    const next = rng(5);
+    for (const [n, k, m] of [[1, 4099, 128], [2, 4097, 129], [3, 4100, 130], [1, 7, 128]]) {
+      const a = randomArray(next, 1 + n * k);
+      const b = randomArray(next, 2 + k * m);
+      const want = reference(a, 1, b, 2, n, k, m);
+      expect(sameBits(product(gemm, a, 1, b, 2, n, k, m), want), `gemm ${n}×${k}×${m}`).toBe(true);
+      expect(sameBits(product(jsGemm, a, 1, b, 2, n, k, m), want), `js ${n}×${k}×${m}`).toBe(true);
+    }
+  });
+
   it("a matrix times a column (m = 1, gemv): the definition to the bit, at offsets and on special values", () => {
     const next = rng(4);
     const specials = [NaN, Infinity, -Infinity, 0, -0, 1e308, -1e-308, 1];

@@ -44,7 +44,7 @@ import type { TraceTerm } from "../trace/term.js";
 import { fromDense, toDense } from "../trace/host-tensor.js";
 import type { Guard } from "../trace/tracer.js";
 import { builder } from "./builder.js";
-import { isVmapped, JIT_LANES, type KeepsLanes } from "./vmap.js";
+import { isVmapped, JIT_LANES, type JitLanes, type KeepsLanes } from "./vmap.js";
 import { cachedTraces, leavesOf, recordedAtTie, type Entry, type JitStats, type Leaves } from "./traceCache.js";
 import { tracing } from "../trace/tracer.js";
 import { checkOptionKeys, type RdOptions } from "./options.js";
@@ -78,7 +78,7 @@ export interface Jitted<P, Y> {
 const COMPILE_AFTER = 2;
 
 /** `jit(vmap(f))`: vmap's function, its traces kept between calls and its lanes run compiled. */
-export function jit<F extends KeepsLanes>(f: F, options?: RdOptions): F & { readonly stats: JitStats };
+export function jit<F extends KeepsLanes>(f: F, options?: RdOptions): JitLanes<F>;
 /**
  * `f`, traced once and replayed (compiled, for reals) at later calls where the decisions
  * it took still hold; traced again where they do not.

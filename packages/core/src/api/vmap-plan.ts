@@ -24,8 +24,11 @@ export interface CallPlan {
   readonly shape: Shape;
   /** Which leaves are batched (by inAxes). */
   readonly batched: readonly boolean[];
-  /** Which leaves are batches read through an index (api/indexed.ts). */
-  readonly indexed: readonly boolean[];
+  /**
+   * Per leaf read through an index (api/indexed.ts), the first leaf that reads the same
+   * table at the same index and stride (itself if none); −1 for the others (`tableReads`).
+   */
+  readonly indexed: readonly number[];
   /** Each leaf's structure at one lane. */
   readonly laneShapes: readonly Shape[];
   /** The key of a lane's structure (jit(vmap(f)) keeps traces by it): the batch size is no part of it. */
@@ -101,9 +104,33 @@ export function planOf(shape: Shape, leaves: readonly VmapLeaf[], batched: reado
     return laneInput(v, true, s);
   });
   const laneDims = JSON.stringify(laneShapes.map((s) => (s.kind === "tensor" ? s.dims : null)));
-  const indexed = leaves.map((v) => v instanceof Indexed);
+  const indexed = tableReads(leaves);
   const key = laneDims + JSON.stringify(batched) + JSON.stringify(indexed) + typeString(laneStructure(shape, laneShapes));
   return { plan: { shape, batched: [...batched], indexed, laneShapes, key }, leaves, inputs, size: B };
+}
+
+/**
+ * Per leaf read through an index, the first leaf that reads the same table (values) at
+ * the same index and stride, itself if none; −1 for a leaf not indexed. The columns of
+ * one table row (ba's 11 camera parameters) share a row: compiled, each lane reads the
+ * row's index once and each column at its offset from there (jit/lanes.ts), where read
+ * apart every column loaded the index and checked its bounds again, and the many arrays
+ * in the loop would not stay in registers.
+ */
+export function tableReads(leaves: readonly VmapLeaf[]): number[] {
+  // the first leaves of each index's rows (few per index: one per table and stride)
+  const firsts = new Map<Int32Array, number[]>();
+  return leaves.map((v, k) => {
+    if (!(v instanceof Indexed)) return -1;
+    let rows = firsts.get(v.index);
+    if (rows === undefined) firsts.set(v.index, (rows = []));
+    for (const j of rows) {
+      const u = leaves[j] as Indexed;
+      if (u.values === v.values && u.stride === v.stride) return j;
+    }
+    rows.push(k);
+    return k;
+  });
 }
 
 /** The structure of x at one lane: x's, its leaves the lanes' shapes. */
@@ -158,7 +185,7 @@ export function planned(plan: CallPlan, x: unknown): Planned | null {
   for (let k = 0; k < leaves.length; k++) {
     const v = leaves[k];
     if (typeof v === "number") continue;
-    if (plan.indexed[k] !== v instanceof Indexed) return null;
+    if (plan.indexed[k] >= 0 !== v instanceof Indexed) return null;
     const d = v instanceof Indexed ? [v.index.length] : v instanceof Float64Array ? [v.length] : v.shape;
     if (!dimsFit(d, plan.laneShapes[k], plan.batched[k])) return null;
     if (plan.batched[k]) {
@@ -166,6 +193,9 @@ export function planned(plan: CallPlan, x: unknown): Planned | null {
       B = d[0];
     }
   }
+  // the leaves that share a table and index as the plan's did: the compiled lanes read each such row once
+  const reads = tableReads(leaves);
+  for (let k = 0; k < reads.length; k++) if (reads[k] !== plan.indexed[k]) return null;
   planStats.reused++;
   const inputs = leaves.map((v, k) => laneInput(v, plan.batched[k], plan.laneShapes[k]));
   return { plan, leaves, inputs, size: B };

@@ -26,7 +26,7 @@ import ndarray from "ndarray";
 import { size, type Dims } from "@wengert/ops";
 import { runLanes, type LaneInput } from "../eval/lanes.js";
 import { laneCode, type LaneRun } from "../jit/lanes.js";
-import { WengertError } from "../errors.js";
+import { ArgumentError, WengertError } from "../errors.js";
 import { childPath, describe, flatten, leafShapes, typeString, unflatten, type Shape } from "../structure.js";
 import { Indexed } from "./indexed.js";
 import { leafPaths, planned, planOf, type CallPlan, type Planned, type VmapLeaf } from "./vmap-plan.js";
@@ -54,8 +54,20 @@ const VMAP_OPTIONS = ["inAxes", "outAxes", ...RD_OPTIONS];
 
 /** What jit asks a vmapped function for: the same function keeping its traces between calls, run compiled where it can. */
 export interface KeepsLanes {
-  readonly [JIT_LANES]: (options: RdOptions) => ((x: unknown) => unknown) & { readonly stats: JitStats };
+  readonly [JIT_LANES]: (options: RdOptions) => JitLanes<(x: never) => unknown>;
 }
+
+/**
+ * `jit(vmap(f))`: the vmapped function, its counts, and `into(x, out)`: the lanes' outputs
+ * written into the caller's Float64Array, depth-first (each batched output's B lanes, a
+ * lane's tensor whole, one after another; an output marked null in outAxes once), and
+ * `out` returned: no fresh arrays per call. `out` holds exactly as many numbers as the
+ * outputs have. Outside any trace only.
+ */
+export type JitLanes<F> = F & {
+  readonly stats: JitStats;
+  into(x: Parameters<F extends (x: never) => unknown ? F : never>[0], out: Float64Array): Float64Array;
+};
 
 /**
  * `f` taking `P` and returning `Y`, vmapped with axes `I` in and `O` out: called with a
@@ -72,12 +84,24 @@ export function vmap<P, Y, const I extends Axes = 0, const O extends Axes = 0>(f
   checkOptionKeys("vmap", options, VMAP_OPTIONS);
   const { inAxes = 0, outAxes = 0, ...rd } = options;
   const plain: Mapping = { f: f as Fn, inAxes, outAxes, options: rd, kept: null, plan: null };
-  const call = (x: unknown): unknown => batchCall(plain, x);
+  const call = (x: unknown): unknown => batchCall(plain, x, null);
   return Object.assign(call as Vmapped<P, Y, I, O>, {
     [JIT_LANES]: (more: RdOptions) => {
       const kept: Kept = { traces: new Map(), stats: { traces: 0, replays: 0, compiled: 0 }, calls: 0 };
       const jitted: Mapping = { f: f as Fn, inAxes, outAxes, options: { ...rd, ...more }, kept, plan: null };
-      return Object.assign((x: unknown) => batchCall(jitted, x), { stats: kept.stats });
+      const into = (x: unknown, out: Float64Array): Float64Array => {
+        if (!(out instanceof Float64Array)) {
+          throw new ArgumentError("jit(vmap(f)).into(x, out): out must be a Float64Array holding as many numbers as the lanes' outputs have.");
+        }
+        if (tracing()) {
+          throw new ArgumentError(
+            "jit(vmap(f)).into(x, out) was called inside a trace (an rd, grad, jit…), where the outputs' numbers are not known yet; " +
+              "call the jitted function itself there, and into outside.",
+          );
+        }
+        return batchCall(jitted, x, out) as Float64Array;
+      };
+      return Object.assign((x: unknown) => batchCall(jitted, x, null), { stats: kept.stats, into }) as JitLanes<(x: never) => unknown>;
     },
   });
 }
@@ -98,8 +122,8 @@ export interface LaneTrace {
   readonly guards: readonly Guard[];
   /** Which of its inputs are batched (the same for every trace of one call). */
   readonly batched: readonly boolean[];
-  /** Which of them are read through an index (api/indexed.ts). */
-  readonly indexed: readonly boolean[];
+  /** Per input read through an index (api/indexed.ts), the first that reads the same row (vmap-plan.ts, tableReads); −1 for the others. */
+  readonly indexed: readonly number[];
   /** Its compiled lanes (null: none, for this call of plain vmap or for good), once asked for. */
   compiled: LaneRun | null | undefined;
 }
@@ -125,8 +149,8 @@ interface Batch {
   readonly size: number;
   readonly inputs: readonly LaneInput[];
   readonly batched: readonly boolean[];
-  /** Which inputs are batches read through an index (api/indexed.ts). */
-  readonly indexed: readonly boolean[];
+  /** Per input read through an index, the first that reads the same row (vmap-plan.ts, tableReads); −1 for the others. */
+  readonly indexed: readonly number[];
   /** The key of a lane's structure (jit of vmap keeps traces by it). */
   readonly key: string;
   pointAt(l: number): unknown;
@@ -142,8 +166,8 @@ interface Mapping {
   plan: CallPlan | null;
 }
 
-/** One call: at the outermost level by lanes, inside a trace by mapping f. */
-function batchCall(m: Mapping, x: unknown): unknown {
+/** One call: at the outermost level by lanes (the outputs written into `into` if given), inside a trace by mapping f. */
+function batchCall(m: Mapping, x: unknown, into: Float64Array | null): unknown {
   const { f, inAxes, outAxes, options, kept } = m;
   if (typeof f !== "function") throw new WengertError(`vmap: f is ${typeof f}; expected the function to map over the batch.`);
   // x with the last call's structure: its leaves read by that call's plan
@@ -153,6 +177,9 @@ function batchCall(m: Mapping, x: unknown): unknown {
     const batched = axesPerLeaf("vmap", "inAxes", inAxes, shape, "x");
     if (!batched.some((b) => b)) throw new WengertError(`vmap: no input is batched (inAxes ${JSON.stringify(inAxes)}); mark the batched inputs with 0.`);
     if (tracing() || leaves.some((v) => v instanceof Real || v instanceof Tensor)) {
+      if (into !== null) {
+        throw new ArgumentError("jit(vmap(f)).into(x, out): x holds traced values, whose numbers are not known yet; call the jitted function itself.");
+      }
       // an indexed batch written out: unstacked into the lanes like any other
       return mapInTrace(f, shape, leaves.map((v) => (v instanceof Indexed ? v.dense() : v)), batched, outAxes);
     }
@@ -165,7 +192,7 @@ function batchCall(m: Mapping, x: unknown): unknown {
     traces = kept.traces.get(batch.key) ?? [];
     kept.traces.set(batch.key, traces);
   }
-  return byLanes(f, batch, traces, outAxes, options, kept);
+  return byLanes(f, batch, traces, outAxes, options, kept, into);
 }
 
 /** The lanes of planned leaves, and each lane's point as f takes it. */
@@ -204,17 +231,17 @@ function batchOf({ plan, leaves, inputs, size: B }: Planned): Batch {
  * checkNaN, which columns check per instruction. From the first trace without code
  * (tensors, too large), columns take the lanes left.
  */
-function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, options: RdOptions, kept: Kept | null): unknown {
+function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, options: RdOptions, kept: Kept | null, into: Float64Array | null): unknown {
   const B = batch.size;
   const laneOptions = { reportTies: tiesOf(options) !== "ignore", checkNaN: options.checkNaN === true };
-  let outs: Output | null = traces.length > 0 ? outputOf(traces[0].term, B, outAxes) : null;
+  let outs: Output | null = traces.length > 0 ? outputOf(traces[0].term, B, outAxes, into) : null;
   const used = new Set<LaneTrace>();
   /** f traced at lane l, its outputs written there; the trace, unless it read a value (then it holds at l alone). */
   const traceAt = (l: number): LaneTrace | null => {
     // f on numbers reports no ties: only the rds inside it do, naming the lane (jit.ts)
     const traced = reportingAt(`in lane ${l} of vmap`, () => trace("vmap", f, batch.pointAt(l), options, "evaluate"));
     const { term } = traced;
-    if (outs === null) outs = outputOf(term, B, outAxes);
+    if (outs === null) outs = outputOf(term, B, outAxes, into);
     else outs.check(term, l);
     outs.write(term, l);
     laneStats.traced++;
@@ -338,7 +365,7 @@ function inOrder(
   return B;
 }
 
-/** The batched outputs being written, and the value made of them. */
+/** The batched outputs being written, and the value made of them (or the caller's array they were written into). */
 interface Output {
   readonly buffers: Float64Array[];
   /** That a later trace's outputs have the first one's structure and dims. */
@@ -378,9 +405,15 @@ function layoutOf(first: TraceTerm, outAxes: Axes): OutputLayout {
   return layout;
 }
 
-function outputOf(first: TraceTerm, B: number, outAxes: Axes): Output {
+/**
+ * The buffers of a call's outputs: fresh, or (`into`) views of the caller's array, one
+ * after another, where the lanes write directly; an output marked null takes its one
+ * lane's numbers there at the end.
+ */
+function outputOf(first: TraceTerm, B: number, outAxes: Axes, into: Float64Array | null): Output {
   const { shape, batchedOut, dims, widths, described: firstDescribed } = layoutOf(first, outAxes);
-  const buffers = widths.map((w) => new Float64Array(B * w));
+  const at = intoOffsets(batchedOut, widths, B, into);
+  const buffers = widths.map((w, j) => (at === null || !batchedOut[j] ? new Float64Array(B * w) : into!.subarray(at[j], at[j] + B * w)));
   return {
     buffers,
     check(term, lane) {
@@ -399,18 +432,52 @@ function outputOf(first: TraceTerm, B: number, outAxes: Axes): Output {
       });
     },
     result(used) {
+      if (at !== null) {
+        // an output that must not vary is checked as below; its one lane's numbers copied in
+        checkUnvarying(used);
+        buffers.forEach((buf, j) => {
+          if (!batchedOut[j]) into!.set(buf.subarray(0, widths[j]), at[j]);
+        });
+        return into;
+      }
+      checkUnvarying(used);
       const leaves = buffers.map((buf, j) => {
         if (batchedOut[j]) return dims[j].length === 0 ? buf : ndarray(buf, [B, ...dims[j]]);
-        for (const t of used) {
-          if (varies(t)[t.term.output.atoms[j]]) {
-            throw new WengertError(`vmap: ${leafPaths(shape, "f(x)")[j]} varies along the batch, but outAxes marks it null; mark it 0 for one value per lane.`);
-          }
-        }
         return dims[j].length === 0 ? buf[0] : ndarray(buf.slice(0, widths[j]), [...dims[j]]);
       });
       return unflatten(shape, leaves);
     },
   };
+
+  /** That no output marked null varies along the batch in the traces used. */
+  function checkUnvarying(used: readonly LaneTrace[]): void {
+    buffers.forEach((_, j) => {
+      if (batchedOut[j]) return;
+      for (const t of used) {
+        if (varies(t)[t.term.output.atoms[j]]) {
+          throw new WengertError(`vmap: ${leafPaths(shape, "f(x)")[j]} varies along the batch, but outAxes marks it null; mark it 0 for one value per lane.`);
+        }
+      }
+    });
+  }
+}
+
+/** Where each output starts in `into` (a batched one's B lanes, one marked null once), its length checked; null without `into`. */
+function intoOffsets(batchedOut: readonly boolean[], widths: readonly number[], B: number, into: Float64Array | null): number[] | null {
+  if (into === null) return null;
+  const at: number[] = [];
+  let count = 0;
+  widths.forEach((w, j) => {
+    at.push(count);
+    count += batchedOut[j] ? B * w : w;
+  });
+  if (into.length !== count) {
+    throw new ArgumentError(
+      `jit(vmap(f)).into(x, out): out holds ${into.length} numbers, the outputs of ${B} lanes have ${count}; ` +
+        `pass a Float64Array of length ${count} (each output's lanes one after another, depth-first).`,
+    );
+  }
+  return at;
 }
 
 /** What `varies` found of a trace (a kept one is asked at every call). */

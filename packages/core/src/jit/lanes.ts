@@ -43,7 +43,7 @@ export function compileLanes(
   guards: readonly Guard[],
   reportTies: boolean,
   batched: readonly boolean[],
-  indexed: readonly boolean[],
+  indexed: readonly number[],
 ): LaneRun | null {
   const outputs = term.output.atoms;
   const made = forwardCode(term, guards, reportTies, outputs);
@@ -63,14 +63,21 @@ export function compileLanes(
   const place = (index: number): string => named(index) ?? `v[${index}]`;
   const lines: string[] = [];
   for (let k = 0; k < nIn; k++) {
+    const row = indexed[k];
     if (!batched[k]) lines.push(`${place(k)} = inputs[${k}].values[0];`);
-    else if (indexed[k]) lines.push(`const I${k} = inputs[${k}].values, { index: X${k}, stride: S${k}, offset: F${k} } = inputs[${k}].indexed;`);
+    else if (row === k) lines.push(`const I${k} = inputs[${k}].values, { index: X${k}, stride: S${k}, offset: F${k} } = inputs[${k}].indexed;`);
+    else if (row >= 0) lines.push(`const F${k} = inputs[${k}].indexed.offset;`);
     else lines.push(`const I${k} = inputs[${k}].values;`);
   }
   outs.forEach((_, j) => lines.push(`const O${j} = O[${j}];`));
   lines.push("for (let l = from; l < to; l++) {");
-  // an indexed batch read from its table where the lane needs it (api/indexed.ts), not gathered first
-  for (let k = 0; k < nIn; k++) if (batched[k]) lines.push(indexed[k] ? `${place(k)} = I${k}[X${k}[l] * S${k} + F${k}];` : `${place(k)} = I${k}[l];`);
+  // an indexed batch read from its table where the lane needs it (api/indexed.ts), not
+  // gathered first; the inputs reading one row (vmap-plan.ts, tableReads) find it once
+  for (let k = 0; k < nIn; k++) if (batched[k] && indexed[k] === k) lines.push(`const R${k} = X${k}[l] * S${k};`);
+  for (let k = 0; k < nIn; k++) {
+    const row = indexed[k];
+    if (batched[k]) lines.push(row >= 0 ? `${place(k)} = I${row}[R${row} + F${k}];` : `${place(k)} = I${k}[l];`);
+  }
   // one chunk inline, its guards leaving at the lane; more, each a function
   if (inline) lines.push(warmable(body).replace(/return false;/g, "return l;"));
   else source.forEach((_, c) => lines.push(`if (!chunks[${c}](v, K, KINK, live)) return l;`));
@@ -88,7 +95,7 @@ export function compileLanes(
   // once on one lane with no loop run, for type feedback (warmable, source.ts)
   const scratch = Array.from({ length: nIn }, (_, k): LaneInput => {
     const values = new Float64Array(1);
-    return { values, batched: true, width: 1, indexed: indexed[k] ? new Indexed(values, new Int32Array(1), 1, 0) : undefined };
+    return { values, batched: true, width: 1, indexed: indexed[k] >= 0 ? new Indexed(values, new Int32Array(1), 1, 0) : undefined };
   });
   run(scratch, 0, 1, Array.from(outs, () => new Float64Array(1)), 0);
   return run;
@@ -114,7 +121,7 @@ function keptOf(key: TermKey): { kept: Kept; first: boolean } {
 export const laneCodeStats = { compiled: 0, reused: 0 };
 
 /** compileLanes, counted. */
-function compiled(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, batched: readonly boolean[], indexed: readonly boolean[]): LaneRun | null {
+function compiled(term: TraceTerm, guards: readonly Guard[], reportTies: boolean, batched: readonly boolean[], indexed: readonly number[]): LaneRun | null {
   laneCodeStats.compiled++;
   return compileLanes(term, guards, reportTies, batched, indexed);
 }
@@ -128,12 +135,12 @@ export function laneCode(
   guards: readonly Guard[],
   reportTies: boolean,
   batched: readonly boolean[],
-  indexed: readonly boolean[],
+  indexed: readonly number[],
   now: boolean,
 ): LaneRun | null {
   if (term.tape.tensorCount !== 0) return null;
-  // per input 0 (one value), 1 (batched) or 2 (batched, read through an index): the code reads each its way
-  const key = termKey(term, guards, [+reportTies, ...batched.map((b, k) => +b + +(b && indexed[k]))]);
+  // per input 0 (one value), 1 (batched) or 2 + r (batched, read through an index at input r's row): the code reads each its way
+  const key = termKey(term, guards, [+reportTies, ...batched.map((b, k) => (!b ? 0 : indexed[k] < 0 ? 1 : 2 + indexed[k]))]);
   if (key === null) return now ? compiled(term, guards, reportTies, batched, indexed) : null;
   const { kept, first } = keptOf(key);
   if (kept.run !== undefined) {

@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { ArgumentError, add, cos, grad, gt, indexed, jit, mul, sin, sub, sum, vmap, type Scalar } from "../../src/index.js";
 import { laneStats } from "../../src/api/vmap.js";
+import { tableReads } from "../../src/api/vmap-plan.js";
 
 /** A table of `rows` rows of `width` numbers, and an index of `B` lanes into it (a fixed pseudo-random pattern). */
 function table(rows: number, width: number, B: number): { values: Float64Array; index: Int32Array } {
@@ -51,6 +52,34 @@ describe("vmap over indexed batches", () => {
       const ran = counted(() => sameLanes(g([rows, s]) as Float64Array, want));
       expect(ran.columns).toBe(0);
       expect(ran.compiled).toBeGreaterThan(0);
+    }
+  });
+
+  it("batches reading one table at one index and stride share its row; a call that shares rows otherwise is planned anew, to the bit", () => {
+    const B = 9000;
+    const { values, index } = table(50, 3, B);
+    const other = table(50, 3, B);
+    const s = Float64Array.from({ length: B }, (_, l) => 0.02 * l - 1);
+    const wide = Float64Array.from({ length: 50 * 4 }, (_, i) => Math.cos(0.9 * i) * 2);
+    // the rows each batch's three inputs read (table, index, stride): shared, and not
+    const cases: [Float64Array, Int32Array, number][][] = [
+      [[values, index, 3], [values, index, 3], [values, index, 3]],
+      [[values, index, 3], [other.values, index, 3], [values, index, 3]],
+      [[values, index, 3], [values, other.index, 3], [values, index, 3]],
+      [[values, index, 3], [wide, index, 4], [values, index, 3]],
+    ];
+    const batches = cases.map((rows) => ({
+      rows: rows.map(([v, i, stride], j) => indexed(v, i, { stride, offset: j })),
+      want: Array.from({ length: B }, (_, l) => onNumbers(rows.map(([v, i, stride], j) => v[i[l] * stride + j]), s[l])),
+    }));
+    expect(batches.map((b) => tableReads(b.rows))).toEqual([[0, 0, 0], [0, 1, 0], [0, 1, 0], [0, 1, 0]]);
+    expect(tableReads([1, ...batches[0].rows, new Float64Array(2)])).toEqual([-1, 1, 1, 1, -1]);
+    const g = jit(vmap(f));
+    for (let call = 0; call < 3; call++) {
+      for (const b of [...batches, ...batches.slice().reverse()]) {
+        const ran = counted(() => sameLanes(g([b.rows, s]) as Float64Array, b.want));
+        expect(ran.columns).toBe(0);
+      }
     }
   });
 

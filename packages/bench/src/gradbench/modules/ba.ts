@@ -17,8 +17,10 @@
  * through the observations' indices: `indexed`) and compiled by `jit` into one loop over them;
  * the Jacobian's 2 × 15 blocks are `jacrev` of it, vmapped and compiled the same way;
  * `grad` of Σ w_err gives the weight rows. The blocks are assembled into ba.hpp's CSR
- * matrix (rows, cols, vals) with 2p + p rows and 11n + 3m + p columns, its arrays kept
- * per input and written again at every call (a caller keeping one copies it).
+ * matrix (rows, cols, vals) with 2p + p rows and 11n + 3m + p columns. The errors, the
+ * blocks (`jit(vmap(f)).into`) and the CSR arrays are kept per input and written again at
+ * every call, as the C++ tool writes into its output (a caller keeping one copies it; the
+ * functions GradBench calls return numbers copied out of them).
  *
  * Output, as ba.hpp's to_json (which abbreviates the repeated data): `objective` gives
  * `{reproj_error: {elements: [2], repeated: p}, w_err: {element, repeated: p}}` (the
@@ -173,9 +175,24 @@ export const weightErrors = <X extends Scalar | T>(w: X): X => sub(1, square(w a
 
 const dataOf = (v: unknown): Float64Array => (v instanceof Float64Array ? v : ((v as { data: Float64Array }).data));
 
-/** Every observation's reprojection error, x and y, and its weight error. */
-export const reprojErrors = (b: BaPrepared): [Float64Array, Float64Array, Float64Array] =>
-  errorsOf([observationColumns(b), b.featX, b.featY]) as [Float64Array, Float64Array, Float64Array];
+/** Each input's buffers of the vmapped outputs (errors 3p, Jacobian blocks 30p), written again at every call (`into`: no fresh arrays per call). */
+const outputs = { errors: new WeakMap<BaPrepared, Float64Array>(), blocks: new WeakMap<BaPrepared, Float64Array>() };
+
+/** `store`'s buffer of `length` numbers for `b`, made at its first call. */
+function outputOf(store: WeakMap<BaPrepared, Float64Array>, b: BaPrepared, length: number): Float64Array {
+  let out = store.get(b);
+  if (out === undefined) store.set(b, (out = new Float64Array(length)));
+  return out;
+}
+
+/** `out` cut into vectors of p numbers, one after another. */
+const lanesOf = (out: Float64Array, p: number): Float64Array[] => Array.from({ length: out.length / p }, (_, j) => out.subarray(j * p, (j + 1) * p));
+
+/** Every observation's reprojection error, x and y, and its weight error (views of the input's buffer, written again at the next call). */
+export function reprojErrors(b: BaPrepared): [Float64Array, Float64Array, Float64Array] {
+  const out = errorsOf.into([observationColumns(b), b.featX, b.featY], outputOf(outputs.errors, b, 3 * b.p));
+  return lanesOf(out, b.p) as [Float64Array, Float64Array, Float64Array];
+}
 
 export function baObjective(b: BaPrepared) {
   const [ex, ey, werr] = reprojErrors(b);
@@ -209,7 +226,8 @@ function matrixOf(b: BaPrepared): { rows: Int32Array; cols: Int32Array; vals: Fl
 export function baJacobian(b: BaPrepared): SparseJacobian {
   const { n, m, p } = b;
   // row 0 (x residuals), row 1 (y residuals): entry i of parameter column j is ∂err_i/∂param_j
-  const J = blocksOf([observationColumns(b), b.featX, b.featY]) as [Float64Array[], Float64Array[]];
+  const blocks = lanesOf(blocksOf.into([observationColumns(b), b.featX, b.featY], outputOf(outputs.blocks, b, 2 * (NCAMPARAMS + 4) * p)), p);
+  const J = [blocks.slice(0, NCAMPARAMS + 4), blocks.slice(NCAMPARAMS + 4)];
   const dw = dataOf(grad((w: T) => sum(weightErrors(w)) as Scalar, b.w));
 
   const { rows, cols: colIdx, vals } = matrixOf(b);
