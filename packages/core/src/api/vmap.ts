@@ -192,7 +192,7 @@ function batchCall(m: Mapping, x: unknown, into: Float64Array | null): unknown {
     traces = kept.traces.get(batch.key) ?? [];
     kept.traces.set(batch.key, traces);
   }
-  return byLanes(f, batch, traces, outAxes, options, kept, into);
+  return byLanes(f, batch, { traces, outAxes, options, kept, into });
 }
 
 /** The lanes of planned leaves, and each lane's point as f takes it. */
@@ -231,7 +231,18 @@ function batchOf({ plan, leaves, inputs, size: B }: Planned): Batch {
  * checkNaN, which columns check per instruction. From the first trace without code
  * (tensors, too large), columns take the lanes left.
  */
-function byLanes(f: Fn, batch: Batch, traces: LaneTrace[], outAxes: Axes, options: RdOptions, kept: Kept | null, into: Float64Array | null): unknown {
+/** What a call of the lanes works with besides f and its batch. */
+interface LaneCall {
+  /** The traces kept for the batch's structure (jit(vmap)), tried before f is traced again; new ones are added. */
+  readonly traces: LaneTrace[];
+  readonly outAxes: Axes;
+  readonly options: RdOptions;
+  readonly kept: Kept | null;
+  /** The caller's array the outputs are written into (jit(vmap(f)).into), or null for fresh ones. */
+  readonly into: Float64Array | null;
+}
+
+function byLanes(f: Fn, batch: Batch, { traces, outAxes, options, kept, into }: LaneCall): unknown {
   const B = batch.size;
   const laneOptions = { reportTies: tiesOf(options) !== "ignore", checkNaN: options.checkNaN === true };
   let outs: Output | null = traces.length > 0 ? outputOf(traces[0].term, B, outAxes, into) : null;
