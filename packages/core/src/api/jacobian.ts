@@ -113,7 +113,9 @@ const JACFWD_OPTIONS = ["into", "column", ...RD_OPTIONS];
 export function jacfwd<const X, Y>(f: (x: Traced<X>) => Y, x: X, options: JacfwdOptions = {}): Jacobian<Y, X, Mode<X>> {
   checkOptionKeys("jacfwd", options, JACFWD_OPTIONS);
   const { into, column, ...rd } = options;
-  if (column !== undefined && into === undefined) throw new ArgumentError("jacfwd: options.column places the Jacobian in `into`'s matrix; give into as well, or drop column.");
+  if (column !== undefined && into === undefined) {
+    throw new ArgumentError("jacfwd: options.column places the Jacobian in `into`'s matrix; give into as well, or drop column.");
+  }
   const traced = trace("jacfwd", f as Fn, x, rd, "columns");
   return (into === undefined ? byForward(traced) : intoBlock(traced, into, column)) as Jacobian<Y, X, Mode<X>>;
 }
@@ -132,7 +134,9 @@ function intoBlock(traced: TracedFn, into: unknown, column: unknown): unknown {
   const [S, D] = [size(dimsOf(o[0])), size(dimsOf(i[0]))];
   const dims = [...dimsOf(o[0]), ...dimsOf(i[0])];
   if (column === undefined && (!(into instanceof Float64Array) || into.length !== S * D)) {
-    throw new ArgumentError(`jacfwd: options.into is ${describe(into)}; it must be a Float64Array of ${S * D} numbers, the Jacobian's (dims ${showDims(dims)}).`);
+    throw new ArgumentError(
+      `jacfwd: options.into is ${describe(into)}; it must be a Float64Array of ${S * D} numbers, the Jacobian's (dims ${showDims(dims)}).`,
+    );
   }
   const width = into instanceof Float64Array ? into.length / S : NaN;
   const at = column ?? 0;

@@ -78,7 +78,10 @@ export function planLanes(term: TraceTerm, guards: readonly Guard[], options: La
     if (op[i] === INPUT) batched[i] = +batchedInputs[a[i]];
     else if (op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) batched[i] |= batched[v];
   }
-  const kinked = tabulate(new Uint8Array(n), (i) => +(options.reportTies && op[i] >= FIRST_PRIMITIVE && x[i] === 0 && KINKS[op[i]] !== undefined && op[a[i]] !== CONST));
+  const kinked = tabulate(
+    new Uint8Array(n),
+    (i) => +(options.reportTies && op[i] >= FIRST_PRIMITIVE && x[i] === 0 && KINKS[op[i]] !== undefined && op[a[i]] !== CONST),
+  );
   const tieChecked = new Uint8Array(n);
   if (options.reportTies) {
     for (let i = 0; i < n; i++) {

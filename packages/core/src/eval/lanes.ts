@@ -94,7 +94,8 @@ export function runLanes(
 
   // which variables vary with the lane and are needed, the chains, the columns: the term's structure's (lane-plan.ts)
   const plan = cachedLanePlan(term, guards, options, inputs.map((input) => input.batched));
-  const { batched, live, tieChecked, kinked, fusion, directTo, transposedTo, outputOf, places, slotOf, slots, tensors, widthOf, endsAt, tensorOp, outWidths } = plan;
+  const { batched, live, tieChecked, kinked, fusion, directTo, transposedTo, outputOf, places } = plan;
+  const { slotOf, slots, tensors, widthOf, endsAt, tensorOp, outWidths } = plan;
   const dims = (v: number): Dims => tape.dims(v);
   const isTensor = (v: number): boolean => tape.isTensor(v);
 
