@@ -27,7 +27,7 @@ const dimsOf = (s: Shape): Dims => (s.kind === "tensor" ? s.dims : []);
  * the columns cannot be lanes: inside an enclosing trace, with checkNaN (which names the
  * rule where a column goes wrong), or where a tangent rule decided on values.
  */
-export function forwardColumns(traced: TracedFn, tensors: boolean, into?: Float64Array): unknown {
+export function forwardColumns(traced: TracedFn, tensors: boolean, into?: BlockPlace): unknown {
   const { term } = traced;
   const out = term.output.shape;
   const xs = term.params[0].shape;
@@ -61,11 +61,14 @@ export function forwardColumns(traced: TracedFn, tensors: boolean, into?: Float6
     const d = toDense(p as ConcreteTensor, `${caller}'s input`);
     return { values: d.data, batched: false, width: size(d.dims) };
   });
+  // lane c is batch index first + c: the block's column in `into`'s matrix (BlockPlace), its
+  // place there (element e of lane c at e · width + first + c, runLanes's element-major layout)
+  const first = into?.column ?? 0;
   let offset = 0;
   for (const s of ins) {
     const w = size(dimsOf(s));
-    const values = new Float64Array(C * w);
-    for (let a = 0; a < w; a++) values[(offset + a) * w + a] = 1;
+    const values = new Float64Array((first + C) * w);
+    for (let a = 0; a < w; a++) values[(first + offset + a) * w + a] = 1;
     inputs.push({ values, batched: true, width: w });
     offset += w;
   }
@@ -75,10 +78,10 @@ export function forwardColumns(traced: TracedFn, tensors: boolean, into?: Float6
   // caller gives it: jacfwd's option, one output); with several, the pool's, their columns
   // copied out below and the buffer given back
   const whole = tensors && ins.length === 1;
-  const columns = widths.map((w) => (whole ? (into ?? new Float64Array(C * w)) : alloc(C * w, true)));
+  const columns = widths.map((w) => (whole ? (into?.into ?? new Float64Array(C * w)) : alloc(C * w, true)));
   // every lane holds (no guards, no checks): each output written whole
   const options = { reportTies: false, checkNaN: false, elementMajor: true, tracedBefore: term.tape.length };
-  runLanes(emitted, [], options, inputs, Int32Array.from({ length: C }, (_, c) => c), columns);
+  runLanes(emitted, [], options, inputs, Int32Array.from({ length: C }, (_, c) => first + c), columns);
   // nothing reads C after the lanes (f(x) is not returned): its buffers go back to the pool with the tangents', rather than to the collector
   release(true);
   if (!tensors) {
@@ -102,6 +105,15 @@ export function forwardColumns(traced: TracedFn, tensors: boolean, into?: Float6
   });
   if (!whole) columns.forEach(giveBack);
   return unflatten(out, rows);
+}
+
+/**
+ * Where jacfwd's one block goes (its `into` and `column` options): the columns `column` …
+ * of the matrix `into` (rows: the output's elements), the others left as they are.
+ */
+export interface BlockPlace {
+  readonly into: Float64Array;
+  readonly column: number;
 }
 
 /** Columns from … from + D − 1 of an S × C matrix (row-major), as an S × D block of its own. */

@@ -11,10 +11,11 @@ import { run } from "../eval/evaluate.js";
 import { ArgumentError, ClosedTraceError, WengertError } from "../errors.js";
 import { showDims, size, type Dims } from "@wengert/ops";
 import { countLeaves, describe, leafShapes, unflatten, type Shape } from "../structure.js";
+import ndarray from "ndarray";
 import { fromDense, type NdArray } from "../trace/host-tensor.js";
 import { Real, Tensor, type Operand, type Scalar } from "../trace/traced.js";
 import { basisVector, componentCount, components, componentsOf, fromComponents, leafComponents } from "./components.js";
-import { forwardColumns } from "./columns.js";
+import { forwardColumns, type BlockPlace } from "./columns.js";
 import { sparseHessian } from "./sparse-hessian.js";
 import type { Tape } from "../trace/tape.js";
 import type { TraceTerm } from "../trace/term.js";
@@ -93,9 +94,17 @@ export interface JacfwdOptions extends RdOptions {
    * output so), not into fresh memory the system must map and zero each time.
    */
   readonly into?: Float64Array;
+  /**
+   * With `into`: the block's columns (x's components) are columns `column` … `column` + n − 1
+   * of a wider matrix in `into`, of size(f(x)) rows and into.length / size(f(x)) columns,
+   * row-major (a leading dimension, as BLAS has), the other columns left as they are: two
+   * calls along two parts of a point fill one Jacobian matrix. The block is then returned as
+   * a view of those columns.
+   */
+  readonly column?: number;
 }
 
-const JACFWD_OPTIONS = ["into", ...RD_OPTIONS];
+const JACFWD_OPTIONS = ["into", "column", ...RD_OPTIONS];
 
 /**
  * The Jacobian by forward mode: one jvp per input leaf, one trace in all (at the outermost
@@ -103,13 +112,16 @@ const JACFWD_OPTIONS = ["into", ...RD_OPTIONS];
  */
 export function jacfwd<const X, Y>(f: (x: Traced<X>) => Y, x: X, options: JacfwdOptions = {}): Jacobian<Y, X, Mode<X>> {
   checkOptionKeys("jacfwd", options, JACFWD_OPTIONS);
-  const { into, ...rd } = options;
+  const { into, column, ...rd } = options;
+  if (column !== undefined && into === undefined) {
+    throw new ArgumentError("jacfwd: options.column places the Jacobian in `into`'s matrix; give into as well, or drop column.");
+  }
   const traced = trace("jacfwd", f as Fn, x, rd, "columns");
-  return (into === undefined ? byForward(traced) : intoBlock(traced, into)) as Jacobian<Y, X, Mode<X>>;
+  return (into === undefined ? byForward(traced) : intoBlock(traced, into, column)) as Jacobian<Y, X, Mode<X>>;
 }
 
-/** jacfwd's one block written into `into` (JacfwdOptions), returned as an ndarray over it. */
-function intoBlock(traced: TracedFn, into: unknown): unknown {
+/** jacfwd's one block written into `into` at `column` (JacfwdOptions), returned as an ndarray over it. */
+function intoBlock(traced: TracedFn, into: unknown, column: unknown): unknown {
   const out = traced.term.output.shape;
   const xs = traced.term.params[0].shape;
   const [o, i] = [leafShapes(out), leafShapes(xs)];
@@ -119,15 +131,28 @@ function intoBlock(traced: TracedFn, into: unknown): unknown {
         `and x ${i.length}); drop into, or return and take one tensor.`,
     );
   }
-  const n = size(dimsOf(o[0])) * size(dimsOf(i[0]));
-  if (!(into instanceof Float64Array) || into.length !== n) {
-    const dims = showDims([...dimsOf(o[0]), ...dimsOf(i[0])]);
-    throw new ArgumentError(`jacfwd: options.into is ${describe(into)}; it must be a Float64Array of ${n} numbers, the Jacobian's (dims ${dims}).`);
+  const [S, D] = [size(dimsOf(o[0])), size(dimsOf(i[0]))];
+  const dims = [...dimsOf(o[0]), ...dimsOf(i[0])];
+  if (column === undefined && (!(into instanceof Float64Array) || into.length !== S * D)) {
+    throw new ArgumentError(
+      `jacfwd: options.into is ${describe(into)}; it must be a Float64Array of ${S * D} numbers, the Jacobian's (dims ${showDims(dims)}).`,
+    );
   }
-  const J = byForward(traced, into) as NdArray;
+  const width = into instanceof Float64Array ? into.length / S : NaN;
+  const at = column ?? 0;
+  if (!(into instanceof Float64Array) || !Number.isInteger(width) || !Number.isInteger(at) || (at as number) < 0 || (at as number) + D > width) {
+    throw new ArgumentError(
+      `jacfwd: options.into is ${describe(into)} and options.column ${describe(column)}; into must be a Float64Array of ${S} rows (f(x)'s size) ` +
+        `of equally many numbers, and column a whole number with column + ${D} (x's size) at most that many.`,
+    );
+  }
+  const J = byForward(traced, { into, column: at as number }) as NdArray;
   // where the columns were not lanes (a sweep per column), the block is copied in
-  if (J.data !== into) into.set(J.data as Float64Array);
-  return fromDense({ dims: J.shape, data: into }, "ndarray", false);
+  if (J.data !== into) for (let r = 0; r < S; r++) into.set((J.data as Float64Array).subarray(r * D, (r + 1) * D), r * width + (at as number));
+  if (width === D) return fromDense({ dims: J.shape, data: into }, "ndarray", false);
+  // the block's columns of the wider matrix: rows `width` apart
+  const strides = [...dims.slice(0, -1).map((_, k) => size(dims.slice(k + 1, -1)) * width), 1];
+  return ndarray(into, dims, strides, at as number);
 }
 
 function byReverse(traced: TracedFn): unknown {
@@ -147,8 +172,8 @@ function byReverse(traced: TracedFn): unknown {
   return unflatten(out, rows);
 }
 
-/** The Jacobian by forward mode (`into`: its one block's buffer, where the columns are lanes). */
-function byForward(traced: TracedFn, into?: Float64Array): unknown {
+/** The Jacobian by forward mode (`into`: its one block's matrix, where the columns are lanes: JacfwdOptions). */
+function byForward(traced: TracedFn, into?: BlockPlace): unknown {
   const out = traced.term.output.shape;
   const xs = traced.term.params[0].shape;
   // at the outermost level, the columns as lanes of one tangent term

@@ -15,6 +15,7 @@ import { isOperand, Real, Tensor, type Operand, type Scalar } from "../trace/tra
 import { shapeError } from "../trace/callsite.js";
 import { applyBinary, applyGeneric } from "../trace/record.js";
 import { describe } from "../structure.js";
+import { indicesOf } from "./index-copies.js";
 import type { ItemsOf, RealOf, TensorOf } from "./types.js";
 
 /** A tensor argument: traced, or an ndarray / Float64Array the user holds. */
@@ -225,27 +226,6 @@ export function index(t: TensorArg, i: number | readonly number[]): RealResult {
     );
   }
   return op("index", [x], { at: typeof i === "number" ? [i] : [...i] }) as RealResult;
-}
-
-/**
- * The library's own copy of `indices` (ops keep it, and may keep facts about it: see
- * ops' index-range.ts), checked to be integers unless they came as an Int32Array.
- */
-function indicesOf(name: string, given: ArrayLike<number> | ConcreteTensor): Int32Array {
-  if (given instanceof Int32Array) return given.slice();
-  // an ndarray of indices: its elements (a vector)
-  const indices = given instanceof Float64Array || !isConcreteTensor(given) ? given : vectorOf(name, given);
-  const r = Int32Array.from(indices as ArrayLike<number>);
-  for (let k = 0; k < indices.length; k++) {
-    if (r[k] !== indices[k]) throw shapeError(name, `index ${indices[k]} (position ${k}) is not an integer`);
-  }
-  return r;
-}
-
-function vectorOf(name: string, t: ConcreteTensor): Float64Array {
-  const { data, dims } = toDense(t, `${name}'s indices`);
-  if (dims.length !== 1) throw shapeError(name, `the indices have dims ${showDims(dims)}; expected a vector`);
-  return data;
 }
 
 /**

@@ -19,13 +19,14 @@
  * names the primitive). Each value is computed by the kernels tracing used: per lane,
  * the numbers of a trace at that lane's point.
  */
-import { alloc, predicates, release, size, type Buf, type Dims } from "@wengert/ops";
-import { liveness } from "../diff/place.js";
-import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS, KINKS, tensorSpec } from "../trace/opcodes.js";
+import { alloc, predicates, release, type Buf, type Dims } from "@wengert/ops";
+import { ARITY, CODE, CONST, FREE, INPUT, IS_TENSOR_OP, KERNELS, KINKS, tensorSpec } from "../trace/opcodes.js";
 import { binaryKernel, compute } from "../trace/tape.js";
 import { laneArg, onLanes } from "./lane-rules.js";
-import { planFusion, runFused, type ChainOperand } from "./lane-fusion.js";
-import { transposedPlaces, writeElementMajor, type Permuted } from "./lane-layout.js";
+import { runFused, type ChainOperand } from "./lane-fusion.js";
+import { writeElementMajor } from "./lane-layout.js";
+import { someIndex } from "./lane-plan.js";
+import { cachedLanePlan } from "./lane-plans.js";
 import type { Indexed } from "../api/indexed.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
@@ -70,7 +71,7 @@ export interface LaneOptions {
 /** Batched columns per block: lanes × batched variables stays below this (16 MB of doubles). */
 const BLOCK_VALUES = 1 << 21;
 
-const { add: ADD, sub: SUB, mul: MUL, div: DIV, transpose: TRANSPOSE } = CODE;
+const { add: ADD, sub: SUB, mul: MUL, div: DIV } = CODE;
 
 /**
  * The term's outputs at `lanes` (batch indices), written into `outs` (output j of lane l
@@ -91,25 +92,10 @@ export function runLanes(
   const m = lanes.length;
   const held = new Uint8Array(m).fill(1);
 
-  // which variables vary with the lane, and which are needed (outputs, guards, kinks)
-  const batched = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    if (op[i] === INPUT) batched[i] = +inputs[a[i]].batched;
-    else if (op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) batched[i] |= batched[v];
-  }
-  const kinked = (i: number): boolean => options.reportTies && op[i] >= FIRST_PRIMITIVE && x[i] === 0 && KINKS[op[i]] !== undefined && op[a[i]] !== CONST;
-  // what tracing checks for ties on tensors: elementwise kinks, tensor primitives' tie rules
-  const tieChecked = new Uint8Array(n);
-  if (options.reportTies) {
-    for (let i = 0; i < n; i++) {
-      if (op[i] < FIRST_PRIMITIVE || x[i] === 0) continue;
-      if (IS_TENSOR_OP[op[i]] ? tensorSpec(op[i]).tie !== undefined : KINKS[op[i]] !== undefined && op[a[i]] !== CONST) tieChecked[i] = 1;
-    }
-  }
-  const live = new Uint8Array(n);
-  for (const g of guards) live[g.a] = live[g.b] = 1;
-  for (let i = 0; i < n; i++) if (kinked(i) || tieChecked[i]) live[i] = 1;
-  liveness(term, live);
+  // which variables vary with the lane and are needed, the chains, the columns: the term's structure's (lane-plan.ts)
+  const plan = cachedLanePlan(term, guards, options, inputs.map((input) => input.batched));
+  const { batched, live, tieChecked, kinked, fusion, directTo, transposedTo, outputOf, places } = plan;
+  const { slotOf, slots, tensors, widthOf, endsAt, tensorOp, outWidths } = plan;
   const dims = (v: number): Dims => tape.dims(v);
   const isTensor = (v: number): boolean => tape.isTensor(v);
 
@@ -147,83 +133,29 @@ export function runLanes(
     }
   }
   const test = (g: Guard, va: number, vb: number): boolean => !(options.reportTies && va === vb && g.distinct) && predicates[g.pred].test(va, vb) === g.outcome;
-  const fixed = guards.filter((g) => !batched[g.a] && !batched[g.b]);
-  const atKink = (i: number): boolean => !batched[i] && live[i] !== 0 && kinked(i) && KINKS[op[i]]!(vals[a[i]]);
+  const fixed = Array.from(plan.fixed, (k) => guards[k]);
+  const atKink = (i: number): boolean => !batched[i] && live[i] !== 0 && kinked[i] === 1 && KINKS[op[i]]!(vals[a[i]]);
   if (nowhere || !fixed.every((g) => test(g, vals[g.a], vals[g.b])) || someIndex(n, atKink)) {
     for (const i of made) release(bufs[i]!);
     return held.fill(0);
   }
-  const varying = guards.filter((g) => batched[g.a] || batched[g.b]);
+  const varying = Array.from(plan.varying, (k) => guards[k]);
 
-  // chains of elementwise instructions, each computed by its last one in one loop (lane-fusion.ts);
-  // not under checkNaN, which checks every instruction's values
-  const pinned = new Uint8Array(n);
-  for (const v of term.output.atoms) pinned[v] = 1;
-  for (const g of guards) pinned[g.a] = pinned[g.b] = 1;
-  const checked = new Uint8Array(n);
-  for (let i = 0; i < n; i++) if (tieChecked[i] || kinked(i)) checked[i] = 1;
-  const fusion = options.checkNaN ? null : planFusion({ tape, batched, live, pinned, checked });
-  const at = fusion?.at ?? null;
-  // a chain that is an output writes its lanes into the output itself where no lane can
-  // fail (no guard, tie or kink varies with the lane): every lane's output is then written
-  const laneMayFail = varying.length > 0 || someIndex(n, (i) => batched[i] === 1 && live[i] === 1 && (tieChecked[i] === 1 || kinked(i)));
-  // (element-major, only a chain that nothing else reads: its lanes are not kept lane by lane)
-  const directTo = new Int32Array(n).fill(-1);
-  const reads = new Int32Array(n);
-  if (options.elementMajor) {
-    for (let i = 0; i < n; i++) if (live[i] && op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) reads[v]++;
-    term.output.atoms.forEach((v, j) => term.output.atoms.indexOf(v) !== j && reads[v]++);
-  }
-  if (fusion !== null && !laneMayFail) term.output.atoms.forEach((v, j) => {
-    if (fusion.chains.has(v) && directTo[v] < 0 && !reads[v]) directTo[v] = j;
-  });
-  // (element-major, an output that is a transpose of a chain read by it alone: the chain
-  // writes the output, its elements permuted (lane-layout.ts), and the transpose is not run)
-  const transposedTo = new Int32Array(n).fill(-1);
-  const outputOf = new Int32Array(n).fill(-1);
-  const places: (Permuted | undefined)[] = [];
-  if (options.elementMajor && fusion !== null && !laneMayFail) term.output.atoms.forEach((v, j) => {
-    if (op[v] !== TRANSPOSE || !batched[v] || reads[v]) return;
-    const c = tape.args(v)[0];
-    if (!fusion.chains.has(c) || reads[c] !== 1 || pinned[c] || transposedTo[c] >= 0) return;
-    transposedTo[c] = j;
-    outputOf[v] = j;
-    places[c] = transposedPlaces(dims(c), (tape.params(v) as { perm: readonly number[] }).perm);
-  });
-
-  // the batched variables, in blocks of lanes; a real's column is reused once its last
-  // reader has run (the guards', read at the end of a block, and the outputs' are kept)
-  const slotOf = columnSlots(term, batched, live, varying, isTensor, at);
-  const slots = slotOf.reduce((k, s) => Math.max(k, s + 1), 0);
-  let tensors = 0;
-  for (let i = 0; i < n; i++) if (batched[i] && live[i] && isTensor(i) && !fusion?.absorbed[i]) tensors++;
+  // the batched variables, in blocks of lanes
   const L = Math.max(1, Math.min(m, Math.floor(BLOCK_VALUES / Math.max(1, slots + tensors))));
   const columns = Array.from({ length: slots }, () => new Float64Array(L));
   const cols: (Float64Array | null)[] = Array.from(slotOf, (s) => (s < 0 ? null : columns[s]));
   // a batched tensor's lanes of the block side by side; a pool's buffer (owned) or a view of the input
   const laneBuf: (Float64Array | null)[] = new Array<Float64Array | null>(n).fill(null);
   const owned = new Uint8Array(n);
-  const widthOf = tabulate(new Int32Array(n), (v) => (isTensor(v) ? size(dims(v)) : 1));
   const drop = (v: number): void => {
     if (owned[v]) release(laneBuf[v]!);
     laneBuf[v] = null;
     owned[v] = 0;
   };
-  const endsAt = tensorsEndingAt(term, batched, live, at);
-  // scalar primitives recorded with dims (a real from a tensor operation's rules): on
-  // reals, the same kernel as a column, not lane by lane
-  const onReals = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    const scalarOp = op[i] >= FIRST_PRIMITIVE && x[i] !== 0 && !IS_TENSOR_OP[op[i]];
-    onReals[i] = +(scalarOp && !isTensor(i) && tape.args(i).every((v) => !isTensor(v)));
-  }
   const outAtoms = term.output.atoms;
-  const outWidths = outAtoms.map((v) => (isTensor(v) ? size(dims(v)) : 1));
   const batchedAt = (v: number, k: number): Buf => (isTensor(v) ? laneBuf[v]!.subarray(k * widthOf[v], (k + 1) * widthOf[v]) : cols[v]![k]);
   const valueAt = (v: number, k: number): Buf => (batched[v] ? batchedAt(v, k) : one(v));
-
-  // a tensor primitive, or a scalar one on tensors (not a column's loop of reals)
-  const tensorOp = tabulate(new Uint8Array(n), (i) => +(op[i] >= FIRST_PRIMITIVE && (isTensor(i) || (x[i] !== 0 && !onReals[i]))));
 
   for (let start = 0; start < m; start += L) {
     const end = Math.min(m, start + L);
@@ -335,7 +267,7 @@ export function runLanes(
           const col = cols[a[i]];
           for (let k = 0; k < w; k++) if (KINKS[code]!(col === null ? vals[a[i]] : col[k])) ok[k] = 0;
         }
-        if (kinked(i)) {
+        if (kinked[i]) {
           const col = cols[a[i]]!;
           for (let k = 0; k < w; k++) if (KINKS[code]!(col[k])) ok[k] = 0;
         }
@@ -397,77 +329,7 @@ function writeElementMajorAt(out: Float64Array, width: number, valueOf: (k: numb
   }
 }
 
-/**
- * A column (by number) for each batched real that is needed, shared with reals whose last
- * reader ran before it is made (a linear scan in the tape's order): -1 for the others.
- */
-function columnSlots(
-  term: TraceTerm,
-  batched: Uint8Array,
-  live: Uint8Array,
-  guards: readonly Guard[],
-  isTensor: (v: number) => boolean,
-  at: Int32Array | null,
-): Int32Array {
-  const tape = term.tape;
-  const n = tape.length;
-  const column = (v: number): boolean => batched[v] === 1 && live[v] === 1 && !isTensor(v);
-  const lastUse = tabulate(new Int32Array(n), (i) => i);
-  // an instruction inside a fused chain reads its operands where the chain runs (at its sink)
-  const readAt = (i: number): number => (at === null ? i : at[i]);
-  for (let i = 0; i < n; i++) if (live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], readAt(i));
-  for (const g of guards) lastUse[g.a] = lastUse[g.b] = n;
-  for (const v of term.output.atoms) lastUse[v] = n;
-  const endsAt: number[][] = Array.from({ length: n + 1 }, () => []);
-  for (let v = 0; v < n; v++) if (column(v)) endsAt[lastUse[v]].push(v);
-  const slotOf = new Int32Array(n).fill(-1);
-  const free: number[] = [];
-  let slots = 0;
-  for (let i = 0; i < n; i++) {
-    // what was last read before i is free for i (not what i reads: a kink reads its argument after)
-    if (i > 0) for (const v of endsAt[i - 1]) free.push(slotOf[v]);
-    if (column(i)) slotOf[i] = free.pop() ?? slots++;
-  }
-  return slotOf;
-}
-
 const NONE: readonly number[] = [];
-
-/**
- * `a` with a[i] = f(i): per instruction of a long tape, a loop (TypedArray.from with a
- * mapping function took 0.7 ms per call over ht's Jacobian's tape).
- */
-function tabulate<A extends Uint8Array | Int32Array>(a: A, f: (i: number) => number): A {
-  for (let i = 0; i < a.length; i++) a[i] = f(i);
-  return a;
-}
-
-/** Whether f holds at some i < n (without an array of the indices). */
-function someIndex(n: number, f: (i: number) => boolean): boolean {
-  for (let i = 0; i < n; i++) if (f(i)) return true;
-  return false;
-}
-
-/**
- * For each instruction, the batched tensors (computed, not inputs or outputs) that it is
- * the last to read: their lanes' buffers may go back to the pool once it has run.
- */
-function tensorsEndingAt(term: TraceTerm, batched: Uint8Array, live: Uint8Array, at: Int32Array | null): (number[] | undefined)[] {
-  const tape = term.tape;
-  const n = tape.length;
-  const lastUse = new Int32Array(n).fill(-1);
-  const readAt = (i: number): number => (at === null ? i : at[i]);
-  for (let i = 0; i < n; i++) {
-    if (batched[i] && live[i] && tape.op[i] >= FIRST_PRIMITIVE) for (const v of tape.args(i)) lastUse[v] = Math.max(lastUse[v], readAt(i));
-  }
-  for (const v of term.output.atoms) lastUse[v] = -1;
-  const endsAt: (number[] | undefined)[] = new Array<number[] | undefined>(n);
-  for (let v = 0; v < n; v++) {
-    if (lastUse[v] < 0 || !batched[v] || tape.op[v] < FIRST_PRIMITIVE || !tape.isTensor(v)) continue;
-    (endsAt[lastUse[v]] ??= []).push(v);
-  }
-  return endsAt;
-}
 
 /** Whether tracing would report a tie at this tensor instruction: an element at a kink, or the primitive's tie rule. */
 function tieAt(code: number, args: readonly Buf[], ds: readonly Dims[], params: unknown, y: Buf): boolean {

@@ -226,33 +226,24 @@ export function htObjective(h: HtPrepared): Float64Array {
  * (u_i0, u_i1), and these are the diagonal blocks GradBench's layout keeps) hold the
  * vertices constant. So neither set of lanes carries the other's tangents through the
  * per-point work (9 operations over [3, N] per lane where one set of lanes for both took 16).
- * The θ columns' jacfwd is taken along (a, b, θ), its function reading θ alone: its
- * block is then the whole [3N, 28] matrix (two lanes of zeros more, and neither a second
- * matrix nor a pass copying 3N × 26 numbers into it), its (a, b) columns then written
- * by their own jacfwd.
+ * Each jacfwd writes its columns of the one [3N, 28] matrix (its `column` option), where
+ * they are: neither a second matrix nor a pass copying columns into it.
  */
 export function htJacobian(h: HtJacobianPrepared): NdArray {
+  const N = h.points.shape[1];
   const ab = h.us === null ? 0 : 2;
-  const x = new Float64Array(ab + 26);
-  x.set(h.theta, ab);
-  // written where the last call's was (jacfwd's into), as GradBench's manual tools keep their output
-  const J = jacfwd((t) => transpose(residuals(h, (unstack(t) as Scalar[]).slice(ab))), x, { into: h.jacobian }) as NdArray; // [N, 3, ab + 26]
-  const rows = ndarray(J.data as Float64Array, [3 * J.shape[0], ab + 26]);
-  if (h.us === null) return rows;
-  const [u0, u1] = h.us;
-  const V = vertexPositions(h, Array.from(h.theta));
-  const Ju = jacfwd((v) => {
-    const [a, b] = unstack(v) as Scalar[];
-    return transpose(pointResiduals(h, V, [add(u0, a) as T, add(u1, b) as T]));
-  }, new Float64Array(2)) as NdArray; // [N, 3, 2]
-  const [R, C] = rows.shape;
-  const from = Ju.data as Float64Array;
-  const to = rows.data as Float64Array;
-  for (let r = 0; r < R; r++) {
-    to[r * C] = from[2 * r];
-    to[r * C + 1] = from[2 * r + 1];
+  // written where the last call's was (jacfwd's into), as GradBench's manual tools keep their
+  // output: the θ columns after the (a, b) ones (jacfwd's column)
+  jacfwd((t) => transpose(residuals(h, unstack(t) as Scalar[])), h.theta, { into: h.jacobian, column: ab }); // [N, 3, 26] of [N, 3, ab + 26]
+  if (h.us !== null) {
+    const [u0, u1] = h.us;
+    const V = vertexPositions(h, Array.from(h.theta));
+    jacfwd((v) => {
+      const [a, b] = unstack(v) as Scalar[];
+      return transpose(pointResiduals(h, V, [add(u0, a) as T, add(u1, b) as T]));
+    }, new Float64Array(2), { into: h.jacobian, column: 0 }); // [N, 3, 2] of [N, 3, 28]
   }
-  return rows;
+  return ndarray(h.jacobian, [3 * N, ab + 26]);
 }
 
 /** ht's input prepared for the Jacobian: with the buffer each call writes it into (3N × ncols numbers). */
