@@ -11,7 +11,7 @@
  * additions within one, so switching kernel (by size, or where wasm SIMD is missing)
  * never changes a number.
  */
-import { ROWS, simdGemm } from "./simd-gemm.js";
+import { simdGemm } from "./simd-gemm.js";
 
 /**
  * Below this many multiply-adds the JavaScript kernel wins: copying operands into wasm
@@ -19,48 +19,25 @@ import { ROWS, simdGemm } from "./simd-gemm.js";
  */
 const SIMD_FROM = 4096;
 
-/**
- * Elements of b from which a product of fewer rows than the SIMD kernel's block (a row
- * vector times a matrix: the cotangent of T x is (C̄ᵀ T)ᵀ) stays in JavaScript. The SIMD
- * kernel copies all of b into wasm memory and pads a to a whole block of rows, so it
- * reads b twice and writes it once for work that reads it once; past the cache (2¹⁹
- * doubles, 4 MB) that copy costs more than the vectors save: llsq's gradient at
- * n = 16 392 (b of 16 392 × 128) spent 10 ms in it, against 3 ms for the JavaScript loop.
- * Below, with b in cache, SIMD is still ~10 % ahead.
- */
-const FEW_ROWS_JS_FROM = 1 << 19;
-
 /** r[ro…] = a[ao…] (n×k) · b[bo…] (k×m), row-major: r's block is overwritten. */
 export function gemm(a: Float64Array, ao: number, b: Float64Array, bo: number, r: Float64Array, ro: number, n: number, k: number, m: number): void {
   if (m === 1) return gemv(a, ao, b, bo, r, ro, n, k);
-  const simd = n * k * m >= SIMD_FROM && !(n < ROWS && k * m >= FEW_ROWS_JS_FROM);
-  if (simd && simdGemm(a, ao, b, bo, r, ro, n, k, m)) return;
+  if (n * k * m >= SIMD_FROM && simdGemm(a, ao, b, bo, r, ro, n, k, m)) return;
   jsGemm(a, ao, b, bo, r, ro, n, k, m);
 }
 
 /**
  * r[ro…] = a[ao…] (n×k) · b[bo…] (a column of k): each element a dot product, summed in
  * p order from zero as the definition says, four rows of a at a time sharing each element
- * of b, two elements of b per step (each row's two products added in p order: ~8 % less
- * loop overhead at llsq's 128 columns). jsGemm's blocks run their inner loop along rows
- * of b, of one element here (llsq's T x: 2 ns per multiply-add, against about half a
- * nanosecond for this loop).
+ * of b. jsGemm's blocks run their inner loop along rows of b, of one element here (llsq's
+ * T x: 2 ns per multiply-add, against about half a nanosecond for this loop).
  */
 export function gemv(a: Float64Array, ao: number, b: Float64Array, bo: number, r: Float64Array, ro: number, n: number, k: number): void {
-  const k2 = k - (k % 2);
   let i = 0;
   for (; i + 3 < n; i += 4) {
     const a0 = ao + i * k, a1 = a0 + k, a2 = a1 + k, a3 = a2 + k;
     let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    let p = 0;
-    for (; p < k2; p += 2) {
-      const x = b[bo + p], y = b[bo + p + 1];
-      s0 = s0 + a[a0 + p] * x + a[a0 + p + 1] * y;
-      s1 = s1 + a[a1 + p] * x + a[a1 + p + 1] * y;
-      s2 = s2 + a[a2 + p] * x + a[a2 + p + 1] * y;
-      s3 = s3 + a[a3 + p] * x + a[a3 + p + 1] * y;
-    }
-    if (p < k) {
+    for (let p = 0; p < k; p++) {
       const x = b[bo + p];
       s0 += a[a0 + p] * x;
       s1 += a[a1 + p] * x;
@@ -121,20 +98,10 @@ export function jsGemm(a: Float64Array, ao: number, b: Float64Array, bo: number,
       }
     }
   }
-  // the rows left (all of a row vector's product), four rows of b per pass as above: each
-  // element of r loaded and stored once per four products, not once per product
   for (; i < n; i++) {
     const r0 = ro + i * m;
     const a0 = ao + i * k;
-    for (let p = 0; p < k4; p += 4) {
-      const s0 = a[a0 + p], s1 = a[a0 + p + 1], s2 = a[a0 + p + 2], s3 = a[a0 + p + 3];
-      const q0 = bo + p * m;
-      for (let j = 0; j < m; j++) {
-        const q = q0 + j;
-        r[r0 + j] = r[r0 + j] + s0 * b[q] + s1 * b[q + m] + s2 * b[q + 2 * m] + s3 * b[q + 3 * m];
-      }
-    }
-    for (let p = k4; p < k; p++) {
+    for (let p = 0; p < k; p++) {
       const s = a[a0 + p], q0 = bo + p * m;
       for (let j = 0; j < m; j++) r[r0 + j] += s * b[q0 + j];
     }
