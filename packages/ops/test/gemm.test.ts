@@ -63,7 +63,7 @@ describe("gemm", () => {
     }
   });
 
-  it("fewer rows than a SIMD block times a matrix past the cache (JavaScript, four rows of b per pass): the definition to the bit", () => {
+  it("fewer rows than a SIMD block times a matrix past the cache: the definition to the bit", () => {
     const next = rng(5);
     for (const [n, k, m] of [[1, 4099, 128], [2, 4097, 129], [3, 4100, 130], [1, 7, 128]]) {
       const a = randomArray(next, 1 + n * k);
