@@ -16,14 +16,12 @@ import { fusedStats } from "../../src/jit/chains.js";
 import { rosenbrockTensor } from "../helpers/cases.js";
 import { tensorChains } from "../helpers/programs/tensor-chains.js";
 import { expectSame } from "../helpers/same-bits.js";
-import { rng } from "../helpers/tensors.js";
+import { random, rng } from "../helpers/tensors.js";
 
 const DEFAULT = deferring.fromElements;
 afterEach(() => {
   deferring.fromElements = DEFAULT;
 });
-
-const random = (r: () => number, n: number, scale = 1): Float64Array => Float64Array.from({ length: n }, () => scale * (2 * r() - 1));
 
 /** `run` with every derivative deferred, and with none; the chains run in the first. */
 function both(run: () => unknown): { deferred: unknown; eager: unknown; runs: number } {

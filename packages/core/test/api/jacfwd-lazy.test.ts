@@ -21,13 +21,11 @@ import { pushforward } from "../../src/diff/pushforward.js";
 import { FIRST_PRIMITIVE } from "../../src/trace/opcodes.js";
 import { tensorChains } from "../helpers/programs/tensor-chains.js";
 import { expectSame } from "../helpers/same-bits.js";
-import { rng } from "../helpers/tensors.js";
+import { random, rng } from "../helpers/tensors.js";
 
 afterEach(() => {
   lazyValues.columns = true;
 });
-
-const random = (r: () => number, n: number, scale = 1): Float64Array => Float64Array.from({ length: n }, () => scale * (2 * r() - 1));
 
 /** `run` with jacfwd's trace deferring f's values, and computing them as appended. */
 function both<T>(run: () => T): { lazy: T; eager: T } {

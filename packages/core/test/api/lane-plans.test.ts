@@ -12,13 +12,11 @@ import { add, gather, jacfwd, mul, neg, sin, transpose, vmap, type NdArray, type
 import { lanePlanStats } from "../../src/eval/lane-plans.js";
 import { tensorChains } from "../helpers/programs/tensor-chains.js";
 import { expectSame } from "../helpers/same-bits.js";
-import { rng } from "../helpers/tensors.js";
+import { random, rng } from "../helpers/tensors.js";
 
 afterEach(() => {
   lanePlanStats.enabled = true;
 });
-
-const random = (r: () => number, n: number, scale = 1): Float64Array => Float64Array.from({ length: n }, () => scale * (2 * r() - 1));
 
 /** `run` with plans kept by structure, and made afresh. */
 function both<T>(run: () => T): { kept: T; fresh: T } {

@@ -20,7 +20,7 @@ import { planStats } from "../../src/jit/chain-plans.js";
 import { rosenbrockTensor } from "../helpers/cases.js";
 import { tensorChains } from "../helpers/programs/tensor-chains.js";
 import { expectSame } from "../helpers/same-bits.js";
-import { rng } from "../helpers/tensors.js";
+import { random, rng } from "../helpers/tensors.js";
 
 const DEFAULT = { ...lazyValues };
 const DEFER_FROM = deferring.fromElements;
@@ -30,8 +30,6 @@ afterEach(() => {
   deferring.fromElements = DEFER_FROM;
   expKernel.from = EXP_KERNEL_FROM;
 });
-
-const random = (r: () => number, n: number, scale = 1): Float64Array => Float64Array.from({ length: n }, () => scale * (2 * r() - 1));
 
 /** `run` with f's values deferred (from any size), and computed as appended; the derivative deferred in both (`derivative`: from any size). */
 function both(run: () => unknown, derivative = 0): { lazy: unknown; eager: unknown; runs: number } {

@@ -36,6 +36,8 @@ export function flat(v: unknown): number[] {
 
 /** `n` numbers uniform in [−scale, scale) from the seeded generator `r`. */
 export const randArr = (n: number, r: () => number, scale = 1): number[] => Array.from({ length: n }, () => scale * (2 * r() - 1));
+/** n numbers drawn as randArr draws them, in a Float64Array (a tensor's data). */
+export const random = (r: () => number, n: number, scale = 1): Float64Array => Float64Array.from({ length: n }, () => scale * (2 * r() - 1));
 
 /** An ndarray over a copy of `data`. */
 export const nd = (data: ArrayLike<number>, dims: number[]): NdArray => ndarray(Float64Array.from(data), dims);

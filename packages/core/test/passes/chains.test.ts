@@ -17,13 +17,11 @@ import type { ChainCode } from "../../src/jit/chain-code.js";
 import { rosenbrockTensor } from "../helpers/cases.js";
 import { tensorChains } from "../helpers/programs/tensor-chains.js";
 import { expectSame } from "../helpers/same-bits.js";
-import { rng } from "../helpers/tensors.js";
+import { random, rng } from "../helpers/tensors.js";
 
 afterEach(() => {
   fusedCode.enabled = true;
 });
-
-const random = (r: () => number, n: number, scale = 1): Float64Array => Float64Array.from({ length: n }, () => scale * (2 * r() - 1));
 
 /** `make`'s function, made and first called (traced: the plan is made then) with compiled chains on or off, then at every point. */
 function callAll(make: () => (x: never) => unknown, points: readonly unknown[], fused: boolean): { results: unknown[]; runs: number } {

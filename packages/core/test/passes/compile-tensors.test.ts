@@ -12,15 +12,13 @@ import {
   type NdArray, type Scalar, type Tensor,
 } from "../../src/index.js";
 import { tensorChains } from "../helpers/programs/tensor-chains.js";
-import { flat, nd, rng } from "../helpers/tensors.js";
+import { flat, nd, random, rng } from "../helpers/tensors.js";
 
 /** Every leaf's elements, in order: equal lists are equal gradients to the bit (toEqual tells −0 from 0). */
 const leaves = (g: unknown): number[][] =>
   typeof g === "number" || g instanceof Float64Array || (typeof g === "object" && g !== null && "shape" in g)
     ? [flat(g)]
     : Object.values(g as object).flatMap(leaves);
-
-const random = (r: () => number, n: number, scale = 1): Float64Array => Float64Array.from({ length: n }, () => scale * (2 * r() - 1));
 
 // a two-layer MLP with softmax cross-entropy, as W2 (packages/bench/WORKLOADS.md) at a small size
 const [B, D, H, K] = [6, 4, 5, 3];
