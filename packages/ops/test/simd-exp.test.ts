@@ -99,6 +99,22 @@ describe("simdMaxAndExpSums", () => {
     }
   });
 
+  it("sums at the edge of the pass without exp's range check (every x − max ≥ −700) and past it, to the bit", () => {
+    const next = rng(35);
+    for (const low of [-699.9999, -700, -700.0000001, -701, -745.5, -1e308, -Infinity]) {
+      for (const len of [2, 3, 9, 64, 301]) {
+        const x = Float64Array.from({ length: len }, () => 3 * next() - 1);
+        const at = randomInt(next, 0, len - 1);
+        x[at] = low + 2; // the least, 700 and a bit below the greatest at most
+        x[(at + 1) % len] = 2;
+        const m = new Float64Array(1);
+        const sums = new Float64Array(1);
+        expect(simdMaxAndExpSums(x, 1, len, m, sums)).toBe(true);
+        expect(sameBits([sums[0]], [plainSum(x, plainMax(x))]), `sum of ${len} elements down to ${low} below the max`).toBe(true);
+      }
+    }
+  });
+
   it("of zeros, keeps the first one's sign, in either lane", () => {
     for (const v of [[-0, 0], [0, -0], [-1, -0, 0], [-1, 0, -0], [-0, -2, 0, -3], [-5, -4, -3, 0, -0, -0], [-5, -4, -3, -0, 0, 0, -1]]) {
       const m = new Float64Array(1);

@@ -83,6 +83,8 @@ export const f64 = {
   div: op(0xa3),
   /** IEEE maximum (NaN if either is; −0 below 0). */
   max: op(0xa5),
+  /** IEEE minimum (NaN if either is; −0 below 0). */
+  min: op(0xa4),
   eq: op(0x61),
   /** `a ≤ b` as an i32 0 or 1 (0 where either is NaN). */
   le: op(0x65),
@@ -126,6 +128,8 @@ export const i64x2 = {
   shrS: simd(0xcc),
   /** 1 (i32) when every lane is nonzero. */
   allTrue: simd(0xc3),
+  /** Lanewise signed `a > b`, all ones or all zeros. */
+  gtS: simd(0xd9),
   extractLane: (lane: number) => simd(0x1d, lane),
 };
 
