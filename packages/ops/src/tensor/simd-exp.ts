@@ -184,6 +184,28 @@ function expInPlace(): Func {
   };
 }
 
+/** scaledExp(p, n, m, c): the n doubles x at p replaced by c·exp(x − m) (logsumexp's cotangent ȳ·exp(x − y)). */
+function scaledExp(): Func {
+  const [M, C] = [2, 3];
+  const [END, LAST, MV, CV] = [4, 5, 6, 7];
+  const l = expLocals(8);
+  const steps = (x: Code): Code[] => [local.set(l.x, f64x2.sub(x, get(MV))), ...expSteps(l, true), local.set(l.y, f64x2.mul(get(CV), get(l.y)))];
+  return {
+    name: "scaledExp",
+    params: [type.i32, type.i32, type.f64, type.f64],
+    locals: [type.i32, type.i32, type.v128, type.v128, ...EXP_LOCAL_TYPES],
+    body: [
+      ...loadConstants(l),
+      local.set(END, i32.add(get(P), i32.mul(get(N), i32.const(8)))),
+      local.set(LAST, i32.sub(get(END), i32.const(8))),
+      local.set(MV, f64x2.splat(get(M))),
+      local.set(CV, f64x2.splat(get(C))),
+      forLoop(P, get(LAST), 16, [...steps(v128.load(get(P))), v128.store(get(P), get(l.y))]),
+      ifThen(i32.ltU(get(P), get(END)), [...steps(v128.load64Splat(get(P))), v128.store64Lane(0)(get(P), get(l.y))]),
+    ],
+  };
+}
+
 /**
  * expSum(p, n, m): Σ exp(x[i] − m) over the n doubles at p, added in order from 0, into the
  * result slot. `expSumWithin` leaves out exp's range check: for m = max x with every
@@ -260,7 +282,7 @@ function extremes(): Func {
 export function expModule(): Uint8Array {
   const table = (a: Float64Array | BigUint64Array) => new Uint8Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength));
   const constants = BigUint64Array.from(CONSTANT_NAMES.flatMap((name) => [CONSTANT_BITS[name], CONSTANT_BITS[name]]));
-  return assemble([expInPlace(), expSum("expSum", true), expSum("expSumWithin", false), extremes()], [
+  return assemble([expInPlace(), scaledExp(), expSum("expSum", true), expSum("expSumWithin", false), extremes()], [
     { offset: SCALE_AT, bytes: table(SCALE) },
     { offset: TAIL_AT, bytes: table(TAIL) },
     { offset: CONSTANTS_AT, bytes: table(constants) },
@@ -277,6 +299,7 @@ export const EXP_SIMD_FROM = 256;
 const workspace = lazyWorkspace(expModule, 32 * 1024 * 1024);
 
 type Pass = (p: number, n: number) => void;
+type ScaledPass = (p: number, n: number, m: number, c: number) => void;
 type SumPass = (p: number, n: number, m: number) => void;
 
 /** out = exp(x) elementwise (out may be x); false (nothing written) when WebAssembly SIMD is unavailable or x too large. */
@@ -287,6 +310,21 @@ export function simdExp(out: Float64Array, x: Float64Array): boolean {
   if (heap === null) return false;
   heap.set(x, OPERAND);
   (s.exports.exp as Pass)(OPERAND * 8, x.length);
+  out.set(heap.subarray(OPERAND, OPERAND + x.length));
+  return true;
+}
+
+/**
+ * out = c·exp(x − m) elementwise (out may be x), each step the IEEE operation of
+ * `c * exp(x[i] - m)`; false (nothing written) when WebAssembly SIMD is unavailable or x too large.
+ */
+export function simdScaledExp(out: Float64Array, x: Float64Array, m: number, c: number): boolean {
+  const s = workspace();
+  if (s === null || x.length === 0) return false;
+  const heap = s.heap(OPERAND + x.length);
+  if (heap === null) return false;
+  heap.set(x, OPERAND);
+  (s.exports.scaledExp as ScaledPass)(OPERAND * 8, x.length, m, c);
   out.set(heap.subarray(OPERAND, OPERAND + x.length));
   return true;
 }
