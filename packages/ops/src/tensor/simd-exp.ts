@@ -12,9 +12,8 @@
  * takes exp.ts's `beyond` steps: s at 2^(m ∓ 128), scaled after by 2^(±128) (by 1 in a lane
  * within 700, which changes nothing), and ∞, 0 or x itself past overflow, underflow, NaN.
  *
- * logsumexp's sum adds the exponentials one by one in memory order from zero, as the
- * JavaScript loop of reduce.ts does (its contract): the additions form one chain, which the
- * processor overlaps with the independent exponentials of the next elements. The max is
+ * logsumexp's sum adds the exponentials in four partial sums, element i into sum i mod 4,
+ * as the JavaScript loop of reduce.ts does (its contract). The max is
  * reduce.ts's too: the first element of the greatest value (which of 0 and −0 comes first
  * matters to logSoftmax), NaN where there is one. Its pass also finds the least element,
  * which tells when no x − max can leave exp's range (x − max ≥ −700), and the sum then
@@ -24,7 +23,7 @@
  * two tables and exp's constants, which each instance holds from its data segment.
  */
 import { C2, C3, C4, C5, INV_LN2_N, LN2_N_HI, LN2_N_LO, SCALE, SHIFT, TAIL } from "../exp.js";
-import { assemble, f64, f64x2, forLoop, i32, i64x2, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type ValType } from "./wasm.js";
+import { assemble, f64, f64x2, forLoop, i32, i32x4, i64x2, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type ValType } from "./wasm.js";
 
 const get = local.get;
 
@@ -64,8 +63,6 @@ const CONSTANT_BITS = {
   c5: bitsOf(C5),
   /** j = k & 127. */
   low7: 127n,
-  /** k & −128 = 128·⌊k/128⌋. */
-  high: BigInt.asUintN(64, -128n),
   /** |x|'s bits: all but the sign. */
   magnitude: 0x7fffffffffffffffn,
   /** 700's bits: |x| ≤ 700 exactly where |x|'s bits are not greater (as integers; NaN's are). */
@@ -90,18 +87,17 @@ interface ExpLocals {
   readonly o1: number;
   readonly c: Readonly<Record<Constant, number>>;
 }
-/** The locals, numbered from `at`: ten v128, two i32, then a v128 per constant (see `EXP_LOCAL_TYPES`). */
-function expLocals(at: number): ExpLocals {
+/**
+ * The locals, numbered from `at`: ten v128 and two i32, then a v128 per constant (see
+ * `EXP_LOCAL_TYPES`), or, given `constants`, those of another set (a second exp in the loop).
+ */
+function expLocals(at: number, constants?: ExpLocals): ExpLocals {
   const [x, t, r, r2, k, sj, p, s, y, half, o0, o1] = Array.from({ length: 12 }, (_, i) => at + i);
-  const c = Object.fromEntries(CONSTANT_NAMES.map((name, i) => [name, at + 12 + i])) as Record<Constant, number>;
+  const c = constants?.c ?? (Object.fromEntries(CONSTANT_NAMES.map((name, i) => [name, at + 12 + i])) as Record<Constant, number>);
   return { x, t, r, r2, k, sj, p, s, y, half, o0, o1, c };
 }
-const EXP_LOCAL_TYPES: readonly ValType[] = [
-  ...new Array<ValType>(10).fill(type.v128),
-  type.i32,
-  type.i32,
-  ...new Array<ValType>(CONSTANT_NAMES.length).fill(type.v128),
-];
+const WORK_LOCAL_TYPES: readonly ValType[] = [...new Array<ValType>(10).fill(type.v128), type.i32, type.i32];
+const EXP_LOCAL_TYPES: readonly ValType[] = [...WORK_LOCAL_TYPES, ...new Array<ValType>(CONSTANT_NAMES.length).fill(type.v128)];
 
 /** The constants into their locals: before a pass's loop. */
 const loadConstants = (l: ExpLocals): Code[] => CONSTANT_NAMES.map((name, i) => local.set(l.c[name], v128.load(i32.const(CONSTANTS_AT + 16 * i))));
@@ -122,9 +118,11 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
     local.set(l.r, f64x2.sub(f64x2.sub(x, f64x2.mul(get(l.k), c("ln2Hi"))), f64x2.mul(get(l.k), c("ln2Lo")))),
     local.set(l.k, i64x2.sub(get(l.t), c("shift"))), // k
     // j = k & 127, as byte offsets into the tables, per lane
-    local.set(l.t, i64x2.shl(v128.and(get(l.k), c("low7")), i32.const(3))),
-    local.set(l.o0, i32.wrapI64(i64x2.extractLane(0)(get(l.t)))),
-    local.set(l.o1, i32.wrapI64(i64x2.extractLane(1)(get(l.t)))),
+    local.set(l.s, v128.and(get(l.k), c("low7"))), // j, for now
+    local.set(l.t, i64x2.shl(get(l.s), i32.const(3))),
+    // (the low halves of the 64-bit lanes, i32 lanes 0 and 2: no wrap to i32 after)
+    local.set(l.o0, i32x4.extractLane(0)(get(l.t))),
+    local.set(l.o1, i32x4.extractLane(2)(get(l.t))),
     local.set(l.sj, v128.load64Lane(1, SCALE_AT)(get(l.o1), v128.load64Zero(get(l.o0), SCALE_AT))),
     local.set(l.t, v128.load64Lane(1, TAIL_AT)(get(l.o1), v128.load64Zero(get(l.o0), TAIL_AT))), // T_j
     // polynomial: T_j + r + r²(C2 + r·C3) + r²·r²(C4 + r·C5), left to right
@@ -136,9 +134,9 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
         f64x2.mul(f64x2.mul(get(l.r2), get(l.r2)), f64x2.add(c("c4"), f64x2.mul(get(l.r), c("c5")))),
       ),
     ),
-    // s = S_j · 2^m, m = k >> 7, as S_j with m added to its exponent: m·2⁵² is (k & −128)·2⁴⁵
-    // (an and and a shift: x64 has no 64-bit arithmetic shift right before AVX-512, V8 emulates it)
-    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(v128.and(get(l.k), c("high")), i32.const(45)))),
+    // s = S_j · 2^m, m = k >> 7, as S_j with m added to its exponent: m·2⁵² is (k − j)·2⁴⁵
+    // (a subtraction and a shift: x64 has no 64-bit arithmetic shift right before AVX-512, V8 emulates it)
+    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(i64x2.sub(get(l.k), get(l.s)), i32.const(45)))),
     // y = s + s·p
     local.set(l.y, f64x2.add(get(l.s), f64x2.mul(get(l.s), get(l.p)))),
     ...(checked ? [ifThen(v128.anyTrue(i64x2.gtS(v128.and(x, c("magnitude")), c("limit"))), beyondSteps(l))] : []),
@@ -207,27 +205,42 @@ function scaledExp(): Func {
 }
 
 /**
- * expSum(p, n, m): Σ exp(x[i] − m) over the n doubles at p, added in order from 0, into the
- * result slot. `expSumWithin` leaves out exp's range check: for m = max x with every
- * x − m ≥ −700 (no NaN or ∞), which logsumexp's max pass tells.
+ * expSum(p, n, m): Σ exp(x[i] − m) over the n doubles at p into the result slot, in four
+ * partial sums (element i into sum i mod 4, in order, from 0), added (s₀ + s₂) + (s₁ + s₃):
+ * reduce.ts's order. Two vectors a step, each added into a vector of sums of its own: one
+ * chain of additions would hold the loop to an addition's latency per element, and the two
+ * exponentials of a step share the constants' registers. `expSumWithin` leaves out exp's
+ * range check: for m = max x with every x − m ≥ −700 (no ∞), which logsumexp's max pass tells.
  */
 function expSum(name: string, checked: boolean): Func {
   const M = 2;
-  const [END, LAST, ACC, MV] = [3, 4, 5, 6];
-  const l = expLocals(7);
-  const add = (lane: number): Code => local.set(ACC, f64.add(get(ACC), f64x2.extractLane(lane)(get(l.y))));
+  const [START, END, LAST, MV, A, B] = [3, 4, 5, 6, 7, 8];
+  const l = expLocals(9);
+  const l2 = expLocals(9 + EXP_LOCAL_TYPES.length, l);
+  const exp = (ls: ExpLocals, x: Code): Code[] => [local.set(ls.x, f64x2.sub(x, get(MV))), ...expSteps(ls, checked)];
+  const into = (acc: number, v: Code): Code => local.set(acc, f64x2.add(get(acc), v));
+  // the last element of an odd n: lane 0 only (+0 in lane 1 changes no sum)
+  const lane0 = v128.and(get(l.y), v128.const(-1n, 0n));
+  const second = i32.and(i32.sub(get(P), get(START)), i32.const(16)); // its index is 2 mod 4
   return {
     name,
     params: [type.i32, type.i32, type.f64],
-    locals: [type.i32, type.i32, type.f64, type.v128, ...EXP_LOCAL_TYPES],
+    locals: [type.i32, type.i32, type.i32, type.v128, type.v128, type.v128, ...EXP_LOCAL_TYPES, ...WORK_LOCAL_TYPES],
     body: [
       ...loadConstants(l),
+      local.set(START, get(P)),
       local.set(END, i32.add(get(P), i32.mul(get(N), i32.const(8)))),
-      local.set(LAST, i32.sub(get(END), i32.const(8))),
+      local.set(LAST, i32.sub(get(END), i32.const(24))),
       local.set(MV, f64x2.splat(get(M))),
-      forLoop(P, get(LAST), 16, [local.set(l.x, f64x2.sub(v128.load(get(P)), get(MV))), ...expSteps(l, checked), add(0), add(1)]),
-      ifThen(i32.ltU(get(P), get(END)), [local.set(l.x, f64x2.sub(v128.load64Splat(get(P)), get(MV))), ...expSteps(l, checked), add(0)]),
-      f64.store(i32.const(RESULT_AT), get(ACC)),
+      forLoop(P, get(LAST), 32, [...exp(l, v128.load(get(P))), ...exp(l2, v128.load(get(P), 16)), into(A, get(l.y)), into(B, get(l2.y))]),
+      ifThen(i32.ltU(get(P), i32.sub(get(END), i32.const(8))), [...exp(l, v128.load(get(P))), into(A, get(l.y)), local.set(P, i32.add(get(P), i32.const(16)))]),
+      ifThen(i32.ltU(get(P), get(END)), [
+        ...exp(l, v128.load64Splat(get(P))),
+        ifThen(second, [into(B, lane0)]),
+        ifThen(i32.eqz(second), [into(A, lane0)]),
+      ]),
+      local.set(A, f64x2.add(get(A), get(B))),
+      f64.store(i32.const(RESULT_AT), f64.add(f64x2.extractLane(0)(get(A)), f64x2.extractLane(1)(get(A)))),
     ],
   };
 }

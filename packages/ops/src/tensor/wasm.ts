@@ -62,6 +62,7 @@ export const i32 = {
   add: op(0x6a),
   sub: op(0x6b),
   mul: op(0x6c),
+  and: op(0x71),
   ltU: op(0x49),
   eqz: op(0x45),
   /** The low 32 bits of an i64. */
@@ -136,6 +137,7 @@ export const i64x2 = {
 export const i32x4 = {
   /** Both lanes of an f64x2 truncated to i32 (saturating) in lanes 0 and 1; lanes 2 and 3 zero. */
   truncSatF64x2SZero: simd(0xfc),
+  extractLane: (lane: number) => simd(0x1b, lane),
 };
 
 export const f64x2 = {
