@@ -22,8 +22,9 @@ describe("scaledExp", () => {
     for (let trial = 0; trial < 60; trial++) {
       const n = randomInt(next, EXP_SIMD_FROM, EXP_SIMD_FROM + 300);
       const spread = [1, 50, 800][trial % 3];
-      const x = Float64Array.from({ length: n }, () => (trial % 4 === 0 && next() < 0.02 ? specials[randomInt(next, 0, specials.length - 1)] : spread * (2 * next() - 1)));
-      const m = Float64Array.of(trial % 5 === 0 ? specials[randomInt(next, 0, specials.length - 1)] : spread * (2 * next() - 1));
+      const special = (): number => specials[randomInt(next, 0, specials.length - 1)];
+      const x = Float64Array.from({ length: n }, () => (trial % 4 === 0 && next() < 0.02 ? special() : spread * (2 * next() - 1)));
+      const m = Float64Array.of(trial % 5 === 0 ? special() : spread * (2 * next() - 1));
       const c = Float64Array.of(trial % 7 === 0 ? 1 : 10 * (2 * next() - 1));
       const got = scaledExp(x, [n], m, [], c, [1], [n]);
       expect(sameBits(got, threeOps(x, [n], m, [1], c, [1])), `trial ${trial}: n ${n}, m ${m[0]}, c ${c[0]}`).toBe(true);

@@ -20,20 +20,26 @@
  * runs without exp's check.
  *
  * Operands are copied into the workspace (a memcpy, which long buffers repay), after the
- * two tables and exp's constants, which each instance holds from its data segment.
+ * table (S_j and T_j side by side, one load a lane) and exp's constants, which each instance
+ * holds from its data segment.
  */
 import { C2, C3, C4, C5, INV_LN2_N, LN2_N_HI, LN2_N_LO, SCALE, SHIFT, TAIL } from "../exp.js";
-import { assemble, f64, f64x2, forLoop, i32, i32x4, i64x2, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type ValType } from "./wasm.js";
+import {
+  assemble, f64, f64x2, forLoop, i32, i32x4, i64x2, i8x16, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type ValType,
+} from "./wasm.js";
 
 const get = local.get;
 
-/** Byte addresses in the workspace: the tables, two result slots, exp's constants, then the operand. */
-const SCALE_AT = 0;
-const TAIL_AT = 1024;
+/** Byte addresses in the workspace: the table (S_j, T_j pairs), two result slots, exp's constants, then the operand. */
+const TABLE_AT = 0;
 const RESULT_AT = 2048;
 const CONSTANTS_AT = 2064;
 /** The operand's first element (in doubles: byte 4096). */
 const OPERAND = 512;
+
+/** The shuffles that take the first, or second, double of each of two vectors. */
+const LOW_HALVES = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
+const HIGH_HALVES = LOW_HALVES.map((b) => b + 8);
 
 const bitsOf = (x: number): bigint => new BigUint64Array(new Float64Array([x]).buffer)[0];
 /** A constant vector: a double in both lanes. */
@@ -111,20 +117,23 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
   const x = get(l.x);
   const c = (name: Constant): Code => get(l.c[name]);
   return [
-    // t = x·N/ln 2 + SHIFT; kd = t − SHIFT; k = kd in the low bits of t
-    local.set(l.t, f64x2.add(f64x2.mul(x, c("invLn2N")), c("shift"))),
-    local.set(l.k, f64x2.sub(get(l.t), c("shift"))), // kd, for now
+    // t = x·N/ln 2 + SHIFT (kept in l.k: its bits are k + SHIFT's, whose low 51 bits are 0); kd = t − SHIFT
+    local.set(l.k, f64x2.add(f64x2.mul(x, c("invLn2N")), c("shift"))),
+    local.set(l.t, f64x2.sub(get(l.k), c("shift"))),
     // r = x − kd·HI − kd·LO
-    local.set(l.r, f64x2.sub(f64x2.sub(x, f64x2.mul(get(l.k), c("ln2Hi"))), f64x2.mul(get(l.k), c("ln2Lo")))),
-    local.set(l.k, i64x2.sub(get(l.t), c("shift"))), // k
-    // j = k & 127, as byte offsets into the tables, per lane
+    local.set(l.r, f64x2.sub(f64x2.sub(x, f64x2.mul(get(l.t), c("ln2Hi"))), f64x2.mul(get(l.t), c("ln2Lo")))),
+    // j = k & 127 (t's low bits), as byte offsets into the table, per lane
     local.set(l.s, v128.and(get(l.k), c("low7"))), // j, for now
-    local.set(l.t, i64x2.shl(get(l.s), i32.const(3))),
+    local.set(l.t, i64x2.shl(get(l.s), i32.const(4))),
     // (the low halves of the 64-bit lanes, i32 lanes 0 and 2: no wrap to i32 after)
     local.set(l.o0, i32x4.extractLane(0)(get(l.t))),
     local.set(l.o1, i32x4.extractLane(2)(get(l.t))),
-    local.set(l.sj, v128.load64Lane(1, SCALE_AT)(get(l.o1), v128.load64Zero(get(l.o0), SCALE_AT))),
-    local.set(l.t, v128.load64Lane(1, TAIL_AT)(get(l.o1), v128.load64Zero(get(l.o0), TAIL_AT))), // T_j
+    // each lane's pair (S_j, T_j) in one load; S_j of both lanes, then T_j of both
+    local.set(l.sj, v128.load(get(l.o0), TABLE_AT)),
+    local.set(l.t, v128.load(get(l.o1), TABLE_AT)),
+    local.set(l.p, i8x16.shuffle(LOW_HALVES)(get(l.sj), get(l.t))),
+    local.set(l.t, i8x16.shuffle(HIGH_HALVES)(get(l.sj), get(l.t))), // T_j
+    local.set(l.sj, get(l.p)),
     // polynomial: T_j + r + r²(C2 + r·C3) + r²·r²(C4 + r·C5), left to right
     local.set(l.r2, f64x2.mul(get(l.r), get(l.r))),
     local.set(
@@ -134,8 +143,9 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
         f64x2.mul(f64x2.mul(get(l.r2), get(l.r2)), f64x2.add(c("c4"), f64x2.mul(get(l.r), c("c5")))),
       ),
     ),
-    // s = S_j · 2^m, m = k >> 7, as S_j with m added to its exponent: m·2⁵² is (k − j)·2⁴⁵
-    // (a subtraction and a shift: x64 has no 64-bit arithmetic shift right before AVX-512, V8 emulates it)
+    // s = S_j · 2^m, m = k >> 7, as S_j with m added to its exponent: m·2⁵² is (k − j)·2⁴⁵, and
+    // t's bits − j give the same product (SHIFT's bits times 2⁴⁵ vanish mod 2⁶⁴); a subtraction
+    // and a shift (x64 has no 64-bit arithmetic shift right before AVX-512: V8 emulates it)
     local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(i64x2.sub(get(l.k), get(l.s)), i32.const(45)))),
     // y = s + s·p
     local.set(l.y, f64x2.add(get(l.s), f64x2.mul(get(l.s), get(l.p)))),
@@ -151,7 +161,7 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
 function beyondSteps(l: ExpLocals): Code[] {
   const x = get(l.x);
   const within = f64x2.le(f64x2.abs(x), splat(700));
-  const m = i64x2.shrS(get(l.k), i32.const(7));
+  const m = i64x2.shrS(i64x2.sub(get(l.k), get(l.c.shift)), i32.const(7)); // k >> 7, k = t's bits − SHIFT's
   return [
     local.set(l.half, v128.andnot(v128.bitselect(splatI64(128), splatI64(-128), f64x2.gt(x, splat(0))), within)),
     local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(i64x2.sub(m, get(l.half)), i32.const(52)))),
@@ -291,13 +301,13 @@ function extremes(): Func {
   };
 }
 
-/** The module: the passes, and the tables S_j and T_j and exp's constants at the start of its memory. */
+/** The module: the passes, and the table of S_j and T_j and exp's constants at the start of its memory. */
 export function expModule(): Uint8Array {
   const table = (a: Float64Array | BigUint64Array) => new Uint8Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength));
   const constants = BigUint64Array.from(CONSTANT_NAMES.flatMap((name) => [CONSTANT_BITS[name], CONSTANT_BITS[name]]));
+  const pairs = Float64Array.from({ length: 2 * SCALE.length }, (_, i) => (i % 2 === 0 ? SCALE : TAIL)[i >> 1]);
   return assemble([expInPlace(), scaledExp(), expSum("expSum", true), expSum("expSumWithin", false), extremes()], [
-    { offset: SCALE_AT, bytes: table(SCALE) },
-    { offset: TAIL_AT, bytes: table(TAIL) },
+    { offset: TABLE_AT, bytes: table(pairs) },
     { offset: CONSTANTS_AT, bytes: table(constants) },
   ]);
 }

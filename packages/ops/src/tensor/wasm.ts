@@ -120,6 +120,11 @@ export const v128 = {
   bitselect: simd(0x52),
 };
 
+export const i8x16 = {
+  /** Bytes of a (0–15) and b (16–31) picked by the 16 constant lane indices: \`shuffle(lanes)(a, b)\`. */
+  shuffle: (lanes: readonly number[]) => (a: Code, b: Code): Code => seq(a, b, [0xfd, 0x0d], lanes),
+};
+
 export const i64x2 = {
   add: simd(0xce),
   sub: simd(0xd1),
