@@ -73,7 +73,23 @@ export function assign(points: NdArray, centroids: NdArray, set?: PointSet, dist
     return a;
   }
   if (unsettled.length === 0) return a;
-  // the points the single-precision filter leaves, decided in double precision
+  // the points the single-precision filter leaves (near-ties): kmeans.hpp's loop where they are few, else exactAssign
+  if (unsettled.length * k * d <= DIRECT_UP_TO) {
+    for (const i of unsettled) {
+      let best = Infinity;
+      let arg = 0;
+      for (let j = 0; j < k; j++) {
+        const e = distance(P, i * d, C, j * d, d);
+        if (e < best) {
+          best = e;
+          arg = j;
+        }
+      }
+      a[i] = arg;
+      if (dist !== undefined) dist[i] = best;
+    }
+    return a;
+  }
   const rest = new Float64Array(unsettled.length * d);
   unsettled.forEach((i, r) => rest.set(P.subarray(i * d, (i + 1) * d), r * d));
   const decided = exactAssign(ndarray(rest, [unsettled.length, d]), centroids);
@@ -83,6 +99,9 @@ export function assign(points: NdArray, centroids: NdArray, set?: PointSet, dist
   });
   return a;
 }
+
+/** Terms (points × centroids × coordinates) up to which assign decides the filter's unsettled points by kmeans.hpp's loop: less than exactAssign's setup. */
+const DIRECT_UP_TO = 65536;
 
 /** kmeans.hpp's euclid_dist_2: Σ_l (p_l − c_l)² from 0 in order, p at P[p…] and c at C[c…]. */
 function distance(P: Float64Array, p: number, C: Float64Array, c: number, d: number): number {
