@@ -30,7 +30,7 @@
  * the least: `cut` is 8 (d + 6)·u·(‖p‖² + max‖c‖²) + 2⁻⁹⁰, a factor two to spare over the
  * sum of those bounds with ‖p‖² and max‖c‖² overestimated by up to twice.
  */
-import { assemble, f32, f32x4, f64, f64x2, forLoop, i32, i32x4, ifThen, lazyWorkspace, local, type, v128, type Code, type Func } from "./wasm.js";
+import { assemble, f32, f32x4, f64, f64x2, forLoop, i32, i32x4, i32x4Shuffle, ifThen, lazyWorkspace, local, type, v128, type Code, type Func } from "./wasm.js";
 
 /** Points per step: four vectors of four floats, eight of two doubles. */
 const STEP = 16;
@@ -46,10 +46,10 @@ const rowsOfStep = Array.from({ length: STEP }, (_, r) => r);
 // parameters: byte addresses, counts, whether to compute the distances, and the cut's terms
 const [P, W, BIAS, C, S, AT_OUT, D_OUT, MASKS, FLAGS, STEPS, D, PAIRS, DIST, CN_MAX, WIDTH, TINY] = Array.from({ length: 16 }, (_, i) => i);
 // i32 locals
-const [I, R, PR, RE, PD, PSD, PS, PSE, PW, Q, DB, PSTEP, DL] = Array.from({ length: 13 }, (_, i) => 16 + i);
-const RA = (r: number) => 29 + r; // row r of the step's points
-const CA = (r: number) => 29 + STEP + r; // the row of its centroid
-const I32_LOCALS = 13 + 2 * STEP;
+const [I, R, PR, RE, PD, PSD, PS, PSE, PW, Q, DB, PSTEP, DL, DB2] = Array.from({ length: 14 }, (_, i) => 16 + i);
+const RA = (r: number) => 30 + r; // row r of the step's points
+const CA = (r: number) => 30 + STEP + r; // the row of its centroid
+const I32_LOCALS = 14 + 2 * STEP;
 // v128 locals
 const V = 16 + I32_LOCALS;
 const [W0, W1, PV, F, LT, JV, ONE, INF, CNM, WID, TIN, U] = Array.from({ length: 12 }, (_, i) => V + i);
@@ -57,25 +57,37 @@ const ACC = (v: number, c: number) => V + 12 + 2 * v + c;
 const [LEAST, SECOND, AT, NORM] = [0, 1, 2, 3].map((k) => (v: number) => V + 20 + 4 * k + v);
 const E = V + 36;
 const DACC = (v: number) => V + 37 + v;
-const V128_LOCALS = 37 + STEP / 2;
+const X = (q: number) => V + 37 + STEP / 2 + q; // four rows' pairs of coordinates as floats, then (X4, X5) two of them interleaved
+const V128_LOCALS = 43 + STEP / 2;
 
 /**
  * The step's 16 points rounded to floats and transposed into the scratch (d vectors of
  * four lanes for each group of four points: point r's coordinate l at S + 64l + 4r), and
- * their squared norms in single precision.
+ * their squared norms in single precision. Two coordinates of four points at a time: each
+ * row's pair rounded (f32x4.demote), the four pairs interleaved into coordinate l's vector
+ * and l + 1's by shuffles; an odd d's last coordinate element by element.
  */
 function convert(): Code[] {
-  const row: Code[] = [
-    local.set(RE, i32.add(get(PR), get(DB))),
-    local.set(PD, get(PSD)),
-    forLoop(PR, get(RE), 8, [f32.store(get(PD), f32.demoteF64(f64.load(get(PR)))), bump(PD, 64)]),
-    bump(PSD, 4),
+  const group = (g: number): Code[] => [
+    ...vectors.map((q) => local.set(X(q), f32x4.demoteF64x2Zero(v128.load(i32.add(get(RA(4 * g + q)), get(DL)))))),
+    // (p₀ₗ, p₁ₗ, p₀ₗ₊₁, p₁ₗ₊₁) and the same of rows 2 and 3
+    local.set(X(4), i32x4Shuffle([0, 4, 1, 5])(get(X(0)), get(X(1)))),
+    local.set(X(5), i32x4Shuffle([0, 4, 1, 5])(get(X(2)), get(X(3)))),
+    v128.store(get(PS), i32x4Shuffle([0, 1, 4, 5])(get(X(4)), get(X(5))), 16 * g),
+    v128.store(get(PS), i32x4Shuffle([2, 3, 6, 7])(get(X(4)), get(X(5))), 64 + 16 * g),
   ];
   return [
     local.set(PSTEP, get(PR)),
-    local.set(PSD, get(S)),
-    local.set(R, i32.const(0)),
-    forLoop(R, i32.const(STEP), 1, row),
+    local.set(RA(0), get(PR)),
+    ...rowsOfStep.slice(1).map((r) => local.set(RA(r), i32.add(get(RA(r - 1)), get(DB)))),
+    local.set(PS, get(S)),
+    local.set(DL, i32.const(0)),
+    forLoop(DL, get(DB2), 16, [...vectors.flatMap(group), bump(PS, 128)]),
+    ifThen(
+      i32.ltU(get(DL), get(DB)),
+      rowsOfStep.map((r) => f32.store(get(PS), f32.demoteF64(f64.load(i32.add(get(RA(r)), get(DL)))), 4 * r)),
+    ),
+    local.set(PR, i32.add(get(RA(STEP - 1)), get(DB))),
     ...vectors.map((v) => local.set(NORM(v), v128.zero())),
     local.set(PS, get(S)),
     forLoop(PS, get(PSE), 64, vectors.map((v) => local.set(NORM(v), f32x4.add(get(NORM(v)), f32x4.mul(v128.load(get(PS), 16 * v), v128.load(get(PS), 16 * v)))))),
@@ -185,6 +197,8 @@ function kernel(): Code[] {
   const splat = (x: number): Code => f32x4.splat(f32.demoteF64(get(x)));
   return [
     local.set(DB, i32.mul(get(D), i32.const(8))),
+    // the bytes of a row's whole pairs of coordinates
+    local.set(DB2, i32.mul(i32.and(get(D), i32.const(-2)), i32.const(8))),
     local.set(PSE, i32.add(get(S), i32.mul(get(D), i32.const(64)))),
     local.set(ONE, v128.const(0x0000000100000001n, 0x0000000100000001n)),
     local.set(INF, v128.const(0x7f8000007f800000n, 0x7f8000007f800000n)),

@@ -63,6 +63,7 @@ export const i32 = {
   sub: op(0x6b),
   mul: op(0x6c),
   ltU: op(0x49),
+  and: op(0x71),
   eqz: op(0x45),
   /** The low 32 bits of an i64. */
   wrapI64: op(0xa7),
@@ -126,6 +127,9 @@ export const v128 = {
   bitselect: simd(0x52),
 };
 
+/** `i32x4.shuffle(lanes)(a, b)`: lanes 0–3 a's, 4–7 b's (i8x16.shuffle, four bytes a lane). */
+export const i32x4Shuffle = (lanes: readonly [number, number, number, number]) => simd(0x0d, ...lanes.flatMap((l) => [4 * l, 4 * l + 1, 4 * l + 2, 4 * l + 3]));
+
 export const i64x2 = {
   add: simd(0xce),
   sub: simd(0xd1),
@@ -147,6 +151,8 @@ export const i32x4 = {
 /** Four floats to a vector: IEEE single precision, lane by lane. */
 export const f32x4 = {
   splat: simd(0x13),
+  /** Both lanes of an f64x2 rounded to floats in lanes 0 and 1; lanes 2 and 3 zero. */
+  demoteF64x2Zero: simd(0x5e),
   add: simd(0xe4),
   mul: simd(0xe6),
   /** Lanewise `a < b`, all ones or all zeros (false where either is NaN). */
