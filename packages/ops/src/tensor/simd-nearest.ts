@@ -46,10 +46,10 @@ const rowsOfStep = Array.from({ length: STEP }, (_, r) => r);
 // parameters: byte addresses, counts, whether to compute the distances, and the cut's terms
 const [P, W, BIAS, C, S, AT_OUT, D_OUT, MASKS, FLAGS, STEPS, D, PAIRS, DIST, CN_MAX, WIDTH, TINY] = Array.from({ length: 16 }, (_, i) => i);
 // i32 locals
-const [I, R, PR, RE, PD, PSD, PS, PSE, PW, Q, DB, PSTEP, DL, DB2] = Array.from({ length: 14 }, (_, i) => 16 + i);
-const RA = (r: number) => 30 + r; // row r of the step's points
-const CA = (r: number) => 30 + STEP + r; // the row of its centroid
-const I32_LOCALS = 14 + 2 * STEP;
+const [I, PR, PS, PSE, PW, Q, DB, PSTEP, DL, DB2] = Array.from({ length: 10 }, (_, i) => 16 + i);
+const RA = (r: number) => 26 + r; // row r of the step's points
+const CA = (r: number) => 26 + STEP + r; // the row of its centroid
+const I32_LOCALS = 10 + 2 * STEP;
 // v128 locals
 const V = 16 + I32_LOCALS;
 const [W0, W1, PV, F, LT, JV, ONE, INF, CNM, WID, TIN, U] = Array.from({ length: 12 }, (_, i) => V + i);
@@ -90,7 +90,12 @@ function convert(): Code[] {
     local.set(PR, i32.add(get(RA(STEP - 1)), get(DB))),
     ...vectors.map((v) => local.set(NORM(v), v128.zero())),
     local.set(PS, get(S)),
-    forLoop(PS, get(PSE), 64, vectors.map((v) => local.set(NORM(v), f32x4.add(get(NORM(v)), f32x4.mul(v128.load(get(PS), 16 * v), v128.load(get(PS), 16 * v)))))),
+    forLoop(
+      PS,
+      get(PSE),
+      64,
+      vectors.map((v) => local.set(NORM(v), f32x4.add(get(NORM(v)), f32x4.mul(v128.load(get(PS), 16 * v), v128.load(get(PS), 16 * v))))),
+    ),
   ];
 }
 
