@@ -28,7 +28,9 @@
  * If the first nearest centroid by direct distances were not where the least v is, its v
  * would lie within twice the first bound plus twice the second (each ≤ 2(‖p‖² + ‖c‖²)) of
  * the least: `cut` is 8 (d + 6)·u·(‖p‖² + max‖c‖²) + 2⁻⁹⁰, a factor two to spare over the
- * sum of those bounds with ‖p‖² and max‖c‖² overestimated by up to twice.
+ * sum of those bounds with ‖p‖² and max‖c‖² overestimated by up to twice (‖p‖² is the
+ * kernel's single-precision sum). The kernel evaluates the cut in single precision: its
+ * roundings, a few u of ‖p‖² + max‖c‖², are far inside that spare factor.
  */
 import { assemble, f32, f32x4, f64, f64x2, forLoop, i32, i32x4, i32x4Shuffle, ifThen, lazyWorkspace, local, type, v128, type Code, type Func } from "./wasm.js";
 
