@@ -401,7 +401,9 @@ describe("kmeans", () => {
   it("cost = kmeans.hpp in plain JS, to the bit", () => {
     for (const [n, k, d] of [
       [10, 1, 2],
+      [50, 3, 1],
       [100, 10, 8],
+      [203, 7, 5],
       [1000, 10, 16],
     ]) {
       const input = kmeansInput(n, k, d, n + k + d);
