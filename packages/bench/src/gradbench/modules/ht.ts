@@ -17,6 +17,8 @@
  * The bone chain is small (22 4×4 products); the per-vertex and per-point work is
  * whole-tensor operations (one [3, 4B] × [4B, M] matmul for all bones and vertices,
  * gathers for the correspondences), coordinate-major ([3, M] vertices, [3, N] points).
+ * Only the M vertices some point reads are skinned (usedVertices: 544 of the big model's
+ * 10 000, read by its triangles), with the same numbers for each.
  *
  * `objective` gives the 3N residuals, point by point. `jacobian` gives the 3N × 26 (simple)
  * or 3N × 28 (complicated) matrix as rows, by forward mode (`jacfwd`: one trace, the
@@ -45,16 +47,17 @@ export interface HtPrepared {
   readonly baseRelatives: readonly NdArray[];
   readonly inverseBaseAbsolutes: readonly NdArray[];
   /**
-   * The homogeneous base positions weighted by each bone, [4B, M]: row 4b + k, column v
-   * is w_b(v) · p_v[k]. Skinning Σ_b w_b(v) (T_b p_v) is then one product of the
+   * The homogeneous base positions weighted by each bone, [4B, M] (M the vertices the
+   * residuals read: usedVertices): row 4b + k, column j is w_b(v) · p_v[k] of vertex v = used[j]. Skinning Σ_b w_b(v) (T_b p_v) is then one product of the
    * transforms' rows side by side ([3, 4B]) with it.
    */
   readonly weightedPositions: NdArray;
   readonly isMirrored: boolean;
   /** The measured points, [3, N] (one column per point, as the vertices). */
   readonly points: NdArray;
+  /** Simple variant: each point's vertex (a column of weightedPositions). */
   readonly correspondences: Int32Array;
-  /** Complicated variant: the triangle's vertices of each point, and us as [1, N] rows. */
+  /** Complicated variant: the triangle's vertices of each point (columns of weightedPositions), and us as [1, N] rows. */
   readonly triangle: readonly [Int32Array, Int32Array, Int32Array] | null;
   readonly us: readonly [NdArray, NdArray] | null;
 }
@@ -70,7 +73,41 @@ const squareMatrices = (v: unknown, what: string): NdArray[] => {
 
 const integers = (v: unknown, what: string): Int32Array => Int32Array.from(numbers(v, what));
 
-export function prepareHt(json: unknown): HtPrepared {
+/** How prepareHt lays out the model. */
+export interface HtPrepareOptions {
+  /**
+   * Skin only the vertices the residuals read (default), or every vertex of the model (the
+   * reference the tests compare with): see usedVertices.
+   */
+  readonly allVertices?: boolean;
+}
+
+/**
+ * The vertices the residuals read (each point's vertex, or its triangle's three), ascending,
+ * and each vertex's position among them (−1 where unread). The model has 10 000 vertices in
+ * GradBench's big hand, its triangles 544 of them: skinning the 544 alone is the same
+ * numbers for each (a column of the skinning product is its vertex's alone, as is the
+ * global transform's), at 1/18 of the product's and its operand's size.
+ */
+export function usedVertices(reads: readonly Int32Array[], vertices: number): { readonly used: Int32Array; readonly at: Int32Array } {
+  const at = new Int32Array(vertices).fill(-1);
+  for (const r of reads) for (let i = 0; i < r.length; i++) at[r[i]] = 0;
+  let count = 0;
+  for (let v = 0; v < vertices; v++) if (at[v] === 0) at[v] = count++;
+  const used = new Int32Array(count);
+  for (let v = 0; v < vertices; v++) if (at[v] >= 0) used[at[v]] = v;
+  return { used, at };
+}
+
+/** Each entry of `ids` checked to be below `count`. */
+function inRange(ids: Int32Array, count: number, what: string): Int32Array {
+  for (let i = 0; i < ids.length; i++) {
+    if (ids[i] < 0 || ids[i] >= count) throw new InputError(`${what}[${i}] is ${ids[i]}; expected 0 … ${count - 1}`);
+  }
+  return ids;
+}
+
+export function prepareHt(json: unknown, { allVertices = false }: HtPrepareOptions = {}): HtPrepared {
   const input = record(json);
   const theta = numbers(field(input, "theta"), "theta");
   if (theta.length !== 26) throw new InputError(`theta has ${theta.length} entries; expected 26`);
@@ -84,18 +121,16 @@ export function prepareHt(json: unknown): HtPrepared {
   if (baseRelatives.length !== B || inverseBaseAbsolutes.length !== B) throw new InputError(`expected ${B} base_relatives and inverse_base_absolutes`);
   const pos = matrix(field(model, "base_positions"), "base_positions");
   if (pos.cols !== 4) throw new InputError(`base_positions rows have ${pos.cols} entries; expected 4 (homogeneous)`);
-  const M = pos.rows;
   const w = matrix(field(model, "weights"), "weights");
-  if (w.rows !== M || w.cols !== B) throw new InputError(`weights is ${w.rows} × ${w.cols}; expected ${M} × ${B}`);
-  const weighted = new Float64Array(4 * B * M);
-  for (let b = 0; b < B; b++) for (let k = 0; k < 4; k++) for (let v = 0; v < M; v++) weighted[(4 * b + k) * M + v] = w.data[v * B + b] * pos.data[v * 4 + k];
-  const correspondences = integers(field(data, "correspondences"), "correspondences");
-  const N = correspondences.length;
+  if (w.rows !== pos.rows || w.cols !== B) throw new InputError(`weights is ${w.rows} × ${w.cols}; expected ${pos.rows} × ${B}`);
+  const given = integers(field(data, "correspondences"), "correspondences");
+  const N = given.length;
   const pts = matrix(field(data, "points"), "points");
   if (pts.rows !== N || pts.cols !== 3) throw new InputError(`points is ${pts.rows} × ${pts.cols}; expected ${N} × 3`);
   const usJson = Object.hasOwn(input, "us") ? input.us : [];
   const complicated = Array.isArray(usJson) && usJson.length > 0;
-  let triangle: [Int32Array, Int32Array, Int32Array] | null = null;
+  // the vertices each point reads: its own (simple), or its triangle's three
+  let reads: Int32Array[];
   let us: [NdArray, NdArray] | null = null;
   if (complicated) {
     // N pairs (as GradBench's eval sends them), or 2N numbers point by point
@@ -103,13 +138,25 @@ export function prepareHt(json: unknown): HtPrepared {
     if (u.rows !== N || u.cols !== 2) throw new InputError(`us is ${u.rows} × ${u.cols}; expected ${N} × 2`);
     us = [0, 1].map((j) => ndarray(Float64Array.from({ length: N }, (_, i) => u.data[2 * i + j]), [1, N])) as [NdArray, NdArray];
     const tri = matrix(field(model, "triangles"), "triangles");
-    triangle = [0, 1, 2].map((j) => Int32Array.from(correspondences, (c) => tri.data[c * 3 + j])) as [Int32Array, Int32Array, Int32Array];
+    if (tri.cols !== 3) throw new InputError(`triangles rows have ${tri.cols} entries; expected 3`);
+    inRange(given, tri.rows, "correspondences");
+    reads = [0, 1, 2].map((j) => inRange(Int32Array.from(given, (c) => tri.data[c * 3 + j]), pos.rows, `triangles[correspondences][${j}]`));
+  } else reads = [inRange(given, pos.rows, "correspondences")];
+  const { used, at } = allVertices ? { used: Int32Array.from({ length: pos.rows }, (_, v) => v), at: null } : usedVertices(reads, pos.rows);
+  const vertexReads = at === null ? reads : reads.map((r) => r.map((v) => at[v]));
+  const M = used.length;
+  const weighted = new Float64Array(4 * B * M);
+  for (let b = 0; b < B; b++) {
+    for (let k = 0; k < 4; k++) for (let j = 0; j < M; j++) weighted[(4 * b + k) * M + j] = w.data[used[j] * B + b] * pos.data[used[j] * 4 + k];
   }
   const mirrored = Object.hasOwn(model, "is_mirrored") && model.is_mirrored === true;
   return {
     theta, bones: B, parents, baseRelatives, inverseBaseAbsolutes,
     weightedPositions: ndarray(weighted, [4 * B, M]), isMirrored: mirrored,
-    points: ndarray(Float64Array.from({ length: 3 * N }, (_, k) => pts.data[(k % N) * 3 + Math.floor(k / N)]), [3, N]), correspondences, triangle, us,
+    points: ndarray(Float64Array.from({ length: 3 * N }, (_, k) => pts.data[(k % N) * 3 + Math.floor(k / N)]), [3, N]),
+    correspondences: vertexReads[0],
+    triangle: complicated ? (vertexReads as [Int32Array, Int32Array, Int32Array]) : null,
+    us,
   };
 }
 
@@ -236,8 +283,8 @@ export interface HtObjectivePrepared extends HtPrepared {
  * (tests: against htObjectiveTraced). The global rotation's threshold is a guard: a θ on
  * its other side traces again.
  */
-export function prepareHtObjective(json: unknown): HtObjectivePrepared {
-  const h = prepareHt(json);
+export function prepareHtObjective(json: unknown, options: HtPrepareOptions = {}): HtObjectivePrepared {
+  const h = prepareHt(json, options);
   const jitted = jit((t: Float64Array) => transpose(residuals(h, unstack(t) as Scalar[])) as T);
   return { ...h, residuals: jitted as unknown as Jitted<Float64Array, T>, out: new Float64Array(3 * h.points.shape[1]) };
 }
@@ -280,12 +327,12 @@ export interface HtJacobianPrepared extends HtPrepared {
   readonly jacobian: Float64Array;
 }
 
-export function prepareHtJacobian(json: unknown): HtJacobianPrepared {
-  const h = prepareHt(json);
+export function prepareHtJacobian(json: unknown, options: HtPrepareOptions = {}): HtJacobianPrepared {
+  const h = prepareHt(json, options);
   return { ...h, jacobian: new Float64Array(h.points.shape[1] * 3 * (h.us === null ? 26 : 28)) };
 }
 
 export const ht: EvalModule = {
-  objective: defineFunction({ prepare: prepareHtObjective, run: htObjective }),
-  jacobian: defineFunction({ prepare: prepareHtJacobian, run: htJacobian }),
+  objective: defineFunction({ prepare: (json) => prepareHtObjective(json), run: htObjective }),
+  jacobian: defineFunction({ prepare: (json) => prepareHtJacobian(json), run: htJacobian }),
 };
