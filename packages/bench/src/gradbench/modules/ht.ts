@@ -30,7 +30,7 @@
 import ndarray from "ndarray";
 import {
   add, cos, div, gather, jacfwd, jit, lt, matmul, mul, neg, reshape, sin, slice, sqrt, stack, sub, sum, transpose, unstack, vjp,
-  type Jitted, type NdArray, type Scalar, type TensorArg,
+  type Indices, type Jitted, type NdArray, type Scalar, type TensorArg,
 } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, InputError, matrix, numbers, record } from "../json.js";
@@ -267,30 +267,68 @@ export function htObjectiveTraced(h: HtPrepared): Float64Array {
   return (err as NdArray).data as Float64Array;
 }
 
-/** ht's input prepared for the objective: with its jitted residuals and the buffer each call writes them into (3N numbers). */
+/** The argument of the objective's jitted residuals: θ, and the vertices each point reads as positions (its own, or its triangle's three). */
+interface PosedReads {
+  readonly theta: Float64Array;
+  readonly reads: readonly Float64Array[];
+}
+
+/** ht's input prepared for the objective: point-major constants, its jitted residuals, and the buffer each call writes them into (3N numbers). */
 export interface HtObjectivePrepared extends HtPrepared {
-  readonly residuals: Jitted<Float64Array, T>;
+  readonly residuals: Jitted<PosedReads, T>;
+  /** The vertices each point reads (correspondences, or the triangle's three), as positions: the jitted function's argument. */
+  readonly reads: readonly Float64Array[];
   readonly out: Float64Array;
+}
+
+/** A [rows, N] array's transpose [N, rows], each of its rows repeated `times` times along the last axis ([N, rows · times]). */
+function pointMajor(a: NdArray, times = 1): NdArray {
+  const [rows, N] = a.shape;
+  const src = a.data as Float64Array;
+  const width = rows * times;
+  const r = new Float64Array(N * width);
+  for (let i = 0; i < N; i++) for (let k = 0; k < width; k++) r[i * width + k] = src[(k % rows) * N + i];
+  return ndarray(r, [N, width]);
+}
+
+/**
+ * The residuals point by point ([N, 3]) of the vertex positions V ([3, M]): pointResiduals'
+ * arithmetic, element for element, point-major. Each point's vertices are rows of V's
+ * transpose ([M, 3]) gathered at traced positions, and its u repeated along its row of
+ * three ([N, 3]): every operation over the points is then over tensors of one shape, and
+ * the whole is one chain of a jitted trace, one loop over the 3N residuals (jit/chains.ts:
+ * gatherAt along axis 0 fuses, a constant gather or a broadcast closes a chain), where
+ * pointResiduals' gathers, broadcast products and final transpose each made a pass.
+ */
+function pointMajorResiduals(V: T, reads: readonly T[], points: NdArray, us: readonly [NdArray, NdArray] | null): T {
+  const rows = transpose(V) as T; // [M, 3]
+  if (us === null) return add(points, gather(neg(rows), reads[0] as unknown as Indices, 0)) as T;
+  const [Va, Vb, Vc] = reads.map((p) => gather(rows, p as unknown as Indices, 0) as T);
+  const [u0, u1] = us;
+  return add(points, add(add(mul(neg(u0), Va), mul(neg(u1), Vb)), mul(neg(sub(sub(1, u0), u1)), Vc))) as T;
 }
 
 /**
  * The residuals `jit`ted once per prepared input (GradBench evaluates one input again and
- * again; the points, correspondences and weighted positions are constants of the trace,
- * read when it is traced). The first call traces; later ones replay the trace on pooled
- * buffers, its elementwise chains over [3, N] compiled into loops (jit/chains.ts), where
- * the traced objective made a fresh buffer per operation: at c = 51 200, ×0.25 of the
- * traced time (paired CPU time, the commit's message). The same numbers, bit for bit
- * (tests: against htObjectiveTraced). The global rotation's threshold is a guard: a θ on
- * its other side traces again.
+ * again; the points, us and weighted positions are constants of the trace, read when it is
+ * traced; the positions the points read are its argument, so that the gathers are of
+ * traced positions and join the chain). The first call traces; later ones replay the
+ * trace on pooled buffers, the per-point work one compiled loop (pointMajorResiduals),
+ * where the traced objective made a fresh buffer per operation. The same numbers, bit for
+ * bit (tests: against htObjectiveTraced). The global rotation's threshold is a guard: a θ
+ * on its other side traces again.
  */
 export function prepareHtObjective(json: unknown, options: HtPrepareOptions = {}): HtObjectivePrepared {
   const h = prepareHt(json, options);
-  const jitted = jit((t: Float64Array) => transpose(residuals(h, unstack(t) as Scalar[])) as T);
-  return { ...h, residuals: jitted as unknown as Jitted<Float64Array, T>, out: new Float64Array(3 * h.points.shape[1]) };
+  const points = pointMajor(h.points);
+  const us = h.us === null ? null : ([pointMajor(h.us[0], 3), pointMajor(h.us[1], 3)] as const);
+  const reads = (h.triangle ?? [h.correspondences]).map((r) => Float64Array.from(r));
+  const residuals = jit((x: PosedReads) => pointMajorResiduals(vertexPositions(h, unstack(x.theta) as Scalar[]), x.reads as unknown as T[], points, us));
+  return { ...h, residuals: residuals as unknown as Jitted<PosedReads, T>, reads, out: new Float64Array(3 * h.points.shape[1]) };
 }
 
 /** The residuals at h.theta, written where the last call's were (as GradBench's manual tools keep their output). */
-export const htObjective = (h: HtObjectivePrepared): Float64Array => h.residuals.into(h.theta, h.out);
+export const htObjective = (h: HtObjectivePrepared): Float64Array => h.residuals.into({ theta: h.theta, reads: h.reads }, h.out);
 
 /**
  * The Jacobian as a [3N, ncols] ndarray (rows: residual 3i + j), by forward mode: each
