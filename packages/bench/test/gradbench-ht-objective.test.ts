@@ -4,7 +4,8 @@
  * random θ on both sides of the global rotation's threshold (a guard of the trace).
  */
 import { describe, expect, it } from "vitest";
-import { htObjective, htObjectiveTraced, prepareHtObjective } from "../src/gradbench/modules/ht.js";
+import { ht, htObjective, htObjectiveTraced, prepareHtObjective } from "../src/gradbench/modules/ht.js";
+import { warmUp } from "../src/gradbench/protocol.js";
 import { htInput } from "../src/gradbench/inputs.js";
 
 /** Where two arrays first differ as numbers (Object.is: −0 and +0 differ), or −1. */
@@ -48,4 +49,9 @@ describe("ht objective: jitted = traced, bit for bit", () => {
     expect(firstDifference(first, firstValues)).not.toBe(-1);
     expect(firstDifference(first, htObjectiveTraced(p))).toBe(-1);
   });
+});
+
+it("define's warm-up runs both functions on its synthetic hands", () => {
+  const warm = warmUp(ht);
+  expect(warm?.success).toBe(true);
 });
