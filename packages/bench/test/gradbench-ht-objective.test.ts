@@ -7,13 +7,7 @@ import { describe, expect, it } from "vitest";
 import { ht, htObjective, htObjectiveTraced, prepareHtObjective } from "../src/gradbench/modules/ht.js";
 import { warmUp } from "../src/gradbench/protocol.js";
 import { htInput } from "../src/gradbench/inputs.js";
-
-/** Where two arrays first differ as numbers (Object.is: −0 and +0 differ), or −1. */
-function firstDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) return 0;
-  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return i;
-  return -1;
-}
+import { firstDifference } from "./helpers/bits.js";
 
 describe("ht objective: jitted = traced, bit for bit", () => {
   const cases = [

@@ -9,13 +9,7 @@ import {
 } from "../src/gradbench/modules/ht.js";
 import { InputError } from "../src/gradbench/json.js";
 import { htInput } from "../src/gradbench/inputs.js";
-
-/** Where two arrays first differ as numbers (Object.is: −0 and +0 differ), or −1. */
-function firstDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) return 0;
-  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return i;
-  return -1;
-}
+import { firstDifference } from "./helpers/bits.js";
 
 it("usedVertices: the vertices read, ascending, and each one's position among them", () => {
   const { used, at } = usedVertices([Int32Array.of(5, 2, 5), Int32Array.of(7, 2)], 9);
