@@ -8,11 +8,11 @@
 import ndarray from "ndarray";
 import { describe, expect, it } from "vitest";
 import { fdGradient, fdNewtonStep } from "./helpers/fd.js";
-import { rng } from "@wengert/ops";
+import { PointSet, rng } from "@wengert/ops";
 import { jsonable } from "../src/gradbench/json.js";
 import type { EvalFunction, EvalModule } from "../src/gradbench/module.js";
 import { modules } from "../src/gradbench/modules/index.js";
-import { assign, assignedCost } from "../src/gradbench/modules/kmeans.js";
+import { assign, assignedCost, pointCost } from "../src/gradbench/modules/kmeans.js";
 import { div, grad, jvp, type NdArray, type Tensor } from "@wengert/core";
 import { samples } from "../src/gradbench/modules/llsq.js";
 import { evaluate, respond } from "../src/gradbench/protocol.js";
@@ -372,7 +372,8 @@ describe("kmeans", () => {
     const asNd = (rows: number[][]) => ndarray(Float64Array.from(rows.flat()), [rows.length, rows[0].length]);
     const cases: [number[][], number[][]][] = [];
     // far from the origin: ‖p‖² ≈ 10¹² swamps distances of 10⁻⁴ in ‖c‖² − 2p·c
-    const far = Array.from({ length: 300 }, () => [1e6 + rand() * 1e-2, -1e6 + rand() * 1e-2, 1e6 + rand() * 1e-2]);
+    // (all 1000 of them beyond the single-precision filter: the double-precision path decides them, past its direct loop's size)
+    const far = Array.from({ length: 1000 }, () => [1e6 + rand() * 1e-2, -1e6 + rand() * 1e-2, 1e6 + rand() * 1e-2]);
     cases.push([far, far.slice(-40)]);
     // pairs of centroids mirrored about each point (exact or one-ulp ties), and duplicated centroids
     const pts = Array.from({ length: 200 }, () => [rand(), rand(), rand(), rand()]);
@@ -387,28 +388,37 @@ describe("kmeans", () => {
     // few centroids: blocks of 2048 points, and a last one of 904
     const few = kmeansInput(5000, 16, 3, 4);
     cases.push([few.points, few.centroids]);
-    for (const [P, C] of cases) expect(Array.from(assign(asNd(P), asNd(C)))).toEqual(assignPlain(P, C));
+    for (const [P, C] of cases) {
+      const points = asNd(P);
+      const want = assignPlain(P, C);
+      expect(Array.from(assign(points, asNd(C)))).toEqual(want);
+      // through ops' single-precision filter, each point's distance beside its choice
+      const dist = new Float64Array(P.length);
+      expect(Array.from(assign(points, asNd(C), new PointSet(points.data as Float64Array, P.length, P[0].length), dist))).toEqual(want);
+      expect([...dist]).toEqual(P.map((p, i) => p.reduce((s, x, l) => s + (x - C[want[i]][l]) * (x - C[want[i]][l]), 0)));
+    }
   });
-  it("cost = kmeans.hpp in plain JS", () => {
+  it("cost = kmeans.hpp in plain JS, to the bit", () => {
     for (const [n, k, d] of [
       [10, 1, 2],
+      [50, 3, 1],
       [100, 10, 8],
+      [203, 7, 5],
       [1000, 10, 16],
     ]) {
       const input = kmeansInput(n, k, d, n + k + d);
       const c = num(call(modules.kmeans, "cost", input));
-      const ref = kmeansCostPlain(input.points, input.centroids);
-      expect(Math.abs(c - ref) / ref).toBeLessThan(1e-12);
+      expect(Object.is(c, kmeansCostPlain(input.points, input.centroids))).toBe(true);
     }
   });
-  it("cost and dir, jitted per prepared input, replay to the bit the definition run untraced (the assignment as numbers)", () => {
+  it("cost equals pointCost run untraced, and dir, jitted per prepared input, replays to the bit the definition run untraced", () => {
     for (const [n, k, d] of [
       [100, 10, 8],
       [2000, 10, 16],
     ]) {
       const p = modules.kmeans.cost.prepare!(kmeansInput(n, k, d, 7)) as { points: NdArray; centroids: NdArray };
       const a = assign(p.points, p.centroids);
-      const cost = assignedCost(p.points, p.centroids, a);
+      const cost = pointCost(p.points, p.centroids, a);
       const ones = ndarray(new Float64Array(p.centroids.size).fill(1), p.centroids.shape.slice());
       const [J, H1] = jvp((c: Tensor) => grad((c2: Tensor) => assignedCost(p.points, c2, a), c), p.centroids, ones) as [NdArray, NdArray];
       const dir = div(J, H1) as NdArray;

@@ -2,6 +2,7 @@
  * @file Every error wengert raises on a user's mistake: what, where, and the fix.
  */
 
+/** The class of every error wengert raises on a user's mistake; its name is the subclass's. */
 export class WengertError extends Error {
   constructor(message: string) {
     super(message);
@@ -46,7 +47,8 @@ export class TraceLengthError extends WengertError {}
 
 /**
  * A parameter that is not data is outside the values the function takes (taylor's
- * order k above 170, where j! overflows): the message gives the range and why.
+ * order k above 170, where j! overflows; a buffer for `into` of the wrong length; indexed's
+ * stride and offset): the message gives the range and why.
  */
 export class ArgumentError extends WengertError {}
 

@@ -9,6 +9,7 @@
 import { sameDims, showDims, type Dims } from "@wengert/ops";
 import { InputTypeError } from "./errors.js";
 
+/** The structure of a value: the paper's `real`, `unit` and products, with tensors and records (a trace term's parameters and output). */
 export type Shape =
   | { readonly kind: "real" }
   /** A tensor leaf: its dims, and the container it came in (its cotangent goes back in one). */

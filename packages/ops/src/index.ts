@@ -23,6 +23,7 @@ export * as kernels from "./tensor/kernels.js";
 export { EXP_SIMD_FROM } from "./tensor/simd-exp.js";
 export { rowMinima, type RowMinima, type RowMinimaArgs } from "./tensor/row-minima.js";
 export { productRowMinima, type ProductRowMinimaArgs } from "./tensor/product-row-minima.js";
+export { nearestCentroids, PointSet } from "./tensor/simd-nearest.js";
 export type { Arg, Buf, Contribution, ConvDims, EmbedParams, GatherParams, ReduceParams, SliceParams, TensorCall } from "./tensor/op.js";
 export { broadcastLanes, type LaneArgs } from "./tensor/lanes.js";
 export { tensorOps, TENSOR_OP_NAMES, sumTo, inversePerm } from "./tensor/ops.js";

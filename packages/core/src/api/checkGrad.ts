@@ -16,6 +16,7 @@ import { checkOptionKeys, RD_OPTIONS, type RdOptions } from "./options.js";
 import { trace, userValue, type Fn } from "./tracing.js";
 import type { Traced } from "./types.js";
 
+/** checkGrad's options (docs/checking.md), and `rd`'s. */
 export interface CheckGradOptions extends RdOptions {
   /** How many random directions (default 4). */
   readonly directions?: number;

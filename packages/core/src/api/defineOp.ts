@@ -22,6 +22,7 @@ import { applyBinary, applyUnary } from "../trace/record.js";
 import { atomOf, isScalar, live, Real, type Scalar } from "../trace/traced.js";
 import type { Trace } from "../trace/tracer.js";
 
+/** What `defineOp` takes: a scalar primitive's name, kernel and rules (docs/define-op.md). */
 export interface OpSpec {
   /** The name it prints with and is called by in the term language. */
   readonly name: string;

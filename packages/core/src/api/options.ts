@@ -6,6 +6,7 @@ import { WengertError } from "../errors.js";
 import { describe, showValue } from "../structure.js";
 import { inheritedTies, TIE_MODES, type TieMode, type TraceSettings } from "../trace/tracer.js";
 
+/** The options of `rd` and of every transformation that takes `f` (README "API", Options): checked, an unknown key an error. */
 export interface RdOptions {
   /**
    * What to do when a predicate is decided at a tie or a kinked primitive is evaluated

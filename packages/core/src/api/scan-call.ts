@@ -11,6 +11,7 @@ import type { Checkpoint } from "../trace/scan-ops.js";
 import { isOperand, leafShape, type Operand } from "../trace/traced.js";
 import { checkOptionKeys } from "./options.js";
 
+/** scan's options (docs/scan.md). */
 export interface ScanOptions {
   /**
    * Which carries the reverse sweep stores: every iteration's, every ⌈√n⌉-th (recomputing

@@ -314,6 +314,7 @@ export function where(mask: ConcreteTensor | readonly number[], a: TensorArg | S
   return op("where", [ndarray(bits, [...dense.dims]) as ConcreteTensor, operand("where", a, "argument 2"), operand("where", b, "argument 3")]) as TensorResult;
 }
 
+/** conv2d's stride and padding. */
 export interface Conv2dOptions {
   /** Step between windows: one number for both axes, or [height, width] (default 1). */
   readonly stride?: number | readonly [number, number];

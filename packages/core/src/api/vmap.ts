@@ -43,6 +43,7 @@ import { trace, type Fn } from "./tracing.js";
 
 export type { Axes } from "./types.js";
 
+/** vmap's options: which inputs and outputs are batched (0) or the same in every lane (null), and `rd`'s. */
 export interface VmapOptions<I extends Axes = Axes, O extends Axes = Axes> extends RdOptions {
   /** Default 0: every input batched. */
   readonly inAxes?: I;

@@ -1,5 +1,6 @@
 /**
- * @file `pnpm demo`: the paper's examples and a small gradient-descent run.
+ * @file `pnpm demo`: the paper's examples, two gradient-descent runs, a two-layer network trained on tensors,
+ * and the programs of examples/*.wg.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { runProgram, showValue } from "../lang/index.js";

@@ -11,7 +11,7 @@
  * guards' operands, the outputs, which inputs are batched, and the options. The key is
  * those numbers in a typed array with a hash, as jit/chain-plans.ts keys its plans; a
  * gather's indices by identity (the api keeps one copy of a vector its caller passes
- * again unchanged, api/tensor.ts), a new vector making a new plan. A plan holds variable
+ * again unchanged, api/index-copies.ts), a new vector making a new plan. A plan holds variable
  * numbers, compiled chains and the indices, nothing of the tape it was made for.
  */
 import { ARITY, CODE, FIRST_PRIMITIVE, INPUT } from "../trace/opcodes.js";

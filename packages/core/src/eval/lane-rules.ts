@@ -5,8 +5,8 @@
  * A tensor primitive's rule is declared with it (ops/tensor/ops.ts's `batch`, the
  * analogue of JAX's batching rules); a scalar primitive applied to tensors needs none
  * written: it is elementwise, so its kernel over the lanes side by side, the lane axis
- * broadcast in front, is its rule. A primitive without one (a user's tensor primitive,
- * the convolutions) runs lane by lane, each lane's result copied into its place.
+ * broadcast in front, is its rule. A primitive without one (the convolutions, gatherAt and
+ * scatterAddAt) runs lane by lane, each lane's result copied into its place.
  * Either way lane l's numbers are those of `compute` at lane l alone.
  */
 import { alloc, broadcastLanes, release, size, type Buf, type Dims, type LaneArgs } from "@wengert/ops";

@@ -15,6 +15,7 @@ import { prod, REAL_T, UNIT_T, type Type } from "../trace/tree.js";
 import type { Binder, BoolTerm, Pos, Term, TypeExpr } from "./syntax.js";
 import { call, trampoline, type Rec } from "./trampoline.js";
 
+/** A program of the paper's language is ill-typed (Fig. 1): the message is `FILE:LINE:COL: type error: …`. */
 export class TypeCheckError extends WengertError {
   constructor(
     readonly file: string,

@@ -37,8 +37,10 @@ import { call, tail, trampoline, type Rec } from "./trampoline.js";
 /** Values: reals, `[]` for `*`, `[V, W]` for `⟨V, W⟩` (the API's own representation). */
 export type Value = Scalar | readonly [] | readonly [Value, Value];
 
+/** A program of the paper's language ran past its `maxSteps` (default 10⁷): a divergent recursion, most likely. */
 export class StepLimitError extends WengertError {}
 
+/** The options of `evaluate` and `runProgram`. */
 export interface EvalOptions {
   readonly file?: string;
   /** Evaluation steps allowed before a StepLimitError (default 10^7). */
@@ -92,6 +94,7 @@ function zeroOf(T: Type): Value {
   return T.kind === "real" ? 0 : T.kind === "unit" ? [] : [zeroOf(T.fst), zeroOf(T.snd)];
 }
 
+/** A parsed and checked program's value (Figs. 2–5): `rd` by tracing, recursion on a trampoline. */
 export function evaluate(program: Term, checked: Checked, options: EvalOptions = {}): Value {
   const file = options.file ?? "<input>";
   const maxSteps = options.maxSteps ?? 10_000_000;

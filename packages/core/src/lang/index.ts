@@ -40,6 +40,7 @@ export function showRdTerm(kind: "trace" | "derivative", file: string, pos: Pos,
   return `# ${kind} term of the rd at ${file}:${pos.line}:${pos.col}\n${String(term)}`;
 }
 
+/** What `runProgram` gives: the program's value and its type, printed. */
 export interface RunResult {
   readonly value: Value;
   readonly type: string;

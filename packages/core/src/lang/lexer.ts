@@ -33,8 +33,10 @@ export const PUNCTUATION = [
 ] as const;
 export type Punct = (typeof PUNCTUATION)[number];
 
+/** A token's kind: a number, a name, the end, a keyword or a punctuation mark. */
 export type TokenType = "num" | "ident" | "eof" | Keyword | Punct;
 
+/** A token of the paper's language, with its place (`tokenize`). */
 export interface Token {
   readonly type: TokenType;
   /** The source text (`×` for a `*` written so; "" at the end). */

@@ -13,6 +13,7 @@ import type { Tape } from "../trace/tape.js";
 import type { Trace } from "../trace/tracer.js";
 import type { Term } from "./syntax.js";
 
+/** Where each instruction of an `rd`'s trace and derivative terms came from (`onRd`; the playground's links). */
 export interface TermOrigins {
   /**
    * By instruction index (vK), the operation that emitted it into the trace term: a

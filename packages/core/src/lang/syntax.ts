@@ -11,6 +11,7 @@
  * written: the type checker infers them. Every node has the position where it starts.
  */
 
+/** A place in a program's source. */
 export interface Pos {
   /** 1-based line and column. */
   readonly line: number;
@@ -29,6 +30,7 @@ export interface Binder {
   readonly pos: Pos;
 }
 
+/** A term of the paper's language, as parsed (`parse`). */
 export type Term =
   | { readonly kind: "var"; readonly name: string; readonly pos: Pos }
   | { readonly kind: "num"; readonly value: number; readonly pos: Pos }
@@ -72,6 +74,7 @@ export type Term =
       readonly pos: Pos;
     };
 
+/** A boolean term: the condition of an `if`. */
 export type BoolTerm =
   /** `pred(M)`, with `pred(M, N)` read as `pred(<M, N>)` and `M < N`, `M <= N`, `M = N`, `M != N`, `M > N`, `M >= N` as sugar. */
   | { readonly kind: "pred"; readonly pred: string; readonly arg: Term; readonly pos: Pos }

@@ -28,6 +28,10 @@ export interface Output {
 const isUntraced = (v: unknown): v is number | ConcreteTensor => typeof v === "number" || isConcreteTensor(v);
 const untracedShape = (v: number | ConcreteTensor): Shape => (typeof v === "number" ? REAL : concreteShape(v));
 
+/**
+ * A finished trace term (the paper's C): its tape, its parameters and its output. `String(t)` prints it
+ * in the paper's notation, `t.evaluate(x)` runs it again at another point.
+ */
 export class TraceTerm {
   constructor(
     readonly tape: Tape,

@@ -62,6 +62,7 @@ export class Real {
   }
 }
 
+/** A real, traced or not: what a function used both outside and inside a trace takes and returns. */
 export type Scalar = number | Real;
 
 /** A traced real's value for messages ("?" once its tape has been recycled). */
@@ -72,6 +73,7 @@ export function valueOf(r: Real): number {
   return r.trace.tape.val[r.atom];
 }
 
+/** Whether `v` is a number or a traced real. */
 export function isScalar(v: unknown): v is Scalar {
   return typeof v === "number" || v instanceof Real;
 }

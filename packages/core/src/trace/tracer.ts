@@ -22,6 +22,7 @@ import { shapeError } from "./callsite.js";
 import { ARITY, CONST, KINKS, primitiveOf, tensorSpec } from "./opcodes.js";
 import { Tape } from "./tape.js";
 
+/** What a predicate decided at a tie, or a primitive at its kink, does while tracing (RdOptions.ties; docs/ties.md). */
 export type TieMode = "warn" | "error" | "ignore";
 export const TIE_MODES: readonly TieMode[] = ["warn", "error", "ignore"];
 

@@ -1,6 +1,6 @@
 /**
  * @file The TypeScript sources of the workspace's packages (packages/<name>/src/**.ts),
- * for the tests that check them as text: import cycles, line length.
+ * for the tests that check them as text: import cycles, layers, line length.
  */
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -32,4 +32,16 @@ export function packageSources(): string[] {
     .map((pkg) => join(PACKAGES, pkg, "src"))
     .filter((src) => existsSync(src))
     .flatMap(sources);
+}
+
+// `import … from "./x.js"`, `export … from "./x.js"`, `import "./x.js"`, `import("./x.js")`,
+// `import type * as self from "./x.js"`; comments are removed first.
+const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(?\s*)["'](\.{1,2}\/[^"']+)["']/g;
+
+/** The relative imports of `source` (a module of `file`), as absolute .ts paths. */
+export function importsOf(file: string, source: string): string[] {
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`])\/\/.*$/gm, "$1");
+  const found: string[] = [];
+  for (const m of code.matchAll(SPECIFIER)) found.push(resolve(dirname(file), m[1].replace(/\.js$/, ".ts")));
+  return found;
 }

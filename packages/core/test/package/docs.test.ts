@@ -1,5 +1,5 @@
 /**
- * The examples of README.md, docs/*.md and packages/optim/README.md typecheck and run as written. Every ```ts block
+ * The examples of README.md, docs/*.md and the packages' READMEs typecheck and run as written. Every ```ts block
  * is TypeScript a user would write (a snippet only to be read goes in a ```js block): it
  * is saved as an .mts file under packages/core/node_modules/.cache/wengert-docs/ (so "@wengert/core" and
  * "ndarray", with its types, resolve as they do for a user of the built package), all of
@@ -26,7 +26,10 @@ import { checkThrows } from "../helpers/throws.js";
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url));
 const cache = join(root, "packages", "core", "node_modules", ".cache", "wengert-docs");
-const GUIDES = ["docs/forward-mode.md", "docs/jacobians.md", "docs/define-op.md", "docs/checking.md", "docs/scan.md"];
+const GUIDES = [
+  "docs/forward-mode.md", "docs/jacobians.md", "docs/define-op.md", "docs/checking.md", "docs/scan.md", "docs/jit-vmap.md", "docs/tensors.md",
+  "docs/compile.md", "docs/ties.md",
+];
 
 interface Example {
   readonly name: string;
@@ -181,6 +184,8 @@ function same(actual: string, expected: string): boolean {
 const files = [
   "README.md",
   ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`),
+  "packages/core/README.md",
+  "packages/ops/README.md",
   "packages/optim/README.md",
 ];
 const examples = files.flatMap(blocks);

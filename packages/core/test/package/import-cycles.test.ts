@@ -5,21 +5,9 @@
  * two files that cannot be read one without the other.
  */
 import { readFileSync } from "node:fs";
-import { dirname, relative, resolve } from "node:path";
+import { relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PACKAGES, packageSources } from "../helpers/sources.js";
-
-// `import … from "./x.js"`, `export … from "./x.js"`, `import "./x.js"`, `import("./x.js")`,
-// `import type * as self from "./x.js"`; comments are removed first.
-const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(?\s*)["'](\.{1,2}\/[^"']+)["']/g;
-
-/** The relative imports of `source` (a module of `file`), as absolute .ts paths. */
-function importsOf(file: string, source: string): string[] {
-  const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`])\/\/.*$/gm, "$1");
-  const found: string[] = [];
-  for (const m of code.matchAll(SPECIFIER)) found.push(resolve(dirname(file), m[1].replace(/\.js$/, ".ts")));
-  return found;
-}
+import { importsOf, PACKAGES, packageSources } from "../helpers/sources.js";
 
 /**
  * The strongly connected components of more than one module (Tarjan's algorithm with an

@@ -25,7 +25,7 @@
  */
 import { C2, C3, C4, C5, INV_LN2_N, LN2_N_HI, LN2_N_LO, SCALE, SHIFT, TAIL } from "../exp.js";
 import {
-  assemble, f64, f64x2, forLoop, i32, i32x4, i64x2, i8x16, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type ValType,
+  assemble, f64, f64x2, forLoop, i32, i32x4, i32x4Shuffle, i64x2, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type ValType,
 } from "./wasm.js";
 
 const get = local.get;
@@ -37,9 +37,9 @@ const CONSTANTS_AT = 2064;
 /** The operand's first element (in doubles: byte 4096). */
 const OPERAND = 512;
 
-/** The shuffles that take the first, or second, double of each of two vectors. */
-const LOW_HALVES = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
-const HIGH_HALVES = LOW_HALVES.map((b) => b + 8);
+/** The shuffles that take the first, or second, double of each of two vectors (as pairs of i32 lanes). */
+const FIRSTS = i32x4Shuffle([0, 1, 4, 5]);
+const SECONDS = i32x4Shuffle([2, 3, 6, 7]);
 
 const bitsOf = (x: number): bigint => new BigUint64Array(new Float64Array([x]).buffer)[0];
 /** A constant vector: a double in both lanes. */
@@ -131,8 +131,8 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
     // each lane's pair (S_j, T_j) in one load; S_j of both lanes, then T_j of both
     local.set(l.sj, v128.load(get(l.o0), TABLE_AT)),
     local.set(l.t, v128.load(get(l.o1), TABLE_AT)),
-    local.set(l.p, i8x16.shuffle(LOW_HALVES)(get(l.sj), get(l.t))),
-    local.set(l.t, i8x16.shuffle(HIGH_HALVES)(get(l.sj), get(l.t))), // T_j
+    local.set(l.p, FIRSTS(get(l.sj), get(l.t))),
+    local.set(l.t, SECONDS(get(l.sj), get(l.t))), // T_j
     local.set(l.sj, get(l.p)),
     // polynomial: T_j + r + r²(C2 + r·C3) + r²·r²(C4 + r·C5), left to right
     local.set(l.r2, f64x2.mul(get(l.r), get(l.r))),

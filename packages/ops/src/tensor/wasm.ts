@@ -62,11 +62,18 @@ export const i32 = {
   add: op(0x6a),
   sub: op(0x6b),
   mul: op(0x6c),
-  and: op(0x71),
   ltU: op(0x49),
+  and: op(0x71),
   eqz: op(0x45),
   /** The low 32 bits of an i64. */
   wrapI64: op(0xa7),
+  store: (addr: Code, value: Code, offset = 0): Code => seq(addr, value, [0x36, ...memarg(2, offset)]),
+};
+
+export const f32 = {
+  store: (addr: Code, value: Code, offset = 0): Code => seq(addr, value, [0x38, ...memarg(2, offset)]),
+  /** A double rounded to the nearest float (IEEE, ties to even). */
+  demoteF64: op(0xb6),
 };
 
 export const f64 = {
@@ -109,6 +116,8 @@ export const v128 = {
   },
   /** One double read into lane `lane` of a vector, the other lane kept: `load64Lane(lane)(addr, vector)`. */
   load64Lane: (lane: number, offset = 0) => simd(0x57, ...memarg(3, offset), lane),
+  /** One float read and copied into all four lanes. */
+  load32Splat: (addr: Code, offset = 0): Code => simd(0x09, ...memarg(2, offset))(addr),
   /** One double read into lane 0, lane 1 zero. */
   load64Zero: (addr: Code, offset = 0): Code => simd(0x5d, ...memarg(3, offset))(addr),
   and: simd(0x4e),
@@ -120,10 +129,8 @@ export const v128 = {
   bitselect: simd(0x52),
 };
 
-export const i8x16 = {
-  /** Bytes of a (0–15) and b (16–31) picked by the 16 constant lane indices: \`shuffle(lanes)(a, b)\`. */
-  shuffle: (lanes: readonly number[]) => (a: Code, b: Code): Code => seq(a, b, [0xfd, 0x0d], lanes),
-};
+/** `i32x4.shuffle(lanes)(a, b)`: lanes 0–3 a's, 4–7 b's (i8x16.shuffle, four bytes a lane). */
+export const i32x4Shuffle = (lanes: readonly [number, number, number, number]) => simd(0x0d, ...lanes.flatMap((l) => [4 * l, 4 * l + 1, 4 * l + 2, 4 * l + 3]));
 
 export const i64x2 = {
   add: simd(0xce),
@@ -140,9 +147,26 @@ export const i64x2 = {
 };
 
 export const i32x4 = {
+  add: simd(0xae),
   /** Both lanes of an f64x2 truncated to i32 (saturating) in lanes 0 and 1; lanes 2 and 3 zero. */
   truncSatF64x2SZero: simd(0xfc),
   extractLane: (lane: number) => simd(0x1b, lane),
+};
+
+/** Four floats to a vector: IEEE single precision, lane by lane. */
+export const f32x4 = {
+  splat: simd(0x13),
+  /** Both lanes of an f64x2 rounded to floats in lanes 0 and 1; lanes 2 and 3 zero. */
+  demoteF64x2Zero: simd(0x5e),
+  add: simd(0xe4),
+  mul: simd(0xe6),
+  /** Lanewise `a < b`, all ones or all zeros (false where either is NaN). */
+  lt: simd(0x43),
+  le: simd(0x45),
+  /** Lanewise `b < a ? b : a`. */
+  pmin: simd(0xea),
+  /** Lanewise `a < b ? b : a`. */
+  pmax: simd(0xeb),
 };
 
 export const f64x2 = {

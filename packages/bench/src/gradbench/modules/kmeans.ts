@@ -17,6 +17,11 @@
  * what a trace of the min records, without keeping the n × k distances on the tape
  * (10⁸ of them at the eval's largest size).
  *
+ * `cost` adds as kmeans.hpp does, each point's distance over its coordinates in order,
+ * then the points' in order (`pointCost`), so its value is the C++ reference's to the bit;
+ * ops' assignedDistances computes those distances two points to a SIMD vector over points
+ * kept in the kernel's memory (`PointSet`), and the n distances are added here.
+ *
  * `dir` needs J and H·1 (= diag H here): one forward-over-reverse pass gives both,
  * `jvp` of `grad` in the direction of all ones.
  *
@@ -25,7 +30,7 @@
  */
 import ndarray from "ndarray";
 import { div, gather, grad, jit, jvp, square, sub, sum, type Indices, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
-import { productRowMinima } from "@wengert/ops";
+import { nearestCentroids, PointSet, productRowMinima } from "@wengert/ops";
 import { defineFunction } from "../define.js";
 import { field, InputError, matrix, record } from "../json.js";
 import type { EvalModule } from "../module.js";
@@ -33,6 +38,8 @@ import type { EvalModule } from "../module.js";
 export interface KmeansInput {
   readonly points: NdArray;
   readonly centroids: NdArray;
+  /** The points, kept in the nearest-centroid kernels' memory from call to call. */
+  readonly set: PointSet;
   readonly compiled: Compiled;
 }
 
@@ -48,21 +55,79 @@ const MIN_ROWS = 256;
 /**
  * For each point, the index of its nearest centroid (squared Euclidean distance; the first
  * on a tie, as std::min keeps it), the same choice as kmeans.hpp's loop over the n·k
- * distances, found at the speed of a matrix product.
- *
- * ‖p − c‖² = ‖p‖² − 2 p·c + ‖c‖², and ‖p‖² is the same for every centroid: the nearest
- * centroid minimises s_j = ‖c_j‖² − 2 p·c_j, whose p·c_j for a block of points are one
- * product with Cᵀ (the n·k·d multiply-adds at gemm's speed, not a scalar loop's). s_j
- * differs from the distance computed directly by rounding only, at most `slack` (a bound
- * on both roundings: about d + 2 terms of size ≤ ‖p‖² + ‖c‖² each); the centroids whose
- * s_j lies within twice that of the least are candidates (almost always one), and among
- * them the distance computed as kmeans.hpp does decides, so the choice is that loop's,
- * near-ties and points on a centroid (GradBench's centroids are points) included. The
- * least s_j, where it is and the second least come from ops' `productRowMinima`: the
- * product and the scan by SIMD kernels in one memory (the products are never copied out),
- * the comparisons without branches (a loop's mispredicted on random points).
+ * distances. With the points as a `PointSet`, ops' nearestCentroids ranks the centroids
+ * in single precision (twice the SIMD lanes) and settles almost every point; the few it
+ * leaves (near-ties) and every point without a set go to `exactAssign`. Into `dist` when
+ * given: each point's distance to its choice, as kmeans.hpp's euclid_dist_2 computes it.
  */
-export function assign(points: NdArray, centroids: NdArray): Int32Array {
+export function assign(points: NdArray, centroids: NdArray, set?: PointSet, dist?: Float64Array): Int32Array {
+  const k = centroids.shape[0];
+  const [n, d] = points.shape;
+  const P = points.data as Float64Array;
+  const C = centroids.data as Float64Array;
+  const a = new Int32Array(n);
+  const unsettled = set === undefined ? null : nearestCentroids(set, C, k, a, dist);
+  if (unsettled === null) {
+    a.set(exactAssign(points, centroids));
+    if (dist !== undefined) for (let i = 0; i < n; i++) dist[i] = distance(P, i * d, C, a[i] * d, d);
+    return a;
+  }
+  if (unsettled.length === 0) return a;
+  // the points the single-precision filter leaves (near-ties): kmeans.hpp's loop where they are few, else exactAssign
+  if (unsettled.length * k * d <= DIRECT_UP_TO) {
+    for (const i of unsettled) {
+      let best = Infinity;
+      let arg = 0;
+      for (let j = 0; j < k; j++) {
+        const e = distance(P, i * d, C, j * d, d);
+        if (e < best) {
+          best = e;
+          arg = j;
+        }
+      }
+      a[i] = arg;
+      if (dist !== undefined) dist[i] = best;
+    }
+    return a;
+  }
+  const rest = new Float64Array(unsettled.length * d);
+  unsettled.forEach((i, r) => rest.set(P.subarray(i * d, (i + 1) * d), r * d));
+  const decided = exactAssign(ndarray(rest, [unsettled.length, d]), centroids);
+  unsettled.forEach((i, r) => {
+    a[i] = decided[r];
+    if (dist !== undefined) dist[i] = distance(P, i * d, C, a[i] * d, d);
+  });
+  return a;
+}
+
+/** Terms (points × centroids × coordinates) up to which assign decides the filter's unsettled points by kmeans.hpp's loop: less than exactAssign's setup. */
+const DIRECT_UP_TO = 65536;
+
+/** kmeans.hpp's euclid_dist_2: Σ_l (p_l − c_l)² from 0 in order, p at P[p…] and c at C[c…]. */
+function distance(P: Float64Array, p: number, C: Float64Array, c: number, d: number): number {
+  let s = 0;
+  for (let l = 0; l < d; l++) {
+    const e = P[p + l] - C[c + l];
+    s += e * e;
+  }
+  return s;
+}
+
+/**
+ * assign's choice computed in double precision: ‖p − c‖² = ‖p‖² − 2 p·c + ‖c‖², and ‖p‖²
+ * is the same for every centroid: the nearest centroid minimises s_j = ‖c_j‖² − 2 p·c_j,
+ * whose p·c_j for a block of points are one product with Cᵀ (the n·k·d multiply-adds at
+ * gemm's speed, not a scalar loop's). s_j differs from the distance computed directly by
+ * rounding only, at most `slack` (a bound on both roundings: about d + 2 terms of size
+ * ≤ ‖p‖² + ‖c‖² each); the centroids whose s_j lies within twice that of the least are
+ * candidates (almost always one), and among them the distance computed as kmeans.hpp does
+ * decides, so the choice is that loop's, near-ties and points on a centroid (GradBench's
+ * centroids are points) included. The least s_j, where it is and the second least come
+ * from ops' `productRowMinima`: the product and the scan by SIMD kernels in one memory
+ * (the products are never copied out), the comparisons without branches (a loop's
+ * mispredicted on random points).
+ */
+function exactAssign(points: NdArray, centroids: NdArray): Int32Array {
   const [n, d] = points.shape;
   const k = centroids.shape[0];
   const P = points.data as Float64Array;
@@ -169,32 +234,50 @@ export function assignedCost(points: NdArray, centroids: TensorArg, a: Indices):
   return sum(square(sub(gather(centroids, a, 0), points)));
 }
 
-/** The centroids and the assignment (as positions in a tensor), the argument of the jitted functions. */
+/**
+ * Σᵢ (Σ_l (P_il − C_{a(i),l})²): the cost for the assignment `a` in kmeans.hpp's order of
+ * additions (each point's coordinates in order, then the points in order: sums of the
+ * last axis, then of all), the definition `cost` computes. Its gradient is assignedCost's.
+ */
+export function pointCost(points: NdArray, centroids: TensorArg, a: Indices): Scalar {
+  return sum(sum(square(sub(points, gather(centroids, a, 0))), 1));
+}
+
+/**
+ * The cost (pointCost) at the centroids, each point at its nearest: each point's distance
+ * as assign finds it (ops' kernel computes it beside the choice), added in order.
+ */
+function cost({ points, centroids, set }: KmeansInput): number {
+  const dist = new Float64Array(set.n);
+  assign(points, centroids, set, dist);
+  let total = 0;
+  for (let i = 0; i < dist.length; i++) total += dist[i];
+  return total;
+}
+
+/** The centroids and the assignment (as positions in a tensor), the argument of the jitted function. */
 interface Assigned {
   readonly centroids: TensorArg;
   readonly at: TensorArg;
 }
 
-/** Both functions of one prepared input, jitted (see `compiled`). */
+/** The direction of one prepared input, jitted (see `compile`). */
 interface Compiled {
-  readonly cost: (x: Assigned) => number;
   readonly dir: (x: Assigned) => NdArray;
 }
 
 /**
- * The cost and the direction for the assignment `at`, `jit`ted once per prepared input
- * (GradBench evaluates one input again and again), as its JAX tool jits. The assignment
- * is an argument, not captured: gather then takes it as a traced index tensor, an input
- * of the trace, so a replay reads each call's own assignment (a captured one would be
- * baked into the trace). The first call traces (its time counts in GradBench's mean);
- * later ones replay the trace on pooled buffers, the cost's gather → sub → square → sum as
- * one loop reading the centroids in place (dir's gathers and scatters too: jit/chains.ts),
- * instead of a fresh n × d buffer per operation.
+ * The direction for the assignment `at`, `jit`ted once per prepared input (GradBench
+ * evaluates one input again and again), as its JAX tool jits. The assignment is an
+ * argument, not captured: gather then takes it as a traced index tensor, an input of the
+ * trace, so a replay reads each call's own assignment (a captured one would be baked into
+ * the trace). The first call traces (its time counts in GradBench's mean); later ones
+ * replay the trace on pooled buffers, the gathers and scatters as loops reading the
+ * centroids in place (jit/chains.ts), instead of a fresh n × d buffer per operation.
  */
 function compile(points: NdArray, centroids: NdArray): Compiled {
   const ones = ndarray(new Float64Array(centroids.size).fill(1), centroids.shape.slice());
   return {
-    cost: jit((x: Assigned) => assignedCost(points, x.centroids, x.at as Indices)) as unknown as Compiled["cost"],
     dir: jit((x: Assigned) => {
       const [J, H1] = jvp((c) => grad((c2) => assignedCost(points, c2, x.at as Indices), c), x.centroids, ones);
       return div(J, H1);
@@ -210,13 +293,13 @@ const prepare = (input: unknown): KmeansInput => {
   if (P.rows > 0 && P.cols !== C.cols) throw new InputError(`points have ${P.cols} coordinates, centroids ${C.cols}`);
   const points = ndarray(P.data, [P.rows, C.cols]);
   const centroids = ndarray(C.data, [C.rows, C.cols]);
-  return { points, centroids, compiled: compile(points, centroids) };
+  return { points, centroids, set: new PointSet(P.data, P.rows, C.cols), compiled: compile(points, centroids) };
 };
 
-/** The argument of the jitted functions: the centroids, and each point's nearest one. */
-const assigned = ({ points, centroids }: KmeansInput): Assigned => ({ centroids, at: new Float64Array(assign(points, centroids)) });
+/** The argument of the jitted function: the centroids, and each point's nearest one. */
+const assigned = ({ points, centroids, set }: KmeansInput): Assigned => ({ centroids, at: new Float64Array(assign(points, centroids, set)) });
 
 export const kmeans: EvalModule = {
-  cost: defineFunction({ prepare, run: (input: KmeansInput) => input.compiled.cost(assigned(input)) }),
+  cost: defineFunction({ prepare, run: cost }),
   dir: defineFunction({ prepare, run: (input: KmeansInput) => input.compiled.dir(assigned(input)) }),
 };
