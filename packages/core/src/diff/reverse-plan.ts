@@ -14,6 +14,7 @@ import { byStructure, type CompiledBlock, type CompiledStep } from "../jit/scan-
 import { Runs } from "./runs.js";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE } from "../trace/opcodes.js";
 import { emitterFor } from "../trace/emitter.js";
+import { readValuesOnly } from "../eval/deferred.js";
 import type { Emitted } from "./place.js";
 import { maskById, maskId, type Mask } from "./cotangent-mask.js";
 
@@ -109,6 +110,9 @@ function blockDerivative(
   const vars = [...outs.map((e) => o.w[e >> 1]), ...ins.map((e) => body.inputVar[e >> 1])];
   const parts = [...outs, ...ins].map((e) => e & 1);
   const sink = sinkFor(tape, "scan", false);
+  // D is a term its runs evaluate (eval/scan-reverse-run.ts): its values here, on zero cotangents,
+  // are read by no one but the rules that read values (a mask's support), so only those are computed
+  sink.tape.defer({ settle: readValuesOnly });
   const atoms = vars.map((v, j) => {
     const dims = tape.dims(v);
     return dims.length === 0 ? sink.tape.input(nin + j, 0) : sink.tape.tensorInput(nin + j, { dims, data: new Float64Array(size(dims)) });
@@ -140,6 +144,7 @@ function blockDerivative(
       merged.set(k, { atom: sink.record(CODE.add, d.results[k], placed), mask: settledMask(dense, pm) });
     }
   }
+  sink.tape.settle([]);
   closeTrace(sink);
   const results: number[] = [];
   const out: number[] = [];
