@@ -20,9 +20,9 @@
  * costs about what an unjitted call does.
  *
  * Input `{x: double[], s: int}`; `primal` gives y(2), `gradient` ∇ₓ yₙ₋₁(2), both
- * arrays like `x`.
+ * arrays like `x`, written into one buffer per input (`jit(f).into`: no fresh array per run).
  */
-import { add, concat, div, grad, index, jit, mul, scan, shapeOf, slice, type NdArray, type Operand, type Scalar, type TensorArg } from "@wengert/core";
+import { add, concat, div, grad, index, jit, mul, scan, shapeOf, slice, type Jitted, type Operand, type Scalar, type TensorArg } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, InputError, integer, numbers, record } from "../json.js";
 import type { EvalModule } from "../module.js";
@@ -30,6 +30,8 @@ import type { EvalModule } from "../module.js";
 export interface OdeInput {
   readonly x: Float64Array;
   readonly s: number;
+  /** The output's buffer (made untimed, as the C++ tools make theirs), refilled by every run: jit(f).into. */
+  readonly out: Float64Array;
 }
 
 /** One Runge–Kutta step of the eval's system for x (of length ≥ 1), s steps over [0, 2]. */
@@ -64,12 +66,13 @@ export function solve(x: TensorArg, s: number): TensorArg {
 }
 
 /** y(2), and ∇ₓ yₙ₋₁(2), for each s, jitted (the file's comment). */
-const primals = new Map<number, (x: TensorArg) => NdArray>();
-const gradients = new Map<number, (x: TensorArg) => NdArray>();
+type Solver = Jitted<TensorArg, unknown>;
+const primals = new Map<number, Solver>();
+const gradients = new Map<number, Solver>();
 
-function jitted(cache: Map<number, (x: TensorArg) => NdArray>, s: number, f: (x: TensorArg) => unknown): (x: TensorArg) => NdArray {
+function jitted(cache: Map<number, Solver>, s: number, f: (x: TensorArg) => unknown): Solver {
   let g = cache.get(s);
-  if (g === undefined) cache.set(s, (g = jit(f) as (x: TensorArg) => NdArray));
+  if (g === undefined) cache.set(s, (g = jit(f)));
   return g;
 }
 
@@ -77,13 +80,13 @@ const prepare = (input: unknown): OdeInput => {
   const r = record(input);
   const x = numbers(field(r, "x"), "x");
   if (x.length === 0) throw new InputError("x is empty");
-  return { x, s: integer(field(r, "s"), "s", 1) };
+  return { x, s: integer(field(r, "s"), "s", 1), out: new Float64Array(x.length) };
 };
 
 export const ode: EvalModule = {
-  primal: defineFunction({ prepare, run: ({ x, s }: OdeInput) => jitted(primals, s, (v) => solve(v, s))(x) }),
+  primal: defineFunction({ prepare, run: ({ x, s, out }: OdeInput) => jitted(primals, s, (v) => solve(v, s)).into(x, out) }),
   gradient: defineFunction({
     prepare,
-    run: ({ x, s }: OdeInput) => jitted(gradients, s, (v) => grad((w): Scalar => index(solve(w, s), shapeOf(v)[0] - 1), v))(x),
+    run: ({ x, s, out }: OdeInput) => jitted(gradients, s, (v) => grad((w): Scalar => index(solve(w, s), shapeOf(v)[0] - 1), v)).into(x, out),
   }),
 };
