@@ -77,7 +77,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
   const { op, a, b, x, length: n } = tape;
   const e = emitterFor(sink);
   const at = place(term, sink, placement);
-  const active = activity(term);
+  const active = activity(term, undefined, split?.inactive);
   const dimsIn = (v: number): Dims => sink.tape.dims(v);
 
   // ct[i]: the sink variable holding v_i's cotangent so far; -1 is the symbolic zero.
@@ -269,6 +269,8 @@ const nested = (p: ScanParams): ScanParams | null => (nestable(p) ? withResidual
 export interface Split {
   readonly pieces: readonly { readonly v: number; readonly atom: number; readonly mask?: Mask | null }[];
   readonly seedMasks?: readonly (Mask | null)[];
+  /** Per input index, 1 where no cotangent is wanted: the input is a constant of the block (its cotangent absent). */
+  readonly inactive?: Uint8Array;
 }
 
 /** Tensor primitives whose reverse rule only moves, copies or sums elements of the cotangent. */
