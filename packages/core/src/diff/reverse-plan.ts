@@ -514,7 +514,9 @@ export function planReverse(
         if (!derivatives.has(name)) made.push(name);
       }
       let d = derivatives.get(name);
-      if (d === undefined) derivatives.set(name, (d = blockDerivative(body, o, [...outs], [...ins], differentiate, { masksIn: [...mids], merge: merged, unneeded: skip })));
+      if (d === undefined) {
+        derivatives.set(name, (d = blockDerivative(body, o, [...outs], [...ins], differentiate, { masksIn: [...mids], merge: merged, unneeded: skip })));
+      }
       let i = index.get(d);
       if (i === undefined) {
         index.set(d, (i = patterns.length));
