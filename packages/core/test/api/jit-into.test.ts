@@ -26,6 +26,7 @@ import {
   type Operand,
   type Scalar,
   type Tensor,
+  type TensorArg,
 } from "../../src/index.js";
 import { flat, isNd, random, rng } from "../helpers/tensors.js";
 import { point, rosenbrock, special } from "../helpers/cases.js";
@@ -114,18 +115,18 @@ describe("jit(f).into", () => {
   });
 
   it("property: traces of tensors (scans of Runge–Kutta-like steps, their gradients, an input and a literal among the outputs) write the numbers", () => {
-    const step = (x: Tensor, n: number) => (y: Operand): [Operand] => {
-      const z = concat([slice(x, [0], [1]), mul(slice(x, [1], [n]), slice(y as Tensor, [0], [n - 1])) as Tensor], 0);
+    const step = (x: TensorArg, n: number) => (y: Operand): [Operand] => {
+      const z = concat([slice(x, [0], [1]), mul(slice(x, [1], [n]), slice(y as TensorArg, [0], [n - 1])) as TensorArg], 0);
       return [add(y, mul(0.25, add(z, mul(0.5, mul(z, z)))))];
     };
-    const solve = (x: Tensor, s: number): Tensor => {
+    const solve = (x: TensorArg, s: number): TensorArg => {
       const n = shapeOf(x)[0];
-      return scan(step(x, n), new Float64Array(n) as Operand, s)[0] as Tensor;
+      return scan(step(x, n), new Float64Array(n) as Operand, s)[0] as TensorArg;
     };
-    const programs = [
-      (s: number) => (x: Tensor) => solve(x, s),
-      (s: number) => (x: Tensor) => grad((w: Tensor): Scalar => sum(solve(w, s)) as Scalar, x),
-      (s: number) => (x: Tensor) => ({ y: solve(x, s), x, c: Float64Array.of(1, -0), t: sum(x) }),
+    const programs: ((s: number) => (x: TensorArg) => unknown)[] = [
+      (s) => (x) => solve(x, s),
+      (s) => (x) => grad((w: TensorArg): Scalar => sum(solve(w, s)) as Scalar, x),
+      (s) => (x) => ({ y: solve(x, s), x, c: Float64Array.of(1, -0), t: sum(x) }),
     ];
     fc.assert(
       fc.property(fc.integer({ min: 2, max: 40 }), fc.integer({ min: 1, max: 5 }), fc.nat(programs.length - 1), fc.integer(), (n, s, k, seed) => {
