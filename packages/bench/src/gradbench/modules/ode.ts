@@ -76,12 +76,12 @@ export function solve(x: TensorArg, s: number, size: StepSize = stepSize(s)): Te
 
 /**
  * y(2), and ∇ₓ yₙ₋₁(2), for each s, jitted (the file's comment), taking [x, h, h/2]: the
- * step size is an input, not a literal of the trace, so the steps of any s are one body
- * (one structure) at a given n. Its block derivatives, plans and compiled loops are made
- * once and found again by the next s (kept by structure: a later trace finds them), hot
- * by then, where literals made each s a new body: a first call at n = 10⁵ built and
- * compiled them all anew, and ran them cold. The same numbers: a product by a traced real
- * is the product by that number.
+ * step size is an input, not a literal of the trace, so the steps of any s write the same
+ * loops at a given n, and the next s's first call finds them compiled and hot (chain code
+ * is kept by its source), where literals made each s's loops new code run cold at first
+ * (a first call at n = 10⁵ ran them slowly for a while). The sweep needs no cotangent of h
+ * (reverse-plan.ts `unneeded`). The same numbers: a product by a traced real is the
+ * product by that number.
  */
 type Args = [TensorArg, Scalar, Scalar];
 type Solver = Jitted<Args, unknown>;
