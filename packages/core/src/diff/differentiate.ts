@@ -24,10 +24,9 @@
  *   back through elementwise rules, which are masked in turn: a NaN or ∞ of an
  *   unselected branch (sqrt of a negative) times that exact zero is 0, as it should be.
  */
-import { broadcastDims, kernels, sameDims, size, sumTo, type Contribution, type Dims } from "@wengert/ops";
+import { broadcastDims, contiguousStart, kernels, sameDims, size, sumTo, type Contribution, type Dims } from "@wengert/ops";
 import { ARITY, CODE, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP, primitiveOf, scalarSpec, tensorSpec } from "../trace/opcodes.js";
 import { emitterFor } from "../trace/emitter.js";
-import { contiguousStart } from "../jit/chain-code.js";
 import { ownedCopy } from "../trace/host-tensor.js";
 import type { Trace } from "../trace/tracer.js";
 import type { TraceTerm } from "../trace/term.js";
