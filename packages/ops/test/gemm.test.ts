@@ -5,7 +5,7 @@
  * layouts.
  */
 import { describe, expect, it } from "vitest";
-import { gemm, gemv, jsGemm } from "../src/tensor/gemm.js";
+import { fewRows, gemm, gemv, jsGemm } from "../src/tensor/gemm.js";
 import { matmul, transpose } from "../src/tensor/kernels.js";
 import { blockDepths, simdGemm } from "../src/tensor/simd-gemm.js";
 import { randomArray, randomInt, rng, sameBits } from "./random.js";
@@ -65,12 +65,29 @@ describe("gemm", () => {
 
   it("fewer rows than a SIMD block times a matrix past the cache: the definition to the bit", () => {
     const next = rng(5);
-    for (const [n, k, m] of [[1, 4099, 128], [2, 4097, 129], [3, 4100, 130], [1, 7, 128]]) {
+    // llsq's row times a tall b, ht's three rows times a wide one, and k < 4 (no four-row pass)
+    for (const [n, k, m] of [[1, 4099, 128], [2, 4097, 129], [3, 4100, 130], [1, 7, 128], [3, 88, 3001], [3, 3, 90001]]) {
       const a = randomArray(next, 1 + n * k);
       const b = randomArray(next, 2 + k * m);
       const want = reference(a, 1, b, 2, n, k, m);
       expect(sameBits(product(gemm, a, 1, b, 2, n, k, m), want), `gemm ${n}×${k}×${m}`).toBe(true);
       expect(sameBits(product(jsGemm, a, 1, b, 2, n, k, m), want), `js ${n}×${k}×${m}`).toBe(true);
+    }
+  });
+
+  it("fewRows (one to three rows, one pass over b): the definition to the bit on random shapes, offsets and special values", () => {
+    const next = rng(7);
+    const specials = [NaN, Infinity, -Infinity, 0, -0, 1e308, -1e-308, 1, 0.5];
+    for (let t = 0; t < 400; t++) {
+      const [n, k, m] = [randomInt(next, 1, 3), randomInt(next, 0, 13), randomInt(next, 1, 19)];
+      const [ao, bo] = [randomInt(next, 0, 5), randomInt(next, 0, 5)];
+      const special = t % 4 === 0;
+      const draw = (length: number) =>
+        special ? Float64Array.from({ length }, () => specials[randomInt(next, 0, specials.length - 1)]) : randomArray(next, length);
+      const a = draw(ao + n * k);
+      const b = draw(bo + k * m);
+      const want = reference(a, ao, b, bo, n, k, m);
+      expect(sameBits(product(fewRows, a, ao, b, bo, n, k, m), want), `fewRows ${n}×${k}×${m}`).toBe(true);
     }
   });
 
