@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { fewRows, gemm, gemv, jsGemm } from "../src/tensor/gemm.js";
 import { matmul, transpose } from "../src/tensor/kernels.js";
-import { blockDepths, simdGemm } from "../src/tensor/simd-gemm.js";
+import { blockDepths, COLS, panelWidth, simdGemm } from "../src/tensor/simd-gemm.js";
 import { randomArray, randomInt, rng, sameBits } from "./random.js";
 
 /** The definition, written plainly: r[i][j] = Σ_p a[i][p]·b[p][j], p in order, from 0. */
@@ -138,6 +138,20 @@ describe("gemm", () => {
       const want = reference(a, 0, b, 0, n, k, m);
       expect(sameBits(product(simd, a, 0, b, 0, n, k, m), want), `simd ${n}×${k}×${m}`).toBe(true);
       expect(sameBits(product(gemm, a, 0, b, 0, n, k, m), want), `gemm ${n}×${k}×${m}`).toBe(true);
+    }
+  });
+
+  it("b wider than a panel (its columns taken in panels, every row of blocks per panel): the definition to the bit", () => {
+    const next = rng(8);
+    // several panels, the last one short, padded columns spilling into the next row; rows of A ending early
+    for (const [n, k, m] of [[9, 2000, 70], [5, 3001, 45], [13, 1500, 131], [4, 4100, 17]]) {
+      const m4 = Math.ceil(m / COLS) * COLS;
+      expect(panelWidth(k, m4), `${n}×${k}×${m} in panels`).toBeLessThan(m4);
+      const [ao, bo] = [randomInt(next, 0, 5), randomInt(next, 0, 5)];
+      const a = randomArray(next, ao + n * k);
+      for (let i = 0; i < n; i += 2) a.fill(i % 4 === 0 ? 0 : -0, ao + i * k + randomInt(next, 0, k), ao + (i + 1) * k);
+      const b = randomArray(next, bo + k * m);
+      expect(sameBits(product(simd, a, ao, b, bo, n, k, m), reference(a, ao, b, bo, n, k, m)), `simd ${n}×${k}×${m}`).toBe(true);
     }
   });
 

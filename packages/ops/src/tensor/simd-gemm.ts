@@ -13,7 +13,7 @@
  * (padding adds whole rows of A and columns of B that no kept element reads), and the
  * result copied out: O(nk + km + nm) against the product's O(nkm).
  */
-import { assemble, f64x2, forLoop, i32, lazyWorkspace, local, type, v128, type Code, type Func, type Workspace } from "./wasm.js";
+import { assemble, f64x2, forLoop, i32, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type Workspace } from "./wasm.js";
 
 /** Rows of a result block: 2·ROWS vector accumulators, two vectors of B and one of A stay in 16 registers. */
 export const ROWS = 4;
@@ -21,9 +21,9 @@ export const ROWS = 4;
 export const COLS = 4;
 
 // the kernel's parameters (byte addresses; sizes in elements, padded but CM) and locals
-const [A, B, C, N, K, M, CM, DEPTHS] = [0, 1, 2, 3, 4, 5, 6, 7];
-const [I, J, KB, MB, PA, PB, PEND, PC, AV, B0, B1, JJ, CB, PD, DB] = [8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22];
-const ACC = 23; // ACC + 2r + h: row r, columns 2h and 2h + 1 of the block
+const [A, B, C, N, K, M, CM, DEPTHS, PW] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+const [I, J, KB, MB, PA, PB, PEND, PC, AV, B0, B1, JJ, CB, PD, DB, J0, JEND] = [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25];
+const ACC = 26; // ACC + 2r + h: row r, columns 2h and 2h + 1 of the block
 const acc = (r: number, h: number) => ACC + 2 * r + h;
 const OFF = ACC + 2 * ROWS; // OFF + r − 1: r·KB, the byte offset of row r of a block of A
 const rowOffset = (r: number) => OFF + r - 1;
@@ -38,10 +38,17 @@ const rows = Array.from({ length: ROWS }, (_, r) => r);
  * COLS, row-major doubles. For each block: the accumulators start at zero, and for
  * p = 0 … k−1 add a[i+r][p] · b[p][j…j+3]; then the block is stored, whole, at c's row
  * stride cm. A block past column cm spills its padding columns onto the start of the
- * next row; the blocks of a row of blocks go from the last to the first, so the spill
- * lands where a later block (this row of blocks' next, or the next row of blocks') writes
- * its own values, and the result needs no copy that drops the padding (c needs room for
- * COLS elements past its n·cm).
+ * next row; the blocks of a row go from the last to the first, so the spill lands where
+ * a later block (this row's next, or the next row's) writes its own values, and the
+ * result needs no copy that drops the padding (c needs room for COLS elements past its n·cm).
+ *
+ * The columns go in panels of pw (a multiple of COLS): every row of blocks takes one panel
+ * before any takes the next, so the panel's k × pw elements of b stay in the cache while
+ * all of a passes over them (Goto and van de Geijn, "Anatomy of high-performance matrix
+ * multiplication", 2008: b's panel in L2). A row of blocks at a time read all of b once per
+ * row of blocks, from memory once b outgrew the cache. Panels go from the last columns to
+ * the first as the blocks do, so the padded block's spill still lands before column 0's
+ * block is written.
  */
 function kernel(): Code[] {
   // A's row r of the block is PA + r·KB: a register offset (an immediate must be constant)
@@ -74,26 +81,32 @@ function kernel(): Code[] {
     local.set(MB, mul(get(M), i32.const(8))),
     local.set(CB, mul(get(CM), i32.const(8))),
     ...rows.slice(1).map((r) => local.set(rowOffset(r), mul(get(KB), i32.const(r)))),
-    local.set(I, i32.const(0)),
-    local.set(PD, get(DEPTHS)),
-    // JJ = m − COLS − J: the column blocks from the last to the first
-    forLoop(I, get(N), ROWS, [
-      // DB: this row of blocks' depth (terms past it are zero), in bytes of a row of A
-      local.set(DB, mul(i32.load(get(PD)), i32.const(8))),
-      local.set(PD, add(get(PD), i32.const(4))),
-      local.set(J, i32.const(0)),
-      forLoop(J, get(M), COLS, [local.set(JJ, i32.sub(i32.sub(get(M), i32.const(COLS)), get(J))), ...block]),
+    local.set(J0, i32.const(0)),
+    // J counts columns from the last: JJ = m − COLS − J, the column blocks from the last to the first
+    forLoop(J0, get(M), 0 /* the body moves J0 to the next panel */, [
+      local.set(JEND, add(get(J0), get(PW))),
+      ifThen(i32.ltU(get(M), get(JEND)), [local.set(JEND, get(M))]),
+      local.set(I, i32.const(0)),
+      local.set(PD, get(DEPTHS)),
+      forLoop(I, get(N), ROWS, [
+        // DB: this row of blocks' depth (terms past it are zero), in bytes of a row of A
+        local.set(DB, mul(i32.load(get(PD)), i32.const(8))),
+        local.set(PD, add(get(PD), i32.const(4))),
+        local.set(J, get(J0)),
+        forLoop(J, get(JEND), COLS, [local.set(JJ, i32.sub(i32.sub(get(M), i32.const(COLS)), get(J))), ...block]),
+      ]),
+      local.set(J0, get(JEND)),
     ]),
   ];
 }
 
-/** The function `gemm(a, b, c, n, k, m, cm, depths)` over the imported memory. */
+/** The function `gemm(a, b, c, n, k, m, cm, depths, pw)` over the imported memory. */
 export function gemmFunc(): Func {
   const i = type.i32;
   return {
     name: "gemm",
-    params: [i, i, i, i, i, i, i, i],
-    locals: [i, i, i, i, i, i, i, i, type.v128, type.v128, type.v128, i, i, i, i, ...rows.flatMap(() => [type.v128, type.v128]), ...rows.slice(1).map(() => i)],
+    params: [i, i, i, i, i, i, i, i, i],
+    locals: [i, i, i, i, i, i, i, i, type.v128, type.v128, type.v128, i, i, i, i, i, i, ...rows.flatMap(() => [type.v128, type.v128]), ...rows.slice(1).map(() => i)],
     body: kernel(),
   };
 }
@@ -103,7 +116,13 @@ export function gemmModule(): Uint8Array {
   return assemble([gemmFunc()]);
 }
 
-type GemmFn = (a: number, b: number, c: number, n: number, k: number, m: number, cm: number, depths: number) => void;
+type GemmFn = (a: number, b: number, c: number, n: number, k: number, m: number, cm: number, depths: number, pw: number) => void;
+
+/** Bytes of b's panel (k × pw doubles): a quarter of a core's L2 here, the rest for a's rows, c's blocks and the rest of the program. */
+const PANEL_BYTES = 512 * 1024;
+
+/** Columns per panel for b of k rows and m4 (padded) columns: whole blocks, at least one. */
+export const panelWidth = (k: number, m4: number): number => Math.min(m4, Math.max(COLS, Math.floor(PANEL_BYTES / 8 / Math.max(k, 1) / COLS) * COLS));
 
 /** Operands and result of up to 256 MB; larger products go to the JavaScript kernel. */
 const workspace = lazyWorkspace(gemmModule, 256 * 1024 * 1024);
@@ -159,7 +178,7 @@ export function runProduct(s: Workspace, heap: Float64Array, at: ProductPlace, {
     }
   }
   blockDepths(new Int32Array(heap.buffer, dAt * 8, n4 / ROWS), a, ao, b, bo, n, k, m);
-  (s.exports.gemm as GemmFn)(0, bAt * 8, cAt * 8, n4, k, m4, m, dAt * 8);
+  (s.exports.gemm as GemmFn)(0, bAt * 8, cAt * 8, n4, k, m4, m, dAt * 8, panelWidth(k, m4));
 }
 
 /**
