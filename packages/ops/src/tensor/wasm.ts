@@ -59,11 +59,14 @@ export const local = {
 export const i32 = {
   const: (n: number): Code => [0x41, ...sleb(n)],
   load: (addr: Code, offset = 0): Code => seq(addr, [0x28, ...memarg(2, offset)]),
+  /** One byte, zero-extended. */
+  load8U: (addr: Code, offset = 0): Code => seq(addr, [0x2d, ...memarg(0, offset)]),
   add: op(0x6a),
   sub: op(0x6b),
   mul: op(0x6c),
   ltU: op(0x49),
   eqz: op(0x45),
+  eq: op(0x46),
   /** The low 32 bits of an i64. */
   wrapI64: op(0xa7),
 };
