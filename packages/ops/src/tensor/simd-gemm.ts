@@ -22,10 +22,10 @@ export const COLS = 4;
 
 // the kernel's parameters (byte addresses; sizes in elements, padded but CM) and locals
 const [A, B, C, N, K, M, CM, DEPTHS, PW, STEPS] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
-const [I, J, KB, MB, PA, PB, PEND, PC, AV, B0, B1, JJ, CB, PD, DB, J0, JEND, PS, PSB, RUN, FLOOR] = [
-  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+const [I, J, KB, MB, PA, PB, PEND, PC, AV, B0, B1, JJ, CB, PD, DB, J0, JEND, PS, PSB, RUN, BITS, PA0, PSEND] = [
+  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
 ];
-const ACC = 31; // ACC + 2r + h: row r, columns 2h and 2h + 1 of the block
+const ACC = 33; // ACC + 2r + h: row r, columns 2h and 2h + 1 of the block
 const acc = (r: number, h: number) => ACC + 2 * r + h;
 const OFF = ACC + 2 * ROWS; // OFF + r − 1: r·KB, the byte offset of row r of a block of A
 const rowOffset = (r: number) => OFF + r - 1;
@@ -64,25 +64,51 @@ function kernel(skipping: boolean): Code[] {
       local.set(acc(r, 1), f64x2.add(get(acc(r, 1)), f64x2.mul(get(AV), get(B1)))),
     ]),
   ];
-  // some accumulator below the floor in magnitude (NaN is not below it)
-  const anySmall = v128.anyTrue(rows.flatMap((r) => [0, 1].map((h) => f64x2.lt(f64x2.abs(get(acc(r, h))), get(FLOOR)))).reduce((x, y) => v128.or(x, y)));
-  // stepKinds' kinds: COMPUTE, ZERO (skipped), TINY (skipped unless an accumulator is small; RUN becomes ZERO or COMPUTE)
-  const step: Code[] = skipping
-    ? [
-        local.set(RUN, i32.load8U(get(PS))),
-        ifThen(i32.eq(get(RUN), i32.const(TINY)), [local.set(RUN, i32.eqz(anySmall))]),
-        ifThen(i32.eqz(get(RUN)), multiplyAdd),
-        local.set(PS, add(get(PS), i32.const(1))),
-        local.set(PB, add(get(PB), get(MB))),
-      ]
-    : [...multiplyAdd, local.set(PB, add(get(PB), get(MB)))];
+  // some accumulator below the floor in magnitude (NaN is not below it); the floor a constant, not a register the whole loop holds
+  const floor = f64x2.splat(f64.const(SKIP_FLOOR));
+  const anySmall = v128.anyTrue(rows.flatMap((r) => [0, 1].map((h) => f64x2.lt(f64x2.abs(get(acc(r, h))), floor))).reduce((x, y) => v128.or(x, y)));
+  const next = local.set(PB, add(get(PB), get(MB)));
+  // whether a step is TINY: its four elements of a are zeros and subnormals, not all ±0. On their bits ORed together:
+  // no exponent bit set, some bit of the magnitude set (integer operations: a float maximum costs several branches)
+  const ored = rows.map((r) => v128.load64Splat(aRow(r))).reduce((x, y) => v128.or(x, y));
+  const tinyOf = [
+    local.set(BITS, ored),
+    i32.and(v128.anyTrue(v128.and(get(BITS), v128.const(MAGNITUDE, MAGNITUDE))), i32.eqz(v128.anyTrue(v128.and(get(BITS), v128.const(EXPONENT, EXPONENT))))),
+  ].flat();
+  // a TINY step is computed only where an accumulator is small (see skipsSteps)
+  const tinyStep: Code[] = [ifThen(anySmall, multiplyAdd), next];
+  // the first column block of a row of blocks lists its TINY steps (at PSB: the list's bytes, then p's byte offset
+  // in a row of A for each, and the depth's as the last) for the others, and takes each step as they will
+  const listing: Code[] = [
+    local.set(PS, add(get(PSB), i32.const(4))),
+    local.set(PA0, get(PA)),
+    forLoop(PA, get(PEND), 8, [
+      local.set(RUN, tinyOf),
+      ifThen(get(RUN), [i32.store(get(PS), i32.sub(get(PA), get(PA0))), local.set(PS, add(get(PS), i32.const(4))), ...tinyStep]),
+      ifThen(i32.eqz(get(RUN)), [...multiplyAdd, next]),
+    ]),
+    i32.store(get(PS), i32.sub(get(PEND), get(PA0))),
+    i32.store(get(PSB), i32.sub(get(PS), get(PSB))),
+  ];
+  // the others run the steps between two TINY ones as the plain kernel does, without a branch on each: branches
+  // on every step (the accumulators live across them) took half again the plain kernel's time
+  const listed: Code[] = [
+    local.set(PA0, get(PA)),
+    local.set(PS, add(get(PSB), i32.const(4))),
+    local.set(PSEND, add(get(PSB), i32.load(get(PSB)))),
+    forLoop(PS, add(get(PSEND), i32.const(1)), 4, [
+      local.set(RUN, add(get(PA0), i32.load(get(PS)))),
+      forLoop(PA, get(RUN), 8, [...multiplyAdd, next]),
+      ifThen(i32.ltU(get(PA), get(PEND)), [...tinyStep, local.set(PA, add(get(PA), i32.const(8)))]),
+    ]),
+  ];
+  const steps: Code[] = skipping ? [ifThen(i32.eqz(get(J)), listing), ifThen(get(J), listed)] : [forLoop(PA, get(PEND), 8, [...multiplyAdd, next])];
   const block: Code[] = [
     ...rows.flatMap((r) => [local.set(acc(r, 0), v128.zero()), local.set(acc(r, 1), v128.zero())]),
     local.set(PA, add(get(A), mul(get(I), get(KB)))),
     local.set(PEND, add(get(PA), get(DB))),
     local.set(PB, add(get(B), mul(get(JJ), i32.const(8)))),
-    local.set(PS, get(PSB)),
-    forLoop(PA, get(PEND), 8, step),
+    ...steps,
     local.set(PC, add(get(C), mul(add(mul(get(I), get(CM)), get(JJ)), i32.const(8)))),
     ...rows.flatMap((r) => [
       v128.store(get(PC), get(acc(r, 0))),
@@ -94,7 +120,6 @@ function kernel(skipping: boolean): Code[] {
     local.set(KB, mul(get(K), i32.const(8))),
     local.set(MB, mul(get(M), i32.const(8))),
     local.set(CB, mul(get(CM), i32.const(8))),
-    local.set(FLOOR, f64x2.splat(f64.const(SKIP_FLOOR))),
     ...rows.slice(1).map((r) => local.set(rowOffset(r), mul(get(KB), i32.const(r)))),
     local.set(J0, i32.const(0)),
     // J counts columns from the last: JJ = m − COLS − J, the column blocks from the last to the first
@@ -110,8 +135,8 @@ function kernel(skipping: boolean): Code[] {
         local.set(PD, add(get(PD), i32.const(4))),
         local.set(J, get(J0)),
         forLoop(J, get(JEND), COLS, [local.set(JJ, i32.sub(i32.sub(get(M), i32.const(COLS)), get(J))), ...block]),
-        // PSB: this row of blocks' kinds of steps, k bytes
-        local.set(PSB, add(get(PSB), get(K))),
+        // PSB: the next row of blocks' list of TINY steps, k + 2 int32 after this one's
+        local.set(PSB, add(get(PSB), mul(add(get(K), i32.const(2)), i32.const(4)))),
       ]),
       local.set(J0, get(JEND)),
     ]),
@@ -120,11 +145,12 @@ function kernel(skipping: boolean): Code[] {
 
 /**
  * The functions `gemm(a, b, c, n, k, m, cm, depths, pw, steps)` and `gemmSkipping(…)` (the
- * same, a row of blocks' steps skipped as `steps` says: stepKinds) over the imported memory.
+ * same, steps of zeros and subnormals skipped: skipsSteps; `steps` has room for a byte per
+ * row of blocks and step) over the imported memory.
  */
 export function gemmFuncs(): Func[] {
   const [i, v] = [type.i32, type.v128];
-  const locals = [i, i, i, i, i, i, i, i, v, v, v, i, i, i, i, i, i, i, i, i, v, ...rows.flatMap(() => [v, v]), ...rows.slice(1).map(() => i)];
+  const locals = [i, i, i, i, i, i, i, i, v, v, v, i, i, i, i, i, i, i, i, i, v, i, i, ...rows.flatMap(() => [v, v]), ...rows.slice(1).map(() => i)];
   const params = [i, i, i, i, i, i, i, i, i, i];
   return [
     { name: "gemm", params, locals, body: kernel(false) },
@@ -132,7 +158,7 @@ export function gemmFuncs(): Func[] {
   ];
 }
 
-/** The module's bytes: the functions `gemm` and `gemmSkipping`. */
+/** The module's bytes: gemmFuncs' functions. */
 export function gemmModule(): Uint8Array {
   return assemble(gemmFuncs());
 }
@@ -163,8 +189,8 @@ export interface ProductPlace {
 
 /**
  * A's rows padded to whole blocks at 0, B's columns padded after it, then the result (cm = m
- * columns, and the spill), then the depths (an int32 per row of blocks) and the kinds of
- * steps (k bytes per row of blocks).
+ * columns, and the spill), then the depths (an int32 per row of blocks) and the lists of
+ * TINY steps (k + 2 int32 per row of blocks: gemmSkipping).
  */
 export function productPlace(n: number, k: number, m: number): ProductPlace {
   const n4 = roundUp(n, ROWS);
@@ -173,7 +199,7 @@ export function productPlace(n: number, k: number, m: number): ProductPlace {
   const cAt = bAt + k * m4;
   const dAt = cAt + n4 * m + COLS;
   const sAt = dAt + Math.ceil(n4 / ROWS / 2);
-  return { n4, m4, bAt, cAt, dAt, sAt, end: sAt + Math.ceil(((n4 / ROWS) * k) / 8) };
+  return { n4, m4, bAt, cAt, dAt, sAt, end: sAt + Math.ceil(((n4 / ROWS) * (k + 2)) / 2) };
 }
 
 /** a[ao…] (n×k) and b[bo…] (k×m), row-major. */
@@ -192,8 +218,17 @@ export interface ProductOperands {
  * with room for at.end doubles): the operands copied in and padded, the kernel run. The
  * result's n4 rows (those past n zeros) of m columns are at at.cAt.
  */
-export function runProduct(s: Workspace, heap: Float64Array, at: ProductPlace, { a, ao, b, bo, n, k, m }: ProductOperands): void {
+export function runProduct(s: Workspace, heap: Float64Array, at: ProductPlace, operands: ProductOperands): void {
   const { n4, m4, bAt, cAt, dAt, sAt } = at;
+  const { a, ao, b, bo, n, k, m } = operands;
+  copyOperands(heap, at, operands);
+  blockDepths(new Int32Array(heap.buffer, dAt * 8, n4 / ROWS), a, ao, b, bo, n, k, m);
+  const skipping = skipsSteps(operands);
+  (s.exports[skipping ? "gemmSkipping" : "gemm"] as GemmFn)(0, bAt * 8, cAt * 8, n4, k, m4, m, dAt * 8, panelWidth(k, m4), sAt * 8);
+}
+
+/** a and b into the workspace at `at`, padded with zeros to whole blocks. */
+function copyOperands(heap: Float64Array, { m4, bAt }: ProductPlace, { a, ao, b, bo, n, k, m }: ProductOperands): void {
   heap.set(a.subarray(ao, ao + n * k), 0);
   heap.fill(0, n * k, bAt); // padding rows of A
   if (m4 === m) heap.set(b.subarray(bo, bo + k * m), bAt);
@@ -204,10 +239,6 @@ export function runProduct(s: Workspace, heap: Float64Array, at: ProductPlace, {
       for (let j = m; j < m4; j++) heap[to + j] = 0;
     }
   }
-  const depths = new Int32Array(heap.buffer, dAt * 8, n4 / ROWS);
-  blockDepths(depths, a, ao, b, bo, n, k, m);
-  const skipping = stepKinds(new Uint8Array(heap.buffer, sAt * 8, (n4 / ROWS) * k), depths, { a, ao, b, bo, n, k, m });
-  (s.exports[skipping ? "gemmSkipping" : "gemm"] as GemmFn)(0, bAt * 8, cAt * 8, n4, k, m4, m, dAt * 8, panelWidth(k, m4), sAt * 8);
 }
 
 /**
@@ -258,28 +289,30 @@ export function blockDepths(depths: Int32Array, a: Float64Array, ao: number, b: 
   }
 }
 
-/** Kinds of a row of blocks' step p (its four elements of a's column p): computed, all ±0, or all zero or subnormal. */
-export const COMPUTE = 0;
-export const ZERO = 1;
-export const TINY = 2;
+/** A row of blocks' step p (its four elements of a's column p) is 0 (ZERO), TINY, or 2 (COMPUTE): see skipsSteps. */
+const TINY = 1;
 
-/** Below 2⁻¹⁰²², a double is zero or subnormal. */
+/** Below 2⁻¹⁰²², a double is zero or subnormal: its exponent bits are zero. */
 const SMALLEST_NORMAL = 2 ** -1022;
+/** A double's exponent bits, and its magnitude's (all but the sign). */
+const EXPONENT = 0x7ff0_0000_0000_0000n;
+const MAGNITUDE = 0x7fff_ffff_ffff_ffffn;
 /** b's elements at most this in magnitude, a subnormal times one of them is below 2⁻⁹⁵⁸: under half an ulp of SKIP_FLOOR. */
 const B_BOUND = 2 ** 64;
 /** An accumulator at least this in magnitude is unchanged by adding a subnormal times an element of b within B_BOUND. */
 export const SKIP_FLOOR = 2 ** -900;
 
 /**
- * Each row of blocks' kind of step p, for p below its depth, into `kinds` (k bytes per row
- * of blocks); whether the skipping kernel is worth it (false: kinds unused).
+ * Whether gemmSkipping runs the product: a sample of a holds a zero or a subnormal, and b is
+ * finite and within B_BOUND. That kernel's first column block of each row of blocks finds
+ * the kind of each step p (a's four elements of column p) and the others read it:
  *
  * ZERO: every a[i][p] of the block is ±0; its terms are ±0 and change no sum (blockDepths:
- * the sum is never −0), where b is finite. TINY: every a[i][p] is zero or subnormal, and
- * |b| ≤ B_BOUND: each term is then below 2⁻⁹⁵⁸ in magnitude, under half an ulp of any sum
- * of at least SKIP_FLOOR, so adding it leaves such a sum as it is (round to nearest); the
- * kernel skips the step when every accumulator of the block is that large (or NaN, which
- * stays NaN), and else computes it. The same bits as every term added.
+ * the sum is never −0), b being finite. TINY: every a[i][p] is zero or subnormal: each term
+ * is then below 2⁻⁹⁵⁸ in magnitude, under half an ulp of any sum of at least SKIP_FLOOR, so
+ * adding it leaves such a sum as it is (round to nearest); the step is skipped when every
+ * accumulator of the block is that large (or NaN, which stays NaN), else computed. The same
+ * bits as every term added.
  *
  * Why: a product whose result is subnormal takes a microcode assist, ~30 ns here against
  * a fraction of a nanosecond (Intel's optimization manual, "floating-point denormals").
@@ -287,46 +320,22 @@ export const SKIP_FLOOR = 2 ** -900;
  * has 3 % subnormal and 40 % zero elements in Q x's cotangent, whose product with the
  * points took 133 ms against 25 ms for the same product of normal numbers.
  */
-export function stepKinds(kinds: Uint8Array, depths: Int32Array, { a, ao, b, bo, n, k, m }: ProductOperands): boolean {
+export function skipsSteps({ a, ao, b, bo, n, k, m }: ProductOperands): boolean {
   if (!mayHaveSmall(a, ao, n * k)) return false;
-  let zero = 0, tiny = 0, steps = 0;
-  for (let blk = 0; blk < depths.length; blk++) {
-    const first = blk * ROWS, last = Math.min(n, first + ROWS), at = blk * k;
-    for (let p = 0; p < depths[blk]; p++) {
-      let kind = ZERO;
-      for (let i = first; i < last && kind !== COMPUTE; i++) {
-        const x = a[ao + i * k + p];
-        if (x !== 0) kind = Math.abs(x) < SMALLEST_NORMAL ? TINY : COMPUTE;
-      }
-      kinds[at + p] = kind;
-      if (kind === ZERO) zero++;
-      else if (kind === TINY) tiny++;
-    }
-    steps += depths[blk];
-  }
-  // a step skipped saves little where few are: the branch on each costs about as much
-  if (tiny === 0 && zero * 8 < steps) return false;
-  let bounded = true;
-  for (let q = bo; q < bo + k * m; q++) {
-    const x = Math.abs(b[q]);
-    if (!(x <= B_BOUND)) {
-      if (x - x !== 0) return false; // ∞ or NaN: 0·b is NaN, no term is skippable
-      bounded = false;
-    }
-  }
-  if (!bounded) for (let i = 0; i < kinds.length; i++) if (kinds[i] === TINY) kinds[i] = COMPUTE;
+  for (let q = bo; q < bo + k * m; q++) if (!(Math.abs(b[q]) <= B_BOUND)) return false;
   return true;
 }
 
-/** Elements of a between the ones mayHaveSmall looks at: a prime, so that no row length aligns with it. */
+/** Elements of a between the ones mayHaveSmall looks at (all of a smaller a): a prime, so that no row length aligns with it. */
 const SAMPLE_EVERY = 509;
 
 /**
- * Whether a sample of a's elements holds a zero or a subnormal: where none does, stepKinds
- * does not scan a (a pass over a dense a cost a quarter of its product's time at 3200 × 1000
- * · 1000 × 64, memory-bound). Only a choice of kernel: both give the same bits.
+ * Whether a sample of a's elements holds a zero or a subnormal: where none does, the kernel
+ * without the skipping's branch on every step runs. Only a choice of kernel: both give the
+ * same bits.
  */
 function mayHaveSmall(a: Float64Array, ao: number, length: number): boolean {
-  for (let q = ao + (length >> 1) % SAMPLE_EVERY; q < ao + length; q += SAMPLE_EVERY) if (Math.abs(a[q]) < SMALLEST_NORMAL) return true;
+  const every = length < SAMPLE_EVERY * 64 ? 1 : SAMPLE_EVERY;
+  for (let q = ao + ((length >> 1) % every); q < ao + length; q += every) if (Math.abs(a[q]) < SMALLEST_NORMAL) return true;
   return false;
 }
