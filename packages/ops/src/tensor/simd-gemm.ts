@@ -289,8 +289,6 @@ export function blockDepths(depths: Int32Array, a: Float64Array, ao: number, b: 
   }
 }
 
-/** A row of blocks' step p (its four elements of a's column p) is 0 (ZERO), TINY, or 2 (COMPUTE): see skipsSteps. */
-const TINY = 1;
 
 /** Below 2⁻¹⁰²², a double is zero or subnormal: its exponent bits are zero. */
 const SMALLEST_NORMAL = 2 ** -1022;
@@ -304,21 +302,17 @@ export const SKIP_FLOOR = 2 ** -900;
 
 /**
  * Whether gemmSkipping runs the product: a sample of a holds a zero or a subnormal, and b is
- * finite and within B_BOUND. That kernel's first column block of each row of blocks finds
- * the kind of each step p (a's four elements of column p) and the others read it:
- *
- * ZERO: every a[i][p] of the block is ±0; its terms are ±0 and change no sum (blockDepths:
- * the sum is never −0), b being finite. TINY: every a[i][p] is zero or subnormal: each term
- * is then below 2⁻⁹⁵⁸ in magnitude, under half an ulp of any sum of at least SKIP_FLOOR, so
- * adding it leaves such a sum as it is (round to nearest); the step is skipped when every
- * accumulator of the block is that large (or NaN, which stays NaN), else computed. The same
- * bits as every term added.
+ * finite and within B_BOUND. That kernel skips a row of blocks' TINY steps p (its four
+ * elements of a's column p all zero or subnormal, not all ±0) while every accumulator of the
+ * block is at least SKIP_FLOOR in magnitude (or NaN, which stays NaN): each term is then
+ * below 2⁻⁹⁵⁸, under half an ulp of the sum it would be added to, which it leaves as it is
+ * (round to nearest). The same bits as every term added.
  *
  * Why: a product whose result is subnormal takes a microcode assist, ~30 ns here against
  * a fraction of a nanosecond (Intel's optimization manual, "floating-point denormals").
  * Reverse sweeps through a softmax carry many: GradBench gmm's jacobian at d = 64, k = 50
- * has 3 % subnormal and 40 % zero elements in Q x's cotangent, whose product with the
- * points took 133 ms against 25 ms for the same product of normal numbers.
+ * has 3 % subnormal elements in Q x's cotangent, whose product with the points took 133 ms
+ * against 25 ms for the same product of normal numbers.
  */
 export function skipsSteps({ a, ao, b, bo, n, k, m }: ProductOperands): boolean {
   if (!mayHaveSmall(a, ao, n * k)) return false;

@@ -59,19 +59,13 @@ export const local = {
 export const i32 = {
   const: (n: number): Code => [0x41, ...sleb(n)],
   load: (addr: Code, offset = 0): Code => seq(addr, [0x28, ...memarg(2, offset)]),
-  /** One byte, zero-extended. */
-  load8U: (addr: Code, offset = 0): Code => seq(addr, [0x2d, ...memarg(0, offset)]),
   store: (addr: Code, value: Code, offset = 0): Code => seq(addr, value, [0x36, ...memarg(2, offset)]),
-  /** The low byte. */
-  store8: (addr: Code, value: Code, offset = 0): Code => seq(addr, value, [0x3a, ...memarg(0, offset)]),
   add: op(0x6a),
   sub: op(0x6b),
   mul: op(0x6c),
   ltU: op(0x49),
   eqz: op(0x45),
-  eq: op(0x46),
   and: op(0x71),
-  or: op(0x72),
   /** The low 32 bits of an i64. */
   wrapI64: op(0xa7),
 };
@@ -91,11 +85,6 @@ export const f64 = {
   div: op(0xa3),
   /** IEEE maximum (NaN if either is; −0 below 0). */
   max: op(0xa5),
-  abs: op(0x99),
-  /** `a ≠ b` as an i32 0 or 1 (1 where either is NaN). */
-  ne: op(0x62),
-  /** `a < b` as an i32 0 or 1 (0 where either is NaN). */
-  lt: op(0x63),
   eq: op(0x61),
   /** `a ≤ b` as an i32 0 or 1 (0 where either is NaN). */
   le: op(0x65),
