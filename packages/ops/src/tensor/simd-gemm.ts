@@ -320,8 +320,10 @@ export function skipsSteps({ a, ao, b, bo, n, k, m }: ProductOperands): boolean 
   return true;
 }
 
-/** Elements of a between the ones mayHaveSmall looks at (all of a smaller a): a prime, so that no row length aligns with it. */
+/** Elements of a between the ones mayHaveSmall looks at: a prime, so that no row length aligns with it. */
 const SAMPLE_EVERY = 509;
+/** Up to this many elements mayHaveSmall looks at all of a: where a sample would be a handful. */
+const SCAN_BELOW = 4096;
 
 /**
  * Whether a sample of a's elements holds a zero or a subnormal: where none does, the kernel
@@ -329,7 +331,7 @@ const SAMPLE_EVERY = 509;
  * same bits.
  */
 function mayHaveSmall(a: Float64Array, ao: number, length: number): boolean {
-  const every = length < SAMPLE_EVERY * 64 ? 1 : SAMPLE_EVERY;
+  const every = length <= SCAN_BELOW ? 1 : SAMPLE_EVERY;
   for (let q = ao + ((length >> 1) % every); q < ao + length; q += every) if (Math.abs(a[q]) < SMALLEST_NORMAL) return true;
   return false;
 }
