@@ -145,8 +145,8 @@ function kernel(skipping: boolean): Code[] {
 
 /**
  * The functions `gemm(a, b, c, n, k, m, cm, depths, pw, steps)` and `gemmSkipping(…)` (the
- * same, steps of zeros and subnormals skipped: skipsSteps; `steps` has room for a byte per
- * row of blocks and step) over the imported memory.
+ * same, steps of zeros and subnormals skipped: skipsSteps; `steps` has room for k + 2 int32
+ * per row of blocks) over the imported memory.
  */
 export function gemmFuncs(): Func[] {
   const [i, v] = [type.i32, type.v128];
@@ -289,7 +289,6 @@ export function blockDepths(depths: Int32Array, a: Float64Array, ao: number, b: 
   }
 }
 
-
 /** Below 2⁻¹⁰²², a double is zero or subnormal: its exponent bits are zero. */
 const SMALLEST_NORMAL = 2 ** -1022;
 /** A double's exponent bits, and its magnitude's (all but the sign). */
@@ -298,7 +297,7 @@ const MAGNITUDE = 0x7fff_ffff_ffff_ffffn;
 /** b's elements at most this in magnitude, a subnormal times one of them is below 2⁻⁹⁵⁸: under half an ulp of SKIP_FLOOR. */
 const B_BOUND = 2 ** 64;
 /** An accumulator at least this in magnitude is unchanged by adding a subnormal times an element of b within B_BOUND. */
-export const SKIP_FLOOR = 2 ** -900;
+const SKIP_FLOOR = 2 ** -900;
 
 /**
  * Whether gemmSkipping runs the product: a sample of a holds a zero or a subnormal, and b is
@@ -326,9 +325,9 @@ const SAMPLE_EVERY = 509;
 const SCAN_BELOW = 4096;
 
 /**
- * Whether a sample of a's elements holds a zero or a subnormal: where none does, the kernel
- * without the skipping's branch on every step runs. Only a choice of kernel: both give the
- * same bits.
+ * Whether a sample of a's elements holds a zero or a subnormal: where none does, the plain
+ * kernel runs (it lists no steps, and nothing is read of a beyond the sample). Only a choice
+ * of kernel: both give the same bits.
  */
 function mayHaveSmall(a: Float64Array, ao: number, length: number): boolean {
   const every = length <= SCAN_BELOW ? 1 : SAMPLE_EVERY;
