@@ -59,12 +59,14 @@ export const local = {
 export const i32 = {
   const: (n: number): Code => [0x41, ...sleb(n)],
   load: (addr: Code, offset = 0): Code => seq(addr, [0x28, ...memarg(2, offset)]),
+  store: (addr: Code, value: Code, offset = 0): Code => seq(addr, value, [0x36, ...memarg(2, offset)]),
   add: op(0x6a),
   sub: op(0x6b),
   mul: op(0x6c),
   ltU: op(0x49),
   and: op(0x71),
   eqz: op(0x45),
+  and: op(0x71),
   /** The low 32 bits of an i64. */
   wrapI64: op(0xa7),
   store: (addr: Code, value: Code, offset = 0): Code => seq(addr, value, [0x36, ...memarg(2, offset)]),
