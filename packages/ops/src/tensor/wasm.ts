@@ -66,10 +66,8 @@ export const i32 = {
   ltU: op(0x49),
   and: op(0x71),
   eqz: op(0x45),
-  and: op(0x71),
   /** The low 32 bits of an i64. */
   wrapI64: op(0xa7),
-  store: (addr: Code, value: Code, offset = 0): Code => seq(addr, value, [0x36, ...memarg(2, offset)]),
 };
 
 export const f32 = {
