@@ -5,9 +5,9 @@
  * layouts.
  */
 import { describe, expect, it } from "vitest";
-import { gemm, gemv, jsGemm } from "../src/tensor/gemm.js";
+import { fewRows, gemm, gemv, jsGemm } from "../src/tensor/gemm.js";
 import { matmul, transpose } from "../src/tensor/kernels.js";
-import { blockDepths, simdGemm } from "../src/tensor/simd-gemm.js";
+import { blockDepths, COLS, panelWidth, ROWS, simdGemm, skipsSteps } from "../src/tensor/simd-gemm.js";
 import { randomArray, randomInt, rng, sameBits } from "./random.js";
 
 /** The definition, written plainly: r[i][j] = Σ_p a[i][p]·b[p][j], p in order, from 0. */
@@ -65,12 +65,29 @@ describe("gemm", () => {
 
   it("fewer rows than a SIMD block times a matrix past the cache: the definition to the bit", () => {
     const next = rng(5);
-    for (const [n, k, m] of [[1, 4099, 128], [2, 4097, 129], [3, 4100, 130], [1, 7, 128]]) {
+    // llsq's row times a tall b, ht's three rows times a wide one, and k < 4 (no four-row pass)
+    for (const [n, k, m] of [[1, 4099, 128], [2, 4097, 129], [3, 4100, 130], [1, 7, 128], [3, 88, 3001], [3, 3, 90001]]) {
       const a = randomArray(next, 1 + n * k);
       const b = randomArray(next, 2 + k * m);
       const want = reference(a, 1, b, 2, n, k, m);
       expect(sameBits(product(gemm, a, 1, b, 2, n, k, m), want), `gemm ${n}×${k}×${m}`).toBe(true);
       expect(sameBits(product(jsGemm, a, 1, b, 2, n, k, m), want), `js ${n}×${k}×${m}`).toBe(true);
+    }
+  });
+
+  it("fewRows (one to three rows, one pass over b): the definition to the bit on random shapes, offsets and special values", () => {
+    const next = rng(7);
+    const specials = [NaN, Infinity, -Infinity, 0, -0, 1e308, -1e-308, 1, 0.5];
+    for (let t = 0; t < 400; t++) {
+      const [n, k, m] = [randomInt(next, 1, 3), randomInt(next, 0, 13), randomInt(next, 1, 19)];
+      const [ao, bo] = [randomInt(next, 0, 5), randomInt(next, 0, 5)];
+      const special = t % 4 === 0;
+      const draw = (length: number) =>
+        special ? Float64Array.from({ length }, () => specials[randomInt(next, 0, specials.length - 1)]) : randomArray(next, length);
+      const a = draw(ao + n * k);
+      const b = draw(bo + k * m);
+      const want = reference(a, ao, b, bo, n, k, m);
+      expect(sameBits(product(fewRows, a, ao, b, bo, n, k, m), want), `fewRows ${n}×${k}×${m}`).toBe(true);
     }
   });
 
@@ -122,6 +139,62 @@ describe("gemm", () => {
       expect(sameBits(product(simd, a, 0, b, 0, n, k, m), want), `simd ${n}×${k}×${m}`).toBe(true);
       expect(sameBits(product(gemm, a, 0, b, 0, n, k, m), want), `gemm ${n}×${k}×${m}`).toBe(true);
     }
+  });
+
+  it("b wider than a panel (its columns taken in panels, every row of blocks per panel): the definition to the bit", () => {
+    const next = rng(8);
+    // several panels, the last one short, padded columns spilling into the next row; rows of A ending early
+    for (const [n, k, m] of [[9, 2000, 70], [5, 3001, 45], [13, 1500, 131], [4, 4100, 17]]) {
+      const m4 = Math.ceil(m / COLS) * COLS;
+      expect(panelWidth(k, m4), `${n}×${k}×${m} in panels`).toBeLessThan(m4);
+      const [ao, bo] = [randomInt(next, 0, 5), randomInt(next, 0, 5)];
+      const a = randomArray(next, ao + n * k);
+      for (let i = 0; i < n; i += 2) a.fill(i % 4 === 0 ? 0 : -0, ao + i * k + randomInt(next, 0, k), ao + (i + 1) * k);
+      const b = randomArray(next, bo + k * m);
+      expect(sameBits(product(simd, a, ao, b, bo, n, k, m), reference(a, ao, b, bo, n, k, m)), `simd ${n}×${k}×${m}`).toBe(true);
+    }
+  });
+
+  it("steps of zeros and subnormals (a softmax's cotangent) skipped where they change no sum: the definition to the bit", () => {
+    const next = rng(9);
+    const tiny = () => (next() < 0.5 ? -1 : 1) * next() * 2 ** -1022 * (next() < 0.3 ? 2 ** -40 : 1);
+    for (let t = 0; t < 200; t++) {
+      // whole blocks half the time (no padding row or column whose sums stay zero, so every accumulator grows past the floor)
+      const whole = t % 2 === 0;
+      const k = randomInt(next, 1, 60);
+      const [n, m] = whole ? [4 * randomInt(next, 1, 7), 4 * randomInt(next, 1, 5)] : [randomInt(next, 1, 30), randomInt(next, 1, 20)];
+      const a = randomArray(next, n * k);
+      // each row of blocks' columns: normal, all ±0, all zero or subnormal, or mixed (the first normal when whole); some rows
+      // all tiny (sums subnormal)
+      for (let blk = 0; blk * ROWS < n; blk++) {
+        const allTiny = next() < 0.15;
+        for (let p = 0; p < k; p++) {
+          const kind = allTiny ? 2 : whole && p === 0 ? 0 : randomInt(next, 0, 3);
+          for (let i = blk * ROWS; i < Math.min(n, (blk + 1) * ROWS); i++) {
+            if (kind === 1) a[i * k + p] = next() < 0.5 ? 0 : -0;
+            else if (kind === 2 || (kind === 3 && next() < 0.5)) a[i * k + p] = next() < 0.3 ? 0 : tiny();
+          }
+        }
+      }
+      const b = randomArray(next, k * m).map((x) => x * 2 ** randomInt(next, -3, 3));
+      // b past the bound (subnormal terms computed), b tiny (sums stay small), b not finite (nothing skipped)
+      if (t % 5 === 1) b[randomInt(next, 0, k * m - 1)] = 2 ** 70;
+      if (t % 5 === 2) b.forEach((x, q) => (b[q] = x * 2 ** -1000));
+      if (t % 5 === 3) b[randomInt(next, 0, k * m - 1)] = [NaN, Infinity, -Infinity][t % 3];
+      const want = reference(a, 0, b, 0, n, k, m);
+      expect(sameBits(product(simd, a, 0, b, 0, n, k, m), want), `simd ${n}×${k}×${m}`).toBe(true);
+      expect(sameBits(product(gemm, a, 0, b, 0, n, k, m), want), `gemm ${n}×${k}×${m}`).toBe(true);
+    }
+  });
+
+  it("the skipping kernel runs where a sample of a holds a zero or a subnormal and b is finite and within 2^64", () => {
+    const b = new Float64Array(8).fill(1);
+    const skips = (a: Float64Array, bb = b) => skipsSteps({ a, ao: 0, b: bb, bo: 0, n: 4, k: 2, m: 4 });
+    expect(skips(new Float64Array(8).fill(1))).toBe(false);
+    expect(skips(new Float64Array(8))).toBe(true);
+    expect(skips(new Float64Array(8).fill(2 ** -1060))).toBe(true);
+    expect(skips(new Float64Array(8), Float64Array.from([1, 1, 1, 2 ** 65, 1, 1, 1, 1]))).toBe(false);
+    expect(skips(new Float64Array(8), Float64Array.from([1, 1, 1, NaN, 1, 1, 1, 1]))).toBe(false);
   });
 
   it("a block's depth: 1 + the last column where one of its rows is not zero; every column where B is not all finite", () => {

@@ -39,6 +39,7 @@ import { compileForward, type ForwardReplay, type Layout } from "../jit/forward.
 import { compileScanTerm, type ScanTermRun } from "../jit/scan-term.js";
 import { hasScans } from "../trace/scan-ops.js";
 import { leafShapes, unflatten, type Shape } from "../structure.js";
+import { size } from "@wengert/ops";
 import { FIRST_PRIMITIVE, KINKS } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
 import { fromDense, toDense } from "../trace/host-tensor.js";
@@ -204,11 +205,17 @@ function rowLengths(shape: Shape): number[] | null {
 
 function tensorEntry(key: string, out: Shape, shapes: readonly Shape[], replay: TermReplay): Entry {
   const build = builder(out);
+  const count = shapes.reduce((k, s) => k + (s.kind === "tensor" ? size(s.dims) : 1), 0);
   return {
     key,
     compiled: replay.compiled,
-    run(flat) {
+    run(flat, want) {
       const inputs = flat.leaves.map((v) => (typeof v === "number" ? v : toDense(v, "jit's input").data));
+      if (want?.kind === "into") {
+        // the numbers copied into the caller's array, the replay's buffers back to the pool: no fresh buffer per call
+        checkLength(want.out, count);
+        return replay.into(inputs, want.out) ? want.out : null;
+      }
       const r = replay.run(inputs);
       if (r === null) return null;
       // the buffers are the caller's now: no copy

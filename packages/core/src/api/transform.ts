@@ -16,9 +16,9 @@ import { atomOf, Real, Tensor, type Operand } from "../trace/traced.js";
 import { primalOf, wrap } from "../trace/record.js";
 import { closeTrace, recorder, sinkFor, type Trace } from "../trace/tracer.js";
 import { hostTyped } from "./host-typed.js";
-import { settleDeferred } from "../eval/deferred.js";
+import { readValuesOnly, settleDeferred } from "../eval/deferred.js";
 import { userValue, type TracedFn } from "./tracing.js";
-import type { Settle, Tape } from "../trace/tape.js";
+import type { Tape } from "../trace/tape.js";
 import { SLAB_MAX, size } from "@wengert/ops";
 import { FIRST_PRIMITIVE } from "../trace/opcodes.js";
 
@@ -124,15 +124,6 @@ function worthDeferring(tape: Tape): boolean {
   }
   return elements >= deferring.fromElements;
 }
-
-/**
- * The settler of an emission that its caller evaluates (Emission.unevaluated): a value a
- * rule reads while the term is emitted is computed (with everything deferred before it),
- * the others never.
- */
-const readValuesOnly: Settle = (tape, from, keep) => {
-  if (keep === null) settleDeferred(tape, from, null);
-};
 
 /** Emit `transform` of the traced term with the extra inputs and result structure of `emission`. */
 export function emitTransformed(traced: TracedFn, transform: Transform, emission: Emission): Applied {

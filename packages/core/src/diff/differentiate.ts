@@ -24,7 +24,7 @@
  *   back through elementwise rules, which are masked in turn: a NaN or ∞ of an
  *   unselected branch (sqrt of a negative) times that exact zero is 0, as it should be.
  */
-import { broadcastDims, kernels, sameDims, size, sumTo, type Contribution, type Dims } from "@wengert/ops";
+import { broadcastDims, contiguousStart, kernels, sameDims, size, sumTo, type Contribution, type Dims } from "@wengert/ops";
 import { ARITY, CODE, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP, primitiveOf, scalarSpec, tensorSpec } from "../trace/opcodes.js";
 import { emitterFor } from "../trace/emitter.js";
 import { ownedCopy } from "../trace/host-tensor.js";
@@ -76,7 +76,7 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
   const { op, a, b, x, length: n } = tape;
   const e = emitterFor(sink);
   const at = place(term, sink, placement);
-  const active = activity(term);
+  const active = activity(term, undefined, split?.inactive);
   const dimsIn = (v: number): Dims => sink.tape.dims(v);
 
   // ct[i]: the sink variable holding v_i's cotangent so far; -1 is the symbolic zero.
@@ -131,7 +131,8 @@ export function differentiate(term: TraceTerm, sink: Trace, seeds: readonly numb
     pieces.delete(i);
     const dims = tape.dims(i);
     const dense = masks[i];
-    const pm = piecesMask(dims, list, sink);
+    // (a dense part without a mask leaves none whatever the pieces cover: nothing to compute)
+    const pm = ct[i] >= 0 && dense == null ? null : piecesMask(dims, list, sink);
     if (pm === null) masks[i] = null;
     else if (ct[i] < 0) masks[i] = pm;
     else if (dense != null) {
@@ -267,6 +268,8 @@ const nested = (p: ScanParams): ScanParams | null => (nestable(p) ? withResidual
 export interface Split {
   readonly pieces: readonly { readonly v: number; readonly atom: number; readonly mask?: Mask | null }[];
   readonly seedMasks?: readonly (Mask | null)[];
+  /** Per input index, 1 where no cotangent is wanted: the input is a constant of the block (its cotangent absent). */
+  readonly inactive?: Uint8Array;
 }
 
 /** Tensor primitives whose reverse rule only moves, copies or sums elements of the cotangent. */
@@ -290,12 +293,28 @@ function coversAxis(dims: Dims, boxes: readonly { start: readonly number[]; dims
   return end >= dims[0];
 }
 
-/** Adds ones over the pieces' boxes (a whole piece's own mask where it carries one) to m. */
+/**
+ * Sets 1 over the pieces' boxes (where a whole piece's own mask is 1, where it carries one)
+ * in m, a mask of zeros and ones: a box of whole rows (a slice of a vector) is one range of
+ * elements, filled; any other is added by addAt, and the mask made ones and zeros again.
+ */
 function addBoxes(m: Mask, dims: Dims, list: readonly Piece[], sink: Trace): void {
+  let counted = false;
   for (const p of list) {
-    if (p.mask != null) for (let k = 0; k < m.length; k++) m[k] += p.mask[k];
-    else kernels.addAt(m, dims, onesLike(sink.tape.dims(p.piece)), sink.tape.dims(p.piece), p.start);
+    if (p.mask != null) {
+      const pm = p.mask;
+      for (let k = 0; k < m.length; k++) if (pm[k] !== 0) m[k] = 1;
+      continue;
+    }
+    const pd = sink.tape.dims(p.piece);
+    const from = contiguousStart(dims, p.start, pd);
+    if (from >= 0) m.fill(1, from, from + size(pd));
+    else {
+      kernels.addAt(m, dims, onesLike(pd), pd, p.start);
+      counted = true;
+    }
   }
+  if (counted) for (let k = 0; k < m.length; k++) m[k] = m[k] !== 0 ? 1 : 0;
 }
 
 /** Where a variable's pieces may be nonzero (null: every element), as settling them would mask it. */
@@ -305,7 +324,8 @@ function piecesMask(dims: Dims, list: readonly Piece[], sink: Trace): Mask | nul
   if (list.some((p) => p.mask === null) || coversAxis(dims, boxes.map((p) => ({ start: p.start, dims: sink.tape.dims(p.piece) })))) return null;
   const m = new Float64Array(size(dims));
   addBoxes(m, dims, list, sink);
-  return m.every((t) => t !== 0) ? null : m.map((t) => (t !== 0 ? 1 : 0));
+  for (let k = 0; k < m.length; k++) if (m[k] === 0) return m;
+  return null;
 }
 
 function onesLike(dims: Dims): number | Float64Array {

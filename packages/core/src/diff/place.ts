@@ -66,12 +66,15 @@ export function place(term: TraceTerm, sink: Trace, placement: Placement | null)
   return at;
 }
 
-/** Which variables depend on the term's inputs: only those carry derivatives (into `active`, if given). */
-export function activity(term: TraceTerm, active = new Uint8Array(term.tape.length)): Uint8Array {
+/**
+ * Which variables depend on the term's inputs: only those carry derivatives (into `active`, if
+ * given); inputs marked in `inactive` (by input index) are taken as constants.
+ */
+export function activity(term: TraceTerm, active = new Uint8Array(term.tape.length), inactive?: Uint8Array): Uint8Array {
   const tape = term.tape;
   const { op, a, b, x, length: n } = tape;
   for (let i = 0; i < n; i++) {
-    if (op[i] < FIRST_PRIMITIVE) active[i] = op[i] === INPUT ? 1 : 0;
+    if (op[i] < FIRST_PRIMITIVE) active[i] = op[i] === INPUT && inactive?.[a[i]] !== 1 ? 1 : 0;
     else if (x[i] === 0) active[i] = active[a[i]] | (ARITY[op[i]] === 2 ? active[b[i]] : 0);
     else for (const v of tape.args(i)) active[i] |= active[v];
   }

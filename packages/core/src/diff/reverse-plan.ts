@@ -14,6 +14,7 @@ import { byStructure, type CompiledBlock, type CompiledStep } from "../jit/scan-
 import { Runs } from "./runs.js";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE } from "../trace/opcodes.js";
 import { emitterFor } from "../trace/emitter.js";
+import { readValuesOnly } from "../eval/deferred.js";
 import type { Emitted } from "./place.js";
 import { maskById, maskId, type Mask } from "./cotangent-mask.js";
 
@@ -26,6 +27,7 @@ export type Differentiate = (
   split?: {
     readonly pieces: readonly { readonly v: number; readonly atom: number; readonly mask?: Mask | null }[];
     readonly seedMasks?: readonly (Mask | null)[];
+    readonly inactive?: Uint8Array;
   },
 ) => Emitted;
 
@@ -101,14 +103,16 @@ function blockDerivative(
   outs: number[],
   ins: number[],
   differentiate: Differentiate,
-  masksIn: readonly number[] = [],
-  merge = false,
+  { masksIn = [], merge = false, unneeded = null }: { masksIn?: readonly number[]; merge?: boolean; unneeded?: Uint8Array | null } = {},
 ): BlockDerivative {
   const tape = body.term.tape;
   const nin = body.nc + body.nx + body.np;
   const vars = [...outs.map((e) => o.w[e >> 1]), ...ins.map((e) => body.inputVar[e >> 1])];
   const parts = [...outs, ...ins].map((e) => e & 1);
   const sink = sinkFor(tape, "scan", false);
+  // D is a term its runs evaluate (eval/scan-reverse-run.ts): its values here, on zero cotangents,
+  // are read by no one but the rules that read values (a mask's support), so only those are computed
+  sink.tape.defer({ settle: readValuesOnly });
   const atoms = vars.map((v, j) => {
     const dims = tape.dims(v);
     return dims.length === 0 ? sink.tape.input(nin + j, 0) : sink.tape.tensorInput(nin + j, { dims, data: new Float64Array(size(dims)) });
@@ -124,7 +128,7 @@ function blockDerivative(
     sink,
     atoms.filter((_a, j) => parts[j] === 0),
     null,
-    { pieces, ...(masksIn.some((m) => m !== 0) ? { seedMasks } : {}) },
+    { pieces, ...(masksIn.some((m) => m !== 0) ? { seedMasks } : {}), ...(unneeded !== null ? { inactive: unneeded } : {}) },
   );
   // a carry's two parts summed here, as the next block would settle them (mergeable)
   const merged = new Map<number, { readonly atom: number; readonly mask: Mask | null }>();
@@ -140,6 +144,7 @@ function blockDerivative(
       merged.set(k, { atom: sink.record(CODE.add, d.results[k], placed), mask: settledMask(dense, pm) });
     }
   }
+  sink.tape.settle([]);
   closeTrace(sink);
   const results: number[] = [];
   const out: number[] = [];
@@ -339,15 +344,16 @@ export function aliasOf(p: ScanParams, a: number): number {
  * (structure only), and the masks they carry. With `budget`, null once the patterns made for
  * masks hold more elements of masks than that (a mask that grows step by step over a long
  * vector, GradBench ode's: a block derivative per step); `dropMasks`: the plan with no
- * mask passed between blocks (each block's rules masked by its own `where`s alone).
+ * mask passed between blocks (each block's rules masked by its own `where`s alone); `merge`:
+ * carries leave blocks as one vector (mergeable); `unneeded`: the blocks compute no
+ * cotangent for captured values whose cotangent nobody wants (traced reals a scan reads
+ * that its differentiation does not reach: a step size passed in).
  */
 export function planReverse(
   p: ScanParams,
   inputs: ReverseInputs,
   differentiate: Differentiate,
-  budget = Infinity,
-  dropMasks = false,
-  merge = false,
+  { budget = Infinity, dropMasks = false, merge = false, unneeded = false }: { budget?: number; dropMasks?: boolean; merge?: boolean; unneeded?: boolean } = {},
 ): ReversePlan | null {
   const { body, n } = p;
   const obs = p.layout.obs;
@@ -355,6 +361,15 @@ export function planReverse(
   const nobs = obs.length;
   const nin = body.nc + body.nx + body.np;
   const nargs = body.nc + n * body.nx + body.np;
+  // the captured values whose cotangents are not wanted, by the body's input index (null: none)
+  let skip: Uint8Array | null = null;
+  if (unneeded) {
+    for (let q = 0; q < body.np; q++) {
+      if (inputs.need[nargs - body.np + q] || body.literal[body.nc + body.nx + q]) continue;
+      (skip ??= new Uint8Array(nin))[body.nc + body.nx + q] = 1;
+    }
+  }
+  const skipped = skip === null ? "" : `|skip${skip.join("")}`;
   const chain = new Uint8Array(PARTS * body.nc);
   const identity = new Uint8Array(PARTS * body.nc);
   const pAcc = new Uint8Array(PARTS * body.np);
@@ -484,7 +499,7 @@ export function planReverse(
     // carries leave as one vector (merge: any block but the first, whose results leave the sweep) by that
     const merged = merge && r > 0;
     const numeric = small && mids.every((m) => m === 0);
-    const name = `${outs.join(",")}|${ins.join(",")}${numeric ? "" : `|${mids.join(",")}`}${merged ? "|merged" : ""}`;
+    const name = `${outs.join(",")}|${ins.join(",")}${numeric ? "" : `|${mids.join(",")}`}${merged ? "|merged" : ""}${skipped}`;
     const key: number | string = numeric ? (merged ? -1 - bits : bits) : name;
     if (key !== last && numeric && numbers.has(key as number)) {
       last = key;
@@ -499,7 +514,9 @@ export function planReverse(
         if (!derivatives.has(name)) made.push(name);
       }
       let d = derivatives.get(name);
-      if (d === undefined) derivatives.set(name, (d = blockDerivative(body, o, [...outs], [...ins], differentiate, [...mids], merged)));
+      if (d === undefined) {
+        derivatives.set(name, (d = blockDerivative(body, o, [...outs], [...ins], differentiate, { masksIn: [...mids], merge: merged, unneeded: skip })));
+      }
       let i = index.get(d);
       if (i === undefined) {
         index.set(d, (i = patterns.length));

@@ -150,8 +150,8 @@ export function planFor(p: ScanParams, inputs: ReverseInputs, differentiate: Dif
   // a sweep kept as one instruction passes each carry's cotangent between blocks as one vector (reverse-plan.ts mergeable)
   const plan =
     known ??
-    planReverse(p, inputs, differentiate, bounded ? MASK_BUDGET : Infinity, false, bounded) ??
-    planReverse(p, inputs, differentiate, Infinity, true, bounded)!;
+    planReverse(p, inputs, differentiate, { budget: bounded ? MASK_BUDGET : Infinity, merge: bounded, unneeded: bounded }) ??
+    planReverse(p, inputs, differentiate, { dropMasks: true, merge: bounded, unneeded: bounded })!;
   if (key !== null && known === undefined && p.body.plans.size < 16) p.body.plans.set(key, plan);
   return plan;
 }

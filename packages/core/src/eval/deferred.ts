@@ -36,6 +36,15 @@ export const settleDeferred: Settle = (tape, from, keep) => {
 };
 
 /**
+ * The settler of a term that its caller evaluates (an emission marked unevaluated, a scan's
+ * block derivative): a value a rule reads while the term is emitted is computed (with
+ * everything deferred before it), the others never.
+ */
+export const readValuesOnly: Settle = (tape, from, keep) => {
+  if (keep === null) settleDeferred(tape, from, null);
+};
+
+/**
  * Operations a chain computes again in registers, where the derivative reads their values,
  * for less than storing them costs; the values of the others (exp, log, tanh…) are stored
  * when a real computed early needs them.

@@ -35,6 +35,16 @@ export function guardsHold(vals: Float64Array, guards: readonly Guard[], reportT
   return true;
 }
 
+/** `y`'s numbers (a real, or a buffer's elements) written into `out` from `k`; returns where the next go. */
+export function writeNumbers(out: Float64Array, k: number, y: number | Float64Array): number {
+  if (typeof y === "number") {
+    out[k] = y;
+    return k + 1;
+  }
+  out.set(y, k);
+  return k + y.length;
+}
+
 /** A trace term replayed at new inputs. */
 export interface TermReplay {
   /**
@@ -42,6 +52,13 @@ export interface TermReplay {
    * buffers the caller now owns; null where the trace does not hold.
    */
   run(inputs: readonly (number | Float64Array)[]): (number | Float64Array)[] | null;
+  /**
+   * The outputs' numbers at the same inputs written into `out`, depth-first (reals, and
+   * tensors' elements in order), and the buffers the replay computed for them handed back to
+   * the pool (no fresh buffer for the caller); false where the trace does not hold. `out`
+   * holds as many numbers as the outputs (the caller checks).
+   */
+  into(inputs: readonly (number | Float64Array)[], out: Float64Array): boolean;
   /** Whether it runs compiled code: chains of elementwise operations (jit/chains.ts). */
   readonly compiled: boolean;
 }
@@ -127,6 +144,16 @@ export function termReplay(term: TraceTerm, guards: readonly Guard[], reportTies
       });
       runner.clear();
       return out;
+    },
+    into(inputs, out) {
+      if (!runner.run(inputs)) {
+        runner.clear();
+        return false;
+      }
+      let k = 0;
+      for (let j = 0; j < results.length; j++) k = writeNumbers(out, k, runner.value(results[j]));
+      runner.clear();
+      return true;
     },
   };
 }

@@ -25,7 +25,7 @@
  * the same operands (the javascript emitter, whose operations are the kernels'), an
  * embed's elements are 0 + piece as addAt makes them: the same numbers, to the bit.
  */
-import { indexVector, size, type Dims } from "@wengert/ops";
+import { contiguousStart, indexVector, size, type Dims } from "@wengert/ops";
 import { CODE, CONST, FREE, KERNELS } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
 import { codeCache, javascript, literal } from "./javascript.js";
@@ -56,15 +56,6 @@ export interface ChainContext {
   readonly uses: Int32Array;
   /** 1 where a variable is read outside its chain or after the run. */
   readonly needed: Uint8Array;
-}
-
-/**
- * The flat offset of a box starting at `starts` in dims `d`, when the box spans whole rows
- * (axes past the first start at 0 with d's extent `inner`); else -1.
- */
-export function contiguousStart(d: Dims, starts: readonly number[], inner: Dims): number {
-  for (let i = 1; i < d.length; i++) if (starts[i] !== 0 || inner[i] !== d[i]) return -1;
-  return d.length === 0 ? 0 : starts[0] * size(d.slice(1));
 }
 
 /**

@@ -11,10 +11,10 @@
  * does not runs at once, before the chain (it reads nothing the chain computes). A member
  * reading a sink of its own chain starts a new one (the sum is known after the loop).
  */
-import { EXP_SIMD_FROM, sameDims, size } from "@wengert/ops";
+import { contiguousStart, EXP_SIMD_FROM, sameDims, size } from "@wengert/ops";
 import { CODE, CONST, FIRST_PRIMITIVE, FREE, IS_TENSOR_OP } from "../trace/opcodes.js";
 import type { Tape } from "../trace/tape.js";
-import { broadcastReal, chainCode, contiguousStart, type Step } from "./chain-code.js";
+import { broadcastReal, chainCode, type Step } from "./chain-code.js";
 import { mayMakeCode } from "./javascript.js";
 
 /** The most instructions in one chain: its loop body is one function's, compiled once per plan. */

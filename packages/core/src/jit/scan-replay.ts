@@ -4,7 +4,7 @@
  * compileGrad's trace extended by its derivative, whose scanGrad instructions run their
  * kernels either way. The same numbers from both, to the bit.
  */
-import type { TermReplay } from "../eval/replay.js";
+import { writeNumbers, type TermReplay } from "../eval/replay.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Guard } from "../trace/tracer.js";
 import { hasScans } from "../trace/scan-ops.js";
@@ -30,12 +30,29 @@ export function scanReplay(term: TraceTerm, guards: readonly Guard[], reportTies
       return last;
     },
     run(inputs) {
-      if (code === undefined && replays >= COMPILE_AFTER) code = compileScanTerm(term, guards, reportTies, checkedLength);
-      const whole = !!code && inputs.every((v) => typeof v === "number");
-      last = whole || replay.compiled;
-      const r = whole ? code!(inputs as readonly number[]) : replay.run(inputs);
+      const r = whole(inputs) ? code!(inputs as readonly number[]) : replay.run(inputs);
       if (r !== null) replays++;
       return r;
     },
+    into(inputs, out) {
+      if (!whole(inputs)) {
+        const held = replay.into(inputs, out);
+        if (held) replays++;
+        return held;
+      }
+      const r = code!(inputs as readonly number[]);
+      if (r === null) return false;
+      replays++;
+      let k = 0;
+      for (const y of r) k = writeNumbers(out, k, y);
+      return true;
+    },
   };
+  /** Whether this call runs the compiled term (made once replays have held COMPILE_AFTER times). */
+  function whole(inputs: readonly (number | Float64Array)[]): boolean {
+    if (code === undefined && replays >= COMPILE_AFTER) code = compileScanTerm(term, guards, reportTies, checkedLength);
+    const compiled = !!code && inputs.every((v) => typeof v === "number");
+    last = compiled || replay.compiled;
+    return compiled;
+  }
 }

@@ -24,6 +24,15 @@ export function strides(dims: Dims): number[] {
   return s;
 }
 
+/**
+ * The flat offset of a box starting at `starts` in dims `d`, when the box spans whole rows
+ * (axes past the first start at 0 with d's extent `inner`); else -1.
+ */
+export function contiguousStart(d: Dims, starts: readonly number[], inner: Dims): number {
+  for (let i = 1; i < d.length; i++) if (starts[i] !== 0 || inner[i] !== d[i]) return -1;
+  return d.length === 0 ? 0 : starts[0] * size(d.slice(1));
+}
+
 export function sameDims(a: Dims, b: Dims): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;

@@ -11,7 +11,7 @@
  */
 import { gemm } from "./gemm.js";
 import { jsRowMinima, type RowMinima } from "./row-minima.js";
-import { gemmFunc, productPlace, runProduct } from "./simd-gemm.js";
+import { gemmFuncs, productPlace, runProduct } from "./simd-gemm.js";
 import { minimaRoom, QUAD, rowMinimaFunc, runRowMinima } from "./simd-row-minima.js";
 import { assemble, lazyWorkspace } from "./wasm.js";
 
@@ -27,7 +27,7 @@ export interface ProductRowMinimaArgs {
 }
 
 /** Operands, product and results of up to 64 MB; larger ones go to the kernels one after the other. */
-const workspace = lazyWorkspace(() => assemble([gemmFunc(), rowMinimaFunc()]), 64 * 1024 * 1024);
+const workspace = lazyWorkspace(() => assemble([...gemmFuncs(), rowMinimaFunc()]), 64 * 1024 * 1024);
 
 /**
  * The row minima of v_ij = bias[j] + scale·(a·b)[i][j] (row-minima.ts's definition, the

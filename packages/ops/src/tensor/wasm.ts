@@ -59,6 +59,7 @@ export const local = {
 export const i32 = {
   const: (n: number): Code => [0x41, ...sleb(n)],
   load: (addr: Code, offset = 0): Code => seq(addr, [0x28, ...memarg(2, offset)]),
+  store: (addr: Code, value: Code, offset = 0): Code => seq(addr, value, [0x36, ...memarg(2, offset)]),
   add: op(0x6a),
   sub: op(0x6b),
   mul: op(0x6c),
@@ -67,7 +68,6 @@ export const i32 = {
   eqz: op(0x45),
   /** The low 32 bits of an i64. */
   wrapI64: op(0xa7),
-  store: (addr: Code, value: Code, offset = 0): Code => seq(addr, value, [0x36, ...memarg(2, offset)]),
 };
 
 export const f32 = {

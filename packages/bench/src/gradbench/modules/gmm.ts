@@ -16,7 +16,7 @@
  * (the prior is log_wishart_prior's `−out + k·C`: the log of the Wishart density).
  *
  * Everything is whole-tensor operations: Q for all components by one gather,
- * Q_k(x_i − μ_k) as Q_k x_i − Q_k μ_k (Q_k x_i for all k by one [k·d, d] · [d, n] product),
+ * Q_k(x_i − μ_k) as [−Q_k μ_k | Q_k]·[1; x_i] (for all k and i by one [k·d, 1 + d] · [1 + d, n] product),
  * logsumexp over the components. The points are taken in chunks (at most
  * `CHUNK_ELEMENTS` elements of [k, d, chunk]) so that memory stays bounded at ADBench's
  * largest sizes; the objective is a sum over points, so its gradient is the sum of the
@@ -64,7 +64,7 @@ export interface GmmPrepared {
   readonly gamma: number;
   readonly m: number;
   readonly params: GmmParams;
-  /** The points transposed, in chunks: each a constant [d, chunk] ndarray. */
+  /** The points transposed, in chunks, under a row of ones: each a constant [1 + d, chunk] ndarray (see chunkTerm). */
   readonly chunks: readonly NdArray[];
   /** Where each entry of Q (row-major d×d) comes from in [exp(q) | l | 0]. */
   readonly qIndex: Int32Array;
@@ -111,9 +111,9 @@ export function prepareGmm(json: unknown, chunkElements = CHUNK_ELEMENTS): GmmPr
   const chunks: NdArray[] = [];
   for (let start = 0; start < n; start += chunk) {
     const c = Math.min(chunk, n - start);
-    const data = new Float64Array(d * c);
-    for (let i = 0; i < c; i++) for (let j = 0; j < d; j++) data[j * c + i] = x[(start + i) * d + j];
-    chunks.push(ndarray(data, [d, c]));
+    const data = new Float64Array((1 + d) * c).fill(1, 0, c);
+    for (let i = 0; i < c; i++) for (let j = 0; j < d; j++) data[(1 + j) * c + i] = x[(start + i) * d + j];
+    chunks.push(ndarray(data, [1 + d, c]));
   }
   return {
     d, k, n, gamma: number(field(input, "gamma"), "gamma"), m: integer(field(input, "m"), "m"),
@@ -169,8 +169,8 @@ function factors(p: GmmPrepared, v: Traced<Independent>) {
 export const BATCHED_FROM_D = 16;
 
 /**
- * Q_k x for every component, [k, d, c]: the same numbers either way (each element the
- * same sum in the same order, gemm.ts). The threshold was measured when the batched
+ * Q x for every component, [k, d, c] (Q [k, d, e], x [e, c]): the same numbers either way
+ * (each element the same sum in the same order, gemm.ts). The threshold was measured when the batched
  * product made k kernel calls (at d = 2, k products of 2 × 2 · 2 × c, each too small for
  * the SIMD kernel) and the [k·d, d] · [d, c] one a single call at the price of reshape's
  * copies (a reshape on a tape copies its argument, ops.ts, and its pullback the cotangent
@@ -182,20 +182,21 @@ export const BATCHED_FROM_D = 16;
  */
 function allQx(Q: T, xT: NdArray, k: number, d: number): T {
   if (d >= BATCHED_FROM_D) return matmul(Q, xT) as T;
-  return reshape(matmul(reshape(Q, [k * d, d]) as T, xT) as T, [k, d, xT.shape[1]]) as T;
+  return reshape(matmul(reshape(Q, [k * d, xT.shape[0]]) as T, xT) as T, [k, d, xT.shape[1]]) as T;
 }
 
 /** Σ over the chunk's points of logsumexp_k main_term (the data term of the objective). */
 function chunkTerm(p: GmmPrepared, v: Traced<WithMeans>, xT: NdArray): Scalar {
   const { d, k } = p;
   const { sumQs, Q } = factors(p, v);
-  // Q_k (x − μ_k) as Q_k x − Q_k μ_k: a column broadcast rather than a [k, d, c] centring
-  const Qx = allQx(Q, xT, k, d); // [k, d, c]
+  // Q_k (x − μ_k) as [−Q_k μ_k | Q_k] · [1; x]: the centring is the product's first term, so
+  // no [k, d, c] pass adds it (a broadcast add, a third of the objective's time at d = 20,
+  // k = 100); the rows of the factor stay lower-triangular past their first column (gemm's
+  // block depths). −(Q_k μ_k) is negated after the product, on [k, d, 1].
   const Qmu = matmul(Q, reshape(v.mu, [k, d, 1]) as T); // [k, d, 1]
-  // Qx − Qmu as Qx + (−Qmu), and a − ½‖·‖² as a + (−½)‖·‖²: the same numbers (negation is
-  // exact), but the reverse sweep negates Qmu's cotangent after summing it to [k, d, 1]
-  // rather than over [k, d, c], and none of [k, c]
-  const sqnorm = sum(square(add(Qx, neg(Qmu))), 1) as T; // [k, c]
+  const centred = allQx(concat([neg(Qmu) as T, Q], 2) as T, xT, k, d); // [k, d, c]
+  // a − ½‖·‖² as a + (−½)‖·‖²: the same numbers, and no negation of [k, c] in the reverse sweep
+  const sqnorm = sum(square(centred), 1) as T; // [k, c]
   const main = add(reshape(add(v.alpha, sumQs) as T, [k, 1]) as T, mul(-0.5, sqnorm)) as T;
   return sum(logsumexp(main, 0) as T);
 }

@@ -8,12 +8,12 @@
  * for x of length m. Vectorised: the powers tᵢʲ form a constant n × m matrix T (built
  * in the timed function, by running products as llsq.hpp does), and y = ½ ‖s − T x‖²:
  * matmul, sub, square, sum, div on tensors. The primal takes the sum a block of rows at a
- * time (blockedPrimal); the gradient differentiates the whole.
+ * time (blockedPrimal), the gradient the sum of the blocks' gradients (blockedGradient).
  *
  * Input `{x: double[], n: int}`; `primal` gives a number, `gradient` an array like `x`.
  */
 import ndarray from "ndarray";
-import { div, grad, jit, matmul, square, sub, sum, type NdArray, type Scalar, type TensorArg } from "@wengert/core";
+import { div, grad, jit, matmul, square, sub, sum, type NdArray, type Operand, type Scalar, type TensorArg } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, integer, numbers, record } from "../json.js";
 import type { EvalModule } from "../module.js";
@@ -106,27 +106,48 @@ export function objective(x: TensorArg, T: TensorArg, s: TensorArg): Scalar {
  * llsq.hpp's, which never stores T.
  */
 const BLOCK_ROWS = 128;
-/** Σᵢ (sᵢ − (T x)ᵢ)² of one block, jitted: a replay runs its operations on pooled buffers, its shapes checked once. */
-const blockSquares = jit(([x, T, s]: [TensorArg, TensorArg, TensorArg]) => residualSquares(x, T, s));
-const blockScratch = new WeakMap<LlsqInput, Buffers>();
-/** A full block's arguments per input (x, T's rows, s), made once: an ndarray made per call cost a tenth of n = 16's primal. */
-const blockArgs = new WeakMap<LlsqInput, [TensorArg, TensorArg, TensorArg]>();
 
-/** y(x), the rows of T written and used a block at a time (BLOCK_ROWS): the same sum, in blocks. */
-export function blockedPrimal(input: LlsqInput): number {
+/**
+ * Rows of T per block in the gradient: 1024 rows of m = 128 columns are 1 MB, which stay in
+ * a core's L2 from their writing through T x and Tᵀ(T x − s). The whole T (16 MB at n =
+ * 16 392) went to memory and back three times: written, read by T x, read by the product
+ * with the residuals.
+ */
+const GRADIENT_BLOCK_ROWS = 1024;
+
+/** A jitted function's blocks: their rows, and per input the buffers they are written into and a full block's arguments. */
+interface BlockStore {
+  readonly rows: number;
+  readonly buffers: WeakMap<LlsqInput, Buffers>;
+  /** A full block's arguments per input (x, T's rows, s), made once: an ndarray made per call cost a tenth of n = 16's primal. */
+  readonly args: WeakMap<LlsqInput, [TensorArg, TensorArg, TensorArg]>;
+}
+const blockStore = (rows: number): BlockStore => ({ rows, buffers: new WeakMap(), args: new WeakMap() });
+
+/** `f` of each block of rows of T and s in order ([x, T's rows, s's rows]), the rows written just before. */
+function eachBlock(input: LlsqInput, store: BlockStore, f: (args: [TensorArg, TensorArg, TensorArg]) => void): void {
   const { n, x } = input;
   const m = x.length;
-  const rows = Math.min(n, BLOCK_ROWS);
-  const { T, s } = buffersOf(blockScratch, input, rows * m, rows);
-  let full = blockArgs.get(input);
-  if (full === undefined) blockArgs.set(input, (full = [x, ndarray(T, [rows, m]), s]));
-  let total = 0;
+  const rows = Math.min(n, store.rows);
+  const { T, s } = buffersOf(store.buffers, input, rows * m, rows);
+  let full = store.args.get(input);
+  if (full === undefined) store.args.set(input, (full = [x, ndarray(T, [rows, m]), s]));
   for (let from = 0; from < n; from += rows) {
     const to = Math.min(n, from + rows);
     writeRows(T, s, n, m, from, to);
     const k = to - from;
-    total += blockSquares(k === rows ? full : [x, ndarray(T.subarray(0, k * m), [k, m]), s.subarray(0, k)]) as number;
+    f(k === rows ? full : [x, ndarray(T.subarray(0, k * m), [k, m]), s.subarray(0, k)]);
   }
+}
+
+/** Σᵢ (sᵢ − (T x)ᵢ)² of one block, jitted: a replay runs its operations on pooled buffers, its shapes checked once. */
+const blockSquares = jit(([x, T, s]: [TensorArg, TensorArg, TensorArg]) => residualSquares(x, T, s));
+const primalBlocks = blockStore(BLOCK_ROWS);
+
+/** y(x), the rows of T written and used a block at a time (BLOCK_ROWS): the same sum, in blocks. */
+export function blockedPrimal(input: LlsqInput): number {
+  let total = 0;
+  eachBlock(input, primalBlocks, (args) => (total += blockSquares(args) as number));
   return total / 2;
 }
 
@@ -136,6 +157,18 @@ export function blockedPrimal(input: LlsqInput): number {
  * call (most of its time at n = 16).
  */
 const gradient = jit(([x, T, s]: [TensorArg, TensorArg, TensorArg]) => grad((v) => objective(v, T, s), x));
+const gradientBlocks = blockStore(GRADIENT_BLOCK_ROWS);
+
+/** ∇y as the sum of each block of rows' gradient (y is a sum over rows), T's rows written a block at a time. */
+export function blockedGradient(input: LlsqInput): Float64Array {
+  const total = new Float64Array(input.x.length);
+  eachBlock(input, gradientBlocks, (args) => {
+    const g = gradient(args) as unknown as Operand;
+    const data = g instanceof Float64Array ? g : ((g as NdArray).data as Float64Array);
+    for (let j = 0; j < total.length; j++) total[j] += data[j];
+  });
+  return total;
+}
 
 const prepare = (input: unknown): LlsqInput => {
   const r = record(input);
@@ -144,11 +177,5 @@ const prepare = (input: unknown): LlsqInput => {
 
 export const llsq: EvalModule = {
   primal: defineFunction({ prepare, run: blockedPrimal }),
-  gradient: defineFunction({
-    prepare,
-    run: (input: LlsqInput) => {
-      const { T, s } = samples(input);
-      return gradient([input.x, T, s]);
-    },
-  }),
+  gradient: defineFunction({ prepare, run: blockedGradient }),
 };

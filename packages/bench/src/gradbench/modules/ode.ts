@@ -20,9 +20,9 @@
  * costs about what an unjitted call does.
  *
  * Input `{x: double[], s: int}`; `primal` gives y(2), `gradient` ∇ₓ yₙ₋₁(2), both
- * arrays like `x`.
+ * arrays like `x`, written into one buffer per input (`jit(f).into`: no fresh array per run).
  */
-import { add, concat, div, grad, index, jit, mul, scan, shapeOf, slice, type NdArray, type Operand, type Scalar, type TensorArg } from "@wengert/core";
+import { add, concat, div, grad, index, jit, mul, scan, shapeOf, slice, type Jitted, type Operand, type Scalar, type TensorArg } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, InputError, integer, numbers, record } from "../json.js";
 import type { EvalModule } from "../module.js";
@@ -30,19 +30,30 @@ import type { EvalModule } from "../module.js";
 export interface OdeInput {
   readonly x: Float64Array;
   readonly s: number;
+  /** The output's buffer (made untimed, as the C++ tools make theirs), refilled by every run: jit(f).into. */
+  readonly out: Float64Array;
+}
+
+/** The step h = 2/s and h/2, as numbers or as traced reals (see `ode` below). */
+export interface StepSize {
+  readonly h: Operand;
+  readonly half: Operand;
+}
+
+/** h = 2/s and h/2 as numbers. (h k)/2 is (h/2) k exactly: halving commutes with rounding. */
+export function stepSize(s: number): { readonly h: number; readonly half: number } {
+  const h = 2 / s;
+  return { h, half: h / 2 };
 }
 
 /** One Runge–Kutta step of the eval's system for x (of length ≥ 1), s steps over [0, 2]. */
-export function odeStep(x: TensorArg, s: number): (y: Operand) => Operand {
+export function odeStep(x: TensorArg, s: number, { h, half }: StepSize = stepSize(s)): (y: Operand) => Operand {
   const n = shapeOf(x)[0];
-  const h = 2 / s;
   // the right-hand side z = (x₀, x₁y₀, …, xₙ₋₁yₙ₋₂)
   const x0 = slice(x, [0], [1]);
   const rest = n > 1 ? slice(x, [1], [n]) : null;
   // (values are tensors throughout; the arithmetic's declared result is the wider Operand)
   const rhs = (y: Operand): Operand => (rest === null ? x0 : concat([x0, mul(rest, slice(y as TensorArg, [0], [n - 1])) as TensorArg], 0));
-  // (h k)/2 is (h/2) k exactly: halving commutes with rounding
-  const half = h / 2;
   return (y) => {
     const k1 = rhs(y);
     const k2 = rhs(add(y, mul(half, k1)));
@@ -58,32 +69,51 @@ export function odeStep(x: TensorArg, s: number): (y: Operand) => Operand {
  * the states from checkpoints); the same numbers as the loop written out, which kept a
  * tape of about 5 GB at n = 100 000, s = 100.
  */
-export function solve(x: TensorArg, s: number): TensorArg {
-  const step = odeStep(x, s);
+export function solve(x: TensorArg, s: number, size: StepSize = stepSize(s)): TensorArg {
+  const step = odeStep(x, s, size);
   return scan((y: Operand): [Operand] => [step(y)], new Float64Array(shapeOf(x)[0]) as Operand, s)[0] as TensorArg;
 }
 
-/** y(2), and ∇ₓ yₙ₋₁(2), for each s, jitted (the file's comment). */
-const primals = new Map<number, (x: TensorArg) => NdArray>();
-const gradients = new Map<number, (x: TensorArg) => NdArray>();
+/**
+ * y(2), and ∇ₓ yₙ₋₁(2), for each s, jitted (the file's comment), taking [x, h, h/2]: the
+ * step size is an input, not a literal of the trace, so the steps of any s write the same
+ * loops at a given n, and the next s's first call finds them compiled and hot (chain code
+ * is kept by its source), where literals made each s's loops new code run cold at first
+ * (a first call at n = 10⁵ ran them slowly for a while). The sweep needs no cotangent of h
+ * (reverse-plan.ts `unneeded`). The same numbers: a product by a traced real is the
+ * product by that number.
+ */
+type Args = [TensorArg, Scalar, Scalar];
+type Solver = Jitted<Args, unknown>;
+const primals = new Map<number, Solver>();
+const gradients = new Map<number, Solver>();
 
-function jitted(cache: Map<number, (x: TensorArg) => NdArray>, s: number, f: (x: TensorArg) => unknown): (x: TensorArg) => NdArray {
+function jitted(cache: Map<number, Solver>, s: number, of: (s: number) => (x: TensorArg, size: StepSize) => unknown): Solver {
   let g = cache.get(s);
-  if (g === undefined) cache.set(s, (g = jit(f) as (x: TensorArg) => NdArray));
+  if (g === undefined) {
+    const f = of(s);
+    cache.set(s, (g = jit(([x, h, half]: Args) => f(x, { h, half }))));
+  }
   return g;
 }
+
+const primalOf = (s: number) => (x: TensorArg, size: StepSize) => solve(x, s, size);
+const gradientOf = (s: number) => (x: TensorArg, size: StepSize) => grad((w): Scalar => index(solve(w, s, size), shapeOf(x)[0] - 1), x);
+
+/** The jitted solver's arguments for an input. */
+const args = ({ x, s }: OdeInput): [Float64Array, number, number] => {
+  const { h, half } = stepSize(s);
+  return [x, h, half];
+};
 
 const prepare = (input: unknown): OdeInput => {
   const r = record(input);
   const x = numbers(field(r, "x"), "x");
   if (x.length === 0) throw new InputError("x is empty");
-  return { x, s: integer(field(r, "s"), "s", 1) };
+  return { x, s: integer(field(r, "s"), "s", 1), out: new Float64Array(x.length) };
 };
 
 export const ode: EvalModule = {
-  primal: defineFunction({ prepare, run: ({ x, s }: OdeInput) => jitted(primals, s, (v) => solve(v, s))(x) }),
-  gradient: defineFunction({
-    prepare,
-    run: ({ x, s }: OdeInput) => jitted(gradients, s, (v) => grad((w): Scalar => index(solve(w, s), shapeOf(v)[0] - 1), v))(x),
-  }),
+  primal: defineFunction({ prepare, run: (input: OdeInput) => jitted(primals, input.s, primalOf).into(args(input), input.out) }),
+  gradient: defineFunction({ prepare, run: (input: OdeInput) => jitted(gradients, input.s, gradientOf).into(args(input), input.out) }),
 };
