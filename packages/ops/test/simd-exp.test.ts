@@ -3,7 +3,7 @@
  * whole range and past it (exp.test.ts's sample: ±0, subnormals, ±∞, NaN, around ±700,
  * overflow and underflow, any bit pattern), pairs that mix the two ranges of the kernel;
  * logsumexp's passes against the plain definition (the first greatest element, the
- * exponentials added in order); and the kernels that use them (map, reduce, logSoftmax).
+ * exponentials added in four partial sums by position); and the kernels that use them (map, reduce, logSoftmax).
  *
  * The full check of 10⁷ points is this file with WENGERT_EXP_POINTS=10000000 (as for
  * exp.test.ts; its result is in packages/ops/results/exp-ulp.md).
@@ -69,16 +69,16 @@ function plainMax(v: ArrayLike<number>): number {
   for (let i = 0; i < v.length; i++) if (Number.isNaN(v[i])) return v[i];
   return m;
 }
-/** Σ exp(v − m), added in order from 0. */
+/** Σ exp(v − m): element i added into partial sum i mod 4, in order from 0, then (s₀ + s₂) + (s₁ + s₃). */
 function plainSum(v: ArrayLike<number>, m: number): number {
-  let s = 0;
-  for (let i = 0; i < v.length; i++) s += exp(v[i] - m);
-  return s;
+  const s = [0, 0, 0, 0];
+  for (let i = 0; i < v.length; i++) s[i % 4] += exp(v[i] - m);
+  return s[0] + s[2] + (s[1] + s[3]);
 }
 
 describe("simdMaxAndExpSums", () => {
   const specials = [NaN, Infinity, -Infinity, 0, -0, 5e-324, -1e308, 1, 750, -750];
-  it("each group's max and Σ exp(x − max) in order equal the plain loops', to the bit", () => {
+  it("each group's max and Σ exp(x − max) in four partial sums equal the plain loops', to the bit", () => {
     const next = rng(32);
     for (let trial = 0; trial < 300; trial++) {
       const [groups, len] = [randomInt(next, 1, 4), randomInt(next, 1, 300)];
@@ -95,6 +95,22 @@ describe("simdMaxAndExpSums", () => {
         expect(Object.is(m[g], wantMax) || (Number.isNaN(m[g]) && Number.isNaN(wantMax)), `max of group ${g} of ${Array.from(v)}`).toBe(true);
         const shift = Number.isFinite(wantMax) ? wantMax : 0;
         expect(sameBits([sums[g]], [plainSum(v, shift)]), `sum of group ${g}: ${len} elements, spread ${spread}`).toBe(true);
+      }
+    }
+  });
+
+  it("sums at the edge of the pass without exp's range check (every x − max ≥ −700) and past it, to the bit", () => {
+    const next = rng(35);
+    for (const low of [-699.9999, -700, -700.0000001, -701, -745.5, -1e308, -Infinity]) {
+      for (const len of [2, 3, 9, 64, 301]) {
+        const x = Float64Array.from({ length: len }, () => 3 * next() - 1);
+        const at = randomInt(next, 0, len - 1);
+        x[at] = low + 2; // the least, 700 and a bit below the greatest at most
+        x[(at + 1) % len] = 2;
+        const m = new Float64Array(1);
+        const sums = new Float64Array(1);
+        expect(simdMaxAndExpSums(x, 1, len, m, sums)).toBe(true);
+        expect(sameBits([sums[0]], [plainSum(x, plainMax(x))]), `sum of ${len} elements down to ${low} below the max`).toBe(true);
       }
     }
   });
@@ -117,9 +133,10 @@ describe("the kernels on long buffers", () => {
     }
   });
 
-  it("logsumexp and logSoftmax over the last axis equal m + log Σ exp(x − m), the sum in order", () => {
+  it("logsumexp and logSoftmax over the last axis equal m + log Σ exp(x − m), the sum in four partial sums", () => {
     const next = rng(34);
-    for (const [rows, cols] of [[1, 5000], [3, 1001], [40, 64]]) {
+    // the SIMD passes, and (below EXP_SIMD_FROM elements) reduce.ts's JavaScript loops
+    for (const [rows, cols] of [[1, 5000], [3, 1001], [40, 64], [5, 7], [2, 101], [1, 3], [4, 1]]) {
       const x = Float64Array.from({ length: rows * cols }, () => 40 * next() - 20);
       x[cols - 1] = -0; // a row with a zero among others
       const lse = reduce(x, [rows, cols], [1], "logsumexp");

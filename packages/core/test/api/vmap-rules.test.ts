@@ -36,6 +36,8 @@ const CASES: { readonly [K in TensorOpName]: readonly Case[] } = {
   min: [{ dims: [[2, 3, 4]], f: ([x]) => min(x as Tensor, [1, 2]) }],
   logsumexp: [{ dims: [[3, 4]], f: ([x]) => logsumexp(x as Tensor, 1) }],
   logSoftmax: [{ dims: [[3, 4]], f: ([x]) => logSoftmax(x as Tensor, 0) }],
+  // logsumexp's cotangent: grad's reverse sweep runs it
+  scaledExp: [{ dims: [[3, 4]], f: ([x]) => grad((v: Tensor) => sum(logsumexp(v, 1)), x as Tensor) }],
   reshape: [{ dims: [[3, 4]], f: ([x]) => reshape(x as Tensor, [2, 6]) }],
   broadcastTo: [
     { dims: [[4]], f: ([x]) => broadcastTo(x as Tensor, [3, 4]) },

@@ -387,6 +387,12 @@ const CASES: Case[] = [
   { name: "sum of a Float64Array", f: (p) => sum(p.a), x: { a: T([5], 140, true) } },
   { name: "max of a Float64Array", f: (p) => max(p.a), x: { a: Float64Array.from(distinct(6, rng(141))) } },
   { name: "logsumexp over size-1 axes [1,3,1] axis [0,2]", f: (p) => logsumexp(p.a, [0, 2]), x: { a: T([1, 3, 1], 142) } },
+  // logsumexp's reverse rule is scaledExp (ȳ·exp(x − y)): its own rules, through grad inside the function
+  {
+    name: "logsumexp's gradient [3,4] axis 1 (scaledExp)",
+    f: (p) => mul(grad((v: Tensor) => sum(mul(logsumexp(v, 1), p.b)), p.a), p.a),
+    x: { a: T([3, 4], 144), b: T([3], 145) },
+  },
   { name: "mean over axis of [3,1] keepdims", f: (p) => mean(p.a, 1, true), x: { a: T([3, 1], 143) } },
   // softmax, logSoftmax
   ...[0, 1, -1].flatMap((axis, i): Case[] => [

@@ -16,6 +16,7 @@ import { pattern } from "./elementwise.js";
 
 export { ARITH, UNARY_ARITH, map, zip } from "./elementwise.js";
 export { countEqual, logSoftmax, reduce, type Reduction } from "./reduce.js";
+export { scaledExp } from "./scaled-exp.js";
 
 /** `mask ? a : b` elementwise with broadcasting. */
 export function select(mask: Float64Array, md: Dims, a: number | Float64Array, ad: Dims, b: number | Float64Array, bd: Dims, out: Dims): Float64Array {

@@ -200,7 +200,7 @@ export class TensorPrimitives {
   };
   readonly max: TensorDeclaration<ReduceParams, ReduceCall> = extremum("max");
   readonly min: TensorDeclaration<ReduceParams, ReduceCall> = extremum("min");
-  // y = log Σ exp x;  x̄ = ȳ · exp(x − y) (the softmax);  ẏ = Σ ẋ · exp(x − y)
+  // y = log Σ exp x;  x̄ = ȳ · exp(x − y) (the softmax, by scaledExp);  ẏ = Σ ẋ · exp(x − y)
   readonly logsumexp: TensorDeclaration<ReduceParams, ReduceCall> = {
     kind: "tensor",
     arity: 1,
@@ -208,7 +208,7 @@ export class TensorPrimitives {
     shape: reduceShape,
     forward: ([x], [xd], p) => K.reduce(buf(x), xd, p.axes, "logsumexp"),
     batch: reduceLanes("logsumexp"),
-    reverse: (e, _k, [x], y, ct, p) => e.mul(kept(e, ct, x, p), e.exp(e.sub(x, kept(e, y, x, p)))),
+    reverse: (e, _k, [x], y, ct, p) => e.scaledExp(x, kept(e, y, x, p), kept(e, ct, x, p)),
     tangent: (e, [x], y, [dx], p) => (dx === null ? null : e.sum(e.mul(dx, e.exp(e.sub(x, kept(e, y, x, p)))), p.axes, p.keepdims)),
     show: showReduce,
   };
@@ -569,6 +569,31 @@ export class TensorPrimitives {
       return l === null ? r : r === null ? l : e.add(l, r);
     },
     show: (p) => `stride=${showDims(p.stride)}, padding=${showDims(p.padding)}`,
+  };
+  // y = c · exp(x − m), m and c broadcast (logsumexp's cotangent, ȳ · exp(x − lse), in one pass);
+  // x̄ = ȳ y,  m̄ = −Σ ȳ y,  c̄ = Σ ȳ exp(x − m) (each summed to its argument's dims);  ẏ = y (ẋ − ṁ) + ċ exp(x − m)
+  readonly scaledExp: TensorDeclaration<undefined, [x: Arg, m: Arg, c: Arg]> = {
+    kind: "tensor",
+    arity: 3,
+    call: (x, m, c) => ({ args: [x, m, c], params: undefined }),
+    shape: ([xd, md, cd]) => {
+      const xm = broadcastDims(xd, md);
+      if (typeof xm === "string") return xm;
+      return broadcastDims(xm, cd);
+    },
+    forward: ([x, m, c], [xd, md, cd], _p, o) => K.scaledExp(x, xd, m, md, c, cd, o),
+    batch: (a, _p, out) => broadcastLanes(([x, m, c], [xd, md, cd], o) => K.scaledExp(x, xd, m, md, c, cd, o), a, out),
+    reverse: (e, k, [x, m, c], y, ct) => {
+      if (k === 0) return sumTo(e, e.mul(ct, y), e.dims(x));
+      if (k === 1) return sumTo(e, e.neg(e.mul(ct, y)), e.dims(m));
+      return sumTo(e, e.mul(ct, e.exp(e.sub(x, m))), e.dims(c));
+    },
+    tangent: (e, [x, m, c], y, [dx, dm, dc]) => {
+      const shift = dx === null ? (dm === null ? null : e.neg(dm)) : dm === null ? dx : e.sub(dx, dm);
+      const fromShift = shift === null ? null : e.mul(y, shift);
+      const fromScale = dc === null ? null : e.mul(dc, e.exp(e.sub(x, m)));
+      return fromShift === null ? fromScale : fromScale === null ? fromShift : e.add(fromShift, fromScale);
+    },
   };
 }
 

@@ -8,7 +8,8 @@
  * made on every call, which V8 optimises afresh or not at all. Large column
  * sums go to the SIMD kernel (simd-elementwise.ts), logsumexp's long runs to simd-exp.ts's.
  * Elements are combined in memory order, from the identity, whichever loop runs: the
- * numbers of the plain definition.
+ * numbers of the plain definition; but logsumexp's runs (the reduced axes last), whose
+ * exponentials are added in four partial sums (expRun), the SIMD kernel's order.
  */
 import { exp } from "../exp.js";
 import { alloc, release } from "./pool.js";
@@ -170,11 +171,31 @@ function logsumexp(x: Float64Array, xd: Dims, axes: readonly number[]): Float64A
   return out;
 }
 
-/** Σ exp(x[from…to) − m), which the caller stores (see Run). */
+/**
+ * Σ exp(x[from…to) − m), which the caller stores (see Run), in four partial sums: element i
+ * into sum (i − from) mod 4, in order from 0, then (s₀ + s₂) + (s₁ + s₃). simd-exp.ts's
+ * order (two vectors of two sums), which one chain of additions would hold to an addition's
+ * latency per element; here too the four chains run side by side.
+ */
 function expRun(m: number, x: Float64Array, from: number, to: number): number {
-  let s = 0;
-  for (let i = from; i < to; i++) s += exp(x[i] - m);
-  return s;
+  let [s0, s1, s2, s3] = [0, 0, 0, 0];
+  let i = from;
+  for (; i + 3 < to; i += 4) {
+    s0 += exp(x[i] - m);
+    s1 += exp(x[i + 1] - m);
+    s2 += exp(x[i + 2] - m);
+    s3 += exp(x[i + 3] - m);
+  }
+  if (i + 1 < to) {
+    s0 += exp(x[i] - m);
+    s1 += exp(x[i + 1] - m);
+    i += 2;
+  }
+  if (i < to) {
+    if (((i - from) & 3) === 0) s0 += exp(x[i] - m);
+    else s2 += exp(x[i] - m);
+  }
+  return s0 + s2 + (s1 + s3);
 }
 function expRow(out: Float64Array, m: Float64Array, o: number, x: Float64Array, i: number, len: number): void {
   for (let b = 0; b < len; b++) out[o + b] += exp(x[i + b] - m[o + b]);

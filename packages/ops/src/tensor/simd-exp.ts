@@ -12,37 +12,72 @@
  * takes exp.ts's `beyond` steps: s at 2^(m ∓ 128), scaled after by 2^(±128) (by 1 in a lane
  * within 700, which changes nothing), and ∞, 0 or x itself past overflow, underflow, NaN.
  *
- * logsumexp's sum adds the exponentials one by one in memory order from zero, as the
- * JavaScript loop of reduce.ts does (its contract): the additions form one chain, which the
- * processor overlaps with the independent exponentials of the next elements. The max is
+ * logsumexp's sum adds the exponentials in four partial sums, element i into sum i mod 4,
+ * as the JavaScript loop of reduce.ts does (its contract). The max is
  * reduce.ts's too: the first element of the greatest value (which of 0 and −0 comes first
- * matters to logSoftmax), NaN as soon as there is one.
+ * matters to logSoftmax), NaN where there is one. Its pass also finds the least element,
+ * which tells when no x − max can leave exp's range (x − max ≥ −700), and the sum then
+ * runs without exp's check.
  *
  * Operands are copied into the workspace (a memcpy, which long buffers repay), after the
- * two tables, which each instance holds from its data segment.
+ * table (S_j and T_j side by side, one load a lane) and exp's constants, which each instance
+ * holds from its data segment.
  */
 import { C2, C3, C4, C5, INV_LN2_N, LN2_N_HI, LN2_N_LO, SCALE, SHIFT, TAIL } from "../exp.js";
-import { assemble, f64, f64x2, forLoop, i32, i64x2, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type ValType } from "./wasm.js";
+import {
+  assemble, f64, f64x2, forLoop, i32, i32x4, i32x4Shuffle, i64x2, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type ValType,
+} from "./wasm.js";
 
 const get = local.get;
 
-/** Byte addresses in the workspace: the tables, a result slot, then the operand. */
-const SCALE_AT = 0;
-const TAIL_AT = 1024;
+/** Byte addresses in the workspace: the table (S_j, T_j pairs), two result slots, exp's constants, then the operand. */
+const TABLE_AT = 0;
 const RESULT_AT = 2048;
+const CONSTANTS_AT = 2064;
 /** The operand's first element (in doubles: byte 4096). */
 const OPERAND = 512;
 
+/** The shuffles that take the first, or second, double of each of two vectors (as pairs of i32 lanes). */
+const FIRSTS = i32x4Shuffle([0, 1, 4, 5]);
+const SECONDS = i32x4Shuffle([2, 3, 6, 7]);
+
+const bitsOf = (x: number): bigint => new BigUint64Array(new Float64Array([x]).buffer)[0];
 /** A constant vector: a double in both lanes. */
 function splat(x: number): Code {
-  const bits = new BigUint64Array(new Float64Array([x]).buffer)[0];
+  const bits = bitsOf(x);
   return v128.const(bits, bits);
 }
 /** A constant vector: an integer in both 64-bit lanes. */
 const splatI64 = (n: number): Code => v128.const(BigInt(n), BigInt(n));
-const SHIFT_BITS = new BigUint64Array(new Float64Array([SHIFT]).buffer)[0];
 
-/** The v128 locals exp's steps use (indices into the function's locals), and two i32 ones. */
+/**
+ * The constants of exp's steps, each in both lanes of a vector stored at CONSTANTS_AT, which a
+ * pass reads into locals before its loop. V8 builds a v128.const afresh at each use inside
+ * the loop (a 64-bit immediate into a general register, then into both lanes: three
+ * instructions), even from a local set once before the loop, which it folds back to the
+ * constant; a value loaded from memory stays in its register (or a stack slot that the
+ * arithmetic reads directly). A third of the loop's instructions, and as much of its time.
+ */
+const CONSTANT_BITS = {
+  invLn2N: bitsOf(INV_LN2_N),
+  shift: bitsOf(SHIFT),
+  ln2Hi: bitsOf(LN2_N_HI),
+  ln2Lo: bitsOf(LN2_N_LO),
+  c2: bitsOf(C2),
+  c3: bitsOf(C3),
+  c4: bitsOf(C4),
+  c5: bitsOf(C5),
+  /** j = k & 127. */
+  low7: 127n,
+  /** |x|'s bits: all but the sign. */
+  magnitude: 0x7fffffffffffffffn,
+  /** 700's bits: |x| ≤ 700 exactly where |x|'s bits are not greater (as integers; NaN's are). */
+  limit: bitsOf(700),
+} as const;
+type Constant = keyof typeof CONSTANT_BITS;
+const CONSTANT_NAMES = Object.keys(CONSTANT_BITS) as Constant[];
+
+/** The v128 locals exp's steps use (indices into the function's locals), two i32 ones, and the constants'. */
 interface ExpLocals {
   readonly x: number;
   readonly t: number;
@@ -56,47 +91,65 @@ interface ExpLocals {
   readonly half: number;
   readonly o0: number;
   readonly o1: number;
+  readonly c: Readonly<Record<Constant, number>>;
 }
-/** The locals, numbered from `at`: ten v128 then two i32 (see `EXP_LOCAL_TYPES`). */
-function expLocals(at: number): ExpLocals {
+/**
+ * The locals, numbered from `at`: ten v128 and two i32, then a v128 per constant (see
+ * `EXP_LOCAL_TYPES`), or, given `constants`, those of another set (a second exp in the loop).
+ */
+function expLocals(at: number, constants?: ExpLocals): ExpLocals {
   const [x, t, r, r2, k, sj, p, s, y, half, o0, o1] = Array.from({ length: 12 }, (_, i) => at + i);
-  return { x, t, r, r2, k, sj, p, s, y, half, o0, o1 };
+  const c = constants?.c ?? (Object.fromEntries(CONSTANT_NAMES.map((name, i) => [name, at + 12 + i])) as Record<Constant, number>);
+  return { x, t, r, r2, k, sj, p, s, y, half, o0, o1, c };
 }
-const EXP_LOCAL_TYPES: readonly ValType[] = [...new Array<ValType>(10).fill(type.v128), type.i32, type.i32];
+const WORK_LOCAL_TYPES: readonly ValType[] = [...new Array<ValType>(10).fill(type.v128), type.i32, type.i32];
+const EXP_LOCAL_TYPES: readonly ValType[] = [...WORK_LOCAL_TYPES, ...new Array<ValType>(CONSTANT_NAMES.length).fill(type.v128)];
+
+/** The constants into their locals: before a pass's loop. */
+const loadConstants = (l: ExpLocals): Code[] => CONSTANT_NAMES.map((name, i) => local.set(l.c[name], v128.load(i32.const(CONSTANTS_AT + 16 * i))));
 
 /**
  * y = exp(x), lanewise: exp.ts's `exp`, step for step (comments name its variables).
- * Reads x from local `l.x`, leaves the result in `l.y`.
+ * Reads x from local `l.x`, leaves the result in `l.y`. `checked`: lanes past |x| ≤ 700 (or
+ * NaN) take `beyond`'s steps; a pass may leave the check out where no lane can be.
  */
-function expSteps(l: ExpLocals): Code[] {
+function expSteps(l: ExpLocals, checked: boolean): Code[] {
   const x = get(l.x);
+  const c = (name: Constant): Code => get(l.c[name]);
   return [
-    // t = x·N/ln 2 + SHIFT; kd = t − SHIFT; k = kd in the low bits of t
-    local.set(l.t, f64x2.add(f64x2.mul(x, splat(INV_LN2_N)), splat(SHIFT))),
-    local.set(l.k, f64x2.sub(get(l.t), splat(SHIFT))), // kd, for now
+    // t = x·N/ln 2 + SHIFT (kept in l.k: its bits are k + SHIFT's, whose low 51 bits are 0); kd = t − SHIFT
+    local.set(l.k, f64x2.add(f64x2.mul(x, c("invLn2N")), c("shift"))),
+    local.set(l.t, f64x2.sub(get(l.k), c("shift"))),
     // r = x − kd·HI − kd·LO
-    local.set(l.r, f64x2.sub(f64x2.sub(x, f64x2.mul(get(l.k), splat(LN2_N_HI))), f64x2.mul(get(l.k), splat(LN2_N_LO)))),
-    local.set(l.k, i64x2.sub(get(l.t), v128.const(SHIFT_BITS, SHIFT_BITS))), // k
-    // j = k & 127, as byte offsets into the tables, per lane
-    local.set(l.t, i64x2.shl(v128.and(get(l.k), splatI64(127)), i32.const(3))),
-    local.set(l.o0, i32.wrapI64(i64x2.extractLane(0)(get(l.t)))),
-    local.set(l.o1, i32.wrapI64(i64x2.extractLane(1)(get(l.t)))),
-    local.set(l.sj, v128.load64Lane(1, SCALE_AT)(get(l.o1), v128.load64Zero(get(l.o0), SCALE_AT))),
-    local.set(l.t, v128.load64Lane(1, TAIL_AT)(get(l.o1), v128.load64Zero(get(l.o0), TAIL_AT))), // T_j
+    local.set(l.r, f64x2.sub(f64x2.sub(x, f64x2.mul(get(l.t), c("ln2Hi"))), f64x2.mul(get(l.t), c("ln2Lo")))),
+    // j = k & 127 (t's low bits), as byte offsets into the table, per lane
+    local.set(l.s, v128.and(get(l.k), c("low7"))), // j, for now
+    local.set(l.t, i64x2.shl(get(l.s), i32.const(4))),
+    // (the low halves of the 64-bit lanes, i32 lanes 0 and 2: no wrap to i32 after)
+    local.set(l.o0, i32x4.extractLane(0)(get(l.t))),
+    local.set(l.o1, i32x4.extractLane(2)(get(l.t))),
+    // each lane's pair (S_j, T_j) in one load; S_j of both lanes, then T_j of both
+    local.set(l.sj, v128.load(get(l.o0), TABLE_AT)),
+    local.set(l.t, v128.load(get(l.o1), TABLE_AT)),
+    local.set(l.p, FIRSTS(get(l.sj), get(l.t))),
+    local.set(l.t, SECONDS(get(l.sj), get(l.t))), // T_j
+    local.set(l.sj, get(l.p)),
     // polynomial: T_j + r + r²(C2 + r·C3) + r²·r²(C4 + r·C5), left to right
     local.set(l.r2, f64x2.mul(get(l.r), get(l.r))),
     local.set(
       l.p,
       f64x2.add(
-        f64x2.add(f64x2.add(get(l.t), get(l.r)), f64x2.mul(get(l.r2), f64x2.add(splat(C2), f64x2.mul(get(l.r), splat(C3))))),
-        f64x2.mul(f64x2.mul(get(l.r2), get(l.r2)), f64x2.add(splat(C4), f64x2.mul(get(l.r), splat(C5)))),
+        f64x2.add(f64x2.add(get(l.t), get(l.r)), f64x2.mul(get(l.r2), f64x2.add(c("c2"), f64x2.mul(get(l.r), c("c3"))))),
+        f64x2.mul(f64x2.mul(get(l.r2), get(l.r2)), f64x2.add(c("c4"), f64x2.mul(get(l.r), c("c5")))),
       ),
     ),
-    // m = k >> 7; s = S_j · 2^m, as S_j with m added to its exponent; y = s + s·p
-    local.set(l.k, i64x2.shrS(get(l.k), i32.const(7))),
-    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(get(l.k), i32.const(52)))),
+    // s = S_j · 2^m, m = k >> 7, as S_j with m added to its exponent: m·2⁵² is (k − j)·2⁴⁵, and
+    // t's bits − j give the same product (SHIFT's bits times 2⁴⁵ vanish mod 2⁶⁴); a subtraction
+    // and a shift (x64 has no 64-bit arithmetic shift right before AVX-512: V8 emulates it)
+    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(i64x2.sub(get(l.k), get(l.s)), i32.const(45)))),
+    // y = s + s·p
     local.set(l.y, f64x2.add(get(l.s), f64x2.mul(get(l.s), get(l.p)))),
-    ifThen(i32.eqz(i64x2.allTrue(f64x2.le(f64x2.abs(x), splat(700)))), beyondSteps(l)),
+    ...(checked ? [ifThen(v128.anyTrue(i64x2.gtS(v128.and(x, c("magnitude")), c("limit"))), beyondSteps(l))] : []),
   ];
 }
 
@@ -108,9 +161,10 @@ function expSteps(l: ExpLocals): Code[] {
 function beyondSteps(l: ExpLocals): Code[] {
   const x = get(l.x);
   const within = f64x2.le(f64x2.abs(x), splat(700));
+  const m = i64x2.shrS(i64x2.sub(get(l.k), get(l.c.shift)), i32.const(7)); // k >> 7, k = t's bits − SHIFT's
   return [
     local.set(l.half, v128.andnot(v128.bitselect(splatI64(128), splatI64(-128), f64x2.gt(x, splat(0))), within)),
-    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(i64x2.sub(get(l.k), get(l.half)), i32.const(52)))),
+    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(i64x2.sub(m, get(l.half)), i32.const(52)))),
     local.set(l.y, f64x2.mul(f64x2.add(get(l.s), f64x2.mul(get(l.s), get(l.p))), i64x2.shl(i64x2.add(get(l.half), splatI64(1023)), i32.const(52)))),
     local.set(l.y, v128.bitselect(splat(Infinity), get(l.y), f64x2.gt(x, splat(710)))),
     local.set(l.y, v128.bitselect(splat(0), get(l.y), f64x2.lt(x, splat(-746)))),
@@ -129,78 +183,132 @@ function expInPlace(): Func {
     params: [type.i32, type.i32],
     locals: [type.i32, type.i32, ...EXP_LOCAL_TYPES],
     body: [
+      ...loadConstants(l),
       local.set(END, i32.add(get(P), i32.mul(get(N), i32.const(8)))),
       local.set(LAST, i32.sub(get(END), i32.const(8))),
-      forLoop(P, get(LAST), 16, [local.set(l.x, v128.load(get(P))), ...expSteps(l), v128.store(get(P), get(l.y))]),
-      ifThen(i32.ltU(get(P), get(END)), [local.set(l.x, v128.load64Splat(get(P))), ...expSteps(l), v128.store64Lane(0)(get(P), get(l.y))]),
+      forLoop(P, get(LAST), 16, [local.set(l.x, v128.load(get(P))), ...expSteps(l, true), v128.store(get(P), get(l.y))]),
+      ifThen(i32.ltU(get(P), get(END)), [local.set(l.x, v128.load64Splat(get(P))), ...expSteps(l, true), v128.store64Lane(0)(get(P), get(l.y))]),
     ],
   };
 }
 
-/** expSum(p, n, m): Σ exp(x[i] − m) over the n doubles at p, added in order from 0, into the result slot. */
-function expSum(): Func {
-  const M = 2;
-  const [END, LAST, ACC, MV] = [3, 4, 5, 6];
-  const l = expLocals(7);
-  const add = (lane: number): Code => local.set(ACC, f64.add(get(ACC), f64x2.extractLane(lane)(get(l.y))));
+/** scaledExp(p, n, m, c): the n doubles x at p replaced by c·exp(x − m) (logsumexp's cotangent ȳ·exp(x − y)). */
+function scaledExp(): Func {
+  const [M, C] = [2, 3];
+  const [END, LAST, MV, CV] = [4, 5, 6, 7];
+  const l = expLocals(8);
+  const steps = (x: Code): Code[] => [local.set(l.x, f64x2.sub(x, get(MV))), ...expSteps(l, true), local.set(l.y, f64x2.mul(get(CV), get(l.y)))];
   return {
-    name: "expSum",
-    params: [type.i32, type.i32, type.f64],
-    locals: [type.i32, type.i32, type.f64, type.v128, ...EXP_LOCAL_TYPES],
+    name: "scaledExp",
+    params: [type.i32, type.i32, type.f64, type.f64],
+    locals: [type.i32, type.i32, type.v128, type.v128, ...EXP_LOCAL_TYPES],
     body: [
+      ...loadConstants(l),
       local.set(END, i32.add(get(P), i32.mul(get(N), i32.const(8)))),
       local.set(LAST, i32.sub(get(END), i32.const(8))),
       local.set(MV, f64x2.splat(get(M))),
-      forLoop(P, get(LAST), 16, [local.set(l.x, f64x2.sub(v128.load(get(P)), get(MV))), ...expSteps(l), add(0), add(1)]),
-      ifThen(i32.ltU(get(P), get(END)), [local.set(l.x, f64x2.sub(v128.load64Splat(get(P)), get(MV))), ...expSteps(l), add(0)]),
-      f64.store(i32.const(RESULT_AT), get(ACC)),
+      local.set(CV, f64x2.splat(get(C))),
+      forLoop(P, get(LAST), 16, [...steps(v128.load(get(P))), v128.store(get(P), get(l.y))]),
+      ifThen(i32.ltU(get(P), get(END)), [...steps(v128.load64Splat(get(P))), v128.store64Lane(0)(get(P), get(l.y))]),
     ],
   };
 }
 
 /**
- * max(p, n): reduce.ts's max of the n doubles at p (n ≥ 1) into the result slot: each lane
- * keeps the first of its greatest elements (a later equal one does not replace it), the
- * lanes' two are compared, and where both are zeros, the first zero is found by a scalar
- * pass (0 and −0 are equal, but not the same). Any NaN makes it NaN.
+ * expSum(p, n, m): Σ exp(x[i] − m) over the n doubles at p into the result slot, in four
+ * partial sums (element i into sum i mod 4, in order, from 0), added (s₀ + s₂) + (s₁ + s₃):
+ * reduce.ts's order. Two vectors a step, each added into a vector of sums of its own: one
+ * chain of additions would hold the loop to an addition's latency per element, and the two
+ * exponentials of a step share the constants' registers. `expSumWithin` leaves out exp's
+ * range check: for m = max x with every x − m ≥ −700 (no ∞), which logsumexp's max pass tells.
  */
-function max(): Func {
-  const [END, LAST, ACC, NAN, V, M] = [2, 3, 4, 5, 6, 7];
-  const [Q] = [8];
-  const fold = (v: Code): Code[] => [
-    local.set(V, v),
-    local.set(ACC, f64x2.pmax(get(ACC), get(V))),
-    local.set(NAN, v128.or(get(NAN), f64x2.ne(get(V), get(V)))),
-  ];
+function expSum(name: string, checked: boolean): Func {
+  const M = 2;
+  const [START, END, LAST, MV, A, B] = [3, 4, 5, 6, 7, 8];
+  const l = expLocals(9);
+  const l2 = expLocals(9 + EXP_LOCAL_TYPES.length, l);
+  const exp = (ls: ExpLocals, x: Code): Code[] => [local.set(ls.x, f64x2.sub(x, get(MV))), ...expSteps(ls, checked)];
+  const into = (acc: number, v: Code): Code => local.set(acc, f64x2.add(get(acc), v));
+  // the last element of an odd n: lane 0 only (+0 in lane 1 changes no sum)
+  const lane0 = v128.and(get(l.y), v128.const(-1n, 0n));
+  const second = i32.and(i32.sub(get(P), get(START)), i32.const(16)); // its index is 2 mod 4
   return {
-    name: "max",
+    name,
+    params: [type.i32, type.i32, type.f64],
+    locals: [type.i32, type.i32, type.i32, type.v128, type.v128, type.v128, ...EXP_LOCAL_TYPES, ...WORK_LOCAL_TYPES],
+    body: [
+      ...loadConstants(l),
+      local.set(START, get(P)),
+      local.set(END, i32.add(get(P), i32.mul(get(N), i32.const(8)))),
+      local.set(LAST, i32.sub(get(END), i32.const(24))),
+      local.set(MV, f64x2.splat(get(M))),
+      forLoop(P, get(LAST), 32, [...exp(l, v128.load(get(P))), ...exp(l2, v128.load(get(P), 16)), into(A, get(l.y)), into(B, get(l2.y))]),
+      ifThen(i32.ltU(get(P), i32.sub(get(END), i32.const(8))), [...exp(l, v128.load(get(P))), into(A, get(l.y)), local.set(P, i32.add(get(P), i32.const(16)))]),
+      ifThen(i32.ltU(get(P), get(END)), [
+        ...exp(l, v128.load64Splat(get(P))),
+        ifThen(second, [into(B, lane0)]),
+        ifThen(i32.eqz(second), [into(A, lane0)]),
+      ]),
+      local.set(A, f64x2.add(get(A), get(B))),
+      f64.store(i32.const(RESULT_AT), f64.add(f64x2.extractLane(0)(get(A)), f64x2.extractLane(1)(get(A)))),
+    ],
+  };
+}
+
+/**
+ * extremes(p, n): the greatest of the n doubles at p (n ≥ 1) into the first result slot,
+ * and their least into the second, NaNs left out (−∞ and ∞ if all are NaN). Four vectors at a
+ * time into four accumulators of each (one would make the loop a chain of dependent maxima).
+ * Each lane keeps the first of its greatest elements (a later equal one does not replace
+ * it), and equal maxima of other lanes are the same number, but for zeros: where the
+ * greatest is a zero, the first zero is found by a scalar pass (0 and −0 are equal, but not
+ * the same: logSoftmax's x − m tells them apart).
+ */
+function extremes(): Func {
+  const [END, LAST, V, M, Q] = [2, 3, 4, 5, 6];
+  const HI = [7, 8, 9, 10];
+  const LO = [11, 12, 13, 14];
+  const fold = (a: number, v: Code): Code[] => [
+    local.set(V, v),
+    local.set(HI[a], f64x2.pmax(get(HI[a]), get(V))),
+    local.set(LO[a], f64x2.pmin(get(LO[a]), get(V))),
+  ];
+  const lanes = (op: (a: Code, b: Code) => Code, v: number): Code => op(f64x2.extractLane(0)(get(v)), f64x2.extractLane(1)(get(v)));
+  return {
+    name: "extremes",
     params: [type.i32, type.i32],
-    locals: [type.i32, type.i32, type.v128, type.v128, type.v128, type.f64, type.i32],
+    locals: [type.i32, type.i32, type.v128, type.f64, type.i32, ...new Array<ValType>(8).fill(type.v128)],
     body: [
       local.set(END, i32.add(get(P), i32.mul(get(N), i32.const(8)))),
-      local.set(LAST, i32.sub(get(END), i32.const(8))),
       local.set(Q, get(P)),
-      local.set(ACC, splat(-Infinity)),
-      local.set(NAN, v128.zero()),
-      forLoop(P, get(LAST), 16, fold(v128.load(get(P)))),
-      ifThen(i32.ltU(get(P), get(END)), fold(v128.load64Splat(get(P)))),
-      local.set(M, f64.max(f64x2.extractLane(0)(get(ACC)), f64x2.extractLane(1)(get(ACC)))),
+      ...HI.map((a) => local.set(a, splat(-Infinity))),
+      ...LO.map((a) => local.set(a, splat(Infinity))),
+      local.set(LAST, i32.sub(get(END), i32.const(56))),
+      forLoop(P, get(LAST), 64, [0, 1, 2, 3].flatMap((a) => fold(a, v128.load(get(P), 16 * a)))),
+      local.set(LAST, i32.sub(get(END), i32.const(8))),
+      forLoop(P, get(LAST), 16, fold(0, v128.load(get(P)))),
+      ifThen(i32.ltU(get(P), get(END)), fold(0, v128.load64Splat(get(P)))),
+      local.set(HI[0], f64x2.pmax(f64x2.pmax(get(HI[0]), get(HI[1])), f64x2.pmax(get(HI[2]), get(HI[3])))),
+      local.set(LO[0], f64x2.pmin(f64x2.pmin(get(LO[0]), get(LO[1])), f64x2.pmin(get(LO[2]), get(LO[3])))),
+      f64.store(i32.const(RESULT_AT + 8), lanes(f64.min, LO[0])),
+      local.set(M, lanes(f64.max, HI[0])),
       // the greatest is zero: the first element not below it (its sign) is the answer
       ifThen(f64.eq(get(M), f64.const(0)), [
         forLoop(Q, get(END), 8, [ifThen(f64.eq(f64.load(get(Q)), f64.const(0)), [local.set(M, f64.load(get(Q))), local.set(Q, get(END))])]),
       ]),
-      ifThen(v128.anyTrue(get(NAN)), [local.set(M, f64.const(NaN))]),
       f64.store(i32.const(RESULT_AT), get(M)),
     ],
   };
 }
 
-/** The module: the three passes, and the tables S_j and T_j at the start of its memory. */
+/** The module: the passes, and the table of S_j and T_j and exp's constants at the start of its memory. */
 export function expModule(): Uint8Array {
-  const table = (a: Float64Array) => new Uint8Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength));
-  return assemble([expInPlace(), expSum(), max()], [
-    { offset: SCALE_AT, bytes: table(SCALE) },
-    { offset: TAIL_AT, bytes: table(TAIL) },
+  const table = (a: Float64Array | BigUint64Array) => new Uint8Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength));
+  const constants = BigUint64Array.from(CONSTANT_NAMES.flatMap((name) => [CONSTANT_BITS[name], CONSTANT_BITS[name]]));
+  const pairs = Float64Array.from({ length: 2 * SCALE.length }, (_, i) => (i % 2 === 0 ? SCALE : TAIL)[i >> 1]);
+  return assemble([expInPlace(), scaledExp(), expSum("expSum", true), expSum("expSumWithin", false), extremes()], [
+    { offset: TABLE_AT, bytes: table(pairs) },
+    { offset: CONSTANTS_AT, bytes: table(constants) },
   ]);
 }
 
@@ -214,6 +322,7 @@ export const EXP_SIMD_FROM = 256;
 const workspace = lazyWorkspace(expModule, 32 * 1024 * 1024);
 
 type Pass = (p: number, n: number) => void;
+type ScaledPass = (p: number, n: number, m: number, c: number) => void;
 type SumPass = (p: number, n: number, m: number) => void;
 
 /** out = exp(x) elementwise (out may be x); false (nothing written) when WebAssembly SIMD is unavailable or x too large. */
@@ -224,6 +333,21 @@ export function simdExp(out: Float64Array, x: Float64Array): boolean {
   if (heap === null) return false;
   heap.set(x, OPERAND);
   (s.exports.exp as Pass)(OPERAND * 8, x.length);
+  out.set(heap.subarray(OPERAND, OPERAND + x.length));
+  return true;
+}
+
+/**
+ * out = c·exp(x − m) elementwise (out may be x), each step the IEEE operation of
+ * `c * exp(x[i] - m)`; false (nothing written) when WebAssembly SIMD is unavailable or x too large.
+ */
+export function simdScaledExp(out: Float64Array, x: Float64Array, m: number, c: number): boolean {
+  const s = workspace();
+  if (s === null || x.length === 0) return false;
+  const heap = s.heap(OPERAND + x.length);
+  if (heap === null) return false;
+  heap.set(x, OPERAND);
+  (s.exports.scaledExp as ScaledPass)(OPERAND * 8, x.length, m, c);
   out.set(heap.subarray(OPERAND, OPERAND + x.length));
   return true;
 }
@@ -240,16 +364,19 @@ export function simdMaxAndExpSums(x: Float64Array, groups: number, len: number, 
   const heap = s.heap(OPERAND + groups * len);
   if (heap === null) return false;
   heap.set(x.subarray(0, groups * len), OPERAND);
-  const maxPass = s.exports.max as Pass;
-  const sumPass = s.exports.expSum as SumPass;
+  const extremesPass = s.exports.extremes as Pass;
   const result = RESULT_AT / 8;
   for (let g = 0; g < groups; g++) {
     const at = (OPERAND + g * len) * 8;
-    maxPass(at, len);
+    extremesPass(at, len);
     const mg = heap[result];
-    m[g] = mg;
-    sumPass(at, len, Number.isFinite(mg) ? mg : 0);
-    sums[g] = heap[result];
+    // every x − m within exp's range (none ∞; a NaN, left out of the extremes, still makes the sum NaN): the pass without the check
+    const within = Number.isFinite(mg) && heap[result + 1] - mg >= -700;
+    (s.exports[within ? "expSumWithin" : "expSum"] as SumPass)(at, len, Number.isFinite(mg) ? mg : 0);
+    const sum = heap[result];
+    // the sum is NaN exactly where x holds a NaN (x − m is never NaN otherwise, m being 0 where it is ±∞), and then so is the max
+    m[g] = Number.isNaN(sum) ? NaN : mg;
+    sums[g] = sum;
   }
   return true;
 }

@@ -91,6 +91,8 @@ export const f64 = {
   div: op(0xa3),
   /** IEEE maximum (NaN if either is; −0 below 0). */
   max: op(0xa5),
+  /** IEEE minimum (NaN if either is; −0 below 0). */
+  min: op(0xa4),
   eq: op(0x61),
   /** `a ≤ b` as an i32 0 or 1 (0 where either is NaN). */
   le: op(0x65),
@@ -139,6 +141,8 @@ export const i64x2 = {
   shrS: simd(0xcc),
   /** 1 (i32) when every lane is nonzero. */
   allTrue: simd(0xc3),
+  /** Lanewise signed `a > b`, all ones or all zeros. */
+  gtS: simd(0xd9),
   extractLane: (lane: number) => simd(0x1d, lane),
 };
 
@@ -146,6 +150,7 @@ export const i32x4 = {
   add: simd(0xae),
   /** Both lanes of an f64x2 truncated to i32 (saturating) in lanes 0 and 1; lanes 2 and 3 zero. */
   truncSatF64x2SZero: simd(0xfc),
+  extractLane: (lane: number) => simd(0x1b, lane),
 };
 
 /** Four floats to a vector: IEEE single precision, lane by lane. */

@@ -7,36 +7,26 @@
  * two vectors as long as x, up to ~1.3 million elements, whose fresh pages cost more than
  * the arithmetic).
  *
- * The gradient is that of the pieces, with a = max x taken as the constant it is to lse.hpp
- * (computed first, from the point), as JAX's logsumexp stops its gradient and GradBench's
- * manual tool leaves it out: LSE is invariant under shifts (log Σ exp(x − a) + a is the
- * same function of x for every a), so a's share of the derivative, (1 − Σ softmax) at the
- * maximal element, is zero up to rounding. Differentiating through the max instead records
- * a tie check, a mask of the maximal elements and four more passes over the vector, each as
- * long as the work itself at 10⁶ elements; and the pieces' reverse sweep reuses exp's
- * output, where logsumexp's rule computes the exponentials again.
+ * The gradient is `grad` of that same function: logsumexp's reverse rule, ȳ · exp(x − y), the
+ * softmax, one scaledExp pass (ops' tensor/scaled-exp.ts) after the primal's kernel. The
+ * pieces with a constant shift (max, x − a, exp, sum, log, + a, and their reverse: a
+ * broadcast and a product) compute the exponentials once, but their passes and buffers
+ * cost more: ×1.5–2 the time. It is jitted: traced and differentiated once per length of
+ * x, then replayed, which takes half the time up to 10⁴ elements (the trace and its sweep
+ * cost more than the passes there) and a third less above.
  *
  * Input `{x: double[]}`; `primal` gives a number, `gradient` an array like `x`.
  */
-import { add, exp, grad, log, logsumexp, max, sub, sum, type Scalar, type TensorArg } from "@wengert/core";
+import { grad, jit, logsumexp, type TensorArg } from "@wengert/core";
 import { defineFunction } from "../define.js";
 import { field, numbers, record } from "../json.js";
 import type { EvalModule } from "../module.js";
 
-/** log Σ exp(x − a) + a: LSE(x) for any shift a, stable for a = max x. */
-export function shiftedLogSumExp(x: TensorArg, a: Scalar): Scalar {
-  return add(log(sum(exp(sub(x, a)))), a);
-}
-
 const prepare = (input: unknown): Float64Array => numbers(field(record(input), "x"), "x");
+
+const gradient = jit((x: TensorArg) => grad((v: TensorArg) => logsumexp(v), x));
 
 export const lse: EvalModule = {
   primal: defineFunction({ prepare, run: (x: Float64Array) => logsumexp(x) }),
-  gradient: defineFunction({
-    prepare,
-    run: (x: Float64Array) => {
-      const a = max(x) as number;
-      return grad((v: TensorArg) => shiftedLogSumExp(v, a), x);
-    },
-  }),
+  gradient: defineFunction({ prepare, run: (x: Float64Array) => gradient(x) }),
 };
