@@ -78,6 +78,8 @@ describe("the flags", () => {
     expect(() => parse("--gradbench", "/g", "--quick")).toThrow(/unknown argument "--quick"/);
     expect(() => parse("--gradbench")).toThrow(/--gradbench needs a value/);
     expect(() => parse("--gradbench", "/g", "--min-runs", "1.5")).toThrow(/--min-runs "1.5" is not an integer ≥ 0/);
+    expect(() => parse("--gradbench", "/g", "--out", "/tmp/x.md", "--no-write")).toThrow(/--out and --no-write exclude each other/);
+    expect(() => parse("--gradbench", "/g", "--no-write", "--out", "/tmp/x.md")).toThrow(/--out and --no-write exclude each other/);
     expect(() => parse("--gradbench", "/g", "--min-seconds", "-1")).toThrow(/--min-seconds "-1" is not a number ≥ 0/);
     expect(() => parse("--gradbench", "/g", "--args", "-d 2")).toThrow(/--args "-d 2" should be EVAL=FLAGS/);
     expect(() => parse("--gradbench", "/g", "--args", "gnn=-d 2")).toThrow(/EVAL one of hello/);

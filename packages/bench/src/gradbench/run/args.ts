@@ -115,12 +115,14 @@ export function parseRunArgs(
   let minSeconds: number | undefined;
   let out: string | undefined = context.defaultOut;
   let render: string | undefined;
+  let noWrite = false;
+  let outGiven = false;
   const path = (p: string) => (isAbsolute(p) ? p : resolve(context.cwd, p));
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--") continue;
     if (arg === "--no-write") {
-      out = undefined;
+      noWrite = true;
       continue;
     }
     if (arg === "--help" || arg === "-h") throw new GradbenchUsageError(USAGE);
@@ -172,12 +174,16 @@ export function parseRunArgs(
         break;
       case "--out":
         out = path(value);
+        outGiven = true;
         break;
       case "--render":
         render = path(value);
         break;
     }
   }
+  // either one of them loses what the other asked for: the run's JSON, or a quiet run
+  if (noWrite && outGiven) throw new GradbenchUsageError(`pnpm gradbench: --out and --no-write exclude each other: give one.\n${USAGE}`);
+  if (noWrite) out = undefined;
   if (render !== undefined) return { kind: "render", json: render, out };
   if (gradbench === undefined) {
     throw new GradbenchUsageError(
