@@ -33,7 +33,7 @@
  */
 import { replay as placed } from "../diff/place.js";
 import { runReals } from "../eval/evaluate.js";
-import { guardsHold, termReplay, type TermReplay } from "../eval/replay.js";
+import { guardsHold, termReplay, writeNumbers, type TermReplay } from "../eval/replay.js";
 import { ArgumentError } from "../errors.js";
 import { compileForward, type ForwardReplay, type Layout } from "../jit/forward.js";
 import { compileScanTerm, type ScanTermRun } from "../jit/scan-term.js";
@@ -135,13 +135,7 @@ function copyInto(y: unknown, out: Float64Array): Float64Array {
   const parts = flat.leaves.map((v) => (typeof v === "number" ? v : toDense(v, "jit(f).into's output").data));
   checkLength(out, parts.reduce<number>((k, p) => k + (typeof p === "number" ? 1 : p.length), 0));
   let k = 0;
-  for (const p of parts) {
-    if (typeof p === "number") out[k++] = p;
-    else {
-      out.set(p, k);
-      k += p.length;
-    }
-  }
+  for (const p of parts) k = writeNumbers(out, k, p);
   return out;
 }
 
