@@ -151,14 +151,6 @@ function exactAssign(points: NdArray, centroids: NdArray): Int32Array {
     for (let l = 0; l < d; l++) s += P[p + l] * C[c + l];
     return s;
   };
-  const direct = (p: number, c: number): number => {
-    let dist = 0;
-    for (let l = 0; l < d; l++) {
-      const e = P[p + l] - C[c + l];
-      dist += e * e;
-    }
-    return dist;
-  };
   const norms = squaredNorms(P, n, d);
   // unit roundoff 2⁻⁵³ times the d + 2 roundings of each form, times 8 for safety
   const unit = 8 * (d + 2) * 2 ** -53;
@@ -184,7 +176,7 @@ function exactAssign(points: NdArray, centroids: NdArray): Int32Array {
       let arg = 0;
       for (let j = 0; j < k; j++) {
         if (cn[j] - 2 * dot(p, j * d) > cut) continue;
-        const dist = direct(p, j * d);
+        const dist = distance(P, p, C, j * d, d);
         if (dist < best) {
           best = dist;
           arg = j;
