@@ -49,11 +49,14 @@ export function stepSize(s: number): { readonly h: number; readonly half: number
 /** One Runge–Kutta step of the eval's system for x (of length ≥ 1), s steps over [0, 2]. */
 export function odeStep(x: TensorArg, s: number, { h, half }: StepSize = stepSize(s)): (y: Operand) => Operand {
   const n = shapeOf(x)[0];
-  // the right-hand side z = (x₀, x₁y₀, …, xₙ₋₁yₙ₋₂)
-  const x0 = slice(x, [0], [1]);
-  const rest = n > 1 ? slice(x, [1], [n]) : null;
+  // the right-hand side z = (x₀, x₁y₀, …, xₙ₋₁yₙ₋₂), x sliced inside the step: a slice in a
+  // step's loop is an offset into x (jit/chain-code.ts), where slices taken outside the scan
+  // were copies of x made at every call
   // (values are tensors throughout; the arithmetic's declared result is the wider Operand)
-  const rhs = (y: Operand): Operand => (rest === null ? x0 : concat([x0, mul(rest, slice(y as TensorArg, [0], [n - 1])) as TensorArg], 0));
+  const rhs = (y: Operand): Operand => {
+    const x0 = slice(x, [0], [1]);
+    return n === 1 ? x0 : concat([x0, mul(slice(x, [1], [n]), slice(y as TensorArg, [0], [n - 1])) as TensorArg], 0);
+  };
   return (y) => {
     const k1 = rhs(y);
     const k2 = rhs(add(y, mul(half, k1)));
