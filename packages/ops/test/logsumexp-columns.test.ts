@@ -3,7 +3,7 @@
  * output element a column, as GradBench gmm's logsumexp over the components of [k, n])
  * against the plain definition, to the bit: m the column's max (NaN as soon as one is met,
  * 0 where it is ±∞ or NaN), the exponentials added row by row from zero, m + log of the sum.
- * Above EXP_SIMD_FROM elements the exponentials are simd-exp.ts's (reduce.ts simdExpRows),
+ * Above EXP_SIMD_FROM elements max and sums are simd-exp.ts's column passes (columnMax, columnExpSums),
  * below the JavaScript loop's.
  */
 import { describe, expect, it } from "vitest";

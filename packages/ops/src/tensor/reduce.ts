@@ -7,7 +7,7 @@
  * of its own, taking its arrays as arguments: a closure over them would be a new function
  * made on every call, which V8 optimises afresh or not at all. Large column
  * sums go to the SIMD kernel (simd-elementwise.ts), logsumexp's long runs to simd-exp.ts's,
- * and the exponentials of its columns (the reduced axes not last) to its exp pass.
+ * and its columns (the reduced axes not last) to simd-exp.ts's column passes.
  * Elements are combined in memory order, from the identity, whichever loop runs: the
  * numbers of the plain definition; but logsumexp's runs (the reduced axes last), whose
  * exponentials are added in four partial sums (expRun), the SIMD kernel's order.
@@ -17,7 +17,7 @@ import { alloc, release } from "./pool.js";
 import { size, type Dims } from "./dims.js";
 import { odometer } from "./odometer.js";
 import { MIN_ROW, SIMD_FROM, simdColumnSums } from "./simd-elementwise.js";
-import { EXP_SIMD_FROM, simdExp, simdMaxAndExpSums } from "./simd-exp.js";
+import { EXP_SIMD_FROM, simdColumnMaxAndExpSums, simdMaxAndExpSums } from "./simd-exp.js";
 
 export type Reduction = "sum" | "max" | "min" | "logsumexp";
 
@@ -125,7 +125,7 @@ const outSize = (xd: Dims, axes: readonly number[]): number => size(keptDims(xd,
 function maxAndLogSum(x: Float64Array, xd: Dims, axes: readonly number[]): [Float64Array, Float64Array] {
   const abr = split(x, xd, axes);
   const logSum = alloc(outSize(xd, axes));
-  const m = simdMaxAndSums(x, abr, logSum) ?? maxThenSums(x, xd, axes, abr, logSum);
+  const m = simdMaxAndSums(x, abr, logSum) ?? simdColumnMaxAndSums(x, abr, logSum) ?? maxThenSums(x, xd, axes, abr, logSum);
   for (let o = 0; o < logSum.length; o++) logSum[o] = Math.log(logSum[o]);
   return [m, logSum];
 }
@@ -151,6 +151,19 @@ function simdMaxAndSums(x: Float64Array, abr: readonly [number, number, number] 
   return m;
 }
 
+/**
+ * The max and the sums Σ exp(x − m) of columns (the reduced axes not last: [A, R, B] with
+ * B ≥ 2) by simd-exp.ts's passes, which compute maxThenSums' max and exponentials and add
+ * them in its order; null (nothing written) where they do not apply.
+ */
+function simdColumnMaxAndSums(x: Float64Array, abr: readonly [number, number, number] | null, sums: Float64Array): Float64Array | null {
+  if (abr === null || abr[2] < 2 || x.length < EXP_SIMD_FROM) return null;
+  const m = alloc(abr[0] * abr[2], true);
+  if (simdColumnMaxAndExpSums(x, abr[0], abr[1], abr[2], m, sums)) return m;
+  release(m);
+  return null;
+}
+
 /** The max, then the sums Σ exp(x − m) (from zero: `sums` is), by the JavaScript loops. */
 function maxThenSums(x: Float64Array, xd: Dims, axes: readonly number[], abr: readonly [number, number, number] | null, sums: Float64Array): Float64Array {
   const m = reduce(x, xd, axes, "max");
@@ -159,29 +172,9 @@ function maxThenSums(x: Float64Array, xd: Dims, axes: readonly number[], abr: re
   else {
     const [A, R, B] = abr;
     if (B === 1) for (let a = 0; a < A; a++) sums[a] = expRun(m[a], x, a * R, (a + 1) * R);
-    else if (!simdExpRows(sums, m, x, abr)) for (let a = 0; a < A; a++) for (let r = 0; r < R; r++) expRow(sums, m, a * B, x, (a * R + r) * B, B);
+    else for (let a = 0; a < A; a++) for (let r = 0; r < R; r++) expRow(sums, m, a * B, x, (a * R + r) * B, B);
   }
   return m;
-}
-
-/**
- * expRow's sums (rows of x read as [A, R, B], B ≥ 2: each output element a column, as
- * GradBench gmm's logsumexp over the components of [k, n]) with the exponentials by
- * simd-exp.ts's pass: x − m into a buffer, exp in place (the same numbers as the scalar
- * exp, a quarter of its time), then the rows added in order from zero, as expRow adds
- * them. False (nothing written) where it does not apply.
- */
-function simdExpRows(sums: Float64Array, m: Float64Array, x: Float64Array, [A, R, B]: readonly [number, number, number]): boolean {
-  if (x.length < EXP_SIMD_FROM) return false;
-  const t = alloc(x.length, true);
-  for (let a = 0, i = 0; a < A; a++) for (let r = 0; r < R; r++, i += B) subRow(t, x, i, m, a * B, B);
-  const done = simdExp(t, t);
-  if (done) for (let a = 0; a < A; a++) for (let r = 0; r < R; r++) sumRow(sums, a * B, t, (a * R + r) * B, B);
-  release(t);
-  return done;
-}
-function subRow(out: Float64Array, x: Float64Array, i: number, m: Float64Array, o: number, len: number): void {
-  for (let b = 0; b < len; b++) out[i + b] = x[i + b] - m[o + b];
 }
 
 /** log Σ exp(x) = m + log Σ exp(x − m). */
