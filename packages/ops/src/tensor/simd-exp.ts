@@ -310,7 +310,9 @@ function extremes(): Func {
 function columnMax(): Func {
   const [ROWS, COLS, Q] = [1, 2, 3];
   const [END, ROW_END, O, V, W] = [4, 5, 6, 7, 8];
-  const take = (v: Code, w: Code): Code[] => [local.set(V, v), local.set(W, w), local.set(W, v128.bitselect(get(V), get(W), v128.or(f64x2.gt(get(V), get(W)), f64x2.ne(get(V), get(V)))))];
+  // W ← V where V > W or V is NaN
+  const takes = v128.or(f64x2.gt(get(V), get(W)), f64x2.ne(get(V), get(V)));
+  const take = (v: Code, w: Code): Code[] => [local.set(V, v), local.set(W, w), local.set(W, v128.bitselect(get(V), get(W), takes))];
   return {
     name: "columnMax",
     params: [type.i32, type.i32, type.i32, type.i32],
@@ -323,7 +325,11 @@ function columnMax(): Func {
       forLoop(P, get(END), 0, [
         local.set(O, get(Q)),
         local.set(ROW_END, i32.add(get(P), i32.mul(get(COLS), i32.const(8)))),
-        forLoop(P, i32.sub(get(ROW_END), i32.const(8)), 16, [...take(v128.load(get(P)), v128.load(get(O))), v128.store(get(O), get(W)), local.set(O, i32.add(get(O), i32.const(16)))]),
+        forLoop(P, i32.sub(get(ROW_END), i32.const(8)), 16, [
+          ...take(v128.load(get(P)), v128.load(get(O))),
+          v128.store(get(O), get(W)),
+          local.set(O, i32.add(get(O), i32.const(16))),
+        ]),
         ifThen(i32.ltU(get(P), get(ROW_END)), [
           ...take(v128.load64Splat(get(P)), v128.load64Splat(get(O))),
           v128.store64Lane(0)(get(O), get(W)),

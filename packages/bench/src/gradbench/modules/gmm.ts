@@ -163,43 +163,45 @@ function factors(p: GmmPrepared, v: Traced<Independent>) {
 }
 
 /**
- * From this dimension on, every component's Q_k x is its own product (the batched
- * [k, d, d + 1] · [d + 1, c]); below it, one product of all components, [k·d, d + 1] · [d + 1, c]
- * (see squaredNorms).
+ * From this dimension on, an unsliced term's Q_k x is each component's own product (the
+ * batched [k, d, d + 1] · [d + 1, c]); below it, one product of all components,
+ * [k·d, d + 1] · [d + 1, c] (see squaredNorms).
  */
 export const BATCHED_FROM_D = 16;
 
 /**
- * How squaredNorms takes the coordinates of the one product below BATCHED_FROM_D: by
- * slices of its rows where jit runs the term (compiled chains read them in place), by a
- * reshape to [k, d, c] and a sum over its middle axis where it is traced (there each slice,
- * square and sum of the sliced form is a buffer and a pass of its own: the gradient at
- * d = 15, k = 50 took ×1.3 the CPU time).
+ * How squaredNorms takes the coordinates of Q_k (x − μ_k): by slices of one product's rows
+ * (compiled chains read them in place), or from a product of [k, d, c] summed over its middle
+ * axis. Sliced where jit runs the term: the objective at every d, the gradient below
+ * BATCHED_FROM_D (from it the sliced gradient took ×1.1 at d = 20, k = 25 and ×2.1 at d = 64,
+ * k = 5: the adjoint embeds d slices' cotangents); the traced gradient is never sliced (each
+ * slice, square and sum a buffer and a pass of its own: ×1.3 at d = 15, k = 50).
  */
-export type Coordinates = "sliced" | "reshaped";
+export type Coordinates = "sliced" | "unsliced";
 
 /**
  * ‖Q_k (x_i − μ_k)‖² for every component and point, [k, c], from W = [−Q_k μ_k | Q_k]
  * ([k, d, d + 1]) and the chunk's [1; x] ([d + 1, c]).
  *
- * From BATCHED_FROM_D, the batched product [k, d, c] squared and summed over its middle
- * axis. Below, one product: reshaped, W as [k·d, d + 1] and the product back to [k, d, c]
- * (a reshape on a tape copies its argument, ops.ts, and its pullback the cotangent back);
- * sliced, W's rows taken coordinate by coordinate (row j·k + k' is component k''s row j), so
+ * Unsliced: from BATCHED_FROM_D, the batched product [k, d, c]; below, W as [k·d, d + 1]
+ * and the product reshaped back to [k, d, c] (a reshape on a tape copies its argument, ops.ts,
+ * and its pullback the cotangent back); either squared and summed over its middle axis.
+ * Sliced: W's rows taken coordinate by coordinate (row j·k + k' is component k''s row j), so
  * that the product P = [d·k, c] holds coordinate j of every component and point in rows
  * j·k … j·k + k − 1, a slice of whole rows, which jit's chains read in place (a middle-axis
  * sum is a kernel, and a reshape a copy). The squares of the d slices are added in order, a
  * fold from the first: the sum kernel's additions from 0 (0 + a = a), the same numbers;
  * each element of P is the same dot product in every form (gemm.ts). At d = 2, k = 25 the
  * reshape, the square's pass, the sum's and −½·'s were a third of the jitted objective's
- * time; sliced, they are one loop. (The batched form was measured against the reshaped
- * one when the batched product made k kernel calls; ops' matmul now makes a stack times one
- * shared matrix a single product, kernels.ts, and a first paired run found them within the noise.)
+ * time, and at d = 20, k = 100 the square's pass and the sum's 40 %; sliced, they are one loop.
+ * (The batched form was measured against the reshaped one when the batched product made k
+ * kernel calls; ops' matmul now makes a stack times one shared matrix a single product,
+ * kernels.ts, and a first paired run found them within the noise.)
  */
 function squaredNorms(W: T, xT: NdArray, k: number, d: number, coordinates: Coordinates): T {
-  if (d >= BATCHED_FROM_D) return sum(square(matmul(W, xT) as T), 1) as T;
+  if (d >= BATCHED_FROM_D && coordinates === "unsliced") return sum(square(matmul(W, xT) as T), 1) as T;
   const c = xT.shape[1];
-  if (coordinates === "reshaped") return sum(square(reshape(matmul(reshape(W, [k * d, d + 1]) as T, xT) as T, [k, d, c]) as T), 1) as T;
+  if (coordinates === "unsliced") return sum(square(reshape(matmul(reshape(W, [k * d, d + 1]) as T, xT) as T, [k, d, c]) as T), 1) as T;
   const byCoordinate = Int32Array.from({ length: d * k }, (_, r) => (r % k) * d + Math.floor(r / k));
   const P = matmul(gather(reshape(W, [k * d, d + 1]) as T, byCoordinate, 0) as T, xT) as T;
   let total: T | null = null;
@@ -284,11 +286,12 @@ function compiledOf(p: GmmPrepared): Compiled {
   let c = compiled.get(p);
   if (c !== undefined) return c;
   const objective = jit((v: Traced<WithMeans>): Scalar => objectiveTerm(p, v, "sliced"));
+  const sliced: Coordinates = p.d < BATCHED_FROM_D ? "sliced" : "unsliced";
   const gradients =
     p.k * p.d * p.n < JIT_GRADIENT_BELOW
       ? {
           param: jit((v: Independent) => grad((w) => paramTerm(p, w), v)) as unknown as (v: Independent) => Gradients,
-          chunks: p.chunks.map((xT) => jit((v: WithMeans) => grad((w) => chunkTerm(p, w, xT, "sliced"), v)) as unknown as (v: WithMeans) => Gradients),
+          chunks: p.chunks.map((xT) => jit((v: WithMeans) => grad((w) => chunkTerm(p, w, xT, sliced), v)) as unknown as (v: WithMeans) => Gradients),
         }
       : undefined;
   c = { objective: objective as unknown as (v: WithMeans) => number, gradients };
@@ -328,7 +331,7 @@ export function gmmGradient(p: GmmPrepared): GmmGradient {
     for (const f of jitted.chunks) accumulate(f(withMeans(p)));
   } else {
     accumulate(grad((v) => paramTerm(p, v), independent(p)));
-    for (const xT of p.chunks) accumulate(grad((v) => chunkTerm(p, v, xT, "reshaped"), withMeans(p)));
+    for (const xT of p.chunks) accumulate(grad((v) => chunkTerm(p, v, xT, "unsliced"), withMeans(p)));
   }
   return { alpha: out.alpha, mu: ndarray(out.mu, [k, d]), q: ndarray(out.q, [k, d]), l: ndarray(out.l, [k, ls]) };
 }
