@@ -214,7 +214,7 @@ describe("gmm", () => {
       expect(Object.is(gmmObjective(p), traced), `d=${d} k=${k} n=${n}: ${gmmObjective(p)} vs ${traced}`).toBe(true);
       const unsliced = grad((w) => objectiveTerm(p, w as never, "unsliced"), v) as unknown as Record<string, { data?: ArrayLike<number> } & ArrayLike<number>>;
       const sliced = gmmGradient(p);
-      for (const key of ["alpha", "mu", "q", ...(d > 1 ? ["l"] : [])] as const) {
+      for (const key of ["alpha", "mu", "q", ...(d > 1 ? (["l"] as const) : [])] as const) {
         const want = Array.from(unsliced[key].data ?? unsliced[key]);
         const got = key === "alpha" ? Array.from(sliced.alpha) : Array.from(sliced[key].data as Float64Array);
         // (the reverse sweeps add the coordinates' cotangents in other orders: equal to rounding)
