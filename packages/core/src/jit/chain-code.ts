@@ -133,6 +133,14 @@ const MAX_UNROLLED = 64;
 const MAX_LEAD = 8;
 
 /**
+ * How many iterations back a value may be read from its registers (its lag): one read
+ * further back reads its buffer (written that many iterations before). The adjoint of d
+ * slices of one value (GradBench gmm's coordinates, rows j·k … of one product) embeds one
+ * cotangent at d offsets k·c apart, which registers would hold by the k·c.
+ */
+const MAX_LAG = 16;
+
+/**
  * The leads of a loop's values, or null past MAX_LEAD. At iteration t a value with lead L
  * computes its element t + L; one that reads u at element j + d needs u's element made by
  * then: L(u) ≥ L + d. Each value's lead is the least that its readers (later values)
@@ -186,10 +194,12 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
   // how many iterations back each value is read in its own loop; whether anything outside reads it
   const lag = new Map<number, number>();
   const outside = new Set<number>();
+  // (a read past MAX_LAG reads the buffer, so its value is stored)
+  const far = (u: number, m: Made, d: number): boolean => groups[groupOf.get(u)!].lead.get(u)! - groups[groupOf.get(m.v)!].lead.get(m.v)! - d > MAX_LAG;
   loops.forEach((m) => {
     const g = groupOf.get(m.v)!;
     for (const [u, d] of m.reads) {
-      if (groupOf.get(u) === g) {
+      if (groupOf.get(u) === g && !far(u, m, d)) {
         const { lead } = groups[g];
         lag.set(u, Math.max(lag.get(u) ?? 0, lead.get(u)! - lead.get(m.v)! - d));
       } else outside.add(u);
@@ -231,7 +241,7 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
             text
               .replace(TOKEN, (_, u: string, minus: string, ds: string) => {
                 const d = minus === "" ? Number(ds) : -Number(ds);
-                if (groupOf.get(Number(u)) === g) return name(Number(u), lead.get(Number(u))! - l - d);
+                if (groupOf.get(Number(u)) === g && lead.get(Number(u))! - l - d <= MAX_LAG) return name(Number(u), lead.get(Number(u))! - l - d);
                 return `b${u}[${index(l + d + at)}]`;
               })
               .replace(GATHER, (_, x: string, g: string, inner: string, minus: string, ds: string) =>

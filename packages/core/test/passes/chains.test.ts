@@ -190,6 +190,26 @@ describe("the loops of a chain", () => {
     }
   });
 
+  it("a value read far back (concatenated with itself, as the adjoint of slices of one product embeds one cotangent) reads its buffer, not registers", () => {
+    // a's element i is read at i (the first half) and m iterations later (the second): registers up to 16 back, the buffer past
+    const twice = (m: number) => (x: TensorArg) => {
+      const a = sin(x);
+      return add(concat([a, a], 0), concat([x, x], 0));
+    };
+    for (const m of [3, 16, 17, 40]) {
+      const at = [1, 2, 3].map((seed) => Float64Array.from({ length: m }, (_, i) => Math.sin(seed + 0.7 * i) - 0.2));
+      const [chain] = chainsOf(twice(m), at[0]);
+      const registers = new Set(chain.source.match(/\br\d+_\d+\b/g)).size;
+      // a's m + 1 registers (or one), and one each for the concatenations and the sum
+      expect(registers, `m = ${m}`).toBe(m <= 16 ? m + 4 : 4);
+      expect(chain.source.includes(`[i-${m}]`)).toBe(true);
+      const fused = callAll(() => jit(twice(m)), at, true);
+      const kernels = callAll(() => jit(twice(m)), at, false);
+      expect(fused.runs).toBeGreaterThan(0);
+      expectSame(fused.results, kernels.results);
+    }
+  });
+
   it("a value read once by a slice that is read twice is computed once per element (a Runge–Kutta stage's y + h/2·k)", () => {
     const f = (x: TensorArg) => {
       const s = slice(add(x, 1) as TensorArg, [0], [n - 1]);
