@@ -385,6 +385,9 @@ const MAX_NESTING = 24;
 /** Generated functions by source: a term traced again by a later call has the same code. */
 const compiled = codeCache<BoundedRun>();
 
+/** Chain functions made from new source (tests: code found again for longer vectors is not made again). */
+export const chainCodeStats = { made: 0 };
+
 /**
  * The code of the chain `members` (instructions of `tape` in order, each one that
  * jit/chains.ts's `fusable` accepts; a sink's result read by none of them).
@@ -561,7 +564,7 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     ...copies,
   ];
   const source = `"use strict";\nreturn function chain(B, V, K, E) {\n${[...head, ...body].join("\n")}\n};`;
-  const loopsRun = compiled(source, () => new Function("positions", source)(indexVector) as BoundedRun);
+  const loopsRun = compiled(source, () => (chainCodeStats.made++, new Function("positions", source)(indexVector) as BoundedRun));
   const E = Int32Array.from(bounds);
   return { run: (B, V, K) => loopsRun(B, V, K, E), made, reads: [...tensorsRead], source };
 }

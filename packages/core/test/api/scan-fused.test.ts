@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { add, concat, div, exp, grad, index, jit, lt, matmul, mul, scan, shapeOf, sin, slice, sub, sum, type Operand, type Scalar, type TensorArg } from "../../src/index.js";
 import { fusedCode, fusedStats } from "../../src/jit/chains.js";
+import { chainCodeStats } from "../../src/jit/chain-code.js";
 import { reverseStats } from "../../src/eval/scan-reverse-run.js";
 import { forwardStats } from "../../src/eval/scan-forward.js";
 import { poolStats } from "@wengert/ops";
@@ -117,6 +118,21 @@ describe("scan bodies on tensors run as fused loops", () => {
     const at = forwardStats.iterations;
     jd(points[1]);
     expect(forwardStats.iterations - at).toBe(2 * STEPS - 2);
+  });
+
+  it("jit(grad) of the Runge–Kutta scan on longer vectors runs the loops made for shorter ones: no new chain code, the same numbers", () => {
+    // (the loops' bounds near the end are arguments: GradBench ode's warm-up at define makes the loops of every n)
+    const g = (v: TensorArg): unknown => grad((w): Scalar => index(solve(rk4)(w), [shapeOf(w)[0] - 1]), v);
+    const first = jit(g);
+    first(xs(1, 2048));
+    first(xs(2, 2048));
+    const before = chainCodeStats.made;
+    for (const m of [3000, 10_000]) {
+      const j = jit(g);
+      const replayed = [1, 2, 3].map((seed) => j(xs(seed, m)));
+      expect(chainCodeStats.made - before).toBe(0);
+      expectSame(replayed, [1, 2, 3].map((seed) => g(xs(seed, m))));
+    }
   });
 
   it("jit(grad)'s reverse step of the Runge–Kutta body is one pass: it takes its results from the pool, not its stages, nor a copy of its carry", () => {
