@@ -16,7 +16,7 @@ import { assign, assignedCost, pointCost } from "../src/gradbench/modules/kmeans
 import { div, grad, index, jvp, type NdArray, type Scalar, type Tensor } from "@wengert/core";
 import { samples } from "../src/gradbench/modules/llsq.js";
 import { solve } from "../src/gradbench/modules/ode.js";
-import { evaluate, respond } from "../src/gradbench/protocol.js";
+import { evaluate, respond, warmUp } from "../src/gradbench/protocol.js";
 import { detInput, kmeansInput, llsqInput, lseInput, odeInput, SAMPLE_INPUTS } from "../src/gradbench/inputs.js";
 import { derivativeOverPrimal, FUNCTION_PAIRS, NO_PRIMAL, ratiosForAll, ratioTable } from "../src/gradbench/report.js";
 
@@ -329,6 +329,12 @@ describe("ode", () => {
         expect(bits(vec(call(modules.ode, "gradient", { x, s })))).toEqual(bits(g));
       }
     }
+  });
+  it("define's warm-up runs both functions on its synthetic x; the numbers after it are the same", () => {
+    const input = odeInput(1000, 10, 23);
+    const before = [vec(call(modules.ode, "primal", input)), vec(call(modules.ode, "gradient", input))];
+    expect(warmUp(modules.ode)?.success).toBe(true);
+    expect([vec(call(modules.ode, "primal", input)), vec(call(modules.ode, "gradient", input))]).toEqual(before);
   });
   it("gradient with x of length 1000 and 10 steps: shape, and the first entries by differences", () => {
     const input = odeInput(1000, 10, 99);
