@@ -308,7 +308,8 @@ function fuse(loops: Made[], needed: Uint8Array, bounds: number[]): string[] {
       }
       // UNROLL iterations at once: the registers shift once per block, not per iteration
       const block = Array.from({ length: UNROLL }, (_, j) => iteration(j)).flat();
-      lines.push(`{\nlet i = ${bound(lo)};\nfor (; i + ${UNROLL} <= ${bound(hi)}; i += ${UNROLL}) {\n  ${[...block, ...shift(true)].join("\n  ")}\n}\n${one}\n}`);
+      const blocks = `for (; i + ${UNROLL} <= ${bound(hi)}; i += ${UNROLL}) {\n  ${[...block, ...shift(true)].join("\n  ")}\n}`;
+      lines.push(`{\nlet i = ${bound(lo)};\n${blocks}\n${one}\n}`);
     }
     for (const m of members) if (m.sink && m.scatter === undefined) lines.push(`V[${m.v}] = r${m.v}_0;`);
   });
