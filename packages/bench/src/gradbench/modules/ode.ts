@@ -121,12 +121,12 @@ const prepare = (input: unknown): OdeInput => {
 
 /**
  * Warm-up inputs for `define` (module.ts): a synthetic x of 2048 elements, whose loops are
- * those of any other long x (jit/chain-code.ts writes bounds past 64 as arguments; past a few
- * thousand elements the sweep passes no masks between blocks, jit/reverse-plan.ts), at s = 1
- * and 10 in turn (a block both first and last; a first, middle ones and a last), each run 40
- * times, so that V8 has optimised the steps' loops and their derivatives' before GradBench's
- * first timed run. Nothing in it is the eval's input: the traces, block derivatives and plans
- * at the eval's n are made at its first call.
+ * those of any other long x (jit/chain-code.ts writes bounds past 64 as arguments; at s = 10
+ * the sweep's blocks carry no masks there, as at any n past a few hundred: diff/scan-cotangents.ts
+ * MASK_BUDGET), at s = 1 and 10 in turn (a block both first and last; a first, middle ones and
+ * a last), each run 40 times, so that V8 has optimised the steps' loops and their derivatives'
+ * before GradBench's first timed run. Nothing in it is the eval's input: the traces, block
+ * derivatives and plans at the eval's n are made at its first call.
  */
 const warmUp = { input: (r: number) => ({ ...odeInput(2048, r % 2 === 0 ? 1 : 10, 1 + r), min_runs: 40 }), rounds: 4 };
 
