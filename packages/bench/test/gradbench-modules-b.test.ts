@@ -12,6 +12,7 @@ import type { EvalFunction } from "../src/gradbench/module.js";
 import { jsonable } from "../src/gradbench/json.js";
 import { modules } from "../src/gradbench/modules/index.js";
 import { poolStats } from "@wengert/ops";
+import { warmUp } from "../src/gradbench/protocol.js";
 import { BATCHED_FROM_D, gmm, gmmGradient, gmmObjective, lgamma, logGammaDistrib, prepareGmm, type GmmGradient } from "../src/gradbench/modules/gmm.js";
 import { abbreviate, ba, baJacobian, prepareBa, type BaPrepared } from "../src/gradbench/modules/ba.js";
 import { ht } from "../src/gradbench/modules/ht.js";
@@ -520,6 +521,14 @@ describe("lstm", () => {
     expect(Math.abs((call(lstm.objective, inp) as number) - lstmPlain(inp))).toBeLessThan(1e-14);
     const [v, unflat] = lstmParameters(inp);
     expect(worst(lstmGradient(prepareLstm(inp)), fdGradient((w) => lstmPlain(unflat(w)), v))).toBeLessThan(1e-8);
+  });
+
+  it("define's warm-up runs both functions at l = 1 … 6; the traces it leaves serve new inputs (nothing of its numbers kept)", () => {
+    expect(warmUp(lstm)?.success).toBe(true);
+    for (const l of [1, 2, 6]) {
+      const inp = lstmInput(l, 200, 14, 40 + l);
+      expect(Math.abs((call(lstm.objective, inp) as number) - lstmPlain(inp))).toBeLessThan(1e-14);
+    }
   });
 
   it("the objective at new inputs of one l, at lengths within a chunk of the jitted scan, filling one, just over and several (the trace reused, run compiled)", () => {
