@@ -79,13 +79,29 @@ export function prepareLstm(json: unknown): LstmPrepared {
 }
 
 /**
- * The share of the loss of all steps, from their predictions Y ([c − 1, b]): each row
- * normalised by ADBench's log(Σ exp y + 2), against the next characters.
+ * Σ_t Σ_j targets[t]_j (y_t − lse_t)_j over the predictions Y ([c − 1, b]), each row
+ * normalised by ADBench's log(Σ exp y + 2).
  */
-function predictionLoss(s: LstmPrepared, Y: T): Scalar {
-  const { b, c } = s;
+function targetsDotLogSoftmax(Y: T, targets: T): Scalar {
   const lse = log(add(sum(exp(Y), 1, true), 2)) as T;
-  return mul(-1 / ((c - 1) * b), sum(mul(s.targets, sub(Y, lse))));
+  return sum(mul(targets, sub(Y, lse)));
+}
+
+/** The loss of all steps from their predictions Y ([c − 1, b]), against the next characters. */
+export function predictionLoss(s: LstmPrepared, Y: T): Scalar {
+  return mul(-1 / ((s.c - 1) * s.b), targetsDotLogSoftmax(Y, s.targets));
+}
+
+/**
+ * targetsDotLogSoftmax `jit`ted, for the objective: its replay runs the chains of
+ * elementwise operations and reductions as compiled loops (jit/chains.ts), the numbers of
+ * the operations one by one. One trace per shape of Y (per c), made at its first call.
+ */
+const jittedTargetsDot = jit(([Y, targets]: [T, T]) => targetsDotLogSoftmax(Y, targets));
+
+/** predictionLoss by jittedTargetsDot: the same number. */
+export function predictionLossJitted(s: LstmPrepared, Y: NdArray): number {
+  return mul(-1 / ((s.c - 1) * s.b), jittedTargetsDot([Y, s.targets]) as number) as number;
 }
 
 /** How many parameters a hidden unit has: 4 weights and 4 biases per layer, then input weight, output weight and output bias. */
@@ -195,7 +211,7 @@ function predictions(s: LstmPrepared): NdArray {
 }
 
 export function lstmObjective(s: LstmPrepared): number {
-  return predictionLoss(s, predictions(s)) as number;
+  return predictionLossJitted(s, predictions(s));
 }
 
 /**
