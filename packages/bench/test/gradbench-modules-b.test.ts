@@ -533,7 +533,7 @@ describe("lstm", () => {
     }
   });
 
-  it("define's warm-up runs both functions at l = 1 … 6; the traces it leaves serve new inputs (nothing of its numbers kept)", () => {
+  it("define's warm-up runs both functions at l = 1; the trace it leaves serves new inputs (nothing of its numbers kept), other l traced anew", () => {
     expect(warmUp(lstm)?.success).toBe(true);
     for (const l of [1, 2, 6]) {
       const inp = lstmInput(l, 200, 14, 40 + l);

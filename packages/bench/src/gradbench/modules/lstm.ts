@@ -235,21 +235,17 @@ export function lstmGradient(s: LstmPrepared): Float64Array {
 }
 
 /**
- * Warm-up inputs for `define` (module.ts): synthetic sequences of 3 chunks (b = 14, as the
- * eval's text gives) at l = 1 … 6 layers (GradBench's defaults are 2, 4 and 6), twice each,
- * the objective 30 runs a round.
- * The jitted scan is traced and compiled per l (its trace does not depend on the numbers:
- * the gates take no decisions), and V8 optimises that code and the rest of both functions
- * before the first timed call, as a C++ tool is compiled before it runs. Without it the
- * objective's first call at l = 2 took ~80 ms and the next few ~10 ms (later ones ~3 ms),
- * which weighed ×1.15 on its mean over GradBench's second of calls (8 runs a round left
- * its first calls at 10–20 ms; 30 runs, ~2 s of CPU at define, ~3 ms). The gradient has no
- * code made per l: one run of it a round suffices.
+ * Warm-up inputs for `define` (module.ts): a synthetic sequence of 3 chunks at one layer
+ * (l = 1, which GradBench's evals do not send), twice, the objective 30 runs a round: V8
+ * optimises the module's functions, the kernels and jit's machinery before the first timed
+ * call, as a C++ tool is compiled before it runs. The jitted scan is traced and compiled per
+ * l at the eval's first call of that l, as a user's first call would: warming up the eval's
+ * own layer counts (2, 4, 6) made that call's trace ahead too and took its means ×0.8–0.9
+ * lower at c = 1024, but it guesses the eval's input, which nothing of a warm-up may.
  */
-const WARM_LAYERS = 6;
 const warmUp = (runs: number): WarmUp => ({
-  input: (r: number) => ({ ...lstmInput(1 + (r % WARM_LAYERS), 2 * CHUNK + 4, 14, 1 + r), min_runs: runs }),
-  rounds: 2 * WARM_LAYERS,
+  input: (r: number) => ({ ...lstmInput(1, 2 * CHUNK + 4, 14, 1 + r), min_runs: runs }),
+  rounds: 2,
 });
 
 export const lstm: EvalModule = {
