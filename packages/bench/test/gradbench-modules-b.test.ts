@@ -11,13 +11,15 @@ import { grad, jvp, type Scalar } from "@wengert/core";
 import type { EvalFunction } from "../src/gradbench/module.js";
 import { jsonable } from "../src/gradbench/json.js";
 import { modules } from "../src/gradbench/modules/index.js";
-import { poolStats } from "@wengert/ops";
+import { poolStats, rng } from "@wengert/ops";
+import ndarray from "ndarray";
+import { warmUp } from "../src/gradbench/protocol.js";
 import {
   BATCHED_FROM_D, gmm, gmmGradient, gmmObjective, lgamma, logGammaDistrib, objectiveTerm, prepareGmm, type GmmGradient,
 } from "../src/gradbench/modules/gmm.js";
 import { abbreviate, ba, baJacobian, prepareBa, type BaPrepared } from "../src/gradbench/modules/ba.js";
 import { ht } from "../src/gradbench/modules/ht.js";
-import { lstm, lstmGradient, prepareLstm } from "../src/gradbench/modules/lstm.js";
+import { lstm, lstmGradient, predictionLoss, predictionLossJitted, prepareLstm } from "../src/gradbench/modules/lstm.js";
 import { naiveEuler, particle } from "../src/gradbench/modules/particle.js";
 import { saddle, saddleFunction } from "../src/gradbench/modules/saddle.js";
 import { maximum, objectiveBy, type Mode, type Vec } from "../src/gradbench/modules/gd.js";
@@ -544,6 +546,23 @@ describe("lstm", () => {
     expect(Math.abs((call(lstm.objective, inp) as number) - lstmPlain(inp))).toBeLessThan(1e-14);
     const [v, unflat] = lstmParameters(inp);
     expect(worst(lstmGradient(prepareLstm(inp)), fdGradient((w) => lstmPlain(unflat(w)), v))).toBeLessThan(1e-8);
+  });
+
+  it("the objective's jitted loss is the loss by operations, to the bit, at random predictions of several lengths (traced, replayed, compiled)", () => {
+    const rand = rng(77);
+    for (const c of [3, 40, 40, 40, 40, 300, 300, 300]) {
+      const s = prepareLstm(lstmInput(1, c, 14, c));
+      const Y = ndarray(Float64Array.from({ length: (c - 1) * 14 }, () => 6 * rand() - 3), [c - 1, 14]);
+      expect(predictionLossJitted(s, Y)).toBe(predictionLoss(s, Y));
+    }
+  });
+
+  it("define's warm-up runs both functions at l = 1; the trace it leaves serves new inputs (nothing of its numbers kept), other l traced anew", () => {
+    expect(warmUp(lstm)?.success).toBe(true);
+    for (const l of [1, 2, 6]) {
+      const inp = lstmInput(l, 200, 14, 40 + l);
+      expect(Math.abs((call(lstm.objective, inp) as number) - lstmPlain(inp))).toBeLessThan(1e-14);
+    }
   });
 
   it("the objective at new inputs of one l, at lengths within a chunk of the jitted scan, filling one, just over and several (the trace reused, run compiled)", () => {
