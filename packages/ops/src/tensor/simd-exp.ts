@@ -23,7 +23,7 @@
  * table (S_j and T_j side by side, one load a lane) and exp's constants, which each instance
  * holds from its data segment.
  */
-import { C2, C3, C4, C5, INV_LN2_N, LN2_N_HI, LN2_N_LO, SCALE, SHIFT, TAIL } from "../exp.js";
+import { C2, C3, C4, INV_LN2_N, LN2_N_HI, LN2_N_LO, SCALE, SHIFT, TAIL } from "../exp.js";
 import {
   assemble, f64, f64x2, forLoop, i32, i32x4, i32x4Shuffle, i64x2, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type ValType,
 } from "./wasm.js";
@@ -32,10 +32,10 @@ const get = local.get;
 
 /** Byte addresses in the workspace: the table (S_j, T_j pairs), two result slots, exp's constants, then the operand. */
 const TABLE_AT = 0;
-const RESULT_AT = 2048;
-const CONSTANTS_AT = 2064;
-/** The operand's first element (in doubles: byte 4096). */
-const OPERAND = 512;
+const RESULT_AT = 8192;
+const CONSTANTS_AT = 8208;
+/** The operand's first element (in doubles: byte 12288). */
+const OPERAND = 1536;
 
 /** The shuffles that take the first, or second, double of each of two vectors (as pairs of i32 lanes). */
 const FIRSTS = i32x4Shuffle([0, 1, 4, 5]);
@@ -66,9 +66,8 @@ const CONSTANT_BITS = {
   c2: bitsOf(C2),
   c3: bitsOf(C3),
   c4: bitsOf(C4),
-  c5: bitsOf(C5),
-  /** j = k & 127. */
-  low7: 127n,
+  /** j = k & 511. */
+  low9: 511n,
   /** |x|'s bits: all but the sign. */
   magnitude: 0x7fffffffffffffffn,
   /** 700's bits: |x| ≤ 700 exactly where |x|'s bits are not greater (as integers; NaN's are). */
@@ -122,8 +121,8 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
     local.set(l.t, f64x2.sub(get(l.k), c("shift"))),
     // r = x − kd·HI − kd·LO
     local.set(l.r, f64x2.sub(f64x2.sub(x, f64x2.mul(get(l.t), c("ln2Hi"))), f64x2.mul(get(l.t), c("ln2Lo")))),
-    // j = k & 127 (t's low bits), as byte offsets into the table, per lane
-    local.set(l.s, v128.and(get(l.k), c("low7"))), // j, for now
+    // j = k & 511 (t's low bits), as byte offsets into the table, per lane
+    local.set(l.s, v128.and(get(l.k), c("low9"))), // j, for now
     local.set(l.t, i64x2.shl(get(l.s), i32.const(4))),
     // (the low halves of the 64-bit lanes, i32 lanes 0 and 2: no wrap to i32 after)
     local.set(l.o0, i32x4.extractLane(0)(get(l.t))),
@@ -134,19 +133,19 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
     local.set(l.p, FIRSTS(get(l.sj), get(l.t))),
     local.set(l.t, SECONDS(get(l.sj), get(l.t))), // T_j
     local.set(l.sj, get(l.p)),
-    // polynomial: T_j + r + r²(C2 + r·C3) + r²·r²(C4 + r·C5), left to right
+    // polynomial: T_j + r + r²·(C2 + r·C3 + r²·C4), left to right
     local.set(l.r2, f64x2.mul(get(l.r), get(l.r))),
     local.set(
       l.p,
       f64x2.add(
-        f64x2.add(f64x2.add(get(l.t), get(l.r)), f64x2.mul(get(l.r2), f64x2.add(c("c2"), f64x2.mul(get(l.r), c("c3"))))),
-        f64x2.mul(f64x2.mul(get(l.r2), get(l.r2)), f64x2.add(c("c4"), f64x2.mul(get(l.r), c("c5")))),
+        f64x2.add(get(l.t), get(l.r)),
+        f64x2.mul(get(l.r2), f64x2.add(f64x2.add(c("c2"), f64x2.mul(get(l.r), c("c3"))), f64x2.mul(get(l.r2), c("c4")))),
       ),
     ),
-    // s = S_j · 2^m, m = k >> 7, as S_j with m added to its exponent: m·2⁵² is (k − j)·2⁴⁵, and
-    // t's bits − j give the same product (SHIFT's bits times 2⁴⁵ vanish mod 2⁶⁴); a subtraction
+    // s = S_j · 2^m, m = k >> 9, as S_j with m added to its exponent: m·2⁵² is (k − j)·2⁴³, and
+    // t's bits − j give the same product (SHIFT's bits times 2⁴³ vanish mod 2⁶⁴); a subtraction
     // and a shift (x64 has no 64-bit arithmetic shift right before AVX-512: V8 emulates it)
-    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(i64x2.sub(get(l.k), get(l.s)), i32.const(45)))),
+    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(i64x2.sub(get(l.k), get(l.s)), i32.const(43)))),
     // y = s + s·p
     local.set(l.y, f64x2.add(get(l.s), f64x2.mul(get(l.s), get(l.p)))),
     ...(checked ? [ifThen(v128.anyTrue(i64x2.gtS(v128.and(x, c("magnitude")), c("limit"))), beyondSteps(l))] : []),
@@ -161,7 +160,7 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
 function beyondSteps(l: ExpLocals): Code[] {
   const x = get(l.x);
   const within = f64x2.le(f64x2.abs(x), splat(700));
-  const m = i64x2.shrS(i64x2.sub(get(l.k), get(l.c.shift)), i32.const(7)); // k >> 7, k = t's bits − SHIFT's
+  const m = i64x2.shrS(i64x2.sub(get(l.k), get(l.c.shift)), i32.const(9)); // k >> 9, k = t's bits − SHIFT's
   return [
     local.set(l.half, v128.andnot(v128.bitselect(splatI64(128), splatI64(-128), f64x2.gt(x, splat(0))), within)),
     local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(i64x2.sub(m, get(l.half)), i32.const(52)))),
