@@ -3,7 +3,7 @@
  * elementwise exp, and logsumexp's passes (a group's max, then Σ exp(x − max)).
  *
  * The same function to the bit: every step of exp.ts — Tang's reduction with the same
- * constants, the table lookup (per lane), the degree-5 polynomial and the final s + s·p —
+ * constants, the table lookup (per lane), the degree-4 polynomial and the final s + s·p —
  * is the same IEEE operation on each lane, in the same order, with no fused multiply-add
  * (wasm has none outside relaxed SIMD). Two steps are written differently with the same
  * result: k is read from the bits of x·N/ln 2 + 1.5·2⁵² (the integer kd, in its low bits),
@@ -21,11 +21,12 @@
  *
  * Operands are copied into the workspace (a memcpy, which long buffers repay), after the
  * table (S_j and T_j side by side, one load a lane) and exp's constants, which each instance
- * holds from its data segment.
+ * holds from its data segment; logsumexp's passes read an operand placed there beforehand
+ * (`residentOperand`) where it lies.
  */
 import { C2, C3, C4, INV_LN2_N, LN2_N_HI, LN2_N_LO, SCALE, SHIFT, TAIL } from "../exp.js";
 import {
-  assemble, f64, f64x2, forLoop, i32, i32x4, i32x4Shuffle, i64x2, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type ValType,
+  assemble, f64, f64x2, forLoop, i32, i32x4, i32x4Shuffle, i64x2, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type ValType, type Workspace,
 } from "./wasm.js";
 
 const get = local.get;
@@ -174,32 +175,36 @@ function beyondSteps(l: ExpLocals): Code[] {
 // parameters: a byte address and a count; then the locals of a pass
 const [P, N, END, LAST] = [0, 1, 2, 3];
 
-/** exp(p, n): the n doubles at p replaced by their exponentials. */
-function expInPlace(): Func {
-  const l = expLocals(4);
+/** exp(p, n, d): exp of the n doubles at p, written d bytes on (over them where d = 0). */
+function expMap(): Func {
+  const D = 2;
+  const [END, LAST] = [3, 4];
+  const l = expLocals(5);
+  const to = i32.add(get(P), get(D));
   return {
     name: "exp",
-    params: [type.i32, type.i32],
+    params: [type.i32, type.i32, type.i32],
     locals: [type.i32, type.i32, ...EXP_LOCAL_TYPES],
     body: [
       ...loadConstants(l),
       local.set(END, i32.add(get(P), i32.mul(get(N), i32.const(8)))),
       local.set(LAST, i32.sub(get(END), i32.const(8))),
-      forLoop(P, get(LAST), 16, [local.set(l.x, v128.load(get(P))), ...expSteps(l, true), v128.store(get(P), get(l.y))]),
-      ifThen(i32.ltU(get(P), get(END)), [local.set(l.x, v128.load64Splat(get(P))), ...expSteps(l, true), v128.store64Lane(0)(get(P), get(l.y))]),
+      forLoop(P, get(LAST), 16, [local.set(l.x, v128.load(get(P))), ...expSteps(l, true), v128.store(to, get(l.y))]),
+      ifThen(i32.ltU(get(P), get(END)), [local.set(l.x, v128.load64Splat(get(P))), ...expSteps(l, true), v128.store64Lane(0)(to, get(l.y))]),
     ],
   };
 }
 
-/** scaledExp(p, n, m, c): the n doubles x at p replaced by c·exp(x − m) (logsumexp's cotangent ȳ·exp(x − y)). */
+/** scaledExp(p, n, m, c, d): c·exp(x − m) of the n doubles x at p (logsumexp's cotangent ȳ·exp(x − y)), written d bytes on. */
 function scaledExp(): Func {
-  const [M, C] = [2, 3];
-  const [END, LAST, MV, CV] = [4, 5, 6, 7];
-  const l = expLocals(8);
+  const [M, C, D] = [2, 3, 4];
+  const [END, LAST, MV, CV] = [5, 6, 7, 8];
+  const l = expLocals(9);
+  const to = i32.add(get(P), get(D));
   const steps = (x: Code): Code[] => [local.set(l.x, f64x2.sub(x, get(MV))), ...expSteps(l, true), local.set(l.y, f64x2.mul(get(CV), get(l.y)))];
   return {
     name: "scaledExp",
-    params: [type.i32, type.i32, type.f64, type.f64],
+    params: [type.i32, type.i32, type.f64, type.f64, type.i32],
     locals: [type.i32, type.i32, type.v128, type.v128, ...EXP_LOCAL_TYPES],
     body: [
       ...loadConstants(l),
@@ -207,8 +212,8 @@ function scaledExp(): Func {
       local.set(LAST, i32.sub(get(END), i32.const(8))),
       local.set(MV, f64x2.splat(get(M))),
       local.set(CV, f64x2.splat(get(C))),
-      forLoop(P, get(LAST), 16, [...steps(v128.load(get(P))), v128.store(get(P), get(l.y))]),
-      ifThen(i32.ltU(get(P), get(END)), [...steps(v128.load64Splat(get(P))), v128.store64Lane(0)(get(P), get(l.y))]),
+      forLoop(P, get(LAST), 16, [...steps(v128.load(get(P))), v128.store(to, get(l.y))]),
+      ifThen(i32.ltU(get(P), get(END)), [...steps(v128.load64Splat(get(P))), v128.store64Lane(0)(to, get(l.y))]),
     ],
   };
 }
@@ -305,7 +310,7 @@ export function expModule(): Uint8Array {
   const table = (a: Float64Array | BigUint64Array) => new Uint8Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength));
   const constants = BigUint64Array.from(CONSTANT_NAMES.flatMap((name) => [CONSTANT_BITS[name], CONSTANT_BITS[name]]));
   const pairs = Float64Array.from({ length: 2 * SCALE.length }, (_, i) => (i % 2 === 0 ? SCALE : TAIL)[i >> 1]);
-  return assemble([expInPlace(), scaledExp(), expSum("expSum", true), expSum("expSumWithin", false), extremes()], [
+  return assemble([expMap(), scaledExp(), expSum("expSum", true), expSum("expSumWithin", false), extremes()], [
     { offset: TABLE_AT, bytes: table(pairs) },
     { offset: CONSTANTS_AT, bytes: table(constants) },
   ]);
@@ -321,18 +326,84 @@ export const EXP_SIMD_FROM = 256;
 const workspace = lazyWorkspace(expModule, 32 * 1024 * 1024);
 
 type Pass = (p: number, n: number) => void;
-type ScaledPass = (p: number, n: number, m: number, c: number) => void;
+type MapPass = (p: number, n: number, d: number) => void;
+type ScaledPass = (p: number, n: number, m: number, c: number, d: number) => void;
 type SumPass = (p: number, n: number, m: number) => void;
+
+/**
+ * The resident operand of the workspace's memory `buffer` (see `residentOperand`): it lies at
+ * OPERAND, and the passes' copied operands start at `end`, past it.
+ */
+let resident: { readonly buffer: ArrayBufferLike; readonly end: number } | null = null;
+
+/**
+ * x copied into these kernels' memory, as a view of it that logsumexp's passes read in place:
+ * an operand given again and again (GradBench's lse input, placed once by its `prepare`) then
+ * costs no copy a call, which for a million elements is a third of the passes' time (the
+ * copy reads and writes memory that no longer fits the caches). The view is an ordinary
+ * Float64Array to every other reader and writer, and the passes see what it holds. Each call
+ * takes a new instance's memory (lazyWorkspace's `fresh`, with room past the operand for
+ * another as long), so that no later operand or pass overwrites an earlier view; the memory
+ * of a view let go is the collector's. A plain copy when WebAssembly SIMD is unavailable, or
+ * x is short (the passes' copy is cheap there) or too large.
+ */
+export function residentOperand(x: Float64Array): Float64Array {
+  const s = x.length >= EXP_SIMD_FROM ? workspace() : null;
+  // the copied operands 16-byte aligned past it
+  const end = OPERAND + x.length + (x.length & 1);
+  const heap = s?.fresh(end + x.length) ?? null;
+  if (heap === null) return x.slice();
+  heap.set(x, OPERAND);
+  resident = { buffer: heap.buffer, end };
+  return heap.subarray(OPERAND, OPERAND + x.length);
+}
+
+interface Room {
+  readonly s: Workspace;
+  readonly heap: Float64Array;
+  /** Where the operand starts, in doubles. */
+  readonly at: number;
+}
+
+/** The memory with room for an operand of n doubles, and where it goes: past the resident operand, if the memory holds one. */
+function operandRoom(n: number): Room | null {
+  const s = n === 0 ? null : workspace();
+  if (s === null) return null;
+  const at = resident?.end ?? OPERAND;
+  const heap = s.heap(at + n);
+  return heap === null ? null : { s, heap, at: resident?.buffer === heap.buffer ? at : OPERAND };
+}
+
+/** x's room: where it lies if it is a view of the memory (`residentOperand`), else operandRoom's, x copied there. */
+function placed(x: Float64Array): Room | null {
+  const s = x.length === 0 ? null : workspace();
+  const heap = s?.heap(0) ?? null;
+  if (s !== null && heap !== null && x.buffer === heap.buffer) return { s, heap, at: x.byteOffset / 8 };
+  const room = operandRoom(x.length);
+  room?.heap.set(x, room.at);
+  return room;
+}
+
+/**
+ * Room for a map's n results, and where it reads x (`from`): where x lies if it is a view of
+ * the memory, else the room, x copied there (the pass then writes over it). Not x copied
+ * from the memory into itself: `set` would first copy it to a new buffer.
+ */
+function mapRoom(x: Float64Array): (Room & { readonly from: number }) | null {
+  const room = operandRoom(x.length);
+  if (room === null) return null;
+  if (x.buffer === room.heap.buffer) return { ...room, from: x.byteOffset / 8 };
+  room.heap.set(x, room.at);
+  return { ...room, from: room.at };
+}
 
 /** out = exp(x) elementwise (out may be x); false (nothing written) when WebAssembly SIMD is unavailable or x too large. */
 export function simdExp(out: Float64Array, x: Float64Array): boolean {
-  const s = workspace();
-  if (s === null || x.length === 0) return false;
-  const heap = s.heap(OPERAND + x.length);
-  if (heap === null) return false;
-  heap.set(x, OPERAND);
-  (s.exports.exp as Pass)(OPERAND * 8, x.length);
-  out.set(heap.subarray(OPERAND, OPERAND + x.length));
+  const room = mapRoom(x);
+  if (room === null) return false;
+  const { s, heap, at, from } = room;
+  (s.exports.exp as MapPass)(from * 8, x.length, (at - from) * 8);
+  out.set(heap.subarray(at, at + x.length));
   return true;
 }
 
@@ -341,32 +412,29 @@ export function simdExp(out: Float64Array, x: Float64Array): boolean {
  * `c * exp(x[i] - m)`; false (nothing written) when WebAssembly SIMD is unavailable or x too large.
  */
 export function simdScaledExp(out: Float64Array, x: Float64Array, m: number, c: number): boolean {
-  const s = workspace();
-  if (s === null || x.length === 0) return false;
-  const heap = s.heap(OPERAND + x.length);
-  if (heap === null) return false;
-  heap.set(x, OPERAND);
-  (s.exports.scaledExp as ScaledPass)(OPERAND * 8, x.length, m, c);
-  out.set(heap.subarray(OPERAND, OPERAND + x.length));
+  const room = mapRoom(x);
+  if (room === null) return false;
+  const { s, heap, at, from } = room;
+  (s.exports.scaledExp as ScaledPass)(from * 8, x.length, m, c, (at - from) * 8);
+  out.set(heap.subarray(at, at + x.length));
   return true;
 }
 
 /**
  * For each of `groups` runs of `len` elements of x (len ≥ 1): m[g] = the run's max (as
  * reduce.ts's), and sums[g] = Σ exp(x − m[g]) in order, with m[g] taken as 0 where it is
- * ±∞ or NaN (where x − m would be NaN: logsumexp's convention, reduce.ts). False (nothing
- * written) when WebAssembly SIMD is unavailable or x too large.
+ * ±∞ or NaN (where x − m would be NaN: logsumexp's convention, reduce.ts). x is read where it
+ * lies when it is a view of the kernels' memory (`residentOperand`), else copied there. False
+ * (nothing written) when WebAssembly SIMD is unavailable or x too large.
  */
 export function simdMaxAndExpSums(x: Float64Array, groups: number, len: number, m: Float64Array, sums: Float64Array): boolean {
-  const s = workspace();
-  if (s === null || len === 0) return false;
-  const heap = s.heap(OPERAND + groups * len);
-  if (heap === null) return false;
-  heap.set(x.subarray(0, groups * len), OPERAND);
+  const room = len === 0 ? null : placed(x.subarray(0, groups * len));
+  if (room === null) return false;
+  const { s, heap, at: first } = room;
   const extremesPass = s.exports.extremes as Pass;
   const result = RESULT_AT / 8;
   for (let g = 0; g < groups; g++) {
-    const at = (OPERAND + g * len) * 8;
+    const at = (first + g * len) * 8;
     extremesPass(at, len);
     const mg = heap[result];
     // every x − m within exp's range (none ∞; a NaN, left out of the extremes, still makes the sum NaN): the pass without the check
