@@ -67,8 +67,6 @@ const CONSTANT_BITS = {
   c2: bitsOf(C2),
   c3: bitsOf(C3),
   c4: bitsOf(C4),
-  /** j = k & 511. */
-  low9: 511n,
   /** |x|'s bits: all but the sign. */
   magnitude: 0x7fffffffffffffffn,
   /** 700's bits: |x| ≤ 700 exactly where |x|'s bits are not greater (as integers; NaN's are). */
@@ -122,9 +120,9 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
     local.set(l.t, f64x2.sub(get(l.k), c("shift"))),
     // r = x − kd·HI − kd·LO
     local.set(l.r, f64x2.sub(f64x2.sub(x, f64x2.mul(get(l.t), c("ln2Hi"))), f64x2.mul(get(l.t), c("ln2Lo")))),
-    // j = k & 511 (t's low bits), as byte offsets into the table, per lane
-    local.set(l.s, v128.and(get(l.k), c("low9"))), // j, for now
-    local.set(l.t, i64x2.shl(get(l.s), i32.const(4))),
+    // j = k & 511 (t's low 9 bits), as byte offsets into the table (j·16), per lane: shifted up
+    // past the other bits and down again, which takes no mask (a register fewer in the loop)
+    local.set(l.t, i64x2.shrU(i64x2.shl(get(l.k), i32.const(55)), i32.const(51))),
     // (the low halves of the 64-bit lanes, i32 lanes 0 and 2: no wrap to i32 after)
     local.set(l.o0, i32x4.extractLane(0)(get(l.t))),
     local.set(l.o1, i32x4.extractLane(2)(get(l.t))),
@@ -144,9 +142,9 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
       ),
     ),
     // s = S_j · 2^m, m = k >> 9, as S_j with m added to its exponent: m·2⁵² is (k − j)·2⁴³, and
-    // t's bits − j give the same product (SHIFT's bits times 2⁴³ vanish mod 2⁶⁴); a subtraction
-    // and a shift (x64 has no 64-bit arithmetic shift right before AVX-512: V8 emulates it)
-    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(i64x2.sub(get(l.k), get(l.s)), i32.const(43)))),
+    // the table holds S_j's bits − j·2⁴³ (S'_j, `expModule`), so s's bits are S'_j + k·2⁴³, and
+    // k·2⁴³ is t's bits · 2⁴³ (SHIFT's bits times 2⁴³ vanish mod 2⁶⁴): a shift and an addition
+    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(get(l.k), i32.const(43)))),
     // y = s + s·p
     local.set(l.y, f64x2.add(get(l.s), f64x2.mul(get(l.s), get(l.p)))),
     ...(checked ? [ifThen(v128.anyTrue(i64x2.gtS(v128.and(x, c("magnitude")), c("limit"))), beyondSteps(l))] : []),
@@ -161,10 +159,10 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
 function beyondSteps(l: ExpLocals): Code[] {
   const x = get(l.x);
   const within = f64x2.le(f64x2.abs(x), splat(700));
-  const m = i64x2.shrS(i64x2.sub(get(l.k), get(l.c.shift)), i32.const(9)); // k >> 9, k = t's bits − SHIFT's
   return [
     local.set(l.half, v128.andnot(v128.bitselect(splatI64(128), splatI64(-128), f64x2.gt(x, splat(0))), within)),
-    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(i64x2.sub(m, get(l.half)), i32.const(52)))),
+    // s's bits from expSteps, S_j's + m·2⁵² (mod 2⁶⁴), less half·2⁵²
+    local.set(l.s, i64x2.sub(get(l.s), i64x2.shl(get(l.half), i32.const(52)))),
     local.set(l.y, f64x2.mul(f64x2.add(get(l.s), f64x2.mul(get(l.s), get(l.p))), i64x2.shl(i64x2.add(get(l.half), splatI64(1023)), i32.const(52)))),
     local.set(l.y, v128.bitselect(splat(Infinity), get(l.y), f64x2.gt(x, splat(710)))),
     local.set(l.y, v128.bitselect(splat(0), get(l.y), f64x2.lt(x, splat(-746)))),
@@ -309,7 +307,10 @@ function extremes(): Func {
 export function expModule(): Uint8Array {
   const table = (a: Float64Array | BigUint64Array) => new Uint8Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength));
   const constants = BigUint64Array.from(CONSTANT_NAMES.flatMap((name) => [CONSTANT_BITS[name], CONSTANT_BITS[name]]));
-  const pairs = Float64Array.from({ length: 2 * SCALE.length }, (_, i) => (i % 2 === 0 ? SCALE : TAIL)[i >> 1]);
+  // S'_j = S_j's bits − j·2⁴³ (see expSteps' s), and T_j
+  const pairs = BigUint64Array.from({ length: 2 * SCALE.length }, (_, i) =>
+    i % 2 === 0 ? BigInt.asUintN(64, bitsOf(SCALE[i >> 1]) - (BigInt(i >> 1) << 43n)) : bitsOf(TAIL[i >> 1]),
+  );
   return assemble([expMap(), scaledExp(), expSum("expSum", true), expSum("expSumWithin", false), extremes()], [
     { offset: TABLE_AT, bytes: table(pairs) },
     { offset: CONSTANTS_AT, bytes: table(constants) },
