@@ -120,12 +120,11 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
     local.set(l.t, f64x2.sub(get(l.k), c("shift"))),
     // r = x − kd·HI − kd·LO
     local.set(l.r, f64x2.sub(f64x2.sub(x, f64x2.mul(get(l.t), c("ln2Hi"))), f64x2.mul(get(l.t), c("ln2Lo")))),
-    // j = k & 511 (t's low 9 bits), as byte offsets into the table (j·16), per lane: shifted up
-    // past the other bits and down again, which takes no mask (a register fewer in the loop)
-    local.set(l.t, i64x2.shrU(i64x2.shl(get(l.k), i32.const(55)), i32.const(51))),
-    // (the low halves of the 64-bit lanes, i32 lanes 0 and 2: no wrap to i32 after)
-    local.set(l.o0, i32x4.extractLane(0)(get(l.t))),
-    local.set(l.o1, i32x4.extractLane(2)(get(l.t))),
+    // j = k & 511 (t's low 9 bits), as byte offsets into the table (j·16), per lane: from the
+    // low halves of the 64-bit lanes (i32 lanes 0 and 2), in general registers, whose
+    // arithmetic leaves the vector units (the loops' bottleneck) to the rest
+    local.set(l.o0, i32.shl(i32.and(i32x4.extractLane(0)(get(l.k)), i32.const(511)), i32.const(4))),
+    local.set(l.o1, i32.shl(i32.and(i32x4.extractLane(2)(get(l.k)), i32.const(511)), i32.const(4))),
     // each lane's pair (S_j, T_j) in one load; S_j of both lanes, then T_j of both
     local.set(l.sj, v128.load(get(l.o0), TABLE_AT)),
     local.set(l.t, v128.load(get(l.o1), TABLE_AT)),

@@ -65,6 +65,7 @@ export const i32 = {
   mul: op(0x6c),
   ltU: op(0x49),
   and: op(0x71),
+  shl: op(0x74),
   eqz: op(0x45),
   /** The low 32 bits of an i64. */
   wrapI64: op(0xa7),
