@@ -140,8 +140,6 @@ export const i64x2 = {
   shl: simd(0xcb),
   /** Lanewise arithmetic (signed) shift right by an i32 count. */
   shrS: simd(0xcc),
-  /** Lanewise logical (unsigned) shift right by an i32 count. */
-  shrU: simd(0xcd),
   /** 1 (i32) when every lane is nonzero. */
   allTrue: simd(0xc3),
   /** Lanewise signed `a > b`, all ones or all zeros. */
