@@ -13,9 +13,10 @@ import { jsonable } from "../src/gradbench/json.js";
 import type { EvalFunction, EvalModule } from "../src/gradbench/module.js";
 import { modules } from "../src/gradbench/modules/index.js";
 import { assign, assignedCost, pointCost } from "../src/gradbench/modules/kmeans.js";
-import { div, grad, jvp, logsumexp, type NdArray, type Tensor } from "@wengert/core";
+import { div, grad, index, jvp, logsumexp, type NdArray, type Scalar, type Tensor } from "@wengert/core";
 import { samples } from "../src/gradbench/modules/llsq.js";
-import { evaluate, respond } from "../src/gradbench/protocol.js";
+import { solve } from "../src/gradbench/modules/ode.js";
+import { evaluate, respond, warmUp } from "../src/gradbench/protocol.js";
 import { detInput, kmeansInput, llsqInput, lseInput, odeInput, SAMPLE_INPUTS } from "../src/gradbench/inputs.js";
 import { derivativeOverPrimal, FUNCTION_PAIRS, NO_PRIMAL, ratiosForAll, ratioTable } from "../src/gradbench/report.js";
 
@@ -321,6 +322,34 @@ describe("ode", () => {
       const fd = fdGradient((x) => odePlain(x, s)[n - 1], input.x, 1e-5);
       expect(relErr(g, fd)).toBeLessThan(1e-8);
     }
+  });
+  it("the jitted solvers (y(0) an input) give what solve gives from its literal y(0), unjitted, bit for bit", () => {
+    const rand = rng(5);
+    const bits = (v: ArrayLike<number>): number[] => Array.from(new Uint32Array(Float64Array.from(v).buffer));
+    for (const [n, s] of [
+      [1, 1],
+      [2, 1],
+      [3, 2],
+      [7, 3],
+      [64, 10],
+      [1500, 4],
+    ]) {
+      // x of either sign, with zeros (products of ±0); the first call traces, the later ones replay
+      for (let round = 0; round < 3; round++) {
+        const x = Array.from({ length: n }, (_, i) => (i % 7 === 3 ? 0 : (rand() - 0.4) * 3));
+        const xf = Float64Array.from(x);
+        const y = solve(xf, s) as unknown as NdArray;
+        expect(bits(vec(call(modules.ode, "primal", { x, s })))).toEqual(bits(y.data));
+        const g = grad((w): Scalar => index(solve(w, s), n - 1), xf) as Float64Array;
+        expect(bits(vec(call(modules.ode, "gradient", { x, s })))).toEqual(bits(g));
+      }
+    }
+  });
+  it("define's warm-up runs both functions on its synthetic x; the numbers after it are the same", () => {
+    const input = odeInput(1000, 10, 23);
+    const before = [vec(call(modules.ode, "primal", input)), vec(call(modules.ode, "gradient", input))];
+    expect(warmUp(modules.ode)?.success).toBe(true);
+    expect([vec(call(modules.ode, "primal", input)), vec(call(modules.ode, "gradient", input))]).toEqual(before);
   });
   it("gradient with x of length 1000 and 10 steps: shape, and the first entries by differences", () => {
     const input = odeInput(1000, 10, 99);

@@ -4,7 +4,7 @@
  * broadcasts by copies and fills, maps by name — against plain definitions, to the bit.
  */
 import { describe, expect, it } from "vitest";
-import { ARITH, UNARY_ARITH, broadcastTo, countEqual, gather, map, reduce, scatterAdd, slice, transpose, zip } from "../src/tensor/kernels.js";
+import { ARITH, UNARY_ARITH, broadcastTo, concat, countEqual, gather, map, reduce, scatterAdd, slice, transpose, zip } from "../src/tensor/kernels.js";
 import { broadcastDims, size, strides, type Dims } from "../src/tensor/dims.js";
 import { randomArray, randomInt, rng, sameBits } from "./random.js";
 
@@ -173,6 +173,29 @@ describe("slice", () => {
       const xs = strides(xd);
       const want = Float64Array.from(indices(out), (idx) => x[idx.reduce((s, k, i) => s + (k + starts[i]) * xs[i], 0)]);
       expect(sameBits(slice(x, xd, starts, ends), want), `${JSON.stringify(xd)} [${starts}, ${ends})`).toBe(true);
+    }
+  });
+});
+
+describe("concat", () => {
+  it("pieces short (an element loop) and long (a block copy) along each axis of ranks 1–3, against reading each index", () => {
+    const next = rng(19);
+    for (let trial = 0; trial < 200; trial++) {
+      const rank = randomInt(next, 1, 3);
+      const axis = randomInt(next, 0, rank - 1);
+      const base = Array.from({ length: rank }, (_, i) => (i === rank - 1 && next() < 0.5 ? randomInt(next, 20, 70) : randomInt(next, 1, 5)));
+      const dims = Array.from({ length: randomInt(next, 1, 4) }, () => base.map((d, i) => (i === axis ? randomInt(next, 1, 40) : d)));
+      const xs = dims.map((d) => randomArray(next, size(d)));
+      const out = base.map((d, i) => (i === axis ? dims.reduce((s, e) => s + e[axis], 0) : d));
+      // element idx of out: piece k where idx[axis] falls, at idx[axis] less the pieces before
+      const want = Float64Array.from(indices(out), (idx) => {
+        let at = idx[axis];
+        let k = 0;
+        while (at >= dims[k][axis]) at -= dims[k++][axis];
+        const ks = strides(dims[k]);
+        return xs[k][idx.reduce((s, v, i) => s + (i === axis ? at : v) * ks[i], 0)];
+      });
+      expect(sameBits(concat(xs, dims, axis, out), want), `${JSON.stringify(dims)} on axis ${axis}`).toBe(true);
     }
   });
 });

@@ -2,7 +2,7 @@
  * residentOperand (src/tensor/simd-exp.ts): a copy of x held in the exp kernels' memory,
  * which logsumexp's passes read in place. The passes on it give the bits they give on an
  * ordinary copy of x (reduce's logsumexp and logSoftmax, over one group or several), they copy
- * nothing, and the view keeps its numbers through the other passes and later resident
+ * nothing, and the view keeps its numbers through the other passes (columns' too) and later resident
  * operands (each in a memory of its own), and shows the passes what is written to it.
  */
 import { describe, expect, it } from "vitest";
@@ -68,6 +68,8 @@ describe("residentOperand", () => {
       expect(sameBits(map(y, exp), Float64Array.from(y, exp))).toBe(true);
       scaledExp(y, [n], 1, [], 2, [], [n]);
       passes(y, 1);
+      // logsumexp down columns (its own passes, x and the results copied in)
+      reduce(y.subarray(0, 40 * Math.floor(n / 40)), [Math.floor(n / 40), 40], [0], "logsumexp");
       passes(residentOperand(y), 1);
       expect(sameBits(held, x), `after operands of ${n}`).toBe(true);
       expect(sameBits(passes(held, 1), want), `after operands of ${n}`).toBe(true);

@@ -107,8 +107,11 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
   // the run's own carries (not the caller's) go back after a run: the last one no block reads
   const drop = (c: readonly Buf[]): void => c.forEach((b, k) => typeof b !== "number" && b !== carry0[k] && release(b));
   if (K < n) {
+    // up to the last checkpoint, no further: no block reads a carry past it that its segment does not recompute
+    const last = (Math.ceil(n / K) - 1) * K;
     const c = carry0.slice();
-    forward(0, n, c, (i, c) => i % K === 0 && checkpoints.push(copy(c)));
+    forward(0, last, c, (i, c) => i % K === 0 && checkpoints.push(copy(c)));
+    checkpoints.push(copy(c));
     drop(c);
   } else checkpoints.push(carry0);
   reverseStats.stored = checkpoints.length;
@@ -134,8 +137,11 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
     const own = (c: readonly Buf[]): Buf[] => c.map((b, k) => (body.carryKind[k] === "identity" && typeof b !== "number" ? pooledCopy(b) : b));
     // a checkpoint of the first run is the sweep's (read by its block, then handed back), the caller's carry is copied
     const start = K < n ? checkpoints[seg].slice() : copy(checkpoints[seg]);
-    forward(lo, hi, start, (_i, c) => carries.push(own(c)), true);
-    drop(start);
+    // the run stops before the segment's last iteration, whose block reads the carry it starts from, not the one it makes
+    forward(lo, hi - 1, start, (_i, c) => carries.push(own(c)), true);
+    carries.push(own(start));
+    // (own copied an identity carry's buffer: the run's goes back; the others are the last block's now)
+    start.forEach((b, k) => body.carryKind[k] === "identity" && typeof b !== "number" && b !== carry0[k] && release(b));
     reverseStats.maxStored = Math.max(reverseStats.maxStored, checkpoints.length + carries.length);
     for (let r = hi - 1; r >= lo; r--) {
       const d = plan.patterns[plan.at.at(r)];
@@ -259,8 +265,12 @@ function reverseReals(s: ReverseSweep, values: readonly number[]): Float64Array 
   else if (stash !== null) checkpoints = stash.carries;
   else {
     checkpoints = takeColumn(Float64Array, count * nc);
-    if (K < n) forward(0, n, values.slice(0, nc), checkpoints, K);
-    else checkpoints.set(values.slice(0, nc));
+    if (K < n) {
+      // up to the last checkpoint (see reverseAny)
+      const c = values.slice(0, nc);
+      forward(0, (count - 1) * K, c, checkpoints, K);
+      checkpoints.set(c, (count - 1) * nc);
+    } else checkpoints.set(values.slice(0, nc));
   }
   reverseStats.stored = all ? n : count;
   reverseStats.maxStored = all ? n : count;
@@ -303,7 +313,12 @@ function reverseReals(s: ReverseSweep, values: readonly number[]): Float64Array 
   for (let seg = count - 1; seg >= 0; seg--) {
     const lo = seg * K;
     const hi = Math.min(n, lo + K);
-    if (!all) forward(lo, hi, Array.from(checkpoints.subarray(seg * nc, (seg + 1) * nc)), C, 1);
+    if (!all) {
+      // up to the segment's last iteration, whose carry is stored after the run (see reverseAny)
+      const c = Array.from(checkpoints.subarray(seg * nc, (seg + 1) * nc));
+      forward(lo, hi - 1, c, C, 1);
+      C.set(c, (hi - 1 - lo) * nc);
+    }
     reverseStats.maxStored = Math.max(reverseStats.maxStored, all ? n : count + (hi - lo));
     let r = hi - 1;
     while (r >= lo) {

@@ -33,6 +33,18 @@ import { codeCache, javascript, literal } from "./javascript.js";
 /** A chain's compiled loops: B the buffers by variable (read and written), V the reals. */
 export type ChainRun = (B: (Float64Array | null)[], V: Float64Array, K: typeof KERNELS) => void;
 
+/**
+ * Loop bounds up to this (in size) are written into the code: the few iterations peeled at
+ * either end of a stencil's loops and the start of a loop over a whole vector, where V8 then
+ * knows the counter's range (the loops of GradBench ode's steps with all their bounds as
+ * parameters ran 1–8 % slower; with these literal, as fast as with all literal). A bound
+ * near a vector's end is a parameter (fuse): such code is shared by every length past it.
+ */
+const LITERAL_BOUND = 64;
+
+/** The code of a chain's loops, shared by chains that differ in their bounds alone: E the bounds (fuse). */
+type BoundedRun = (B: (Float64Array | null)[], V: Float64Array, K: typeof KERNELS, E: Int32Array) => void;
+
 /** The code of a chain and what its runner provides and keeps. */
 export interface ChainCode {
   readonly run: ChainRun;
@@ -133,6 +145,14 @@ const MAX_UNROLLED = 64;
 const MAX_LEAD = 8;
 
 /**
+ * How many iterations back a value may be read from its registers (its lag): one read
+ * further back reads its buffer (written that many iterations before). The adjoint of d
+ * slices of one value (GradBench gmm's coordinates, rows j·k … of one product) embeds one
+ * cotangent at d offsets k·c apart, which registers would hold by the k·c.
+ */
+const MAX_LAG = 16;
+
+/**
  * The leads of a loop's values, or null past MAX_LEAD. At iteration t a value with lead L
  * computes its element t + L; one that reads u at element j + d needs u's element made by
  * then: L(u) ≥ L + d. Each value's lead is the least that its readers (later values)
@@ -163,9 +183,21 @@ function leadsOf(members: readonly Made[]): Map<number, number> | null {
  * K iterations before, shifted each iteration), and in its buffer only if read elsewhere
  * or needed: a Runge–Kutta step's stages, each read one element back by the next, and
  * its derivative's, read one element ahead, become one pass.
+ *
+ * The loops' bounds past LITERAL_BOUND are not written into the code: each is a parameter
+ * `e<k>`, its value pushed to `bounds`. Only they depend on the vectors' length, so a chain
+ * of the same instructions on longer vectors has the same code, compiled and optimised
+ * already (a GradBench eval's sizes one after another: a first call at n = 10⁵ ran fresh
+ * loops unoptimised for most of its time).
  */
-function fuse(loops: Made[], needed: Uint8Array): string[] {
+function fuse(loops: Made[], needed: Uint8Array, bounds: number[]): string[] {
   const lines: string[] = [];
+  const bound = (x: number): string => {
+    if (Math.abs(x) <= LITERAL_BOUND) return String(x);
+    let k = bounds.indexOf(x);
+    if (k < 0) k = bounds.push(x) - 1;
+    return `e${k}`;
+  };
   const groupOf = new Map<number, number>();
   const groups: { members: Made[]; lead: Map<number, number> }[] = [];
   for (let k = 0; k < loops.length; ) {
@@ -186,10 +218,12 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
   // how many iterations back each value is read in its own loop; whether anything outside reads it
   const lag = new Map<number, number>();
   const outside = new Set<number>();
+  // (a read past MAX_LAG reads the buffer, so its value is stored)
+  const far = (u: number, m: Made, d: number): boolean => groups[groupOf.get(u)!].lead.get(u)! - groups[groupOf.get(m.v)!].lead.get(m.v)! - d > MAX_LAG;
   loops.forEach((m) => {
     const g = groupOf.get(m.v)!;
     for (const [u, d] of m.reads) {
-      if (groupOf.get(u) === g) {
+      if (groupOf.get(u) === g && !far(u, m, d)) {
         const { lead } = groups[g];
         lag.set(u, Math.max(lag.get(u) ?? 0, lead.get(u)! - lead.get(m.v)! - d));
       } else outside.add(u);
@@ -231,7 +265,7 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
             text
               .replace(TOKEN, (_, u: string, minus: string, ds: string) => {
                 const d = minus === "" ? Number(ds) : -Number(ds);
-                if (groupOf.get(Number(u)) === g) return name(Number(u), lead.get(Number(u))! - l - d);
+                if (groupOf.get(Number(u)) === g && lead.get(Number(u))! - l - d <= MAX_LAG) return name(Number(u), lead.get(Number(u))! - l - d);
                 return `b${u}[${index(l + d + at)}]`;
               })
               .replace(GATHER, (_, x: string, g: string, inner: string, minus: string, ds: string) =>
@@ -277,14 +311,15 @@ function fuse(loops: Made[], needed: Uint8Array): string[] {
         lines.push(`{\nlet i = ${lo};\nfor (let w = ${lo / rows.inner}; i < ${hi}; w++) {\n${[...starts, inner].join("\n")}\n}\n}`);
         continue;
       }
-      const one = `for (; i < ${hi}; i++) {\n  ${[...iteration(null), ...shift(false)].join("\n  ")}\n}`;
+      const one = `for (; i < ${bound(hi)}; i++) {\n  ${[...iteration(null), ...shift(false)].join("\n  ")}\n}`;
       if (!shifts || hi - lo < 4 * UNROLL || members.length > MAX_UNROLLED) {
-        lines.push(`{\nlet i = ${lo};\n${one}\n}`);
+        lines.push(`{\nlet i = ${bound(lo)};\n${one}\n}`);
         continue;
       }
       // UNROLL iterations at once: the registers shift once per block, not per iteration
       const block = Array.from({ length: UNROLL }, (_, j) => iteration(j)).flat();
-      lines.push(`{\nlet i = ${lo};\nfor (; i + ${UNROLL} <= ${hi}; i += ${UNROLL}) {\n  ${[...block, ...shift(true)].join("\n  ")}\n}\n${one}\n}`);
+      const blocks = `for (; i + ${UNROLL} <= ${bound(hi)}; i += ${UNROLL}) {\n  ${[...block, ...shift(true)].join("\n  ")}\n}`;
+      lines.push(`{\nlet i = ${bound(lo)};\n${blocks}\n${one}\n}`);
     }
     for (const m of members) if (m.sink && m.scatter === undefined) lines.push(`V[${m.v}] = r${m.v}_0;`);
   });
@@ -359,7 +394,10 @@ const NAME = /^[A-Za-z_$][\w$]*$/;
 const MAX_NESTING = 24;
 
 /** Generated functions by source: a term traced again by a later call has the same code. */
-const compiled = codeCache<ChainRun>();
+const compiled = codeCache<BoundedRun>();
+
+/** Chain functions made from new source (tests: code found again for longer vectors is not made again). */
+export const chainCodeStats = { made: 0 };
 
 /**
  * The code of the chain `members` (instructions of `tape` in order, each one that
@@ -525,15 +563,19 @@ export function chainCode(tape: Tape, members: readonly number[], context: Chain
     } else pieces = [{ from: 0, to: size(d), expr: node(v, 0) }];
     loops.push({ v, size: size(d), sum: code === CODE.embed, sink: false, pieces, reads, masks });
   }
-  const body = fuse(loops, needed);
+  const bounds: number[] = [];
+  const body = fuse(loops, needed, bounds);
   const made = loops.filter((m) => m.array || m.scatter !== undefined).map((m): [number, number] => [m.v, m.scatter?.size ?? m.size]);
   const head = [
+    ...bounds.map((_b, k) => `const e${k} = E[${k}];`),
     ...[...temporaries].map((q) => `let ${q} = 0;`),
     ...[...realsRead].map((v) => `const s${v} = V[${v}];`),
     ...[...tensorsRead, ...made.map(([v]) => v)].map((v) => `const b${v} = B[${v}];`),
     ...gathers.values(),
     ...copies,
   ];
-  const source = `"use strict";\nreturn function chain(B, V, K) {\n${[...head, ...body].join("\n")}\n};`;
-  return { run: compiled(source, () => new Function("positions", source)(indexVector) as ChainRun), made, reads: [...tensorsRead], source };
+  const source = `"use strict";\nreturn function chain(B, V, K, E) {\n${[...head, ...body].join("\n")}\n};`;
+  const loopsRun = compiled(source, () => (chainCodeStats.made++, new Function("positions", source)(indexVector) as BoundedRun));
+  const E = Int32Array.from(bounds);
+  return { run: (B, V, K) => loopsRun(B, V, K, E), made, reads: [...tensorsRead], source };
 }

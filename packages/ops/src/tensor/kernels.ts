@@ -275,15 +275,25 @@ export function scatterAdd(t: Float64Array, td: Dims, indices: ArrayLike<number>
 export function concat(xs: readonly Float64Array[], dims: readonly Dims[], axis: number, out: Dims): Float64Array {
   const r = alloc(size(out), true);
   const outer = size(out.slice(0, axis));
+  const chunks = dims.map((d) => size(d.slice(axis)));
   let o = 0;
   for (let p = 0; p < outer; p++) {
     for (let k = 0; k < xs.length; k++) {
-      const chunk = size(dims[k].slice(axis));
-      r.set(xs[k].subarray(p * chunk, (p + 1) * chunk), o);
+      const chunk = chunks[k];
+      // short pieces element by element: a subarray per piece cost more than the copy (GradBench gmm's [k, d, 1 + d])
+      if (chunk < SHORT_PIECE) copyPiece(r, o, xs[k], p * chunk, chunk);
+      else r.set(xs[k].subarray(p * chunk, (p + 1) * chunk), o);
       o += chunk;
     }
   }
   return r;
+}
+
+/** Pieces of concat shorter than this are copied by a loop, not by subarray and set. */
+const SHORT_PIECE = 32;
+
+function copyPiece(r: Float64Array, o: number, x: Float64Array, from: number, n: number): void {
+  for (let j = 0; j < n; j++) r[o + j] = x[from + j];
 }
 
 export interface ConvParams {

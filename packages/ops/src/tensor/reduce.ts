@@ -6,7 +6,8 @@
  * otherwise R rows of x are folded into a row of out. Each fold is a small loop function
  * of its own, taking its arrays as arguments: a closure over them would be a new function
  * made on every call, which V8 optimises afresh or not at all. Large column
- * sums go to the SIMD kernel (simd-elementwise.ts), logsumexp's long runs to simd-exp.ts's.
+ * sums go to the SIMD kernel (simd-elementwise.ts), logsumexp's long runs to simd-exp.ts's,
+ * and its columns (the reduced axes not last) to simd-exp.ts's column passes.
  * Elements are combined in memory order, from the identity, whichever loop runs: the
  * numbers of the plain definition; but logsumexp's runs (the reduced axes last), whose
  * exponentials are added in four partial sums (expRun), the SIMD kernel's order.
@@ -16,7 +17,7 @@ import { alloc, release } from "./pool.js";
 import { size, type Dims } from "./dims.js";
 import { odometer } from "./odometer.js";
 import { MIN_ROW, SIMD_FROM, simdColumnSums } from "./simd-elementwise.js";
-import { EXP_SIMD_FROM, simdMaxAndExpSums } from "./simd-exp.js";
+import { EXP_SIMD_FROM, simdColumnMaxAndExpSums, simdMaxAndExpSums } from "./simd-exp.js";
 
 export type Reduction = "sum" | "max" | "min" | "logsumexp";
 
@@ -124,7 +125,7 @@ const outSize = (xd: Dims, axes: readonly number[]): number => size(keptDims(xd,
 function maxAndLogSum(x: Float64Array, xd: Dims, axes: readonly number[]): [Float64Array, Float64Array] {
   const abr = split(x, xd, axes);
   const logSum = alloc(outSize(xd, axes));
-  const m = simdMaxAndSums(x, abr, logSum) ?? maxThenSums(x, xd, axes, abr, logSum);
+  const m = simdMaxAndSums(x, abr, logSum) ?? simdColumnMaxAndSums(x, abr, logSum) ?? maxThenSums(x, xd, axes, abr, logSum);
   for (let o = 0; o < logSum.length; o++) logSum[o] = Math.log(logSum[o]);
   return [m, logSum];
 }
@@ -148,6 +149,19 @@ function simdMaxAndSums(x: Float64Array, abr: readonly [number, number, number] 
   }
   finiteOrZero(m);
   return m;
+}
+
+/**
+ * The max and the sums Σ exp(x − m) of columns (the reduced axes not last: [A, R, B] with
+ * B ≥ 2) by simd-exp.ts's passes, which compute maxThenSums' max and exponentials and add
+ * them in its order; null (nothing written) where they do not apply.
+ */
+function simdColumnMaxAndSums(x: Float64Array, abr: readonly [number, number, number] | null, sums: Float64Array): Float64Array | null {
+  if (abr === null || abr[2] < 2 || x.length < EXP_SIMD_FROM) return null;
+  const m = alloc(abr[0] * abr[2], true);
+  if (simdColumnMaxAndExpSums(x, abr[0], abr[1], abr[2], m, sums)) return m;
+  release(m);
+  return null;
 }
 
 /** The max, then the sums Σ exp(x − m) (from zero: `sums` is), by the JavaScript loops. */

@@ -302,6 +302,85 @@ function extremes(): Func {
   };
 }
 
+/**
+ * columnMax(p, rows, cols, q): the greatest of each column of the rows × cols doubles at p
+ * into the cols doubles at q, as reduce.ts's maxRow folds rows into them: from −∞, an element
+ * taken where it is greater than the column's so far or NaN (the first of equal ones, and
+ * a NaN for good, as `x > m || isNaN(x) ? x : m`). Two columns a step; an odd last one in lane 0.
+ */
+function columnMax(): Func {
+  const [ROWS, COLS, Q] = [1, 2, 3];
+  const [END, ROW_END, O, V, W] = [4, 5, 6, 7, 8];
+  // W ← V where V > W or V is NaN
+  const takes = v128.or(f64x2.gt(get(V), get(W)), f64x2.ne(get(V), get(V)));
+  const take = (v: Code, w: Code): Code[] => [local.set(V, v), local.set(W, w), local.set(W, v128.bitselect(get(V), get(W), takes))];
+  return {
+    name: "columnMax",
+    params: [type.i32, type.i32, type.i32, type.i32],
+    locals: [type.i32, type.i32, type.i32, type.v128, type.v128],
+    body: [
+      local.set(O, get(Q)),
+      local.set(ROW_END, i32.add(get(Q), i32.mul(get(COLS), i32.const(8)))),
+      forLoop(O, get(ROW_END), 8, [f64.store(get(O), f64.const(-Infinity))]),
+      local.set(END, i32.add(get(P), i32.mul(i32.mul(get(ROWS), get(COLS)), i32.const(8)))),
+      forLoop(P, get(END), 0, [
+        local.set(O, get(Q)),
+        local.set(ROW_END, i32.add(get(P), i32.mul(get(COLS), i32.const(8)))),
+        forLoop(P, i32.sub(get(ROW_END), i32.const(8)), 16, [
+          ...take(v128.load(get(P)), v128.load(get(O))),
+          v128.store(get(O), get(W)),
+          local.set(O, i32.add(get(O), i32.const(16))),
+        ]),
+        ifThen(i32.ltU(get(P), get(ROW_END)), [
+          ...take(v128.load64Splat(get(P)), v128.load64Splat(get(O))),
+          v128.store64Lane(0)(get(O), get(W)),
+          local.set(P, get(ROW_END)),
+        ]),
+      ]),
+    ],
+  };
+}
+
+/**
+ * columnExpSums(p, rows, cols, q, s): s[j] = Σ_r exp(x[r][j] − q[j]) for the rows × cols
+ * doubles x at p and the cols doubles q and s (s from zero, the rows added in order: reduce.ts's
+ * expRow, each exponential exp.ts's). Two columns a step; an odd last one in lane 0.
+ */
+function columnExpSums(): Func {
+  const [ROWS, COLS, Q, S] = [1, 2, 3, 4];
+  const [END, ROW_END, O, T] = [5, 6, 7, 8];
+  const l = expLocals(9);
+  const exp = (x: Code, m: Code): Code[] => [local.set(l.x, f64x2.sub(x, m)), ...expSteps(l, true)];
+  return {
+    name: "columnExpSums",
+    params: [type.i32, type.i32, type.i32, type.i32, type.i32],
+    locals: [type.i32, type.i32, type.i32, type.i32, ...EXP_LOCAL_TYPES],
+    body: [
+      ...loadConstants(l),
+      local.set(O, get(S)),
+      local.set(ROW_END, i32.add(get(S), i32.mul(get(COLS), i32.const(8)))),
+      forLoop(O, get(ROW_END), 8, [f64.store(get(O), f64.const(0))]),
+      local.set(END, i32.add(get(P), i32.mul(i32.mul(get(ROWS), get(COLS)), i32.const(8)))),
+      forLoop(P, get(END), 0, [
+        local.set(O, get(Q)),
+        local.set(T, get(S)),
+        local.set(ROW_END, i32.add(get(P), i32.mul(get(COLS), i32.const(8)))),
+        forLoop(P, i32.sub(get(ROW_END), i32.const(8)), 16, [
+          ...exp(v128.load(get(P)), v128.load(get(O))),
+          v128.store(get(T), f64x2.add(v128.load(get(T)), get(l.y))),
+          local.set(O, i32.add(get(O), i32.const(16))),
+          local.set(T, i32.add(get(T), i32.const(16))),
+        ]),
+        ifThen(i32.ltU(get(P), get(ROW_END)), [
+          ...exp(v128.load64Splat(get(P)), v128.load64Splat(get(O))),
+          v128.store64Lane(0)(get(T), f64x2.add(v128.load64Splat(get(T)), get(l.y))),
+          local.set(P, get(ROW_END)),
+        ]),
+      ]),
+    ],
+  };
+}
+
 /** The module: the passes, and the table of S_j and T_j and exp's constants at the start of its memory. */
 export function expModule(): Uint8Array {
   const table = (a: Float64Array | BigUint64Array) => new Uint8Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength));
@@ -310,7 +389,7 @@ export function expModule(): Uint8Array {
   const pairs = BigUint64Array.from({ length: 2 * SCALE.length }, (_, i) =>
     i % 2 === 0 ? BigInt.asUintN(64, bitsOf(SCALE[i >> 1]) - (BigInt(i >> 1) << 43n)) : bitsOf(TAIL[i >> 1]),
   );
-  return assemble([expMap(), scaledExp(), expSum("expSum", true), expSum("expSumWithin", false), extremes()], [
+  return assemble([expMap(), scaledExp(), expSum("expSum", true), expSum("expSumWithin", false), extremes(), columnMax(), columnExpSums()], [
     { offset: TABLE_AT, bytes: table(pairs) },
     { offset: CONSTANTS_AT, bytes: table(constants) },
   ]);
@@ -445,5 +524,31 @@ export function simdMaxAndExpSums(x: Float64Array, groups: number, len: number, 
     m[g] = Number.isNaN(sum) ? NaN : mg;
     sums[g] = sum;
   }
+  return true;
+}
+
+/**
+ * For each of `blocks` blocks of x, rows × cols (cols ≥ 2: the columns of logsumexp over
+ * leading or middle axes, as GradBench gmm's over the components of [k, n]): m = each
+ * column's max (as reduce.ts's maxRow folds rows), taken as 0 where it is ±∞ or NaN, and
+ * sums = Σ exp(x − m) down the column, the rows added in order from zero (reduce.ts's
+ * expRow, exp.ts's exponentials). False (nothing written) when WebAssembly SIMD is
+ * unavailable or x too large.
+ */
+export function simdColumnMaxAndExpSums(x: Float64Array, blocks: number, rows: number, cols: number, m: Float64Array, sums: Float64Array): boolean {
+  const n = blocks * rows * cols;
+  // x, then the maxima and the sums, past a resident operand
+  const room = n === 0 ? null : operandRoom(n + 2 * blocks * cols);
+  if (room === null) return false;
+  const { s, heap, at } = room;
+  const [mAt, sAt] = [at + n, at + n + blocks * cols];
+  heap.set(x.subarray(0, n), at);
+  const maxPass = s.exports.columnMax as (p: number, rows: number, cols: number, q: number) => void;
+  const sumPass = s.exports.columnExpSums as (p: number, rows: number, cols: number, q: number, s: number) => void;
+  for (let b = 0; b < blocks; b++) maxPass((at + b * rows * cols) * 8, rows, cols, (mAt + b * cols) * 8);
+  for (let j = mAt; j < sAt; j++) if (!Number.isFinite(heap[j])) heap[j] = 0;
+  for (let b = 0; b < blocks; b++) sumPass((at + b * rows * cols) * 8, rows, cols, (mAt + b * cols) * 8, (sAt + b * cols) * 8);
+  m.set(heap.subarray(mAt, sAt));
+  sums.set(heap.subarray(sAt, sAt + blocks * cols));
   return true;
 }

@@ -32,7 +32,7 @@
  */
 import ndarray from "ndarray";
 import {
-  add, concat, exp, gather, grad, jit, logsumexp, matmul, mul, neg, reshape, square, sub, sum,
+  add, concat, exp, gather, grad, jit, logsumexp, matmul, mul, neg, reshape, slice, square, sub, sum,
   type NdArray, type Operand, type Scalar, type TensorArg, type Traced,
 } from "@wengert/core";
 import { defineFunction } from "../define.js";
@@ -163,30 +163,57 @@ function factors(p: GmmPrepared, v: Traced<Independent>) {
 }
 
 /**
- * From this dimension on, every component's Q_k x is its own product (the batched
- * [k, d, d] · [d, c]); below it, one product of all components, [k·d, d] · [d, c].
+ * From this dimension on, an unsliced term's Q_k x is each component's own product (the
+ * batched [k, d, d + 1] · [d + 1, c]); below it, one product of all components,
+ * [k·d, d + 1] · [d + 1, c] (see squaredNorms).
  */
 export const BATCHED_FROM_D = 16;
 
 /**
- * Q x for every component, [k, d, c] (Q [k, d, e], x [e, c]): the same numbers either way
- * (each element the same sum in the same order, gemm.ts). The threshold was measured when the batched
- * product made k kernel calls (at d = 2, k products of 2 × 2 · 2 × c, each too small for
- * the SIMD kernel) and the [k·d, d] · [d, c] one a single call at the price of reshape's
- * copies (a reshape on a tape copies its argument, ops.ts, and its pullback the cotangent
- * back); from d = 16 the batched one took 2–18 % less CPU time (paired, d = 16…64, k =
- * 25…100). ops' matmul now makes a stack times one shared matrix a single product
- * (kernels.ts), so the batched form is one call at every d; the reshaped form below
- * d = 16 is kept until measured again (a first paired run: objective ×0.93–0.99
- * batched, jacobian ×0.89–1.10, within the noise).
+ * How squaredNorms takes the coordinates of Q_k (x − μ_k): by slices of one product's rows
+ * (compiled chains read them in place), or from a product of [k, d, c] summed over its middle
+ * axis. Sliced where jit runs the term: the objective at every d, the gradient below
+ * BATCHED_FROM_D (from it the sliced gradient took ×1.1 at d = 20, k = 25 and ×2.1 at d = 64,
+ * k = 5: the adjoint embeds d slices' cotangents); the traced gradient is never sliced (each
+ * slice, square and sum a buffer and a pass of its own: ×1.3 at d = 15, k = 50).
  */
-function allQx(Q: T, xT: NdArray, k: number, d: number): T {
-  if (d >= BATCHED_FROM_D) return matmul(Q, xT) as T;
-  return reshape(matmul(reshape(Q, [k * d, xT.shape[0]]) as T, xT) as T, [k, d, xT.shape[1]]) as T;
+export type Coordinates = "sliced" | "unsliced";
+
+/**
+ * ‖Q_k (x_i − μ_k)‖² for every component and point, [k, c], from W = [−Q_k μ_k | Q_k]
+ * ([k, d, d + 1]) and the chunk's [1; x] ([d + 1, c]).
+ *
+ * Unsliced: from BATCHED_FROM_D, the batched product [k, d, c]; below, W as [k·d, d + 1]
+ * and the product reshaped back to [k, d, c] (a reshape on a tape copies its argument, ops.ts,
+ * and its pullback the cotangent back); either squared and summed over its middle axis.
+ * Sliced: W's rows taken coordinate by coordinate (row j·k + k' is component k''s row j), so
+ * that the product P = [d·k, c] holds coordinate j of every component and point in rows
+ * j·k … j·k + k − 1, a slice of whole rows, which jit's chains read in place (a middle-axis
+ * sum is a kernel, and a reshape a copy). The squares of the d slices are added in order, a
+ * fold from the first: the sum kernel's additions from 0 (0 + a = a), the same numbers;
+ * each element of P is the same dot product in every form (gemm.ts). At d = 2, k = 25 the
+ * reshape, the square's pass, the sum's and −½·'s were a third of the jitted objective's
+ * time, and at d = 20, k = 100 the square's pass and the sum's 40 %; sliced, they are one loop.
+ * (The batched form was measured against the reshaped one when the batched product made k
+ * kernel calls; ops' matmul now makes a stack times one shared matrix a single product,
+ * kernels.ts, and a first paired run found them within the noise.)
+ */
+function squaredNorms(W: T, xT: NdArray, k: number, d: number, coordinates: Coordinates): T {
+  if (d >= BATCHED_FROM_D && coordinates === "unsliced") return sum(square(matmul(W, xT) as T), 1) as T;
+  const c = xT.shape[1];
+  if (coordinates === "unsliced") return sum(square(reshape(matmul(reshape(W, [k * d, d + 1]) as T, xT) as T, [k, d, c]) as T), 1) as T;
+  const byCoordinate = Int32Array.from({ length: d * k }, (_, r) => (r % k) * d + Math.floor(r / k));
+  const P = matmul(gather(reshape(W, [k * d, d + 1]) as T, byCoordinate, 0) as T, xT) as T;
+  let total: T | null = null;
+  for (let j = 0; j < d; j++) {
+    const s = square(slice(P, [j * k, 0], [(j + 1) * k, c]) as T) as T;
+    total = total === null ? s : (add(total, s) as T);
+  }
+  return total!;
 }
 
 /** Σ over the chunk's points of logsumexp_k main_term (the data term of the objective). */
-function chunkTerm(p: GmmPrepared, v: Traced<WithMeans>, xT: NdArray): Scalar {
+function chunkTerm(p: GmmPrepared, v: Traced<WithMeans>, xT: NdArray, coordinates: Coordinates): Scalar {
   const { d, k } = p;
   const { sumQs, Q } = factors(p, v);
   // Q_k (x − μ_k) as [−Q_k μ_k | Q_k] · [1; x]: the centring is the product's first term, so
@@ -194,10 +221,11 @@ function chunkTerm(p: GmmPrepared, v: Traced<WithMeans>, xT: NdArray): Scalar {
   // k = 100); the rows of the factor stay lower-triangular past their first column (gemm's
   // block depths). −(Q_k μ_k) is negated after the product, on [k, d, 1].
   const Qmu = matmul(Q, reshape(v.mu, [k, d, 1]) as T); // [k, d, 1]
-  const centred = allQx(concat([neg(Qmu) as T, Q], 2) as T, xT, k, d); // [k, d, c]
+  // (the [k, 1] column first: its reshape, a kernel, would close the chain of −½‖·‖²)
+  const a = reshape(add(v.alpha, sumQs) as T, [k, 1]) as T;
+  const sqnorm = squaredNorms(concat([neg(Qmu) as T, Q], 2) as T, xT, k, d, coordinates); // [k, c]
   // a − ½‖·‖² as a + (−½)‖·‖²: the same numbers, and no negation of [k, c] in the reverse sweep
-  const sqnorm = sum(square(centred), 1) as T; // [k, c]
-  const main = add(reshape(add(v.alpha, sumQs) as T, [k, 1]) as T, mul(-0.5, sqnorm)) as T;
+  const main = add(a, mul(-0.5, sqnorm)) as T;
   return sum(logsumexp(main, 0) as T);
 }
 
@@ -245,18 +273,25 @@ interface Compiled {
 type Gradients = { alpha?: Operand; mu?: Operand; q?: Operand; l?: Operand };
 const compiled = new WeakMap<GmmPrepared, Compiled>();
 
+/**
+ * The objective as a term (gmmObjective jits it, sliced): the terms added in the order the
+ * gradient's are, the parameters' term, then the chunks'.
+ */
+export function objectiveTerm(p: GmmPrepared, v: Traced<WithMeans>, coordinates: Coordinates): Scalar {
+  const param: Traced<Independent> = p.d > 1 ? { alpha: v.alpha, q: v.q, l: v.l } : { alpha: v.alpha, q: v.q };
+  return p.chunks.reduce((total, xT) => add(total, chunkTerm(p, v, xT, coordinates)) as Scalar, paramTerm(p, param));
+}
+
 function compiledOf(p: GmmPrepared): Compiled {
   let c = compiled.get(p);
   if (c !== undefined) return c;
-  const param = (v: Traced<WithMeans> | Traced<Independent>): Traced<Independent> =>
-    p.d > 1 ? { alpha: v.alpha, q: v.q, l: v.l } : { alpha: v.alpha, q: v.q };
-  // the terms added in the order the gradient's are: the parameters' term, then the chunks'
-  const objective = jit((v: Traced<WithMeans>): Scalar => p.chunks.reduce((total, xT) => add(total, chunkTerm(p, v, xT)) as Scalar, paramTerm(p, param(v))));
+  const objective = jit((v: Traced<WithMeans>): Scalar => objectiveTerm(p, v, "sliced"));
+  const sliced: Coordinates = p.d < BATCHED_FROM_D ? "sliced" : "unsliced";
   const gradients =
     p.k * p.d * p.n < JIT_GRADIENT_BELOW
       ? {
           param: jit((v: Independent) => grad((w) => paramTerm(p, w), v)) as unknown as (v: Independent) => Gradients,
-          chunks: p.chunks.map((xT) => jit((v: WithMeans) => grad((w) => chunkTerm(p, w, xT), v)) as unknown as (v: WithMeans) => Gradients),
+          chunks: p.chunks.map((xT) => jit((v: WithMeans) => grad((w) => chunkTerm(p, w, xT, sliced), v)) as unknown as (v: WithMeans) => Gradients),
         }
       : undefined;
   c = { objective: objective as unknown as (v: WithMeans) => number, gradients };
@@ -296,7 +331,7 @@ export function gmmGradient(p: GmmPrepared): GmmGradient {
     for (const f of jitted.chunks) accumulate(f(withMeans(p)));
   } else {
     accumulate(grad((v) => paramTerm(p, v), independent(p)));
-    for (const xT of p.chunks) accumulate(grad((v) => chunkTerm(p, v, xT), withMeans(p)));
+    for (const xT of p.chunks) accumulate(grad((v) => chunkTerm(p, v, xT, "unsliced"), withMeans(p)));
   }
   return { alpha: out.alpha, mu: ndarray(out.mu, [k, d]), q: ndarray(out.q, [k, d]), l: ndarray(out.l, [k, ls]) };
 }
