@@ -13,7 +13,7 @@ import { jsonable } from "../src/gradbench/json.js";
 import type { EvalFunction, EvalModule } from "../src/gradbench/module.js";
 import { modules } from "../src/gradbench/modules/index.js";
 import { assign, assignedCost, pointCost } from "../src/gradbench/modules/kmeans.js";
-import { div, grad, index, jvp, type NdArray, type Scalar, type Tensor } from "@wengert/core";
+import { div, grad, index, jvp, logsumexp, type NdArray, type Scalar, type Tensor } from "@wengert/core";
 import { samples } from "../src/gradbench/modules/llsq.js";
 import { solve } from "../src/gradbench/modules/ode.js";
 import { evaluate, respond, warmUp } from "../src/gradbench/protocol.js";
@@ -88,6 +88,21 @@ describe("lse", () => {
     expect(g.reduce((s, v) => s + v, 0)).toBeCloseTo(1, 10);
     // the maximum's share, 1 − Σ softmax (rounding: ~10⁻¹⁴ over 10⁶ terms), goes to the argmax
     expect(relErr(g, softmax(x))).toBeLessThan(1e-13);
+  });
+  it("on its prepared input (held in the exp kernels' memory) = logsumexp and its grad of the plain array, to the bit, call after call", () => {
+    const fn = (name: "primal" | "gradient") => modules.lse[name] as unknown as Required<EvalFunction<unknown>>;
+    const run = (name: "primal" | "gradient", prepared: unknown) => fn(name).run(prepared);
+    const inputs = [300, 4097, 70_001].map((n, i) => lseInput(n, 11 + i).x);
+    const prepared = inputs.map((x) => ({ primal: fn("primal").prepare({ x }), gradient: fn("gradient").prepare({ x }) }));
+    for (let round = 0; round < 2; round++) {
+      // the last prepared first: each input's after the others' calls
+      for (let i = inputs.length - 1; i >= 0; i--) {
+        const x = Float64Array.from(inputs[i]);
+        expect(run("primal", prepared[i].primal), `primal, n = ${x.length}`).toBe(logsumexp(x));
+        // toEqual: Object.is on each element
+        expect((run("gradient", prepared[i].gradient) as NdArray).data, `gradient, n = ${x.length}`).toEqual(grad((v: Tensor) => logsumexp(v), x));
+      }
+    }
   });
 });
 

@@ -20,7 +20,7 @@ export { rng } from "./random.js";
 export * from "./tensor/dims.js";
 export type { ConvParams, Reduction } from "./tensor/kernels.js";
 export * as kernels from "./tensor/kernels.js";
-export { EXP_SIMD_FROM } from "./tensor/simd-exp.js";
+export { EXP_SIMD_FROM, residentOperand } from "./tensor/simd-exp.js";
 export { rowMinima, type RowMinima, type RowMinimaArgs } from "./tensor/row-minima.js";
 export { productRowMinima, type ProductRowMinimaArgs } from "./tensor/product-row-minima.js";
 export { nearestCentroids, PointSet } from "./tensor/simd-nearest.js";

@@ -3,7 +3,7 @@
  * guard bits to round correctly, and the error of any double against it in ulps.
  *
  * Nothing here shares code or method with the kernel (src/exp.ts), which uses a table of
- * 2^(j/128) and a short polynomial: here x (exactly M·2^E) is reduced by k·ln 2, k the
+ * 2^(j/512) and a short polynomial: here x (exactly M·2^E) is reduced by k·ln 2, k the
  * integer nearest x/ln 2, with ln 2 = Σ 1/(j·2^j) to F = 300 fractional bits, and e^r
  * (|r| < 0.35) summed by its Taylor series to the last unit of 2^−F; eˣ = e^r·2^k. Each step
  * truncates by a unit or so of 2^−F against a value above 0.7, so the result is right to

@@ -15,7 +15,7 @@ export function* expSample(next: () => number, n: number): Generator<number> {
     if (u < 0.3) yield 4 * next() - 2; // where most arguments are
     else if (u < 0.55) yield 1460 * next() - 750; // the whole range and past both ends
     else if (u < 0.7) yield sign() * 2 ** (-1074 + 1084 * next()); // log-uniform magnitudes, subnormal to 1024
-    else if (u < 0.85) yield (Math.floor(2000 * next()) - 1000 + 0.5) * (Math.LN2 / 128) * (1 + (next() - 0.5) * 1e-12); // where k's rounding flips
+    else if (u < 0.85) yield (Math.floor(2000 * next()) - 1000 + 0.5) * (Math.LN2 / 512) * (1 + (next() - 0.5) * 1e-12); // where k's rounding flips
     else if (u < 0.95) {
       const edge = EDGES[Math.floor(next() * EDGES.length)];
       yield Math.sign(edge) * step(Math.abs(edge), Math.floor(next() * 2001) - 1000); // around the edges

@@ -3,7 +3,7 @@
  * elementwise exp, and logsumexp's passes (a group's max, then Σ exp(x − max)).
  *
  * The same function to the bit: every step of exp.ts — Tang's reduction with the same
- * constants, the table lookup (per lane), the degree-5 polynomial and the final s + s·p —
+ * constants, the table lookup (per lane), the degree-4 polynomial and the final s + s·p —
  * is the same IEEE operation on each lane, in the same order, with no fused multiply-add
  * (wasm has none outside relaxed SIMD). Two steps are written differently with the same
  * result: k is read from the bits of x·N/ln 2 + 1.5·2⁵² (the integer kd, in its low bits),
@@ -21,21 +21,22 @@
  *
  * Operands are copied into the workspace (a memcpy, which long buffers repay), after the
  * table (S_j and T_j side by side, one load a lane) and exp's constants, which each instance
- * holds from its data segment.
+ * holds from its data segment; logsumexp's passes read an operand placed there beforehand
+ * (`residentOperand`) where it lies.
  */
-import { C2, C3, C4, C5, INV_LN2_N, LN2_N_HI, LN2_N_LO, SCALE, SHIFT, TAIL } from "../exp.js";
+import { C2, C3, C4, INV_LN2_N, LN2_N_HI, LN2_N_LO, SCALE, SHIFT, TAIL } from "../exp.js";
 import {
-  assemble, f64, f64x2, forLoop, i32, i32x4, i32x4Shuffle, i64x2, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type ValType,
+  assemble, f64, f64x2, forLoop, i32, i32x4, i32x4Shuffle, i64x2, ifThen, lazyWorkspace, local, type, v128, type Code, type Func, type ValType, type Workspace,
 } from "./wasm.js";
 
 const get = local.get;
 
 /** Byte addresses in the workspace: the table (S_j, T_j pairs), two result slots, exp's constants, then the operand. */
 const TABLE_AT = 0;
-const RESULT_AT = 2048;
-const CONSTANTS_AT = 2064;
-/** The operand's first element (in doubles: byte 4096). */
-const OPERAND = 512;
+const RESULT_AT = 8192;
+const CONSTANTS_AT = 8208;
+/** The operand's first element (in doubles: byte 12288). */
+const OPERAND = 1536;
 
 /** The shuffles that take the first, or second, double of each of two vectors (as pairs of i32 lanes). */
 const FIRSTS = i32x4Shuffle([0, 1, 4, 5]);
@@ -66,9 +67,6 @@ const CONSTANT_BITS = {
   c2: bitsOf(C2),
   c3: bitsOf(C3),
   c4: bitsOf(C4),
-  c5: bitsOf(C5),
-  /** j = k & 127. */
-  low7: 127n,
   /** |x|'s bits: all but the sign. */
   magnitude: 0x7fffffffffffffffn,
   /** 700's bits: |x| ≤ 700 exactly where |x|'s bits are not greater (as integers; NaN's are). */
@@ -122,31 +120,30 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
     local.set(l.t, f64x2.sub(get(l.k), c("shift"))),
     // r = x − kd·HI − kd·LO
     local.set(l.r, f64x2.sub(f64x2.sub(x, f64x2.mul(get(l.t), c("ln2Hi"))), f64x2.mul(get(l.t), c("ln2Lo")))),
-    // j = k & 127 (t's low bits), as byte offsets into the table, per lane
-    local.set(l.s, v128.and(get(l.k), c("low7"))), // j, for now
-    local.set(l.t, i64x2.shl(get(l.s), i32.const(4))),
-    // (the low halves of the 64-bit lanes, i32 lanes 0 and 2: no wrap to i32 after)
-    local.set(l.o0, i32x4.extractLane(0)(get(l.t))),
-    local.set(l.o1, i32x4.extractLane(2)(get(l.t))),
+    // j = k & 511 (t's low 9 bits), as byte offsets into the table (j·16), per lane: from the
+    // low halves of the 64-bit lanes (i32 lanes 0 and 2), in general registers, whose
+    // arithmetic leaves the vector units (the loops' bottleneck) to the rest
+    local.set(l.o0, i32.shl(i32.and(i32x4.extractLane(0)(get(l.k)), i32.const(511)), i32.const(4))),
+    local.set(l.o1, i32.shl(i32.and(i32x4.extractLane(2)(get(l.k)), i32.const(511)), i32.const(4))),
     // each lane's pair (S_j, T_j) in one load; S_j of both lanes, then T_j of both
     local.set(l.sj, v128.load(get(l.o0), TABLE_AT)),
     local.set(l.t, v128.load(get(l.o1), TABLE_AT)),
     local.set(l.p, FIRSTS(get(l.sj), get(l.t))),
     local.set(l.t, SECONDS(get(l.sj), get(l.t))), // T_j
     local.set(l.sj, get(l.p)),
-    // polynomial: T_j + r + r²(C2 + r·C3) + r²·r²(C4 + r·C5), left to right
+    // polynomial: T_j + r + r²·(C2 + r·C3 + r²·C4), left to right
     local.set(l.r2, f64x2.mul(get(l.r), get(l.r))),
     local.set(
       l.p,
       f64x2.add(
-        f64x2.add(f64x2.add(get(l.t), get(l.r)), f64x2.mul(get(l.r2), f64x2.add(c("c2"), f64x2.mul(get(l.r), c("c3"))))),
-        f64x2.mul(f64x2.mul(get(l.r2), get(l.r2)), f64x2.add(c("c4"), f64x2.mul(get(l.r), c("c5")))),
+        f64x2.add(get(l.t), get(l.r)),
+        f64x2.mul(get(l.r2), f64x2.add(f64x2.add(c("c2"), f64x2.mul(get(l.r), c("c3"))), f64x2.mul(get(l.r2), c("c4")))),
       ),
     ),
-    // s = S_j · 2^m, m = k >> 7, as S_j with m added to its exponent: m·2⁵² is (k − j)·2⁴⁵, and
-    // t's bits − j give the same product (SHIFT's bits times 2⁴⁵ vanish mod 2⁶⁴); a subtraction
-    // and a shift (x64 has no 64-bit arithmetic shift right before AVX-512: V8 emulates it)
-    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(i64x2.sub(get(l.k), get(l.s)), i32.const(45)))),
+    // s = S_j · 2^m, m = k >> 9, as S_j with m added to its exponent: m·2⁵² is (k − j)·2⁴³, and
+    // the table holds S_j's bits − j·2⁴³ (S'_j, `expModule`), so s's bits are S'_j + k·2⁴³, and
+    // k·2⁴³ is t's bits · 2⁴³ (SHIFT's bits times 2⁴³ vanish mod 2⁶⁴): a shift and an addition
+    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(get(l.k), i32.const(43)))),
     // y = s + s·p
     local.set(l.y, f64x2.add(get(l.s), f64x2.mul(get(l.s), get(l.p)))),
     ...(checked ? [ifThen(v128.anyTrue(i64x2.gtS(v128.and(x, c("magnitude")), c("limit"))), beyondSteps(l))] : []),
@@ -161,10 +158,10 @@ function expSteps(l: ExpLocals, checked: boolean): Code[] {
 function beyondSteps(l: ExpLocals): Code[] {
   const x = get(l.x);
   const within = f64x2.le(f64x2.abs(x), splat(700));
-  const m = i64x2.shrS(i64x2.sub(get(l.k), get(l.c.shift)), i32.const(7)); // k >> 7, k = t's bits − SHIFT's
   return [
     local.set(l.half, v128.andnot(v128.bitselect(splatI64(128), splatI64(-128), f64x2.gt(x, splat(0))), within)),
-    local.set(l.s, i64x2.add(get(l.sj), i64x2.shl(i64x2.sub(m, get(l.half)), i32.const(52)))),
+    // s's bits from expSteps, S_j's + m·2⁵² (mod 2⁶⁴), less half·2⁵²
+    local.set(l.s, i64x2.sub(get(l.s), i64x2.shl(get(l.half), i32.const(52)))),
     local.set(l.y, f64x2.mul(f64x2.add(get(l.s), f64x2.mul(get(l.s), get(l.p))), i64x2.shl(i64x2.add(get(l.half), splatI64(1023)), i32.const(52)))),
     local.set(l.y, v128.bitselect(splat(Infinity), get(l.y), f64x2.gt(x, splat(710)))),
     local.set(l.y, v128.bitselect(splat(0), get(l.y), f64x2.lt(x, splat(-746)))),
@@ -175,32 +172,36 @@ function beyondSteps(l: ExpLocals): Code[] {
 // parameters: a byte address and a count; then the locals of a pass
 const [P, N, END, LAST] = [0, 1, 2, 3];
 
-/** exp(p, n): the n doubles at p replaced by their exponentials. */
-function expInPlace(): Func {
-  const l = expLocals(4);
+/** exp(p, n, d): exp of the n doubles at p, written d bytes on (over them where d = 0). */
+function expMap(): Func {
+  const D = 2;
+  const [END, LAST] = [3, 4];
+  const l = expLocals(5);
+  const to = i32.add(get(P), get(D));
   return {
     name: "exp",
-    params: [type.i32, type.i32],
+    params: [type.i32, type.i32, type.i32],
     locals: [type.i32, type.i32, ...EXP_LOCAL_TYPES],
     body: [
       ...loadConstants(l),
       local.set(END, i32.add(get(P), i32.mul(get(N), i32.const(8)))),
       local.set(LAST, i32.sub(get(END), i32.const(8))),
-      forLoop(P, get(LAST), 16, [local.set(l.x, v128.load(get(P))), ...expSteps(l, true), v128.store(get(P), get(l.y))]),
-      ifThen(i32.ltU(get(P), get(END)), [local.set(l.x, v128.load64Splat(get(P))), ...expSteps(l, true), v128.store64Lane(0)(get(P), get(l.y))]),
+      forLoop(P, get(LAST), 16, [local.set(l.x, v128.load(get(P))), ...expSteps(l, true), v128.store(to, get(l.y))]),
+      ifThen(i32.ltU(get(P), get(END)), [local.set(l.x, v128.load64Splat(get(P))), ...expSteps(l, true), v128.store64Lane(0)(to, get(l.y))]),
     ],
   };
 }
 
-/** scaledExp(p, n, m, c): the n doubles x at p replaced by c·exp(x − m) (logsumexp's cotangent ȳ·exp(x − y)). */
+/** scaledExp(p, n, m, c, d): c·exp(x − m) of the n doubles x at p (logsumexp's cotangent ȳ·exp(x − y)), written d bytes on. */
 function scaledExp(): Func {
-  const [M, C] = [2, 3];
-  const [END, LAST, MV, CV] = [4, 5, 6, 7];
-  const l = expLocals(8);
+  const [M, C, D] = [2, 3, 4];
+  const [END, LAST, MV, CV] = [5, 6, 7, 8];
+  const l = expLocals(9);
+  const to = i32.add(get(P), get(D));
   const steps = (x: Code): Code[] => [local.set(l.x, f64x2.sub(x, get(MV))), ...expSteps(l, true), local.set(l.y, f64x2.mul(get(CV), get(l.y)))];
   return {
     name: "scaledExp",
-    params: [type.i32, type.i32, type.f64, type.f64],
+    params: [type.i32, type.i32, type.f64, type.f64, type.i32],
     locals: [type.i32, type.i32, type.v128, type.v128, ...EXP_LOCAL_TYPES],
     body: [
       ...loadConstants(l),
@@ -208,8 +209,8 @@ function scaledExp(): Func {
       local.set(LAST, i32.sub(get(END), i32.const(8))),
       local.set(MV, f64x2.splat(get(M))),
       local.set(CV, f64x2.splat(get(C))),
-      forLoop(P, get(LAST), 16, [...steps(v128.load(get(P))), v128.store(get(P), get(l.y))]),
-      ifThen(i32.ltU(get(P), get(END)), [...steps(v128.load64Splat(get(P))), v128.store64Lane(0)(get(P), get(l.y))]),
+      forLoop(P, get(LAST), 16, [...steps(v128.load(get(P))), v128.store(to, get(l.y))]),
+      ifThen(i32.ltU(get(P), get(END)), [...steps(v128.load64Splat(get(P))), v128.store64Lane(0)(to, get(l.y))]),
     ],
   };
 }
@@ -384,8 +385,11 @@ function columnExpSums(): Func {
 export function expModule(): Uint8Array {
   const table = (a: Float64Array | BigUint64Array) => new Uint8Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength));
   const constants = BigUint64Array.from(CONSTANT_NAMES.flatMap((name) => [CONSTANT_BITS[name], CONSTANT_BITS[name]]));
-  const pairs = Float64Array.from({ length: 2 * SCALE.length }, (_, i) => (i % 2 === 0 ? SCALE : TAIL)[i >> 1]);
-  return assemble([expInPlace(), scaledExp(), expSum("expSum", true), expSum("expSumWithin", false), extremes(), columnMax(), columnExpSums()], [
+  // S'_j = S_j's bits − j·2⁴³ (see expSteps' s), and T_j
+  const pairs = BigUint64Array.from({ length: 2 * SCALE.length }, (_, i) =>
+    i % 2 === 0 ? BigInt.asUintN(64, bitsOf(SCALE[i >> 1]) - (BigInt(i >> 1) << 43n)) : bitsOf(TAIL[i >> 1]),
+  );
+  return assemble([expMap(), scaledExp(), expSum("expSum", true), expSum("expSumWithin", false), extremes(), columnMax(), columnExpSums()], [
     { offset: TABLE_AT, bytes: table(pairs) },
     { offset: CONSTANTS_AT, bytes: table(constants) },
   ]);
@@ -401,18 +405,84 @@ export const EXP_SIMD_FROM = 256;
 const workspace = lazyWorkspace(expModule, 32 * 1024 * 1024);
 
 type Pass = (p: number, n: number) => void;
-type ScaledPass = (p: number, n: number, m: number, c: number) => void;
+type MapPass = (p: number, n: number, d: number) => void;
+type ScaledPass = (p: number, n: number, m: number, c: number, d: number) => void;
 type SumPass = (p: number, n: number, m: number) => void;
+
+/**
+ * The resident operand of the workspace's memory `buffer` (see `residentOperand`): it lies at
+ * OPERAND, and the passes' copied operands start at `end`, past it.
+ */
+let resident: { readonly buffer: ArrayBufferLike; readonly end: number } | null = null;
+
+/**
+ * x copied into these kernels' memory, as a view of it that logsumexp's passes read in place:
+ * an operand given again and again (GradBench's lse input, placed once by its `prepare`) then
+ * costs no copy a call, which for a million elements is a third of the passes' time (the
+ * copy reads and writes memory that no longer fits the caches). The view is an ordinary
+ * Float64Array to every other reader and writer, and the passes see what it holds. Each call
+ * takes a new instance's memory (lazyWorkspace's `fresh`, with room past the operand for
+ * another as long), so that no later operand or pass overwrites an earlier view; the memory
+ * of a view let go is the collector's. A plain copy when WebAssembly SIMD is unavailable, or
+ * x is short (the passes' copy is cheap there) or too large.
+ */
+export function residentOperand(x: Float64Array): Float64Array {
+  const s = x.length >= EXP_SIMD_FROM ? workspace() : null;
+  // the copied operands 16-byte aligned past it
+  const end = OPERAND + x.length + (x.length & 1);
+  const heap = s?.fresh(end + x.length) ?? null;
+  if (heap === null) return x.slice();
+  heap.set(x, OPERAND);
+  resident = { buffer: heap.buffer, end };
+  return heap.subarray(OPERAND, OPERAND + x.length);
+}
+
+interface Room {
+  readonly s: Workspace;
+  readonly heap: Float64Array;
+  /** Where the operand starts, in doubles. */
+  readonly at: number;
+}
+
+/** The memory with room for an operand of n doubles, and where it goes: past the resident operand, if the memory holds one. */
+function operandRoom(n: number): Room | null {
+  const s = n === 0 ? null : workspace();
+  if (s === null) return null;
+  const at = resident?.end ?? OPERAND;
+  const heap = s.heap(at + n);
+  return heap === null ? null : { s, heap, at: resident?.buffer === heap.buffer ? at : OPERAND };
+}
+
+/** x's room: where it lies if it is a view of the memory (`residentOperand`), else operandRoom's, x copied there. */
+function placed(x: Float64Array): Room | null {
+  const s = x.length === 0 ? null : workspace();
+  const heap = s?.heap(0) ?? null;
+  if (s !== null && heap !== null && x.buffer === heap.buffer) return { s, heap, at: x.byteOffset / 8 };
+  const room = operandRoom(x.length);
+  room?.heap.set(x, room.at);
+  return room;
+}
+
+/**
+ * Room for a map's n results, and where it reads x (`from`): where x lies if it is a view of
+ * the memory, else the room, x copied there (the pass then writes over it). Not x copied
+ * from the memory into itself: `set` would first copy it to a new buffer.
+ */
+function mapRoom(x: Float64Array): (Room & { readonly from: number }) | null {
+  const room = operandRoom(x.length);
+  if (room === null) return null;
+  if (x.buffer === room.heap.buffer) return { ...room, from: x.byteOffset / 8 };
+  room.heap.set(x, room.at);
+  return { ...room, from: room.at };
+}
 
 /** out = exp(x) elementwise (out may be x); false (nothing written) when WebAssembly SIMD is unavailable or x too large. */
 export function simdExp(out: Float64Array, x: Float64Array): boolean {
-  const s = workspace();
-  if (s === null || x.length === 0) return false;
-  const heap = s.heap(OPERAND + x.length);
-  if (heap === null) return false;
-  heap.set(x, OPERAND);
-  (s.exports.exp as Pass)(OPERAND * 8, x.length);
-  out.set(heap.subarray(OPERAND, OPERAND + x.length));
+  const room = mapRoom(x);
+  if (room === null) return false;
+  const { s, heap, at, from } = room;
+  (s.exports.exp as MapPass)(from * 8, x.length, (at - from) * 8);
+  out.set(heap.subarray(at, at + x.length));
   return true;
 }
 
@@ -421,32 +491,29 @@ export function simdExp(out: Float64Array, x: Float64Array): boolean {
  * `c * exp(x[i] - m)`; false (nothing written) when WebAssembly SIMD is unavailable or x too large.
  */
 export function simdScaledExp(out: Float64Array, x: Float64Array, m: number, c: number): boolean {
-  const s = workspace();
-  if (s === null || x.length === 0) return false;
-  const heap = s.heap(OPERAND + x.length);
-  if (heap === null) return false;
-  heap.set(x, OPERAND);
-  (s.exports.scaledExp as ScaledPass)(OPERAND * 8, x.length, m, c);
-  out.set(heap.subarray(OPERAND, OPERAND + x.length));
+  const room = mapRoom(x);
+  if (room === null) return false;
+  const { s, heap, at, from } = room;
+  (s.exports.scaledExp as ScaledPass)(from * 8, x.length, m, c, (at - from) * 8);
+  out.set(heap.subarray(at, at + x.length));
   return true;
 }
 
 /**
  * For each of `groups` runs of `len` elements of x (len ≥ 1): m[g] = the run's max (as
  * reduce.ts's), and sums[g] = Σ exp(x − m[g]) in order, with m[g] taken as 0 where it is
- * ±∞ or NaN (where x − m would be NaN: logsumexp's convention, reduce.ts). False (nothing
- * written) when WebAssembly SIMD is unavailable or x too large.
+ * ±∞ or NaN (where x − m would be NaN: logsumexp's convention, reduce.ts). x is read where it
+ * lies when it is a view of the kernels' memory (`residentOperand`), else copied there. False
+ * (nothing written) when WebAssembly SIMD is unavailable or x too large.
  */
 export function simdMaxAndExpSums(x: Float64Array, groups: number, len: number, m: Float64Array, sums: Float64Array): boolean {
-  const s = workspace();
-  if (s === null || len === 0) return false;
-  const heap = s.heap(OPERAND + groups * len);
-  if (heap === null) return false;
-  heap.set(x.subarray(0, groups * len), OPERAND);
+  const room = len === 0 ? null : placed(x.subarray(0, groups * len));
+  if (room === null) return false;
+  const { s, heap, at: first } = room;
   const extremesPass = s.exports.extremes as Pass;
   const result = RESULT_AT / 8;
   for (let g = 0; g < groups; g++) {
-    const at = (OPERAND + g * len) * 8;
+    const at = (first + g * len) * 8;
     extremesPass(at, len);
     const mg = heap[result];
     // every x − m within exp's range (none ∞; a NaN, left out of the extremes, still makes the sum NaN): the pass without the check
@@ -469,18 +536,18 @@ export function simdMaxAndExpSums(x: Float64Array, groups: number, len: number, 
  * unavailable or x too large.
  */
 export function simdColumnMaxAndExpSums(x: Float64Array, blocks: number, rows: number, cols: number, m: Float64Array, sums: Float64Array): boolean {
-  const s = workspace();
   const n = blocks * rows * cols;
-  if (s === null || n === 0) return false;
-  const [mAt, sAt] = [OPERAND + n, OPERAND + n + blocks * cols];
-  const heap = s.heap(sAt + blocks * cols);
-  if (heap === null) return false;
-  heap.set(x.subarray(0, n), OPERAND);
+  // x, then the maxima and the sums, past a resident operand
+  const room = n === 0 ? null : operandRoom(n + 2 * blocks * cols);
+  if (room === null) return false;
+  const { s, heap, at } = room;
+  const [mAt, sAt] = [at + n, at + n + blocks * cols];
+  heap.set(x.subarray(0, n), at);
   const maxPass = s.exports.columnMax as (p: number, rows: number, cols: number, q: number) => void;
   const sumPass = s.exports.columnExpSums as (p: number, rows: number, cols: number, q: number, s: number) => void;
-  for (let b = 0; b < blocks; b++) maxPass((OPERAND + b * rows * cols) * 8, rows, cols, (mAt + b * cols) * 8);
+  for (let b = 0; b < blocks; b++) maxPass((at + b * rows * cols) * 8, rows, cols, (mAt + b * cols) * 8);
   for (let j = mAt; j < sAt; j++) if (!Number.isFinite(heap[j])) heap[j] = 0;
-  for (let b = 0; b < blocks; b++) sumPass((OPERAND + b * rows * cols) * 8, rows, cols, (mAt + b * cols) * 8, (sAt + b * cols) * 8);
+  for (let b = 0; b < blocks; b++) sumPass((at + b * rows * cols) * 8, rows, cols, (mAt + b * cols) * 8, (sAt + b * cols) * 8);
   m.set(heap.subarray(mAt, sAt));
   sums.set(heap.subarray(sAt, sAt + blocks * cols));
   return true;

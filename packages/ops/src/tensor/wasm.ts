@@ -65,6 +65,7 @@ export const i32 = {
   mul: op(0x6c),
   ltU: op(0x49),
   and: op(0x71),
+  shl: op(0x74),
   eqz: op(0x45),
   /** The low 32 bits of an i64. */
   wrapI64: op(0xa7),
@@ -288,6 +289,11 @@ export interface Workspace {
   readonly exports: Record<string, unknown>;
   /** A view of the memory with room for `n` doubles; null beyond the workspace's limit. */
   heap(n: number): Float64Array | null;
+  /**
+   * A view of a new instance's memory, the workspace's from now on, with room for `n` doubles
+   * (null beyond the limit): the old memory stays as it is for the views that hold it.
+   */
+  fresh(n: number): Float64Array | null;
 }
 
 /**
@@ -311,6 +317,11 @@ export function lazyWorkspace(bytes: () => Uint8Array, maxBytes: number): () => 
       const module = new (wasmApi().Module)(bytes());
       let current = instanceOf(module, 1);
       let view = new Float64Array(current.memory.buffer);
+      const renew = (pages: number): Float64Array => {
+        current = instanceOf(module, pages);
+        view = new Float64Array(current.memory.buffer);
+        return view;
+      };
       made = {
         get exports() {
           return current.exports;
@@ -318,14 +329,11 @@ export function lazyWorkspace(bytes: () => Uint8Array, maxBytes: number): () => 
         heap: (n: number): Float64Array | null => {
           const need = n * 8;
           if (need > maxBytes) return null;
-          if (need > view.byteLength) {
-            // at least twice the pages, so that a run of growing operands makes few instances
-            const pages = Math.min(Math.max(Math.ceil(need / PAGE), 2 * (view.byteLength / PAGE)), Math.ceil(maxBytes / PAGE));
-            current = instanceOf(module, pages);
-            view = new Float64Array(current.memory.buffer);
-          }
+          // at least twice the pages, so that a run of growing operands makes few instances
+          if (need > view.byteLength) renew(Math.min(Math.max(Math.ceil(need / PAGE), 2 * (view.byteLength / PAGE)), Math.ceil(maxBytes / PAGE)));
           return view;
         },
+        fresh: (n: number): Float64Array | null => (n * 8 > maxBytes ? null : renew(Math.max(Math.ceil((n * 8) / PAGE), 1))),
       };
     } catch {
       made = null;
