@@ -405,8 +405,6 @@ export const EXP_SIMD_FROM = 256;
 const workspace = lazyWorkspace(expModule, 32 * 1024 * 1024);
 
 type Pass = (p: number, n: number) => void;
-type MapPass = (p: number, n: number, d: number) => void;
-type ScaledPass = (p: number, n: number, m: number, c: number, d: number) => void;
 type SumPass = (p: number, n: number, m: number) => void;
 
 /**
@@ -476,28 +474,27 @@ function mapRoom(x: Float64Array): (Room & { readonly from: number }) | null {
   return { ...room, from: room.at };
 }
 
-/** out = exp(x) elementwise (out may be x); false (nothing written) when WebAssembly SIMD is unavailable or x too large. */
-export function simdExp(out: Float64Array, x: Float64Array): boolean {
+/**
+ * out = the map `pass` (exp, or scaledExp with `extra` = [m, c]) of x elementwise (out may be
+ * x); false (nothing written) when WebAssembly SIMD is unavailable or x too large.
+ */
+function runMap(out: Float64Array, x: Float64Array, pass: "exp" | "scaledExp", extra: readonly number[]): boolean {
   const room = mapRoom(x);
   if (room === null) return false;
   const { s, heap, at, from } = room;
-  (s.exports.exp as MapPass)(from * 8, x.length, (at - from) * 8);
+  (s.exports[pass] as (p: number, n: number, ...rest: number[]) => void)(from * 8, x.length, ...extra, (at - from) * 8);
   out.set(heap.subarray(at, at + x.length));
   return true;
 }
+
+/** out = exp(x) elementwise (out may be x); false (nothing written) when WebAssembly SIMD is unavailable or x too large. */
+export const simdExp = (out: Float64Array, x: Float64Array): boolean => runMap(out, x, "exp", []);
 
 /**
  * out = c·exp(x − m) elementwise (out may be x), each step the IEEE operation of
  * `c * exp(x[i] - m)`; false (nothing written) when WebAssembly SIMD is unavailable or x too large.
  */
-export function simdScaledExp(out: Float64Array, x: Float64Array, m: number, c: number): boolean {
-  const room = mapRoom(x);
-  if (room === null) return false;
-  const { s, heap, at, from } = room;
-  (s.exports.scaledExp as ScaledPass)(from * 8, x.length, m, c, (at - from) * 8);
-  out.set(heap.subarray(at, at + x.length));
-  return true;
-}
+export const simdScaledExp = (out: Float64Array, x: Float64Array, m: number, c: number): boolean => runMap(out, x, "scaledExp", [m, c]);
 
 /**
  * For each of `groups` runs of `len` elements of x (len ≥ 1): m[g] = the run's max (as

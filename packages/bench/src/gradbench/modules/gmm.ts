@@ -286,12 +286,13 @@ function compiledOf(p: GmmPrepared): Compiled {
   let c = compiled.get(p);
   if (c !== undefined) return c;
   const objective = jit((v: Traced<WithMeans>): Scalar => objectiveTerm(p, v, "sliced"));
-  const sliced: Coordinates = p.d < BATCHED_FROM_D ? "sliced" : "unsliced";
+  // the gradient sliced below BATCHED_FROM_D only (Coordinates)
+  const gradientSlicing: Coordinates = p.d < BATCHED_FROM_D ? "sliced" : "unsliced";
   const gradients =
     p.k * p.d * p.n < JIT_GRADIENT_BELOW
       ? {
           param: jit((v: Independent) => grad((w) => paramTerm(p, w), v)) as unknown as (v: Independent) => Gradients,
-          chunks: p.chunks.map((xT) => jit((v: WithMeans) => grad((w) => chunkTerm(p, w, xT, sliced), v)) as unknown as (v: WithMeans) => Gradients),
+          chunks: p.chunks.map((xT) => jit((v: WithMeans) => grad((w) => chunkTerm(p, w, xT, gradientSlicing), v)) as unknown as (v: WithMeans) => Gradients),
         }
       : undefined;
   c = { objective: objective as unknown as (v: WithMeans) => number, gradients };

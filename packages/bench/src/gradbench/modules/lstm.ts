@@ -87,9 +87,12 @@ function targetsDotLogSoftmax(Y: T, targets: T): Scalar {
   return sum(mul(targets, sub(Y, lse)));
 }
 
+/** The loss's factor of targetsDotLogSoftmax: −1 over the (c − 1)·b predicted values. */
+const lossScale = (s: LstmPrepared): number => -1 / ((s.c - 1) * s.b);
+
 /** The loss of all steps from their predictions Y ([c − 1, b]), against the next characters. */
 export function predictionLoss(s: LstmPrepared, Y: T): Scalar {
-  return mul(-1 / ((s.c - 1) * s.b), targetsDotLogSoftmax(Y, s.targets));
+  return mul(lossScale(s), targetsDotLogSoftmax(Y, s.targets));
 }
 
 /**
@@ -101,7 +104,7 @@ const jittedTargetsDot = jit(([Y, targets]: [T, T]) => targetsDotLogSoftmax(Y, t
 
 /** predictionLoss by jittedTargetsDot: the same number. */
 export function predictionLossJitted(s: LstmPrepared, Y: NdArray): number {
-  return mul(-1 / ((s.c - 1) * s.b), jittedTargetsDot([Y, s.targets]) as number) as number;
+  return lossScale(s) * (jittedTargetsDot([Y, s.targets]) as number);
 }
 
 /** How many parameters a hidden unit has: 4 weights and 4 biases per layer, then input weight, output weight and output bias. */
