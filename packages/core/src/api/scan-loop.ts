@@ -17,6 +17,7 @@ import type { Trace } from "../trace/tracer.js";
 import { runForward, type RealsIO } from "../eval/scan-forward.js";
 import { byStructure } from "../jit/scan-code.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
+import { dropCarries, keptCarries } from "../trace/scan-stash.js";
 import { isLeaf, step, withLength, xAt, type ScanCall } from "./scan-call.js";
 import { atomIn, literalValue, observed, placeIteration, primal, recordRun, size, yAt } from "./scan-record.js";
 
@@ -339,6 +340,7 @@ export class Loop {
     const checkpoint = this.c.options.checkpoint ?? defaultCheckpoint(body, bound - i);
     const every = checkpoint === "every" ? 1 : segmentLength(checkpoint, bound - i);
     const buffers = new RunBuffers(body, obs, every, i);
+    const keeper = keptCarries(body, target, every, i);
     const reportTies = target.settings.ties !== "ignore";
     // spans that double from the last run's length: a run that stops early has reserved at most twice
     // what it or the run before it used; the loop's first run takes all it may (one run is the common case)
@@ -370,6 +372,8 @@ export class Loop {
             obs,
             write: (j, s, v) => writeAt(buffers.packed, (j + base - i) * buffers.width + buffers.obsOffset[s], v),
             reals,
+            store: keeper?.store,
+            keeps: keeper?.keeps,
           },
           carry,
           from > i,
@@ -383,6 +387,7 @@ export class Loop {
     const minRun = this.shortRuns >= SHORT_RUNS - 1 ? Math.max(this.c.minRun, SHORT) : this.c.minRun;
     if (stop - i < Math.min(minRun, limit - i)) {
       buffers.release();
+      keeper?.release(carry);
       return i;
     }
     const run = recordRun(
@@ -396,6 +401,11 @@ export class Loop {
       const params = target.tape.params(scanVar) as ScanParams;
       const values = Float64Array.from(target.tape.args(scanVar).map((v) => target.tape.val[v]));
       params.stash = { values, carries: buffers.store.subarray(0, Math.ceil((stop - i) / every) * body.nc), column: buffers.store, every };
+    }
+    if (keeper !== null) {
+      const params = target.tape.params(scanVar) as ScanParams;
+      params.carries = keeper.stash(target.tape.args(scanVar).map((v) => target.tape.value(v)), stop, carry);
+      target.keptCarries!.push(() => dropCarries(params));
     }
     return stop;
   }

@@ -61,6 +61,7 @@ export function recordRun(s: RunStart, r: RanRun): { scanVar: number; carry: Lea
     caller: r.caller,
     ...(r.nested ? { nestsOnly: true } : {}),
     stash: null,
+    carries: null,
   };
   const scanVar = target.tape.appendComputed(codes.scan, args, params, [layout.length], packed);
   const tape = body.term.tape;

@@ -69,6 +69,7 @@ export function openTraceAt(caller: string, x: unknown, options: RdOptions = {},
   const { shape, leaves } = flatten(x, "x", isOperand, `${caller}'s input`, undefined, leafShape);
   const t = openTrace(settings, caller);
   t.evaluatedOnly = use === "evaluate";
+  if (use === "gradient") t.keptCarries = [];
   // one pass over the leaves: x is often thousands of numbers
   const inputs = new Array<Real | Tensor>(leaves.length);
   const atoms = new Array<number>(leaves.length);

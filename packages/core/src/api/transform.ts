@@ -153,6 +153,7 @@ export function emitTransformed(traced: TracedFn, transform: Transform, emission
     const d = transform(term, sink, extras, null);
     if (deferred) sink.tape.settle([...d.outputs, ...d.results]);
     else if (unevaluated) sink.tape.settle([]);
+    handBackCarries(traced);
     closeTrace(sink);
     const emitted = new TraceTerm(sink.tape, [term.params[0], { name: extra.name, shape: extra.shape, atoms: extras }], {
       shape: resultShape,
@@ -194,6 +195,7 @@ export function emitTransformed(traced: TracedFn, transform: Transform, emission
     });
   } finally {
     t.nanCaller = saved;
+    handBackCarries(traced);
   }
   // the term is placed in t now: when nobody keeps it, its computations' buffers go back to
   // the pool and its tape's columns serve the next trace (its inputs', free variables' and
@@ -206,6 +208,14 @@ export function emitTransformed(traced: TracedFn, transform: Transform, emission
   const caller = traced.trace.caller;
   const handBack = untraced(traced.point) && untraced(extra.leaves) ? (v: number) => hostTyped(wrap(t, v), caller) : (v: number) => wrap(t, v);
   return { outputs: d.outputs.map(handBack), results: d.results.map(handBack), term: null, opaque: t.opaque };
+}
+
+/** The carries the trace's scans kept for a sweep that did not take them go back to the pool (trace/scan-stash.ts). */
+function handBackCarries(traced: TracedFn): void {
+  const kept = traced.trace.keptCarries;
+  if (kept === null) return;
+  traced.trace.keptCarries = null;
+  for (const handBack of kept) handBack();
 }
 
 /** No leaf is a traced value. */

@@ -8,6 +8,8 @@
  */
 import { ARITY, CONST, FIRST_PRIMITIVE, INPUT, IS_TENSOR_OP } from "../trace/opcodes.js";
 import type { TraceTerm } from "../trace/term.js";
+import type { Tape } from "../trace/tape.js";
+import { placedValue } from "../trace/scan-stash.js";
 import { ownedCopy } from "../trace/host-tensor.js";
 import type { Guard, Trace } from "../trace/tracer.js";
 import { unrolled } from "./unroll.js";
@@ -51,7 +53,7 @@ export function place(term: TraceTerm, sink: Trace, placement: Placement | null)
   for (let i = 0; i < n; i++) {
     if (placement === null) at[i] = i;
     else if (op[i] >= FIRST_PRIMITIVE) {
-      at[i] = IS_TENSOR_OP[op[i]] ? sink.recordOp(op[i], tape.args(i).map((v) => at[v]), tape.params(i)) : sink.record(op[i], at[a[i]], at[b[i]]);
+      at[i] = IS_TENSOR_OP[op[i]] ? placeOp(tape, i, sink, at) : sink.record(op[i], at[a[i]], at[b[i]]);
     } else if (op[i] === INPUT) at[i] = placement.inputs[a[i]];
     // a tensor literal is copied: a tape owns its literals' buffers and hands them back to
     // the pool when done, and this term may be placed more than once (a vjp's value and
@@ -64,6 +66,17 @@ export function place(term: TraceTerm, sink: Trace, placement: Placement | null)
     if (placement.opaque) sink.opaque = true;
   }
   return at;
+}
+
+/**
+ * Tensor instruction i of `tape` recorded in the sink at its placed arguments: computed
+ * there, or (a scan's run, the costly one) its value copied where the arguments hold the
+ * numbers it ran at, as they do when the sink computes as it records (trace/scan-stash.ts).
+ */
+function placeOp(tape: Tape, i: number, sink: Trace, at: Int32Array): number {
+  const args = tape.args(i).map((v) => at[v]);
+  const known = sink.tape.deferring ? null : placedValue(tape, i, () => args.map((v) => sink.tape.value(v)));
+  return known === null ? sink.recordOp(tape.op[i], args, tape.params(i)) : sink.recordComputed(tape.op[i], args, tape.params(i), tape.dims(i), known);
 }
 
 /**

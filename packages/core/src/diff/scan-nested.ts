@@ -111,7 +111,7 @@ export function withReads(p: ScanParams, read: readonly number[]): ScanParams {
     else if (k < body.nc && body.carryKind[k] !== "identity") add(body.carryOut[k]);
   }
   if (obs.length === p.layout.obs.length) return p;
-  return { ...p, layout: layoutOf(body, Int32Array.from(obs), p.n), stash: null };
+  return { ...p, layout: layoutOf(body, Int32Array.from(obs), p.n), stash: null, carries: null };
 }
 
 /** A pattern's rules as a body of its own: which cotangents it carries, which forward values it reads per iteration. */
@@ -364,6 +364,7 @@ export function emitNested(call: ScanReverseCall): void {
       caller: p.caller,
       ...(p.nestsOnly ? { nestsOnly: true } : {}),
       stash: null,
+      carries: null,
       stacked: { at: xsAt, step: -width, alias: aliasOf(rl) },
     };
     const ps = rl.ps.map((k) => input(hi, k));

@@ -144,6 +144,7 @@ export function emitSingle(call: ScanReverseCall): void {
     caller: p.caller,
     ...(p.nestsOnly ? { nestsOnly: true } : {}),
     stash: null,
+    carries: null,
     stacked: { at: Int32Array.from(s.xs, offset), step: -layout.width, alias: new Int32Array(s.xs.length).fill(-1) },
   };
   const scanVar = sink.recordOp(codes.scan, [...carryIn, at[self], ...ps], rp);

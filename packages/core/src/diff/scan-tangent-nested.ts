@@ -291,6 +291,7 @@ function emitNestedTangent({ p, args, outputs, tape, sink, at, self, dt, pushfor
       caller: p.caller,
       ...(p.nestsOnly ? { nestsOnly: true } : {}),
       stash: null,
+      carries: null,
       stacked: { at: Int32Array.from(rl.xs, (_x, i) => xAt(rl, i, lo)), step: width, alias: aliasOf(rl, body) },
     };
     const states = rl.states.map((k) => chain[k]);

@@ -10,6 +10,7 @@ import type { Body } from "../trace/body.js";
 import { segmentLength, writeAt, type ScanParams } from "../trace/scan-ops.js";
 import { giveColumn, takeColumn } from "../trace/columns.js";
 import { runForward } from "./scan-forward.js";
+import { takeCarries } from "../trace/scan-stash.js";
 import { termRunner } from "../jit/scan-fused.js";
 import { compiledBlock, compiledStep, scanCode } from "../jit/scan-code.js";
 import {
@@ -97,8 +98,10 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
     none: null,
   };
 
-  // the carries: checkpoints every K iterations, then each segment's recomputed
-  const K = segmentLength(p.checkpoint, p.n);
+  // the carries: checkpoints every K iterations, then each segment's recomputed; or those the
+  // traced run kept at these values (trace/scan-stash.ts): its checkpoints, or every carry
+  const stash = takeCarries(p, values.slice(0, nargs));
+  const K = stash !== null ? stash.every : segmentLength(p.checkpoint, p.n);
   const checkpoints: Buf[][] = [];
   const copy = (c: readonly Buf[]): Buf[] => c.map((b) => (typeof b === "number" ? b : pooledCopy(b)));
   const forward = (from: number, to: number, carry: Buf[], store: (i: number, c: readonly Buf[]) => void, keeps = false): void => {
@@ -106,7 +109,8 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
   };
   // the run's own carries (not the caller's) go back after a run: the last one no block reads
   const drop = (c: readonly Buf[]): void => c.forEach((b, k) => typeof b !== "number" && b !== carry0[k] && release(b));
-  if (K < n) {
+  if (stash !== null) checkpoints.push(...stash.carries);
+  else if (K < n) {
     // up to the last checkpoint, no further: no block reads a carry past it that its segment does not recompute
     const last = (Math.ceil(n / K) - 1) * K;
     const c = carry0.slice();
@@ -135,8 +139,9 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
     // every carry of the segment kept as the run made it (each goes back to the pool after its block), an identity
     // carry's one buffer copied per iteration (each copy goes back)
     const own = (c: readonly Buf[]): Buf[] => c.map((b, k) => (body.carryKind[k] === "identity" && typeof b !== "number" ? pooledCopy(b) : b));
-    // a checkpoint of the first run is the sweep's (read by its block, then handed back), the caller's carry is copied
-    const start = K < n ? checkpoints[seg].slice() : copy(checkpoints[seg]);
+    // a checkpoint of the first run or of the traced one is the sweep's (read by its block, then handed back), the
+    // caller's carry is copied; every carry kept (K = 1), each segment is one iteration, its checkpoint its carry
+    const start = K < n || stash !== null ? checkpoints[seg].slice() : copy(checkpoints[seg]);
     // the run stops before the segment's last iteration, whose block reads the carry it starts from, not the one it makes
     forward(lo, hi - 1, start, (_i, c) => carries.push(own(c)), true);
     carries.push(own(start));

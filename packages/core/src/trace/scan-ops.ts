@@ -34,6 +34,14 @@ export interface ScanLayout {
   readonly length: number;
 }
 
+/** The carries a traced run of a body of tensors kept, with the arguments it ran at; taken once, by the sweep (trace/scan-stash.ts). */
+export interface CarryStash {
+  readonly values: readonly Buf[];
+  /** The carry coming into iterations 0, every, 2·every… (each the body's carry leaves), the sweep's to hand back. */
+  readonly carries: Buf[][];
+  readonly every: number;
+}
+
 export interface ScanParams {
   readonly body: Body;
   readonly n: number;
@@ -52,6 +60,8 @@ export interface ScanParams {
    * other values recomputes its own): every `every`-th carry, with the argument values.
    */
   stash: { readonly values: Float64Array; readonly carries: Float64Array; readonly column: Float64Array; readonly every: number } | null;
+  /** The same for a body of tensors, its carries as buffers, kept only where a reverse sweep follows (trace/scan-stash.ts). */
+  carries: CarryStash | null;
   /** Where x comes from when it is not one argument per leaf and iteration (a nested reverse sweep's residuals). */
   readonly stacked?: Stacked;
 }

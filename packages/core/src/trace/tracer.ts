@@ -16,7 +16,7 @@
  * The stack lives with the Trace: opening one makes a Trace, and a Trace that throws at
  * a tie marks every open trace unreplayable (`tie`).
  */
-import { broadcastDims, showDims, type Dims, type PredicateName, type UnaryOp } from "@wengert/ops";
+import { broadcastDims, showDims, type Buf, type Dims, type PredicateName, type UnaryOp } from "@wengert/ops";
 import { NaNError, TieError, TraceLengthError, WengertError } from "../errors.js";
 import { shapeError } from "./callsite.js";
 import { ARITY, CONST, KINKS, primitiveOf, tensorSpec } from "./opcodes.js";
@@ -134,6 +134,13 @@ export class Trace {
    * instruction (diff/unroll.ts `keepsScans`), which no transformation could take apart.
    */
   evaluatedOnly = false;
+  /**
+   * Where a reverse sweep of this trace follows its tracing (grad's): the scans whose traced
+   * runs kept their carries for it, by what hands back those no sweep took
+   * (trace/scan-stash.ts; api/transform.ts calls them once the derivative is computed).
+   * Null elsewhere: nothing is kept.
+   */
+  keptCarries: (() => void)[] | null = null;
   // both maps made on first use: most traces need neither, and a trace is made per call
   /** The variables standing for values of enclosing traces (traced.ts atomOf). */
   freeVariables: Map<object, number> | null = null;
@@ -215,7 +222,21 @@ export class Trace {
     for (let i = 0; i < args.length; i++) argDims[i] = tape.dims(args[i]);
     const dims = spec.shape(argDims, params);
     if (typeof dims === "string") throw shapeError(primitiveOf(code).name, dims, argDims);
-    const v = tape.appendOp(code, args, params, dims);
+    return this.recorded(code, args, params, tape.appendOp(code, args, params, dims));
+  }
+
+  /**
+   * Record a tensor primitive whose value `y` is known already (a placed scan's, its traced
+   * run's: trace/scan-stash.ts), checked as `recordOp` checks what it computes.
+   */
+  recordComputed(code: number, args: readonly number[], params: unknown, dims: Dims, y: Buf): number {
+    return this.recorded(code, args, params, this.tape.appendComputed(code, args, params, dims, y));
+  }
+
+  /** Tensor instruction v, just appended: its ties reported, its result checked. */
+  private recorded(code: number, args: readonly number[], params: unknown, v: number): number {
+    const tape = this.tape;
+    const spec = tensorSpec(code);
     if (spec.tie !== undefined && tape.op[v] !== CONST) {
       const tie = spec.tie(args.map((u) => tape.value(u)), args.map((u) => tape.dims(u)), params, tape.value(v));
       if (tie !== null) this.tie(tie);

@@ -12,6 +12,7 @@ import { reverseStats } from "../../src/eval/scan-reverse-run.js";
 import { forwardStats } from "../../src/eval/scan-forward.js";
 import { poolStats } from "@wengert/ops";
 import { expectSame, numbers } from "../helpers/same-bits.js";
+import { rk4 } from "../helpers/rk4.js";
 import ndarray from "ndarray";
 
 afterEach(() => {
@@ -22,18 +23,6 @@ const N = 37;
 const STEPS = 25;
 const xs = (seed: number, n = N): Float64Array => Float64Array.from({ length: n }, (_, i) => 0.3 + 0.5 * Math.sin(seed + 1.7 * i));
 
-/** GradBench's ode step: the right-hand side x ⊙ [1, y₀, …, yₙ₋₂], four stages. */
-function rk4(x: TensorArg, y: Operand): Operand {
-  const n = shapeOf(x)[0];
-  const x0 = slice(x, [0], [1]);
-  const rhs = (v: Operand): Operand => concat([x0, mul(slice(x, [1], [n]), slice(v as TensorArg, [0], [n - 1])) as TensorArg], 0);
-  const h = 0.08;
-  const k1 = rhs(y);
-  const k2 = rhs(add(y, mul(h / 2, k1)));
-  const k3 = rhs(add(y, mul(h / 2, k2)));
-  const k4 = rhs(add(y, mul(h, k3)));
-  return add(y, div(mul(h, add(add(add(k1, mul(2, k2)), mul(2, k3)), k4)), 6));
-}
 
 /** Shifts both ways (the next element and the previous), a unary kernel and one by name. */
 function twoWays(x: TensorArg, y: Operand): Operand {
