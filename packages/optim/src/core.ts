@@ -11,8 +11,8 @@
  * parameter, nor instantiate them at `Tree` (too deep): hence the casts below, and
  * nowhere else.
  */
-import { compileGrad, hessian, hvp, type RdOptions, type Scalar, type Traced } from "@wengert/core";
-import type { Tree } from "./tree.js";
+import { compileGrad, hessian, hvp, jit, type RdOptions, type Scalar, type Traced } from "@wengert/core";
+import { treeLeaves, type Tree } from "./tree.js";
 
 /** A real-valued function of a parameter tree of type `T`, written with wengert's operations. */
 export type Objective<T> = (x: Traced<T>) => Scalar;
@@ -25,9 +25,10 @@ interface AtTrees {
   compileGrad(f: AnyObjective, options: RdOptions): { valueAndGrad(x: unknown): [number, Tree] };
   hvp(f: AnyObjective, x: unknown, v: unknown, options: RdOptions): Tree;
   hessian(f: AnyObjective, x: unknown, options: RdOptions): Tree;
+  jit<P>(f: (x: P) => unknown): (x: P) => Tree;
 }
 // cast: Cotangent<T> is T, and Hessian<T> a tree, outside any rd
-const core = { compileGrad, hvp, hessian } as unknown as AtTrees;
+const core = { compileGrad, hvp, hessian, jit } as unknown as AtTrees;
 
 /** `x ↦ [f(x), ∇f(x)]` for repeated calls (compileGrad: the trace replayed where it holds). */
 export function valueAndGradOf(f: AnyObjective, options: RdOptions = {}): (x: unknown) => [number, Tree] {
@@ -35,12 +36,26 @@ export function valueAndGradOf(f: AnyObjective, options: RdOptions = {}): (x: un
   return (x) => compiled.valueAndGrad(x);
 }
 
-/** `∇²f(x)·v`, shaped like `x`. */
-export function hvpAt(f: AnyObjective, x: unknown, v: unknown, options: RdOptions = {}): Tree {
-  return core.hvp(f, x, v, options);
+/**
+ * `(x, v) ↦ ∇²f(x)·v`, shaped like `x`, for repeated calls: `jit` of `hvp`, its trace (f's,
+ * and its forward-over-reverse derivative) kept and replayed where its decisions hold, as
+ * compileGrad keeps the gradient's; f is a function of x alone, as there. With `checkNaN`,
+ * every call traces (a replay checks nothing).
+ */
+export function hvpOf(f: AnyObjective, options: RdOptions = {}): (x: unknown, v: unknown) => Tree {
+  if (options.checkNaN === true) return (x, v) => core.hvp(f, x, v, options);
+  const kept = core.jit(([x, v]: [unknown, unknown]) => core.hvp(f, x, v, options));
+  return (x, v) => kept([x, v]);
 }
 
-/** `∇²f(x)`: shaped like `x`, each leaf a tree shaped like `x` with that leaf's dims prefixed. */
-export function hessianAt(f: AnyObjective, x: unknown, options: RdOptions = {}): Tree {
-  return core.hessian(f, x, options);
+/**
+ * `x ↦ ∇²f(x)` for repeated calls: shaped like `x`, each leaf a tree shaped like `x` with
+ * that leaf's dims prefixed. Of reals, jit of `hessian`, as `hvpOf`; with tensors among x's
+ * leaves core's `hessian` runs at the outermost level only, so it traces at every call.
+ */
+export function hessianOf(f: AnyObjective, options: RdOptions = {}): (x: unknown) => Tree {
+  const each = (x: unknown): Tree => core.hessian(f, x, options);
+  if (options.checkNaN === true) return each;
+  const kept = core.jit(each);
+  return (x) => (treeLeaves(x as Tree).every((leaf) => typeof leaf === "number") ? kept(x) : each(x));
 }

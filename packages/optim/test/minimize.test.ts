@@ -7,7 +7,7 @@ import ndarray from "ndarray";
 import { describe, expect, it } from "vitest";
 import { add, dot, hvp, index, log, mul, square, sub, sum, type NdArray, type Scalar, type Tensor } from "@wengert/core";
 import { minimize, ravelTree, OptimOptionsError, type Method, type MinimizeOptions, type Tree } from "../src/index.js";
-import { hessianAt } from "../src/core.js";
+import { hessianOf } from "../src/core.js";
 import { denseHessian } from "../src/minimize/problem.js";
 import { beale, boundedRosenbrock, rosen, rosenbrock, testProblems, type TestProblem } from "../bench/problems.js";
 
@@ -92,7 +92,7 @@ describe("parameter trees", () => {
       add(mul(mul(p.a, p.a), dot(p.b, p.b) as Scalar), mul(index(p.m, [0, 1]), mul(index(p.b, 0), index(p.m, [1, 1]))));
     const point: P = { a: 1.5, b: new Float64Array([0.5, -2]), m: ndarray(new Float64Array([1, 2, 3, 4]), [2, 2]) };
     const raveled = ravelTree(point);
-    const H = denseHessian(raveled.structure, hessianAt(g, point), 7);
+    const H = denseHessian(raveled.structure, hessianOf(g)(point), 7);
     for (let j = 0; j < 7; j++) {
       const e = new Float64Array(7);
       e[j] = 1;

@@ -25,7 +25,12 @@ const DIV = (a: number, b: number) => a / b;
 const NEG = (x: number) => -x;
 const SQUARE = (x: number) => x * x;
 /** σ(x), stable for either sign (exp of a non-positive number only). */
-const SIGMOID = (x: number): number => (x >= 0 ? 1 / (1 + EXP(-x)) : EXP(x) / (1 + EXP(x)));
+// eˣ/(1 + eˣ) below 0 with eˣ computed once (it is the same number twice)
+const SIGMOID = (x: number): number => {
+  if (x >= 0) return 1 / (1 + EXP(-x));
+  const e = EXP(x);
+  return e / (1 + e);
+};
 
 /** The binary kernels `zip` recognizes (scalar.ts's table uses these very functions). */
 export const ARITH = { add: ADD, sub: SUB, mul: MUL, div: DIV };

@@ -2,9 +2,9 @@
  * @file The function being minimized, as the algorithms see it: a function of a flat
  * vector x ∈ R^n (the components of the user's tree, raveled), with its gradient from
  * one compiled gradient (compileGrad), its Hessian-vector products and Hessian from
- * wengert's forward-over-reverse, and SciPy's counters (nfev, njev, nhev).
+ * wengert's forward-over-reverse, jitted likewise, and SciPy's counters (nfev, njev, nhev).
  */
-import { hessianAt, hvpAt, valueAndGradOf, type AnyObjective } from "../core.js";
+import { hessianOf, hvpOf, valueAndGradOf, type AnyObjective } from "../core.js";
 import { ravelTree, type Raveled } from "../ravel.js";
 import { components, defSizes, treeLeavesUpTo, type Shaped, type TensorLeaf, type Tree, type TreeDef, type TreeLike } from "../tree.js";
 
@@ -32,6 +32,8 @@ export interface Problem {
 export function problemOf<const T extends TreeLike<T>>(f: AnyObjective, x0: T): { problem: Problem; raveled: Raveled<Shaped<T>> } {
   const raveled = ravelTree(x0, { caller: "minimize", name: "x0" });
   const valueAndGrad = valueAndGradOf(f);
+  const hvp = hvpOf(f);
+  const hessian = hessianOf(f);
   const n = raveled.vector.length;
   const counts: Counts = { nfev: 0, njev: 0, nhev: 0 };
   const problem: Problem = {
@@ -47,11 +49,11 @@ export function problemOf<const T extends TreeLike<T>>(f: AnyObjective, x0: T): 
     },
     hvp: (x, v, out) => {
       counts.nhev++;
-      raveled.ravel(hvpAt(f, raveled.unravel(x), raveled.unravel(v)), out);
+      raveled.ravel(hvp(raveled.unravel(x), raveled.unravel(v)), out);
     },
     hessian: (x) => {
       counts.nhev++;
-      return denseHessian(raveled.structure, hessianAt(f, raveled.unravel(x)), n);
+      return denseHessian(raveled.structure, hessian(raveled.unravel(x)), n);
     },
   };
   return { problem, raveled };

@@ -4,21 +4,19 @@
  * The primal is wengert's own `logsumexp`, as lse.hpp defines it (a = max x,
  * LSE(x) = log Σ exp(x − a) + a) in one kernel: a pass for the max and one summing the
  * exponentials, no intermediate vector (the pieces — max, sub, exp, sum, log, add — write
- * two vectors as long as x, up to ~1.3 million elements, whose fresh pages cost more than
- * the arithmetic).
+ * two vectors as long as x, whose fresh pages cost more than the arithmetic).
  *
  * The gradient is `grad` of that same function: logsumexp's reverse rule, ȳ · exp(x − y), the
  * softmax, one scaledExp pass (ops' tensor/scaled-exp.ts) after the primal's kernel. The
  * pieces with a constant shift (max, x − a, exp, sum, log, + a, and their reverse: a
  * broadcast and a product) compute the exponentials once, but their passes and buffers
- * cost more: ×1.5–2 the time. It is jitted: traced and differentiated once per length of
- * x, then replayed, which takes half the time up to 10⁴ elements (the trace and its sweep
- * cost more than the passes there) and a third less above.
+ * cost more. It is jitted: traced and differentiated once per length of x, then replayed
+ * (a trace and its sweep cost more than the passes on short vectors).
  *
  * `prepare` places x in the exp kernels' memory (ops' residentOperand), as the C++ tools
  * convert the JSON into their vectors there: logsumexp's passes then read it where it lies,
- * where a Float64Array of the JavaScript heap is copied into that memory at every call (at
- * a million elements, 10 MB that no longer fit the caches: 0.6 of the primal's ~2.5 ns an element).
+ * where a Float64Array of the JavaScript heap is copied into that memory at every call (on
+ * long vectors, a copy that no longer fits the caches, a large share of the primal).
  *
  * Input `{x: double[]}`; `primal` gives a number, `gradient` an array like `x`.
  */
