@@ -17,7 +17,6 @@ const N = 40;
 const STEPS = 25;
 const xs = (seed: number): Float64Array => Float64Array.from({ length: N }, (_, i) => 0.3 + 0.5 * Math.sin(seed + 1.7 * i));
 
-
 /** The last element after STEPS steps from y(0) = x/2 (a traced carry: the steps are one scan), as a scan and as the loop written out. */
 const asScan =
   (options = {}) =>
@@ -44,6 +43,20 @@ describe("a traced run's carries and value, kept for what follows at the same va
     // every carry kept: a segment per iteration, none recomputed
     expect(reverseStats.stored).toBe(STEPS);
     expectSame(g, grad(asLoop, x));
+  });
+
+  it("grad of f on 5000 elements (whose tensor values grad defers: api/tracing.ts lazyValues) runs the loop forward once (the loop's numbers)", () => {
+    const x = Float64Array.from({ length: 5000 }, (_, i) => 0.3 + 0.5 * Math.sin(1.3 * i));
+    const total = (y: Operand): Scalar => sum(mul(y, y) as TensorArg);
+    const f = (w: TensorArg): Scalar => total(scan((y: Operand): [Operand] => [rk4(w, y)], mul(0.5, w) as Operand, STEPS)[0]);
+    const loop = (w: TensorArg): Scalar => {
+      let y: Operand = mul(0.5, w);
+      for (let i = 0; i < STEPS; i++) y = rk4(w, y);
+      return total(y);
+    };
+    let g: unknown;
+    expect(forwardIterations(() => (g = grad(f, x)))).toBe(STEPS);
+    expectSame(g, grad(loop, x));
   });
 
   it("with √n checkpoints, the sweep takes the traced run's and recomputes its segments only (the loop's numbers)", () => {
