@@ -44,3 +44,26 @@ export function maskId(m: Mask | null): number {
 export function maskById(id: number): Mask | null {
   return byId[id];
 }
+
+/** A box of a flat mask: its elements [lo, hi) set, the others not. */
+export type Box = readonly [lo: number, hi: number];
+
+/** The mask's one range of set elements ([0, 0) for none), or null where it sets more than one. */
+export function boxOf(m: Mask): Box | null {
+  let lo = m.indexOf(1);
+  if (lo < 0) {
+    for (lo = 0; lo < m.length && m[lo] === 0; lo++);
+    if (lo === m.length) return [0, 0];
+  }
+  let hi = lo;
+  while (hi < m.length && m[hi] !== 0) hi++;
+  for (let k = hi; k < m.length; k++) if (m[k] !== 0) return null;
+  return [lo, hi];
+}
+
+/** The mask of `length` elements that sets the box's. */
+export function boxMask([lo, hi]: Box, length: number): Mask {
+  const m = new Float64Array(length);
+  m.fill(1, lo, hi);
+  return m;
+}

@@ -17,6 +17,7 @@ import { emitterFor } from "../trace/emitter.js";
 import { readValuesOnly } from "../eval/deferred.js";
 import type { Emitted } from "./place.js";
 import { maskById, maskId, type Mask } from "./cotangent-mask.js";
+import type { BoxSweep } from "../eval/box-block.js";
 
 /** differentiate.ts's signature, with the blocks' option (scan-reverse runs it on a body's term). */
 export type Differentiate = (
@@ -97,7 +98,7 @@ export interface BlockDerivative {
  * the body's, then those cotangents; its outputs: the present parts of the cotangents of
  * the body's inputs that are not literals.
  */
-function blockDerivative(
+export function blockDerivative(
   body: Body,
   o: Outs,
   outs: number[],
@@ -255,6 +256,8 @@ export interface ReversePlan {
   readonly present: Uint8Array;
   /** The same: the mask id of the cotangent that comes out (0: none; cotangent-mask.ts). */
   readonly masks: Int32Array;
+  /** Where every mask is a box: each block evaluated over windows (diff/box-plan.ts). */
+  readonly boxes?: BoxSweep;
 }
 
 /** Where a scanGrad's inputs are: which outputs of the scan were seeded, which arguments held cotangents (by part). */
@@ -339,6 +342,18 @@ export function aliasOf(p: ScanParams, a: number): number {
   return alias[l] >= 0 && r < p.n - 1 ? nc + (r + 1) * nx + alias[l] : -1;
 }
 
+/** The captured values whose cotangents are not wanted, by the body's input index (null: none). */
+export function unneededInputs(p: ScanParams, inputs: ReverseInputs): Uint8Array | null {
+  const { body, n } = p;
+  const nargs = body.nc + n * body.nx + body.np;
+  let skip: Uint8Array | null = null;
+  for (let q = 0; q < body.np; q++) {
+    if (inputs.need[nargs - body.np + q] || body.literal[body.nc + body.nx + q]) continue;
+    (skip ??= new Uint8Array(body.nc + body.nx + body.np))[body.nc + body.nx + q] = 1;
+  }
+  return skip;
+}
+
 /**
  * The plan: which cotangents each block starts from, iteration by iteration from the last
  * (structure only), and the masks they carry. With `budget`, null once the patterns made for
@@ -361,14 +376,7 @@ export function planReverse(
   const nobs = obs.length;
   const nin = body.nc + body.nx + body.np;
   const nargs = body.nc + n * body.nx + body.np;
-  // the captured values whose cotangents are not wanted, by the body's input index (null: none)
-  let skip: Uint8Array | null = null;
-  if (unneeded) {
-    for (let q = 0; q < body.np; q++) {
-      if (inputs.need[nargs - body.np + q] || body.literal[body.nc + body.nx + q]) continue;
-      (skip ??= new Uint8Array(nin))[body.nc + body.nx + q] = 1;
-    }
-  }
+  const skip = unneeded ? unneededInputs(p, inputs) : null;
   const skipped = skip === null ? "" : `|skip${skip.join("")}`;
   const chain = new Uint8Array(PARTS * body.nc);
   const identity = new Uint8Array(PARTS * body.nc);

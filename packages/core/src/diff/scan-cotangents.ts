@@ -8,6 +8,7 @@ import type { ScanParams, ScanOutParams } from "../trace/scan-ops.js";
 import type { TraceTerm } from "../trace/term.js";
 import type { Trace } from "../trace/tracer.js";
 import { maskId, type Mask } from "./cotangent-mask.js";
+import { planBoxes } from "./box-plan.js";
 import { PARTS, planReverse, type Differentiate, type ReverseInputs, type ReversePlan } from "./reverse-plan.js";
 
 /** What differentiate.ts lends a scan's reverse sweep. */
@@ -150,6 +151,7 @@ export function planFor(p: ScanParams, inputs: ReverseInputs, differentiate: Dif
   // a sweep kept as one instruction passes each carry's cotangent between blocks as one vector (reverse-plan.ts mergeable)
   const plan =
     known ??
+    (bounded ? planBoxes(p, inputs, differentiate, { merge: true, unneeded: true }) : null) ??
     planReverse(p, inputs, differentiate, { budget: bounded ? MASK_BUDGET : Infinity, merge: bounded, unneeded: bounded }) ??
     planReverse(p, inputs, differentiate, { dropMasks: true, merge: bounded, unneeded: bounded })!;
   if (key !== null && known === undefined && p.body.plans.size < 16) p.body.plans.set(key, plan);

@@ -132,6 +132,11 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
     if (old !== null && old !== now && typeof old !== "number" && made.delete(old)) release(old);
     return now;
   };
+  // a sweep over windows: its runs from the last iteration down, and the boxes of the one at hand
+  const boxes = plan.boxes;
+  let runAt = 0;
+  let run = boxes?.runs[0];
+  let at_ = new Int32Array(0);
   for (let seg = checkpoints.length - 1; seg >= 0; seg--) {
     const lo = seg * K;
     const hi = Math.min(n, lo + K);
@@ -158,15 +163,28 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
       let at = nin;
       for (const e of d.outs) inputsOf[at++] = outState(o, e >> 1, e & 1, r, n, src)!;
       for (const e of d.ins) inputsOf[at++] = inState(body, o, e >> 1, e & 1, r, n, src)!;
-      const it = (d.interpreter ??= termRunner(d.term.tape, d.term.output.atoms));
-      it.run(inputsOf);
-      const out = d.term.output.atoms;
       got.fill(null);
-      for (let j = 0; j < d.results.length; j++) {
-        const b = (got[d.results[j]] = it.take(out[j]));
-        if (b !== null && typeof b !== "number") made.add(b);
+      if (boxes !== undefined) {
+        // the run's one term over this iteration's windows (eval/box-block.ts)
+        while (run!.to > r) run = boxes.runs[++runAt];
+        const { base, slope, slots, inputs } = run!;
+        if (at_.length !== base.length) at_ = new Int32Array(base.length);
+        for (let e = 0, k = run!.from - r; e < base.length; e++) at_[e] = base[e] + k * slope[e];
+        const outs = run!.block.run(inputsOf, at_.subarray(0, 2 * slots), at_.subarray(2 * slots, 2 * (slots + inputs)), at_.subarray(2 * (slots + inputs)));
+        for (let j = 0; j < d.results.length; j++) {
+          const b = (got[d.results[j]] = outs[j]);
+          if (typeof b !== "number") made.add(b);
+        }
+      } else {
+        const it = (d.interpreter ??= termRunner(d.term.tape, d.term.output.atoms));
+        it.run(inputsOf);
+        const out = d.term.output.atoms;
+        for (let j = 0; j < d.results.length; j++) {
+          const b = (got[d.results[j]] = it.take(out[j]));
+          if (b !== null && typeof b !== "number") made.add(b);
+        }
+        it.clear();
       }
-      it.clear();
       // this iteration's carries are read no more
       for (const b of c) if (typeof b !== "number") release(b);
       for (let e = 0; e < PARTS * body.nc; e++) {
@@ -193,7 +211,13 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
   };
   for (let e = 0; e < PARTS * nargs; e++) {
     if (!plan.present[e]) continue;
-    writeAt(out, offsets[e], (result(e) ?? held[e])!);
+    const got = result(e);
+    // a block's result over windows: the zeros outside its box
+    if (boxes !== undefined && boxes.final[2 * e] >= 0 && got !== null && typeof got !== "number" && made.has(got)) {
+      got.fill(0, 0, boxes.final[2 * e]);
+      got.fill(0, boxes.final[2 * e + 1]);
+    }
+    writeAt(out, offsets[e], (got ?? held[e])!);
   }
   // the cotangents the blocks made are copied in: they go back
   for (const b of made) release(b as Float64Array);

@@ -1,0 +1,402 @@
+/**
+ * @file A scan's block derivative evaluated over windows (diff/box-plan.ts plans when): where
+ * every mask of a block's cotangents is a box, one range [lo, hi) of elements, the masked
+ * sweep (diff/differentiate.ts) leaves each cotangent exactly 0 outside its box, and its
+ * elementwise rules are `where(box, rule, 0)`. A block then needs each of its values only
+ * over a window: the output cotangents over their boxes, and backwards from them, each
+ * instruction's arguments over the elements it reads (a slice's moved by its start, a `where`
+ * on a box reads its rule inside the box alone), the body's own values recomputed only where
+ * a rule reads them. GradBench ode's cotangents move one element per stage: at n = 10⁵, s = 100
+ * a block's windows hold at most ~400 elements of the 10⁵.
+ *
+ * The term is one for every iteration of a run (the masks' constants are those of one
+ * iteration); the boxes of its `where`s, inputs and outputs are given per iteration. Each
+ * instruction computes its elements by the primitive the kernels apply (KERNELS, `select`'s
+ * test, `addAt`'s 0 + piece): inside the windows, the masked term's numbers to the bit.
+ * Outside its box, an output's elements are not written (the sweep reads a block's results
+ * inside their boxes only, and fills the final cotangents' outsides with the zeros).
+ */
+import { alloc, contiguousStart, release, sameDims, size, type Buf } from "@wengert/ops";
+import { liveVariables } from "./interpreter.js";
+import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS } from "../trace/opcodes.js";
+import { binaryKernel, compute } from "../trace/tape.js";
+import type { Tape } from "../trace/tape.js";
+import type { TraceTerm } from "../trace/term.js";
+import { broadcastReal } from "../jit/chain-code.js";
+
+/** How an instruction is computed over a window. */
+type Kind =
+  | { readonly k: "input"; readonly at: number }
+  | { readonly k: "const" }
+  | { readonly k: "real" }
+  | { readonly k: "elementwise"; readonly arity: number }
+  /** `where(box, a, b)`, the box the constant mask's (slot: its place among the boxes given per run). */
+  | { readonly k: "box"; readonly slot: number }
+  | { readonly k: "where" }
+  | { readonly k: "slice"; readonly start: number }
+  | { readonly k: "concat"; readonly offsets: readonly number[] }
+  /** Pieces at flat offsets (-1 for a real's, placed at `at`), added to 0. */
+  | { readonly k: "embed"; readonly offsets: readonly number[] }
+  | { readonly k: "fill"; readonly real: number }
+  /** Anything else: computed whole by the kernels, its arguments whole. */
+  | { readonly k: "whole" };
+
+/**
+ * A run of iterations [to, from] of a sweep whose blocks are one term evaluated over windows:
+ * the boxes at iteration r are base + (from − r) · slope, laid out as the `where`s' (by slot),
+ * the term's inputs' (by input index; −1: whole) and the outputs', two numbers (lo, hi) each.
+ */
+export interface BoxRun {
+  readonly from: number;
+  readonly to: number;
+  readonly block: BoxBlock;
+  readonly slots: number;
+  readonly inputs: number;
+  readonly base: Int32Array;
+  readonly slope: Int32Array;
+}
+
+/** A sweep evaluated over windows: its runs from the last iteration down, and each argument part's final box (lo, hi; −1: whole). */
+export interface BoxSweep {
+  readonly runs: readonly BoxRun[];
+  readonly final: Int32Array;
+}
+
+/** Counters for tests: elements computed by window evaluations, and their runs. */
+export const boxStats = { elements: 0, runs: 0 };
+
+const EMPTY_LO = 0x3fffffff;
+
+/**
+ * A block derivative's term evaluated over windows. `slots`: the mask constants whose `where`s
+ * read boxes, by variable; `inputBoxed`: per input index of the term, whether its value is a
+ * cotangent with a box (the others are whole).
+ */
+export class BoxBlock {
+  private readonly tape: Tape;
+  private readonly live: Uint8Array;
+  private readonly kinds: (Kind | null)[];
+  private readonly sizes: Int32Array;
+  private readonly outputs: readonly number[];
+  private readonly lo: Int32Array;
+  private readonly hi: Int32Array;
+  private readonly order: Int32Array;
+  private readonly vals: Float64Array;
+  private readonly bufs: (Float64Array | null)[];
+  /** Per variable: the element its buffer starts at, and its own buffer (window-sized, kept from run to run). */
+  private readonly base: Int32Array;
+  private readonly scratch: (Float64Array | null)[];
+  private readonly isOutput: Uint8Array;
+
+  constructor(term: TraceTerm, slots: ReadonlyMap<number, number>) {
+    const tape = (this.tape = term.tape);
+    const n = tape.length;
+    this.outputs = term.output.atoms;
+    this.live = liveVariables(tape, this.outputs);
+    this.sizes = new Int32Array(n);
+    this.kinds = new Array<Kind | null>(n).fill(null);
+    const order: number[] = [];
+    for (let i = 0; i < n; i++) {
+      if (!this.live[i]) continue;
+      this.sizes[i] = tape.isTensor(i) ? size(tape.dims(i)) : 0;
+      this.kinds[i] = kindOf(tape, i, slots);
+      order.push(i);
+    }
+    this.order = Int32Array.from(order);
+    this.lo = new Int32Array(n);
+    this.hi = new Int32Array(n);
+    this.vals = new Float64Array(n);
+    this.bufs = new Array<Float64Array | null>(n).fill(null);
+    this.base = new Int32Array(n);
+    this.scratch = new Array<Float64Array | null>(n).fill(null);
+    this.isOutput = new Uint8Array(n);
+    for (const v of this.outputs) this.isOutput[v] = 1;
+  }
+
+  /**
+   * The outputs' values for `inputs` (by input index), the boxes of the `where`s (`boxes`: lo, hi
+   * by slot), of the inputs (`inBoxes`, by input index: lo, hi; lo = -1 for whole) and of the
+   * outputs (`outBoxes`, in output order). A tensor output is a buffer for the caller.
+   */
+  run(inputs: ArrayLike<Buf>, boxes: Int32Array, inBoxes: Int32Array, outBoxes: Int32Array): Buf[] {
+    const { tape, kinds, sizes, lo, hi, order, vals, bufs, outputs } = this;
+    // the windows: backwards from the outputs' boxes
+    for (let k = 0; k < order.length; k++) {
+      lo[order[k]] = EMPTY_LO;
+      hi[order[k]] = 0;
+    }
+    const need = (v: number, a: number, b: number): void => {
+      if (sizes[v] === 0) return;
+      if (a < 0) a = 0;
+      if (b > sizes[v]) b = sizes[v];
+      if (a >= b) return;
+      if (a < lo[v]) lo[v] = a;
+      if (b > hi[v]) hi[v] = b;
+    };
+    outputs.forEach((v, j) => need(v, outBoxes[2 * j], outBoxes[2 * j + 1]));
+    for (let k = order.length - 1; k >= 0; k--) {
+      const v = order[k];
+      const kind = kinds[v]!;
+      // a real computed from tensors (a sum) reads them whole
+      if (kind.k === "real" && tape.x[v] !== 0) for (const u of tape.args(v)) need(u, 0, sizes[u]);
+      if (sizes[v] === 0 || lo[v] >= hi[v]) continue;
+      const a = lo[v];
+      const b = hi[v];
+      switch (kind.k) {
+        case "elementwise":
+        case "where":
+          for (const u of tape.args(v)) need(u, a, b);
+          break;
+        case "box": {
+          const [, x, y] = tape.args(v);
+          const bl = boxes[2 * kind.slot];
+          const bh = boxes[2 * kind.slot + 1];
+          need(x, Math.max(a, bl), Math.min(b, bh));
+          if (a < bl) need(y, a, b);
+          else if (b > bh) need(y, Math.max(a, bh), b);
+          break;
+        }
+        case "slice":
+          need(tape.args(v)[0], a + kind.start, b + kind.start);
+          break;
+        case "concat":
+        case "embed":
+          tape.args(v).forEach((u, j) => {
+            const off = kind.offsets[j];
+            if (off >= 0) need(u, a - off, b - off);
+          });
+          break;
+        case "whole":
+          lo[v] = 0;
+          hi[v] = sizes[v];
+          for (const u of tape.args(v)) need(u, 0, sizes[u]);
+          break;
+        default:
+          break;
+      }
+    }
+    // forwards: each value over its window, in a buffer of its own that starts at the window (base)
+    // (an output's, a whole value's and an input's start at 0)
+    const { base, scratch } = this;
+    const isOutput = this.isOutput;
+    const pooled: Float64Array[] = [];
+    for (let k = 0; k < order.length; k++) {
+      const v = order[k];
+      const kind = kinds[v]!;
+      const tensor = sizes[v] > 0;
+      base[v] = 0;
+      if (kind.k === "const") {
+        if (tensor) bufs[v] = tape.buf(v);
+        else vals[v] = tape.val[v];
+        continue;
+      }
+      if (kind.k === "real") {
+        const code = tape.op[v];
+        if (tape.x[v] === 0) vals[v] = ARITY[code] === 1 ? KERNELS[code](vals[tape.a[v]], 0) : binaryKernel(code, vals[tape.a[v]], vals[tape.b[v]]);
+        else vals[v] = compute(code, this.whole(tape.args(v)), tape.args(v).map((u) => tape.dims(u)), tape.params(v), tape.dims(v)) as number;
+        continue;
+      }
+      if (kind.k === "input") {
+        const x = inputs[kind.at];
+        if (typeof x === "number") vals[v] = x;
+        else bufs[v] = this.boxedInput(v, x, inBoxes[2 * kind.at], inBoxes[2 * kind.at + 1]);
+        continue;
+      }
+      if (!tensor) continue;
+      const a = lo[v];
+      const b = hi[v];
+      if (a >= b) {
+        bufs[v] = null;
+        continue;
+      }
+      if (kind.k === "whole") {
+        const y = compute(tape.op[v], this.whole(tape.args(v)), tape.args(v).map((u) => tape.dims(u)), tape.params(v), tape.dims(v)) as Float64Array;
+        bufs[v] = y;
+        pooled.push(y);
+        continue;
+      }
+      let out: Float64Array;
+      if (isOutput[v]) out = alloc(sizes[v], true);
+      else {
+        base[v] = a;
+        out = scratch[v] !== null && scratch[v]!.length >= b - a ? scratch[v]! : (scratch[v] = new Float64Array(Math.max(b - a, 2 * (scratch[v]?.length ?? 0))));
+      }
+      if (isOutput[v]) pooled.push(out);
+      bufs[v] = out;
+      this.window(v, kind, out, a, b, boxes);
+      boxStats.elements += b - a;
+    }
+    boxStats.runs++;
+    const results = outputs.map((v): Buf => {
+      if (sizes[v] === 0) return vals[v];
+      const got = bufs[v];
+      const at = got === null ? -1 : pooled.indexOf(got);
+      if (at >= 0) {
+        pooled[at] = pooled[pooled.length - 1];
+        pooled.pop();
+        return got!;
+      }
+      // an input's or a constant's buffer (or none: an empty box) is copied
+      return got === null ? alloc(sizes[v]) : got.slice();
+    });
+    for (const m of pooled) release(m);
+    for (let k = 0; k < order.length; k++) bufs[order[k]] = null;
+    return results;
+  }
+
+  /** The values of `args` for a kernel: reals, and tensors whole (their windows are). */
+  private whole(args: readonly number[]): Buf[] {
+    return args.map((u) => (this.sizes[u] > 0 ? this.bufs[u]! : this.vals[u]));
+  }
+
+  /** Input v read over its window: its buffer, or a copy with zeros outside its box [bl, bh) where the window reaches past it. */
+  private boxedInput(v: number, x: Float64Array, bl: number, bh: number): Float64Array {
+    const a = this.lo[v];
+    const b = this.hi[v];
+    if (bl < 0 || a >= b || (bl <= a && b <= bh)) return x;
+    const out = this.scratch[v] !== null && this.scratch[v]!.length >= b - a ? this.scratch[v]! : (this.scratch[v] = new Float64Array(b - a));
+    this.base[v] = a;
+    for (let i = a; i < b; i++) out[i - a] = i >= bl && i < bh ? x[i] : 0;
+    return out;
+  }
+
+  /** Elements [a, b) of instruction v into `out` (from its base), each argument read from its own. */
+  private window(v: number, kind: Kind, out: Float64Array, a: number, b: number, boxes: Int32Array): void {
+    const { tape, bufs, vals, sizes, base } = this;
+    const args = tape.args(v);
+    const code = tape.op[v];
+    const o = base[v];
+    switch (kind.k) {
+      case "elementwise": {
+        const x = args[0];
+        const X = sizes[x] > 0 ? bufs[x]! : null;
+        const sx = vals[x];
+        const ox = base[x];
+        if (kind.arity === 1) {
+          const f = KERNELS[code];
+          if (X === null) out.fill(f(sx, 0), a - o, b - o);
+          else for (let i = a; i < b; i++) out[i - o] = f(X[i - ox], 0);
+          return;
+        }
+        const y = args[1];
+        const Y = sizes[y] > 0 ? bufs[y]! : null;
+        const sy = vals[y];
+        const oy = base[y];
+        if (X !== null && Y !== null) {
+          if (code === CODE.add) for (let i = a; i < b; i++) out[i - o] = X[i - ox] + Y[i - oy];
+          else if (code === CODE.mul) for (let i = a; i < b; i++) out[i - o] = X[i - ox] * Y[i - oy];
+          else if (code === CODE.sub) for (let i = a; i < b; i++) out[i - o] = X[i - ox] - Y[i - oy];
+          else for (let i = a; i < b; i++) out[i - o] = binaryKernel(code, X[i - ox], Y[i - oy]);
+        } else if (X !== null) {
+          if (code === CODE.mul) for (let i = a; i < b; i++) out[i - o] = X[i - ox] * sy;
+          else if (code === CODE.div) for (let i = a; i < b; i++) out[i - o] = X[i - ox] / sy;
+          else for (let i = a; i < b; i++) out[i - o] = binaryKernel(code, X[i - ox], sy);
+        } else if (Y !== null) {
+          if (code === CODE.mul) for (let i = a; i < b; i++) out[i - o] = sx * Y[i - oy];
+          else for (let i = a; i < b; i++) out[i - o] = binaryKernel(code, sx, Y[i - oy]);
+        } else out.fill(binaryKernel(code, sx, sy), a - o, b - o);
+        return;
+      }
+      case "box": {
+        const [, x, y] = args;
+        const bl = Math.min(b, Math.max(a, boxes[2 * kind.slot]));
+        const bh = Math.max(bl, Math.min(b, boxes[2 * kind.slot + 1]));
+        const Y = sizes[y] > 0 ? bufs[y] : null;
+        const sy = vals[y];
+        const oy = base[y];
+        for (let i = a; i < bl; i++) out[i - o] = Y === null ? sy : Y[i - oy];
+        if (bl < bh) {
+          const X = sizes[x] > 0 ? bufs[x]! : null;
+          const ox = base[x];
+          if (X === null) out.fill(vals[x], bl - o, bh - o);
+          else for (let i = bl; i < bh; i++) out[i - o] = X[i - ox];
+        }
+        for (let i = bh; i < b; i++) out[i - o] = Y === null ? sy : Y[i - oy];
+        return;
+      }
+      case "where": {
+        const [m, x, y] = args;
+        const M = bufs[m]!;
+        const X = sizes[x] > 0 ? bufs[x]! : null;
+        const Y = sizes[y] > 0 ? bufs[y]! : null;
+        const [om, ox, oy] = [base[m], base[x], base[y]];
+        for (let i = a; i < b; i++) out[i - o] = M[i - om] !== 0 ? (X === null ? vals[x] : X[i - ox]) : Y === null ? vals[y] : Y[i - oy];
+        return;
+      }
+      case "slice": {
+        const X = bufs[args[0]]!;
+        const s = kind.start - base[args[0]];
+        for (let i = a; i < b; i++) out[i - o] = X[i + s];
+        return;
+      }
+      case "concat":
+        args.forEach((u, j) => {
+          const off = kind.offsets[j];
+          const U = bufs[u];
+          const from = Math.max(a, off);
+          const to = Math.min(b, off + sizes[u]);
+          const ou = off + base[u];
+          for (let i = from; i < to; i++) out[i - o] = U![i - ou];
+        });
+        return;
+      case "embed":
+        out.fill(0, a - o, b - o);
+        args.forEach((u, j) => {
+          const off = kind.offsets[j];
+          if (off < 0) {
+            const at = -1 - off;
+            if (a <= at && at < b) out[at - o] += vals[u];
+            return;
+          }
+          const U = bufs[u];
+          const from = Math.max(a, off);
+          const to = Math.min(b, off + sizes[u]);
+          const ou = off + base[u];
+          for (let i = from; i < to; i++) out[i - o] += U![i - ou];
+        });
+        return;
+      case "fill":
+        out.fill(vals[kind.real], a - o, b - o);
+        return;
+      default:
+        return;
+    }
+  }
+}
+
+/** How instruction i of a block derivative is computed over a window (see Kind). */
+function kindOf(tape: Tape, i: number, slots: ReadonlyMap<number, number>): Kind {
+  const code = tape.op[i];
+  if (code === INPUT) return { k: "input", at: tape.a[i] };
+  if (code === CONST || code === FREE) return { k: "const" };
+  if (code < FIRST_PRIMITIVE) return { k: "whole" };
+  if (!tape.isTensor(i)) return { k: "real" };
+  const d = tape.dims(i);
+  const args = tape.args(i);
+  const real = (u: number): boolean => !tape.isTensor(u);
+  const alike = (u: number): boolean => real(u) || sameDims(tape.dims(u), d);
+  if (d.length === 0) return { k: "whole" };
+  if (!IS_TENSOR_OP[code]) return args.every(alike) ? { k: "elementwise", arity: ARITY[code] } : { k: "whole" };
+  if (code === CODE.where) {
+    const slot = slots.get(args[0]);
+    if (slot !== undefined && args.every(alike)) return { k: "box", slot };
+    return !real(args[0]) && args.every(alike) ? { k: "where" } : { k: "whole" };
+  }
+  if (code === CODE.reshape || code === CODE.broadcastTo) {
+    const r = code === CODE.reshape ? (real(args[0]) ? args[0] : null) : broadcastReal(tape, i);
+    return r === null ? { k: "whole" } : { k: "fill", real: r };
+  }
+  if (d.length !== 1) return { k: "whole" };
+  const p = tape.params(i) as Record<string, unknown>;
+  if (code === CODE.slice && !real(args[0]) && tape.dims(args[0]).length === 1) return { k: "slice", start: (p.starts as number[])[0] };
+  if (code === CODE.concat && p.axis === 0 && args.every((u) => !real(u) && tape.dims(u).length === 1)) {
+    let off = 0;
+    return { k: "concat", offsets: args.map((u) => (off += size(tape.dims(u))) - size(tape.dims(u))) };
+  }
+  if (code === CODE.embed) {
+    const starts = p.starts as number[][];
+    const offsets = args.map((u, k) => (real(u) ? -1 - starts[k][0] : contiguousStart(d, starts[k], tape.dims(u))));
+    if (offsets.every((o, k) => o >= 0 || real(args[k])) && args.every((u) => real(u) || tape.dims(u).length === 1)) return { k: "embed", offsets };
+  }
+  return { k: "whole" };
+}
