@@ -146,9 +146,14 @@ function withBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differen
       if (!live[i] || dt.op[i] < FIRST_PRIMITIVE || dt.x[i] === 0) continue;
       dt.args(i).forEach((u, k) => (dt.op[i] === CODE.where && k === 0 ? conditions : other).add(u));
     }
-    const slots = [...conditions].filter((m) => dt.op[m] === CONST && dt.isTensor(m) && !other.has(m) && boxOf(dt.buf(m)) !== null).sort((x, y) => x - y);
+    const boxes = new Map<number, Box>();
+    for (const m of conditions) {
+      const b = dt.op[m] === CONST && dt.isTensor(m) && !other.has(m) ? boxOf(dt.buf(m)) : null;
+      if (b !== null) boxes.set(m, b);
+    }
+    const slots = [...boxes.keys()].sort((x, y) => x - y);
     const whole = Array.from({ length: 2 * nin }, () => -1);
-    const v = [...slots.flatMap((m) => boxOf(dt.buf(m))!), ...whole, ...states.flatMap(([b]) => (b === null ? [-1, -1] : [...b]))];
+    const v = [...slots.flatMap((m) => boxes.get(m)!), ...whole, ...states.flatMap(([b]) => (b === null ? [-1, -1] : [...b]))];
     v.push(...d.results.flatMap((e) => boxOfId(d.masks[e]) ?? [0, resultLength(e)]));
     return { d, slots, v: Int32Array.from(v) };
   };
