@@ -62,7 +62,13 @@ interface Made {
  * The plan with each run's blocks evaluated over windows, or null where the sweep is not
  * fenced in or a run's boxes do not move linearly.
  */
-export function planBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate, options: { merge: boolean; unneeded: boolean }): ReversePlan | null {
+/** planReverse's options a box plan takes. */
+interface BoxOptions {
+  readonly merge: boolean;
+  readonly unneeded: boolean;
+}
+
+export function planBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate, options: BoxOptions): ReversePlan | null {
   const { body } = p;
   if (body.reals || p.stacked !== undefined || body.nx !== 0 || inputs.masks === undefined || inputs.seedObs.some((f) => f !== 0)) return null;
   try {
@@ -73,7 +79,7 @@ export function planBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: D
   }
 }
 
-function withBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate, options: { merge: boolean; unneeded: boolean }): ReversePlan | null {
+function withBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate, options: BoxOptions): ReversePlan | null {
   const { body, n } = p;
   const { nc, np } = body;
   const im = inputs.masks!;

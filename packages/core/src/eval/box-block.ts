@@ -177,7 +177,7 @@ export class BoxBlock {
     }
     // forwards: each value over its window, in a buffer of its own that starts at the window (base)
     // (an output's, a whole value's and an input's start at 0)
-    const { base, scratch } = this;
+    const { base } = this;
     const isOutput = this.isOutput;
     const pooled: Float64Array[] = [];
     for (let k = 0; k < order.length; k++) {
@@ -219,7 +219,7 @@ export class BoxBlock {
       if (isOutput[v]) out = alloc(sizes[v], true);
       else {
         base[v] = a;
-        out = scratch[v] !== null && scratch[v]!.length >= b - a ? scratch[v]! : (scratch[v] = new Float64Array(Math.max(b - a, 2 * (scratch[v]?.length ?? 0))));
+        out = this.own(v, b - a);
       }
       if (isOutput[v]) pooled.push(out);
       bufs[v] = out;
@@ -244,6 +244,13 @@ export class BoxBlock {
     return results;
   }
 
+  /** v's own buffer of at least `length` elements (grown to twice its length: windows grow step by step). */
+  private own(v: number, length: number): Float64Array {
+    const had = this.scratch[v];
+    if (had !== null && had.length >= length) return had;
+    return (this.scratch[v] = new Float64Array(Math.max(length, 2 * (had?.length ?? 0))));
+  }
+
   /** The values of `args` for a kernel: reals, and tensors whole (their windows are). */
   private whole(args: readonly number[]): Buf[] {
     return args.map((u) => (this.sizes[u] > 0 ? this.bufs[u]! : this.vals[u]));
@@ -254,7 +261,7 @@ export class BoxBlock {
     const a = this.lo[v];
     const b = this.hi[v];
     if (bl < 0 || a >= b || (bl <= a && b <= bh)) return x;
-    const out = this.scratch[v] !== null && this.scratch[v]!.length >= b - a ? this.scratch[v]! : (this.scratch[v] = new Float64Array(b - a));
+    const out = this.own(v, b - a);
     this.base[v] = a;
     for (let i = a; i < b; i++) out[i - a] = i >= bl && i < bh ? x[i] : 0;
     return out;
