@@ -38,6 +38,12 @@ import {
   type Sources,
 } from "./reverse-plan.js";
 
+/**
+ * Whether sweeps may run over boxes (benchmarks turn it off to compare with the sweeps of whole
+ * blocks), and whether wherever they may (tests: the windows at small sizes, where whole blocks cost less).
+ */
+export const boxSweeps = { enabled: true, always: false };
+
 /** A mask that is not one box: the plan gives up. */
 class NotBox extends Error {}
 
@@ -70,7 +76,8 @@ interface BoxOptions {
 
 export function planBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate, options: BoxOptions): ReversePlan | null {
   const { body } = p;
-  if (body.reals || p.stacked !== undefined || body.nx !== 0 || inputs.masks === undefined || inputs.seedObs.some((f) => f !== 0)) return null;
+  const fenced = body.reals || p.stacked !== undefined || body.nx !== 0 || inputs.masks === undefined || inputs.seedObs.some((f) => f !== 0);
+  if (!boxSweeps.enabled || fenced) return null;
   try {
     return withBoxes(p, inputs, differentiate, options);
   } catch (e) {
@@ -191,6 +198,8 @@ function withBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differen
   for (let from = n - 1; from >= 0; ) {
     const name = partsAt(from).name;
     const first = make(from);
+    // the sweep's last block, its windows the narrowest as boxes grow back from the seeds: no cheaper than whole ones, no plan
+    if (from === n - 1 && !boxSweeps.always && !cheaper([run(first, from, from, new Int32Array(first.v.length), nin)])) return null;
     update(first.d, first.v);
     // the run: the iterations below whose blocks start from the same parts (a steady sweep: down to 1, or 0)
     let to = from;
@@ -222,6 +231,7 @@ function withBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differen
     patterns.push(first.d);
     from = to - 1;
   }
+  if (!boxSweeps.always && !cheaper(runs)) return null;
   // the arguments' cotangents: as planReverse gives them, with their boxes
   const argPresent = new Uint8Array(PARTS * nargs);
   const final = new Int32Array(PARTS * nargs * 2).fill(-1);
@@ -248,6 +258,43 @@ function withBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differen
 function run(first: Made, from: number, to: number, slope: Int32Array, nin: number): BoxRun {
   const block = new BoxBlock(first.d.term, new Map(first.slots.map((m, k) => [m, k])));
   return { from, to, block, slots: first.slots.length, inputs: nin + first.d.outs.length + first.d.ins.length, base: first.v, slope };
+}
+
+/**
+ * What a block costs, in nanoseconds, as measured on GradBench ode's Runge–Kutta steps (some
+ * 120 instructions): over windows, per element of a value computed and per instruction (each
+ * its own loop: ~2 ns an element, ~50 µs a block of small windows); over whole vectors, per element of the vectors and per block
+ * (chain code, all the stages in one pass: ~10 ns an element for all of them). At n = 1000,
+ * s = 100 the windows of ~200 elements made the sweep 3× slower than whole blocks; at 10⁴ a
+ * fifth faster; at 10⁵ three times.
+ */
+const BOX_NS = { element: 2, instruction: 400 };
+const WHOLE_NS = { element: 10, block: 20_000 };
+
+/**
+ * How many times cheaper the windows must be: a plan over boxes makes three masked block
+ * derivatives at full length per run (a first call at n = 10⁵ spends ~250 ms on them), and where
+ * whole blocks are chosen at a size (GradBench ode's warm-up at 2048 elements) their chain code is
+ * the one made hot for every length.
+ */
+const MARGIN = 3;
+
+/** Whether the runs over windows cost MARGIN times less than the same blocks over whole vectors (BOX_NS, WHOLE_NS). */
+function cheaper(runs: readonly BoxRun[]): boolean {
+  let box = 0;
+  let whole = 0;
+  for (const run of runs) {
+    const { elements, instructions } = run.block.extent;
+    const v = new Int32Array(run.base.length);
+    const outs = 2 * (run.slots + run.inputs);
+    for (let r = run.from; r >= run.to; r--) {
+      for (let e = 0; e < v.length; e++) v[e] = run.base[e] + (run.from - r) * run.slope[e];
+      box += BOX_NS.element * run.block.windows(v.subarray(0, 2 * run.slots), v.subarray(outs)) + BOX_NS.instruction * instructions;
+      whole += WHOLE_NS.element * elements + WHOLE_NS.block;
+      if (MARGIN * box > 2 * whole + 1e6) return false;
+    }
+  }
+  return MARGIN * box < whole;
 }
 
 /** Whether two block derivatives are one term but for the data of the mask constants `masks`. */

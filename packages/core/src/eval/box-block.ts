@@ -120,61 +120,7 @@ export class BoxBlock {
    */
   run(inputs: ArrayLike<Buf>, boxes: Int32Array, inBoxes: Int32Array, outBoxes: Int32Array): Buf[] {
     const { tape, kinds, sizes, lo, hi, order, vals, bufs, outputs } = this;
-    // the windows: backwards from the outputs' boxes
-    for (let k = 0; k < order.length; k++) {
-      lo[order[k]] = EMPTY_LO;
-      hi[order[k]] = 0;
-    }
-    const need = (v: number, a: number, b: number): void => {
-      if (sizes[v] === 0) return;
-      if (a < 0) a = 0;
-      if (b > sizes[v]) b = sizes[v];
-      if (a >= b) return;
-      if (a < lo[v]) lo[v] = a;
-      if (b > hi[v]) hi[v] = b;
-    };
-    outputs.forEach((v, j) => need(v, outBoxes[2 * j], outBoxes[2 * j + 1]));
-    for (let k = order.length - 1; k >= 0; k--) {
-      const v = order[k];
-      const kind = kinds[v]!;
-      // a real computed from tensors (a sum) reads them whole
-      if (kind.k === "real" && tape.x[v] !== 0) for (const u of tape.args(v)) need(u, 0, sizes[u]);
-      if (sizes[v] === 0 || lo[v] >= hi[v]) continue;
-      const a = lo[v];
-      const b = hi[v];
-      switch (kind.k) {
-        case "elementwise":
-        case "where":
-          for (const u of tape.args(v)) need(u, a, b);
-          break;
-        case "box": {
-          const [, x, y] = tape.args(v);
-          const bl = boxes[2 * kind.slot];
-          const bh = boxes[2 * kind.slot + 1];
-          need(x, Math.max(a, bl), Math.min(b, bh));
-          if (a < bl) need(y, a, b);
-          else if (b > bh) need(y, Math.max(a, bh), b);
-          break;
-        }
-        case "slice":
-          need(tape.args(v)[0], a + kind.start, b + kind.start);
-          break;
-        case "concat":
-        case "embed":
-          tape.args(v).forEach((u, j) => {
-            const off = kind.offsets[j];
-            if (off >= 0) need(u, a - off, b - off);
-          });
-          break;
-        case "whole":
-          lo[v] = 0;
-          hi[v] = sizes[v];
-          for (const u of tape.args(v)) need(u, 0, sizes[u]);
-          break;
-        default:
-          break;
-      }
-    }
+    this.windows(boxes, outBoxes);
     // forwards: each value over its window, in a buffer of its own that starts at the window (base)
     // (an output's, a whole value's and an input's start at 0)
     const { base } = this;
@@ -242,6 +188,78 @@ export class BoxBlock {
     for (const m of pooled) release(m);
     for (let k = 0; k < order.length; k++) bufs[order[k]] = null;
     return results;
+  }
+
+  /**
+   * Each value's window (lo, hi: empty where lo ≥ hi), backwards from the outputs' boxes; the
+   * elements the run computes (a plan's estimate of its work: diff/box-plan.ts).
+   */
+  windows(boxes: Int32Array, outBoxes: Int32Array): number {
+    const { tape, kinds, sizes, lo, hi, order, outputs } = this;
+    for (let k = 0; k < order.length; k++) {
+      lo[order[k]] = EMPTY_LO;
+      hi[order[k]] = 0;
+    }
+    for (let j = 0; j < outputs.length; j++) this.need(outputs[j], outBoxes[2 * j], outBoxes[2 * j + 1]);
+    let elements = 0;
+    for (let k = order.length - 1; k >= 0; k--) {
+      const v = order[k];
+      const kind = kinds[v]!;
+      const args = tape.args(v);
+      // a real computed from tensors (a sum) reads them whole
+      if (kind.k === "real" && tape.x[v] !== 0) for (const u of args) this.need(u, 0, sizes[u]);
+      if (sizes[v] === 0 || lo[v] >= hi[v]) continue;
+      const a = lo[v];
+      const b = hi[v];
+      if (kind.k !== "input" && kind.k !== "const") elements += kind.k === "whole" ? sizes[v] : b - a;
+      switch (kind.k) {
+        case "elementwise":
+        case "where":
+          for (const u of args) this.need(u, a, b);
+          break;
+        case "box": {
+          const bl = boxes[2 * kind.slot];
+          const bh = boxes[2 * kind.slot + 1];
+          this.need(args[1], Math.max(a, bl), Math.min(b, bh));
+          if (a < bl) this.need(args[2], a, b);
+          else if (b > bh) this.need(args[2], Math.max(a, bh), b);
+          break;
+        }
+        case "slice":
+          this.need(args[0], a + kind.start, b + kind.start);
+          break;
+        case "concat":
+        case "embed":
+          for (let j = 0; j < args.length; j++) if (kind.offsets[j] >= 0) this.need(args[j], a - kind.offsets[j], b - kind.offsets[j]);
+          break;
+        case "whole":
+          lo[v] = 0;
+          hi[v] = sizes[v];
+          for (const u of args) this.need(u, 0, sizes[u]);
+          break;
+        default:
+          break;
+      }
+    }
+    return elements;
+  }
+
+  /** Value v is read over [a, b) (clipped to its elements): its window covers it. */
+  private need(v: number, a: number, b: number): void {
+    const n = this.sizes[v];
+    if (n === 0) return;
+    if (a < 0) a = 0;
+    if (b > n) b = n;
+    if (a >= b) return;
+    if (a < this.lo[v]) this.lo[v] = a;
+    if (b > this.hi[v]) this.hi[v] = b;
+  }
+
+  /** The largest tensor's elements and the instructions: what a block of whole vectors costs (diff/box-plan.ts). */
+  get extent(): { readonly elements: number; readonly instructions: number } {
+    let elements = 0;
+    for (const v of this.order) elements = Math.max(elements, this.sizes[v]);
+    return { elements, instructions: this.order.length };
   }
 
   /** v's own buffer of at least `length` elements (grown to twice its length: windows grow step by step). */

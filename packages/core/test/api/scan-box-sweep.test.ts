@@ -7,9 +7,10 @@
  * that reach the vector's ends (the plan gives up and the sweep is the masked or the dense one),
  * a NaN of the forward values outside the window, and the work counted: elements per block.
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { add, concat, div, grad, index, jit, mul, scan, slice, sqrt, sum, type Operand, type Scalar, type TensorArg } from "../../src/index.js";
 import { boxStats } from "../../src/eval/box-block.js";
+import { boxSweeps } from "../../src/diff/box-plan.js";
 import { expectSame } from "../helpers/same-bits.js";
 
 const T = (v: unknown): TensorArg => v as TensorArg;
@@ -64,6 +65,10 @@ function both(rhs: Rhs, read: Read, m: number, s: number) {
 const xs = (m: number): Float64Array => Float64Array.from({ length: m }, (_, i) => (i % 7 === 3 ? -1.5 : 1 + (i % 4) / 8));
 
 describe("scan sweeps over boxes of cotangents", () => {
+  // over windows wherever the boxes allow, not only where they cost less than whole blocks (box-plan.ts `cheaper`)
+  beforeAll(() => void (boxSweeps.always = true));
+  afterAll(() => void (boxSweeps.always = false));
+
   for (const [rname, rhs] of Object.entries(RHS)) {
     for (const [name, read] of Object.entries(READS)) {
       it(`${rname} shift, read ${name}: grad and jit(grad) are the loop's numbers at several n and s`, () => {
@@ -100,5 +105,17 @@ describe("scan sweeps over boxes of cotangents", () => {
     const runs = boxStats.runs;
     expectSame(grad(S, xs(12)), grad(L, xs(12)));
     expect(boxStats.runs - runs).toBeLessThan(20);
+  });
+});
+
+describe("where a sweep runs over boxes by itself", () => {
+  it("where windows cost less than whole blocks: at 20 000 elements and s = 10, not at 2000 (the cost counted per block)", () => {
+    for (const [m, over] of [[20_000, true], [2000, false]] as const) {
+      const { S, L } = both(RHS.right, READS.last, m, 10);
+      const runs = boxStats.runs;
+      const g = grad(S, xs(m));
+      expect(boxStats.runs - runs).toBe(over ? 10 : 0);
+      expectSame(g, grad(L, xs(m)));
+    }
   });
 });

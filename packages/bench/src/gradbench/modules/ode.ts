@@ -128,10 +128,15 @@ const prepare = (input: unknown): OdeInput => {
  * the sweep's blocks carry no masks there, as at any n past a few hundred: diff/scan-cotangents.ts
  * MASK_BUDGET), at s = 1 and 10 in turn (a block both first and last; a first, middle ones and
  * a last), each run 40 times, so that V8 has optimised the steps' loops and their derivatives'
- * before GradBench's first timed run. Nothing in it is the eval's input: the traces, block
- * derivatives and plans at the eval's n are made at its first call.
+ * before GradBench's first timed run; then 20 000 elements at s = 10, where the sweep runs its
+ * blocks over windows (diff/box-plan.ts: from some 15 000 elements at s = 10, 10⁵ at s = 100),
+ * so that the window evaluation's loops are optimised too. Nothing in it is the eval's input:
+ * the traces, block derivatives and plans at the eval's n are made at its first call.
  */
-const warmUp = { input: (r: number) => ({ ...odeInput(2048, r % 2 === 0 ? 1 : 10, 1 + r), min_runs: 40 }), rounds: 4 };
+const warmUp = {
+  input: (r: number) => (r < 4 ? { ...odeInput(2048, r % 2 === 0 ? 1 : 10, 1 + r), min_runs: 40 } : { ...odeInput(20_000, 10, 1 + r), min_runs: 20 }),
+  rounds: 5,
+};
 
 export const ode: EvalModule = {
   primal: defineFunction({ prepare, run: (input: OdeInput) => jitted(primals, input.s, primalOf).into(args(input), input.out), warmUp }),
