@@ -263,12 +263,13 @@ function run(first: Made, from: number, to: number, slope: Int32Array, nin: numb
 /**
  * What a block costs, in nanoseconds, as measured on GradBench ode's Runge–Kutta steps (some
  * 120 instructions): over windows, per element of a value computed and per instruction (each
- * its own loop: ~2 ns an element, ~50 µs a block of small windows); over whole vectors, per element of the vectors and per block
+ * its own loop: ~2 ns an element, ~35 µs a block of small windows); over whole vectors, per element of the vectors and per block
  * (chain code, all the stages in one pass: ~10 ns an element for all of them). At n = 1000,
  * s = 100 the windows of ~200 elements made the sweep 3× slower than whole blocks; at 10⁴ a
- * fifth faster; at 10⁵ three times.
+ * fifth faster (s = 100), 4× at s = 1 (one block: its forward values only near the seed); at
+ * 10⁵ three to five times faster.
  */
-const BOX_NS = { element: 2, instruction: 400 };
+const BOX_NS = { element: 2, instruction: 300 };
 const WHOLE_NS = { element: 10, block: 20_000 };
 
 /**
