@@ -142,12 +142,19 @@ function withBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differen
     }
     return { outs, ins, name: `${outs.join()}|${ins.join()}|${+(options.merge && r > 0)}` };
   };
-  const make = (r: number): Made => {
+  // the boxes a block at r starts from (outs, then ins) and their vectors' lengths
+  const statesAt = (r: number): [Box | null, number][] => {
     const { outs, ins } = partsAt(r);
-    const states = [
+    return [
       ...outs.map((e): [Box | null, number] => [outState(o, e >> 1, e & 1, r, n, src), lengthOf(o.w[e >> 1])]),
       ...ins.map((e): [Box | null, number] => [inState(body, o, e >> 1, e & 1, r, n, src), resultLength(e)]),
     ];
+  };
+  const flat = (states: readonly [Box | null, number][]): number[] => states.flatMap(([b]) => (b === null ? [-1, -1] : [...b]));
+  // (given: the boxes it starts from, where the walk has not been there)
+  const make = (r: number, given?: readonly (Box | null)[]): Made => {
+    const { outs, ins } = partsAt(r);
+    const states = statesAt(r).map(([b, len], j): [Box | null, number] => [given === undefined ? b : given[j], len]);
     const masksIn = states.map(([b, len]) => (b === null ? 0 : maskId(boxMask(b, len))));
     const d = blockDerivative(body, o, outs, ins, differentiate, { masksIn, merge: options.merge && r > 0, unneeded: skip });
     const dt = d.term.tape;
@@ -166,7 +173,7 @@ function withBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differen
     }
     const slots = [...boxes.keys()].sort((x, y) => x - y);
     const whole = Array.from({ length: 2 * nin }, () => -1);
-    const v = [...slots.flatMap((m) => boxes.get(m)!), ...whole, ...states.flatMap(([b]) => (b === null ? [-1, -1] : [...b]))];
+    const v = [...slots.flatMap((m) => boxes.get(m)!), ...whole, ...flat(states)];
     v.push(...d.results.flatMap((e) => boxOfId(d.masks[e]) ?? [0, resultLength(e)]));
     return { d, slots, v: Int32Array.from(v) };
   };
@@ -203,7 +210,20 @@ function withBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differen
     update(first.d, first.v);
     // the run: the iterations below whose blocks start from the same parts (a steady sweep: down to 1, or 0)
     let to = from;
-    if (from > 0 && partsAt(from - 1).name === name) {
+    const steady = from > 1 && partsAt(from - 1).name === name && partsAt(from - 2).name === name;
+    const lineTo = steady ? (partsAt(0).name === name ? 0 : 1) : from;
+    const common = steady && lineTo < from - 2 ? commonStep(first, flat(statesAt(from - 1)), 2 * first.slots.length + 2 * nin) : null;
+    if (common !== null) {
+      // the inputs' boxes move by one step (or stay): the run's first block and its last suffice (see lastOnLine)
+      const found = lastOnLine(first, common, from - lineTo, (given) => make(lineTo, given), same, (k, slope) => {
+        update(first.d, first.v.map((b, e) => b + k * slope[e]));
+        return flat(statesAt(from - k - 1));
+      });
+      if (found === null) return null;
+      update(found.last.d, found.last.v);
+      to = lineTo;
+      runs.push(run(first, from, to, found.slope, nin));
+    } else if (from > 0 && partsAt(from - 1).name === name) {
       const second = make(from - 1);
       if (!same(first, second)) return null;
       const slope = second.v.map((b, e) => b - first.v[e]);
@@ -252,6 +272,65 @@ function withBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differen
     masks[e] = b === null ? 0 : maskId(boxMask(b, length(e)));
   }
   return { patterns, at, present: argPresent, masks, boxes: { runs, final } };
+}
+
+/**
+ * Where the boxes a run's first block starts from (`first`'s entries from `at`) move to the next
+ * block's (`next`) by one step s for every bound that moves: that slope (the states' entries
+ * set, the others to be found), else null.
+ */
+function commonStep(first: Made, next: readonly number[], at: number): { readonly slope: Int32Array; readonly step: number } | null {
+  const slope = new Int32Array(first.v.length);
+  let step = 0;
+  for (let e = 0; e < next.length; e++) {
+    const d = next[e] - first.v[at + e];
+    if (d !== 0 && step !== 0 && d !== step) return null;
+    if (d !== 0) step = d;
+    slope[at + e] = d;
+  }
+  return { slope, step };
+}
+
+/**
+ * The slope of a run of `count` blocks from its first block and its last alone, where every
+ * input bound moves by one step s or stays (commonStep): each bound the masks make is then a
+ * monotone function of the iteration whose step is 0 or s throughout (sums with constants,
+ * minima, maxima, clips: slopes 0 or 1 in each input bound), so one that has moved by 0 or
+ * (count − 1)·s between the two has moved by that step all along; any other rise is a kink,
+ * and no plan. `make` makes the last block from its inputs' boxes (as the line has them),
+ * `walk(k)` gives the boxes the block k + 1 after the first starts from when block k's results
+ * are on the line (the outputs must carry the line on: a carry's box feeds the next block's).
+ */
+function lastOnLine(
+  first: Made,
+  common: { readonly slope: Int32Array; readonly step: number },
+  steps: number,
+  make: (given: readonly (Box | null)[]) => Made,
+  same: (a: Made, b: Made) => boolean,
+  walk: (k: number, slope: Int32Array) => number[],
+): { readonly slope: Int32Array; readonly last: Made } | null {
+  const { slope, step } = common;
+  // the states' entries: where slope was set (commonStep), their segment's place
+  const statesFrom = first.v.length - 2 * first.d.results.length - 2 * (first.d.outs.length + first.d.ins.length);
+  const states = first.d.outs.length + first.d.ins.length;
+  const given: (Box | null)[] = [];
+  for (let j = 0; j < states; j++) {
+    const e = statesFrom + 2 * j;
+    const lo = first.v[e];
+    given.push(lo < 0 ? null : [lo + steps * slope[e], first.v[e + 1] + steps * slope[e + 1]]);
+  }
+  const last = make(given);
+  if (!same(first, last)) return null;
+  const line = Int32Array.from(first.v);
+  for (let e = 0; e < line.length; e++) {
+    const rise = last.v[e] - first.v[e];
+    if (rise !== 0 && rise !== steps * step) return null;
+    line[e] = rise / steps;
+  }
+  // the results carry the line on: block 1's results on it give block 2 the states the line gives it
+  const next = walk(1, line);
+  for (let j = 0; j < 2 * states; j++) if (next[j] !== first.v[statesFrom + j] + 2 * line[statesFrom + j]) return null;
+  return { slope: line, last };
 }
 
 /** A run's BoxRun: its first block's term over windows, the boxes at its first iteration and their step. */
