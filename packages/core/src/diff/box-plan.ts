@@ -342,8 +342,9 @@ function run(first: Made, from: number, to: number, slope: Int32Array, nin: numb
 /**
  * What a block costs, in nanoseconds, as measured on GradBench ode's Runge–Kutta steps (some
  * 120 instructions): over windows, per element of a value computed and per instruction (each
- * its own loop: ~2 ns an element, ~35 µs a block of small windows); over whole vectors, per element of the vectors and per block
- * (chain code, all the stages in one pass: ~10 ns an element for all of them). At n = 1000,
+ * its own loop: ~2 ns an element, ~35 µs a block of small windows); over whole vectors, per
+ * element of the vectors and per block (chain code, all the stages in one pass: ~10 ns an
+ * element for all of them). At n = 1000,
  * s = 100 the windows of ~200 elements made the sweep 3× slower than whole blocks; at 10⁴ a
  * fifth faster (s = 100), 4× at s = 1 (one block: its forward values only near the seed); at
  * 10⁵ three to five times faster.
@@ -352,12 +353,13 @@ const BOX_NS = { element: 2, instruction: 300 };
 const WHOLE_NS = { element: 10, block: 20_000 };
 
 /**
- * How many times cheaper the windows must be: a plan over boxes makes three masked block
- * derivatives at full length per run (a first call at n = 10⁵ spends ~250 ms on them), and where
+ * How many times cheaper the windows must be: a plan over boxes makes two or three masked block
+ * derivatives at full length per run (a first call at n = 10⁵ spends ~200 ms on them), and where
  * whole blocks are chosen at a size (GradBench ode's warm-up at 2048 elements) their chain code is
- * the one made hot for every length.
+ * the one made hot for every length. At 3, GradBench ode at n = 10⁴, s = 100 kept whole blocks
+ * (gradient ×3.96 of its primal by the means); at 1.5 it runs over windows (×2.84).
  */
-const MARGIN = 3;
+const MARGIN = 1.5;
 
 /** Whether the runs over windows cost MARGIN times less than the same blocks over whole vectors (BOX_NS, WHOLE_NS). */
 function cheaper(runs: readonly BoxRun[]): boolean {
