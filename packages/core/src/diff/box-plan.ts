@@ -248,7 +248,9 @@ function withBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differen
       runs.push(run(first, from, to, slope, nin));
     } else runs.push(run(first, from, to, new Int32Array(first.v.length), nin));
     for (let r = from; r >= to; r--) at.set(r, patterns.length);
-    patterns.push(first.d);
+    // the pattern's parts (the sweep reads outs, ins and results); not its term, which holds its masks'
+    // constants and values at full length (~55 MB at n = 10⁵): the run's BoxBlock keeps what the windows read
+    patterns.push({ ...first.d, term: body.term, interpreter: null });
     from = to - 1;
   }
   if (!boxSweeps.always && !cheaper(runs)) return null;

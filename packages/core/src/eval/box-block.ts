@@ -16,7 +16,7 @@
  * Outside its box, an output's elements are not written (the sweep reads a block's results
  * inside their boxes only, and fills the final cotangents' outsides with the zeros).
  */
-import { alloc, contiguousStart, release, sameDims, size, type Buf } from "@wengert/ops";
+import { alloc, contiguousStart, release, sameDims, size, type Buf, type Dims } from "@wengert/ops";
 import { liveVariables } from "./interpreter.js";
 import { ARITY, CODE, CONST, FIRST_PRIMITIVE, FREE, INPUT, IS_TENSOR_OP, KERNELS } from "../trace/opcodes.js";
 import { binaryKernel, compute } from "../trace/tape.js";
@@ -28,7 +28,8 @@ import { broadcastReal } from "../jit/chain-code.js";
 type Kind =
   | { readonly k: "input"; readonly at: number }
   | { readonly k: "const" }
-  | { readonly k: "real" }
+  /** A real: of reals (scalar), or from tensors by its kernel. */
+  | { readonly k: "real"; readonly scalar: boolean }
   | { readonly k: "elementwise"; readonly arity: number }
   /** `where(box, a, b)`, the box the constant mask's (slot: its place among the boxes given per run). */
   | { readonly k: "box"; readonly slot: number }
@@ -73,7 +74,13 @@ const EMPTY_LO = 0x3fffffff;
  * cotangent with a box (the others are whole).
  */
 export class BoxBlock {
-  private readonly tape: Tape;
+  /** What a run reads of each live instruction; the term's tape is not kept (its masks' constants and values: ~55 MB at n = 10⁵). */
+  private readonly code: Int32Array;
+  private readonly argsOf: (readonly number[])[];
+  private readonly dimsOf: Dims[];
+  private readonly paramsOf: unknown[];
+  /** A live literal's value (a real, or a tensor's buffer; none for the masks read as boxes). */
+  private readonly literal: (Buf | null)[];
   private readonly live: Uint8Array;
   private readonly kinds: (Kind | null)[];
   private readonly sizes: Int32Array;
@@ -89,17 +96,27 @@ export class BoxBlock {
   private readonly isOutput: Uint8Array;
 
   constructor(term: TraceTerm, slots: ReadonlyMap<number, number>) {
-    const tape = (this.tape = term.tape);
+    const tape = term.tape;
     const n = tape.length;
     this.outputs = term.output.atoms;
     this.live = liveVariables(tape, this.outputs);
     this.sizes = new Int32Array(n);
     this.kinds = new Array<Kind | null>(n).fill(null);
     const order: number[] = [];
+    this.code = new Int32Array(n);
+    this.argsOf = new Array<readonly number[]>(n).fill([]);
+    this.dimsOf = new Array<Dims>(n).fill([]);
+    this.paramsOf = new Array<unknown>(n).fill(undefined);
+    this.literal = new Array<Buf | null>(n).fill(null);
     for (let i = 0; i < n; i++) {
       if (!this.live[i]) continue;
-      this.sizes[i] = tape.isTensor(i) ? size(tape.dims(i)) : 0;
+      const tensor = tape.isTensor(i);
+      this.sizes[i] = tensor ? size(tape.dims(i)) : 0;
       this.kinds[i] = kindOf(tape, i, slots);
+      this.code[i] = tape.op[i];
+      this.dimsOf[i] = tape.dims(i);
+      if (tape.op[i] >= FIRST_PRIMITIVE) [this.argsOf[i], this.paramsOf[i]] = [tape.args(i), tape.params(i)];
+      else if (tape.op[i] === CONST || tape.op[i] === FREE) this.literal[i] = !tensor ? tape.val[i] : slots.has(i) ? null : tape.buf(i);
       order.push(i);
     }
     this.order = Int32Array.from(order);
@@ -119,7 +136,7 @@ export class BoxBlock {
    * outputs (`outBoxes`, in output order). A tensor output is a buffer for the caller.
    */
   run(inputs: ArrayLike<Buf>, boxes: Int32Array, inBoxes: Int32Array, outBoxes: Int32Array): Buf[] {
-    const { tape, kinds, sizes, lo, hi, order, vals, bufs, outputs } = this;
+    const { kinds, sizes, lo, hi, order, vals, bufs, outputs, code, argsOf } = this;
     this.windows(boxes, outBoxes);
     // forwards: each value over its window, in a buffer of its own that starts at the window (base)
     // (an output's, a whole value's and an input's start at 0)
@@ -132,14 +149,16 @@ export class BoxBlock {
       const tensor = sizes[v] > 0;
       base[v] = 0;
       if (kind.k === "const") {
-        if (tensor) bufs[v] = tape.buf(v);
-        else vals[v] = tape.val[v];
+        const x = this.literal[v];
+        if (typeof x === "number") vals[v] = x;
+        else bufs[v] = x;
         continue;
       }
       if (kind.k === "real") {
-        const code = tape.op[v];
-        if (tape.x[v] === 0) vals[v] = ARITY[code] === 1 ? KERNELS[code](vals[tape.a[v]], 0) : binaryKernel(code, vals[tape.a[v]], vals[tape.b[v]]);
-        else vals[v] = compute(code, this.whole(tape.args(v)), tape.args(v).map((u) => tape.dims(u)), tape.params(v), tape.dims(v)) as number;
+        const c = code[v];
+        const args = argsOf[v];
+        if (kind.scalar) vals[v] = ARITY[c] === 1 ? KERNELS[c](vals[args[0]], 0) : binaryKernel(c, vals[args[0]], vals[args[1]]);
+        else vals[v] = this.kernel(v) as number;
         continue;
       }
       if (kind.k === "input") {
@@ -156,7 +175,7 @@ export class BoxBlock {
         continue;
       }
       if (kind.k === "whole") {
-        const y = compute(tape.op[v], this.whole(tape.args(v)), tape.args(v).map((u) => tape.dims(u)), tape.params(v), tape.dims(v)) as Float64Array;
+        const y = this.kernel(v) as Float64Array;
         bufs[v] = y;
         pooled.push(y);
         continue;
@@ -195,7 +214,7 @@ export class BoxBlock {
    * elements the run computes (a plan's estimate of its work: diff/box-plan.ts).
    */
   windows(boxes: Int32Array, outBoxes: Int32Array): number {
-    const { tape, kinds, sizes, lo, hi, order, outputs } = this;
+    const { kinds, sizes, lo, hi, order, outputs, argsOf } = this;
     for (let k = 0; k < order.length; k++) {
       lo[order[k]] = EMPTY_LO;
       hi[order[k]] = 0;
@@ -205,9 +224,9 @@ export class BoxBlock {
     for (let k = order.length - 1; k >= 0; k--) {
       const v = order[k];
       const kind = kinds[v]!;
-      const args = tape.args(v);
+      const args = argsOf[v];
       // a real computed from tensors (a sum) reads them whole
-      if (kind.k === "real" && tape.x[v] !== 0) for (const u of args) this.need(u, 0, sizes[u]);
+      if (kind.k === "real" && !kind.scalar) for (const u of args) this.need(u, 0, sizes[u]);
       if (sizes[v] === 0 || lo[v] >= hi[v]) continue;
       const a = lo[v];
       const b = hi[v];
@@ -269,9 +288,11 @@ export class BoxBlock {
     return (this.scratch[v] = new Float64Array(Math.max(length, 2 * (had?.length ?? 0))));
   }
 
-  /** The values of `args` for a kernel: reals, and tensors whole (their windows are). */
-  private whole(args: readonly number[]): Buf[] {
-    return args.map((u) => (this.sizes[u] > 0 ? this.bufs[u]! : this.vals[u]));
+  /** Instruction v by its kernel, from its arguments' values: reals, and tensors whole (their windows are). */
+  private kernel(v: number): Buf {
+    const args = this.argsOf[v];
+    const values = args.map((u) => (this.sizes[u] > 0 ? this.bufs[u]! : this.vals[u]));
+    return compute(this.code[v], values, args.map((u) => this.dimsOf[u]), this.paramsOf[v], this.dimsOf[v]);
   }
 
   /** Input v read over its window: its buffer, or a copy with zeros outside its box [bl, bh) where the window reaches past it. */
@@ -287,9 +308,9 @@ export class BoxBlock {
 
   /** Elements [a, b) of instruction v into `out` (from its base), each argument read from its own. */
   private window(v: number, kind: Kind, out: Float64Array, a: number, b: number, boxes: Int32Array): void {
-    const { tape, bufs, vals, sizes, base } = this;
-    const args = tape.args(v);
-    const code = tape.op[v];
+    const { bufs, vals, sizes, base } = this;
+    const args = this.argsOf[v];
+    const code = this.code[v];
     const o = base[v];
     switch (kind.k) {
       case "elementwise": {
@@ -395,7 +416,7 @@ function kindOf(tape: Tape, i: number, slots: ReadonlyMap<number, number>): Kind
   if (code === INPUT) return { k: "input", at: tape.a[i] };
   if (code === CONST || code === FREE) return { k: "const" };
   if (code < FIRST_PRIMITIVE) return { k: "whole" };
-  if (!tape.isTensor(i)) return { k: "real" };
+  if (!tape.isTensor(i)) return { k: "real", scalar: tape.x[i] === 0 };
   const d = tape.dims(i);
   const args = tape.args(i);
   const real = (u: number): boolean => !tape.isTensor(u);
