@@ -9,10 +9,11 @@
  * input boxes' bounds and constants: along a run where the input boxes move by a constant step
  * per iteration, each bound moves by that step or stays, and where it changes from one to the
  * other (a clip) the term changes too. The plan makes the masked block derivative at the
- * run's first two iterations and its last, and takes the run as one term whose boxes move
- * linearly only where the three agree: the same term but for its masks' constants, and
- * every box (inputs', `where`s', outputs') on one line. GradBench ode's suffixes grow by four
- * elements per step, far from the vector's start: three derivatives for all the steps.
+ * run's first iteration and its last (and its second, where the input boxes' bounds do not all
+ * move by one step), and takes the run as one term whose boxes move linearly only where they
+ * agree: the same term but for its masks' constants, and every box (inputs', `where`s',
+ * outputs') on one line. GradBench ode's suffixes grow by four elements per step, far from
+ * the vector's start: four derivatives for all the steps (the last block, the first, and a run's two ends).
  *
  * Fenced to sweeps kept as one instruction over a body of tensors with no xs and no seeded
  * written values (a carry's cotangent comes from the block after, or the final seed).
@@ -44,7 +45,7 @@ import {
  */
 export const boxSweeps = { enabled: true, always: false };
 
-/** A mask that is not one box: the plan gives up. */
+/** A mask that is not one box, or a block that returns other parts than its run's: the plan gives up (planBoxes catches it). */
 class NotBox extends Error {}
 
 /** A mask id's box (null: none, every element). */
@@ -64,20 +65,20 @@ interface Made {
   readonly v: Int32Array;
 }
 
-/**
- * The plan with each run's blocks evaluated over windows, or null where the sweep is not
- * fenced in or a run's boxes do not move linearly.
- */
 /** planReverse's options a box plan takes. */
 interface BoxOptions {
   readonly merge: boolean;
   readonly unneeded: boolean;
 }
 
+/**
+ * The plan with each run's blocks evaluated over windows, or null where the sweep is not
+ * fenced in, a run's boxes do not move linearly, or whole blocks cost less (`cheaper`).
+ */
 export function planBoxes(p: ScanParams, inputs: ReverseInputs, differentiate: Differentiate, options: BoxOptions): ReversePlan | null {
   const { body } = p;
-  const fenced = body.reals || p.stacked !== undefined || body.nx !== 0 || inputs.masks === undefined || inputs.seedObs.some((f) => f !== 0);
-  if (!boxSweeps.enabled || fenced) return null;
+  const outside = body.reals || p.stacked !== undefined || body.nx !== 0 || inputs.masks === undefined || inputs.seedObs.some((f) => f !== 0);
+  if (!boxSweeps.enabled || outside) return null;
   try {
     return withBoxes(p, inputs, differentiate, options);
   } catch (e) {
