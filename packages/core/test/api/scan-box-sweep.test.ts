@@ -8,7 +8,7 @@
  * a NaN of the forward values outside the window, and the work counted: elements per block.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { add, concat, div, grad, index, jit, mul, scan, slice, sqrt, sum, type Operand, type Scalar, type TensorArg } from "../../src/index.js";
+import { add, concat, div, grad, index, jit, mul, scan, sin, slice, sqrt, sum, where, type Operand, type Scalar, type TensorArg } from "../../src/index.js";
 import { boxStats } from "../../src/eval/box-block.js";
 import { boxSweeps } from "../../src/diff/box-plan.js";
 import { expectSame } from "../helpers/same-bits.js";
@@ -98,6 +98,32 @@ describe("scan sweeps over boxes of cotangents", () => {
     // every value of a block over windows of at most 4s + 1 elements, about 120 values
     expect((boxStats.elements - elements) / s).toBeLessThan(120 * (4 * s + 2));
     expectSame(g, grad(L, x));
+  });
+
+  it("bodies that are not shifts: boxes that stay (an elementwise body), a where on a fixed mask, a sum: the loop's numbers", () => {
+    const odd = (m: number): Float64Array => Float64Array.from({ length: m }, (_, i) => i % 2);
+    const steps: ((y: TensorArg, m: number) => Operand)[] = [
+      (y) => add(y, mul(0.1, sin(y))),
+      (y, m) => add(y, mul(0.1, where(odd(m), sin(y), y))),
+      (y, m) => add(y, mul(0.01, mul(sum(T(slice(y, [0], [m >> 1]))), y))),
+    ];
+    for (const step of steps) {
+      for (const read of [READS.last, READS.middle]) {
+        const m = 50;
+        const y0 = (a: TensorArg): Operand => mul(a, Float64Array.from({ length: m }, (_, i) => 1 + i / m));
+        const S = (x: TensorArg): Scalar => read(T(scan((y: Operand) => [step(T(y), m)], y0(x), 12)[0]), m);
+        const L = (x: TensorArg): Scalar => {
+          let y = y0(x);
+          for (let i = 0; i < 12; i++) y = step(T(y), m);
+          return read(T(y), m);
+        };
+        const x = xs(m);
+        const runs = boxStats.runs;
+        expectSame(grad(S, x), grad(L, x));
+        // (a sum of half the vector spreads a middle element's cotangent over the whole: no box then)
+        if (step !== steps[2]) expect(boxStats.runs - runs).toBe(12);
+      }
+    }
   });
 
   it("boxes that reach the vector's start (n = 12, s = 20): not over windows past it, the loop's numbers", () => {
