@@ -100,7 +100,7 @@ export function recordRun(s: RunStart, r: RanRun): { scanVar: number; carry: Lea
     }
     return wrap(target, target.recordOp(codes.scanOut, [scanVar], { offset: off, dims, held: false }));
   });
-  if (target.keepsGuards && decides(body, params.reportTies)) {
+  if (target.keepsGuards && body.decides(params.reportTies)) {
     // the body's decisions, for a replay at another point (compileGrad): one flag for all
     // (a body that decides nothing holds everywhere: no flag, so a replay that reads none of
     // the run's values, a jitted gradient, does not run the loop for it)
@@ -232,11 +232,3 @@ export function observed(body: Body): Int32Array {
   return Int32Array.from(list);
 }
 
-/**
- * Whether a run of the body can stop at a decision (eval/scan-forward.ts `holds`): a guard,
- * a value marked literal that the tape would fold, or, when ties are reported, a kink or a
- * tensor primitive's tie. A body with none holds at every point.
- */
-function decides(body: Body, reportTies: boolean): boolean {
-  return body.guards.length > 0 || body.folds.length > 0 || (reportTies && (body.kinked.length > 0 || body.tensorTies.length > 0));
-}

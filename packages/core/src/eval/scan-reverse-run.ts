@@ -100,7 +100,7 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
 
   // the carries: checkpoints every K iterations, then each segment's recomputed; or those the
   // traced run kept at these values (trace/scan-stash.ts): its checkpoints, or every carry
-  const stash = takeCarries(p, values.slice(0, nargs));
+  const stash = takeCarries(p, values);
   const K = stash !== null ? stash.every : segmentLength(p.checkpoint, p.n);
   const checkpoints: Buf[][] = [];
   const copy = (c: readonly Buf[]): Buf[] => c.map((b) => (typeof b === "number" ? b : pooledCopy(b)));
@@ -136,7 +136,7 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
   const boxes = plan.boxes;
   let runAt = 0;
   let run = boxes?.runs[0];
-  let at_ = new Int32Array(0);
+  let bounds = new Int32Array(0);
   for (let seg = checkpoints.length - 1; seg >= 0; seg--) {
     const lo = seg * K;
     const hi = Math.min(n, lo + K);
@@ -168,9 +168,10 @@ function reverseAny(s: ReverseSweep, values: readonly Buf[]): Float64Array {
         // the run's one term over this iteration's windows (eval/box-block.ts)
         while (run!.to > r) run = boxes.runs[++runAt];
         const { base, slope, slots, inputs } = run!;
-        if (at_.length !== base.length) at_ = new Int32Array(base.length);
-        for (let e = 0, k = run!.from - r; e < base.length; e++) at_[e] = base[e] + k * slope[e];
-        const outs = run!.block.run(inputsOf, at_.subarray(0, 2 * slots), at_.subarray(2 * slots, 2 * (slots + inputs)), at_.subarray(2 * (slots + inputs)));
+        if (bounds.length !== base.length) bounds = new Int32Array(base.length);
+        for (let e = 0, k = run!.from - r; e < base.length; e++) bounds[e] = base[e] + k * slope[e];
+        const [wheres, ins] = [bounds.subarray(0, 2 * slots), bounds.subarray(2 * slots, 2 * (slots + inputs))];
+        const outs = run!.block.run(inputsOf, wheres, ins, bounds.subarray(2 * (slots + inputs)));
         for (let j = 0; j < d.results.length; j++) {
           const b = (got[d.results[j]] = outs[j]);
           if (typeof b !== "number") made.add(b);

@@ -153,6 +153,16 @@ export class Body {
     );
   }
 
+  /**
+   * Whether a run of the body can stop at a decision (eval/scan-forward.ts `holds`): a guard,
+   * a value marked literal that the tape would fold, or, when ties are reported, a kink or a
+   * tensor primitive's tie. A body with none holds at every point: a run of it is a function
+   * of its arguments alone.
+   */
+  decides(reportTies: boolean): boolean {
+    return this.guards.length > 0 || this.folds.length > 0 || (reportTies && (this.kinked.length > 0 || this.tensorTies.length > 0));
+  }
+
   /** This term with inputs marked literal as `literal` says (the same instructions: literal inputs are inputs too). */
   marked(literal: Uint8Array): Body {
     const mask = new Uint8Array(this.literal.length);

@@ -18,13 +18,8 @@ import { scanCodes, type CarryStash, type ScanParams } from "./scan-ops.js";
 import type { Tape } from "./tape.js";
 import type { Trace } from "./tracer.js";
 
-/** Whether a run of `body` is a function of its arguments alone: it decides nothing, so it never stops short (api/scan-record.ts `decides`). */
-export function decidesNothing(body: Body): boolean {
-  return body.guards.length === 0 && body.folds.length === 0 && body.kinked.length === 0 && body.tensorTies.length === 0;
-}
-
 /** Whether two lists of values hold the same numbers (Object.is: −0 and NaN as themselves). */
-export function sameValues(a: readonly Buf[], b: readonly Buf[]): boolean {
+function sameValues(a: readonly Buf[], b: readonly Buf[]): boolean {
   if (a.length !== b.length) return false;
   for (let k = 0; k < a.length; k++) {
     const u = a[k];
@@ -41,16 +36,16 @@ export function sameValues(a: readonly Buf[], b: readonly Buf[]): boolean {
 }
 
 /**
- * The carries the traced run kept, if `values` are the numbers it ran at: taken (the
- * sweep's now), else handed back. Either empties the stash, so that it is used once
- * whoever holds it.
+ * The carries the traced run kept, if the scan's arguments (the first values of `values`, a
+ * scanGrad's) are the numbers it ran at: taken (the sweep's now), else handed back. Either
+ * empties the stash, so that it is used once whoever holds it.
  */
 export function takeCarries(p: ScanParams, values: readonly Buf[]): CarryStash | null {
   const stash = p.carries;
   p.carries = null;
   if (stash === null || stash.carries.length === 0) return null;
   const carries = stash.carries.splice(0);
-  if (sameValues(values, stash.values)) return { ...stash, carries };
+  if (sameValues(values.slice(0, stash.values.length), stash.values)) return { ...stash, carries };
   giveBack(carries);
   return null;
 }
@@ -75,7 +70,7 @@ function giveBack(carries: readonly Buf[][]): void {
  */
 export function placedValue(tape: Tape, i: number, values: () => readonly Buf[]): Float64Array | null {
   if (tape.op[i] !== scanCodes().scan || tape.isDeferred(i)) return null;
-  if (!decidesNothing((tape.params(i) as ScanParams).body)) return null;
+  if ((tape.params(i) as ScanParams).body.decides(true)) return null;
   const args = tape.args(i);
   if (args.some((v) => tape.isDeferred(v))) return null;
   if (!sameValues(values(), args.map((v) => tape.value(v)))) return null;
